@@ -1,0 +1,86 @@
+# dlplan - offline planner for distributed deep-learning training.
+# See README.md; configuration in config.mk.
+
+include config.mk
+
+CPPFLAGS_ALL = -D_POSIX_C_SOURCE=200809L -DDLPLAN_VERSION=\"$(VERSION)\" \
+	$(GLPK_CFLAGS) $(CSV_CFLAGS) $(JSON_CFLAGS) $(CPPFLAGS)
+CFLAGS_ALL = $(WARNFLAGS) $(CFLAGS)
+LDFLAGS_ALL = $(LDFLAGS)
+ifeq ($(DEVELOPER),1)
+CFLAGS_ALL += -Werror
+endif
+ifneq ($(SANITIZE),)
+CFLAGS_ALL += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS_ALL += -fsanitize=$(SANITIZE)
+BUILD = build/san
+else
+BUILD = build/std
+endif
+LIBS = $(GLPK_LIBS) $(CSV_LIBS) $(JSON_LIBS) $(LDLIBS_EXTRA)
+
+SRC = $(filter-out src/main.c,$(wildcard src/*.c))
+OBJ = $(SRC:src/%.c=$(BUILD)/%.o)
+HDR = $(wildcard src/*.h)
+UNIT_SRC = $(wildcard tests/unit/test_*.c)
+UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BIN = $(BUILD)/dlplan
+
+all: dlplan
+
+dlplan: $(BIN)
+	ln -sf $(BIN) dlplan
+
+$(BUILD)/%.o: src/%.c $(HDR) config.mk
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c -o $@ $<
+
+$(BUILD)/libdlplan.a: $(OBJ)
+	rm -f $@
+	ar rcs $@ $(OBJ)
+
+$(BIN): $(BUILD)/main.o $(BUILD)/libdlplan.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(BUILD)/main.o $(BUILD)/libdlplan.a $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/libdlplan.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) -Isrc $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< \
+		$(BUILD)/libdlplan.a $(LIBS)
+
+unit: $(UNIT_BIN)
+
+# The whole test suite; installs missing build and test dependencies first.
+check:
+	@sh tests/deps.sh
+	@$(MAKE) --no-print-directory dlplan unit
+	@DLPLAN=$(CURDIR)/$(BIN) BUILD=$(CURDIR)/$(BUILD) sh tests/run
+
+# Build and run the main job on the bundled default dataset.
+demo:
+	@sh tests/deps.sh
+	@$(MAKE) --no-print-directory dlplan
+	./$(BIN) check -c datasets/clusters/hetero-lab
+
+install: dlplan
+	mkdir -p $(DESTDIR)$(BINPREFIX) $(DESTDIR)$(MANPREFIX)/man1 \
+		$(DESTDIR)$(MANPREFIX)/man5 $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	cp -f $(BIN) $(DESTDIR)$(BINPREFIX)/dlplan
+	chmod 755 $(DESTDIR)$(BINPREFIX)/dlplan
+	for m in man/*.1; do [ -f "$$m" ] && cp -f "$$m" $(DESTDIR)$(MANPREFIX)/man1/; done; true
+	for m in man/*.5; do [ -f "$$m" ] && cp -f "$$m" $(DESTDIR)$(MANPREFIX)/man5/; done; true
+	[ ! -f completions/dlplan.bash ] || cp -f completions/dlplan.bash $(DESTDIR)$(BASHCOMPDIR)/dlplan
+	[ ! -f completions/_dlplan ] || cp -f completions/_dlplan $(DESTDIR)$(ZSHCOMPDIR)/_dlplan
+	[ ! -f completions/dlplan.fish ] || cp -f completions/dlplan.fish $(DESTDIR)$(FISHCOMPDIR)/dlplan.fish
+
+uninstall:
+	rm -f $(DESTDIR)$(BINPREFIX)/dlplan
+	for m in man/*.1; do rm -f $(DESTDIR)$(MANPREFIX)/man1/$${m#man/}; done
+	for m in man/*.5; do rm -f $(DESTDIR)$(MANPREFIX)/man5/$${m#man/}; done
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/dlplan $(DESTDIR)$(ZSHCOMPDIR)/_dlplan \
+		$(DESTDIR)$(FISHCOMPDIR)/dlplan.fish
+
+clean:
+	rm -rf build dlplan tests/out
+
+.PHONY: all dlplan unit check demo install uninstall clean

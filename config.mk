@@ -1,0 +1,29 @@
+# dlplan build configuration; every variable may be overridden on the
+# make command line (make PREFIX=/usr GLPK_LIBS=-L/opt/glpk/lib\ -lglpk).
+
+VERSION = 0.1.0
+
+PREFIX = /usr/local
+BINPREFIX = $(PREFIX)/bin
+MANPREFIX = $(PREFIX)/share/man
+BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR = $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR = $(PREFIX)/share/fish/vendor_completions.d
+
+CC = cc
+CFLAGS = -O2 -g
+WARNFLAGS = -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wpointer-arith -Wformat=2
+# Developer mode (make DEVELOPER=1): warnings are errors.
+DEVELOPER = 0
+
+GLPK_CFLAGS =
+GLPK_LIBS = -lglpk
+CSV_CFLAGS =
+CSV_LIBS = -lcsv
+JSON_CFLAGS =
+JSON_LIBS = -ljansson
+LDLIBS_EXTRA = -lm
+
+# make check SANITIZE=address,undefined
+SANITIZE =

@@ -1,0 +1,813 @@
+/*
+ * cluster.c - read and check nodes, links, load and traffic.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cluster.h"
+#include "csvin.h"
+
+#define INF HUGE_VAL
+
+static const struct csv_col nodes_cols[] = {
+	{ "node", CSV_ID, 1, 0, 0, 0, 0, NULL },
+	{ "site", CSV_ID, 1, 0, 0, 0, 0, NULL },
+	{ "gpus", CSV_INT, 1, 1, 1024, 0, 0, NULL },
+	{ "gpu_model", CSV_STR, 1, 0, 0, 0, 0, NULL },
+	{ "tflops", CSV_NUM, 1, 0, 1e6, 1, 0, "TFLOPS" },
+	{ "mem_gb", CSV_NUM, 1, 0, 1e6, 1, 0, "GB" },
+	{ "intra_gbps", CSV_NUM, 1, 0, 1e7, 1, 0, "Gbps" },
+	{ "nic_gbps", CSV_NUM, 1, 0, 1e7, 1, 0, "Gbps" },
+	{ "mfu", CSV_NUM, 0, 0, 1, 1, 0, NULL },
+	{ "cost_per_hour", CSV_NUM, 0, 0, 1e9, 0, 0, NULL },
+	{ "host", CSV_STR, 0, 0, 0, 0, 0, NULL },
+	{ NULL, 0, 0, 0, 0, 0, 0, NULL }
+};
+const struct csv_schema dl_nodes_schema = { "nodes.csv", nodes_cols };
+
+static const struct csv_col links_cols[] = {
+	{ "src", CSV_ID, 1, 0, 0, 0, 0, NULL },
+	{ "dst", CSV_ID, 1, 0, 0, 0, 0, NULL },
+	{ "gbps", CSV_NUM, 1, 0, 1e7, 1, 0, "Gbps" },
+	{ "latency_ms", CSV_NUM, 1, 0, 1e6, 0, 0, "ms" },
+	{ "duplex", CSV_INT, 0, 0, 1, 0, 0, NULL },
+	{ NULL, 0, 0, 0, 0, 0, 0, NULL }
+};
+const struct csv_schema dl_links_schema = { "links.csv", links_cols };
+
+static const struct csv_col load_cols[] = {
+	{ "node", CSV_ID, 1, 0, 0, 0, 0, NULL },
+	{ "t", CSV_INT, 1, 0, 1e15, 0, 0, NULL },
+	{ "util", CSV_NUM, 1, 0, 1, 0, 0, NULL },
+	{ NULL, 0, 0, 0, 0, 0, 0, NULL }
+};
+const struct csv_schema dl_load_schema = { "load.csv", load_cols };
+
+static const struct csv_col traffic_cols[] = {
+	{ "t", CSV_INT, 1, 0, 1e15, 0, 0, NULL },
+	{ "src", CSV_ID, 1, 0, 0, 0, 0, NULL },
+	{ "dst", CSV_ID, 1, 0, 0, 0, 0, NULL },
+	{ "util", CSV_NUM, 1, 0, 1, 0, 0, NULL },
+	{ NULL, 0, 0, 0, 0, 0, 0, NULL }
+};
+const struct csv_schema dl_traffic_schema = { "traffic.csv", traffic_cols };
+
+/*
+ * A small open-addressing map from id to index, so that large clusters
+ * and long histories resolve names in constant time.
+ */
+struct idmap {
+	char **key;
+	int *val;
+	size_t cap, n;
+};
+
+static size_t
+hash_str(const char *s)
+{
+	size_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static void idmap_put(struct idmap *m, char *key, int val);
+
+static void
+idmap_grow(struct idmap *m)
+{
+	struct idmap old = *m;
+
+	m->cap = old.cap ? old.cap * 2 : 64;
+	m->n = 0;
+	m->key = xcalloc(m->cap, sizeof(char *));
+	m->val = xcalloc(m->cap, sizeof(int));
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.key[i])
+			idmap_put(m, old.key[i], old.val[i]);
+	free(old.key);
+	free(old.val);
+}
+
+static void
+idmap_put(struct idmap *m, char *key, int val)
+{
+	size_t i;
+
+	if (m->cap == 0 || m->n * 2 + 2 >= m->cap)
+		idmap_grow(m);
+	for (i = hash_str(key) & (m->cap - 1); m->key[i];
+	    i = (i + 1) & (m->cap - 1))
+		;
+	m->key[i] = key;
+	m->val[i] = val;
+	m->n++;
+}
+
+static int
+idmap_get(const struct idmap *m, const char *key)
+{
+	if (m->cap == 0)
+		return -1;
+	for (size_t i = hash_str(key) & (m->cap - 1); m->key[i];
+	    i = (i + 1) & (m->cap - 1))
+		if (strcmp(m->key[i], key) == 0)
+			return m->val[i];
+	return -1;
+}
+
+static void
+idmap_free(struct idmap *m)
+{
+	free(m->key);
+	free(m->val);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Loader state. */
+struct ld {
+	struct dl_cluster *c;
+	struct idmap *vm;	/* vertex id -> index, kept in c->vindex */
+	size_t vcap, ecap;
+	struct dl_err *e;
+};
+
+static int
+add_vertex(struct ld *L, const char *id, int node, int site, int implicit)
+{
+	struct dl_cluster *c = L->c;
+	struct dl_vertex *v;
+
+	c->verts = xgrow(c->verts, &L->vcap, c->nverts + 1, sizeof(*v));
+	v = &c->verts[c->nverts];
+	v->id = xstrdup(id);
+	v->node = node;
+	v->site = site;
+	v->implicit_switch = implicit;
+	idmap_put(L->vm, v->id, (int)c->nverts);
+	return (int)c->nverts++;
+}
+
+static void
+add_edge(struct ld *L, int src, int dst, double gbps, double lat, int fromsw,
+    long line)
+{
+	struct dl_cluster *c = L->c;
+	struct dl_edge *ed;
+
+	c->edges = xgrow(c->edges, &L->ecap, c->nedges + 1, sizeof(*ed));
+	ed = &c->edges[c->nedges++];
+	ed->src = src;
+	ed->dst = dst;
+	ed->gbps = gbps;
+	ed->latency_ms = lat;
+	ed->from_switch = fromsw;
+	ed->line = line;
+}
+
+/* A launcher hostname: letters, digits, '.', '-', '_'; 1..253 chars. */
+static int
+valid_host(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 1 || n > 253 || s[0] == '-' || s[0] == '.')
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || *s == '.' || *s == '-' ||
+		    *s == '_'))
+			return 0;
+	return 1;
+}
+
+static int
+load_nodes(struct ld *L, const char *path)
+{
+	struct dl_cluster *c = L->c;
+	struct csv_table t;
+	size_t scap = 0;
+	int rc;
+
+	if ((rc = csvin_read(path, &dl_nodes_schema, &t, L->e)) != DL_OK)
+		return rc;
+	if (t.nrows == 0) {
+		dl_seterr(L->e, DL_EDATA, path, t.header_line, 0,
+		    "no nodes (expected at least one row after the header)");
+		csvin_free(&t);
+		return DL_EDATA;
+	}
+	c->nodes = xcalloc(t.nrows, sizeof(struct dl_node));
+	for (size_t r = 0; r < t.nrows; r++) {
+		struct dl_node *n = &c->nodes[r];
+		const char *site = csv_str(&t, r, 1);
+		int prev = idmap_get(L->vm, csv_str(&t, r, 0));
+		size_t s;
+
+		if (prev >= 0) {
+			rc = csv_cellerr(&t, r, 0, L->e, "duplicate node '%s' "
+			    "(first on line %ld)", csv_str(&t, r, 0),
+			    c->nodes[prev].line);
+			csvin_free(&t);
+			return rc;
+		}
+		n->id = xstrdup(csv_str(&t, r, 0));
+		n->site = xstrdup(site);
+		n->gpus = (int)csv_num(&t, r, 2);
+		n->gpu_model = xstrdup(csv_str(&t, r, 3));
+		n->tflops = csv_num(&t, r, 4);
+		n->mem_gb = csv_num(&t, r, 5);
+		n->intra_gbps = csv_num(&t, r, 6);
+		n->nic_gbps = csv_num(&t, r, 7);
+		n->mfu = csv_has(&t, r, 8) ? csv_num(&t, r, 8) : -1;
+		n->cost_per_hour = csv_has(&t, r, 9) ? csv_num(&t, r, 9) : -1;
+		n->line = t.line[r];
+		if (csv_has(&t, r, 10)) {
+			if (!valid_host(csv_str(&t, r, 10))) {
+				rc = csv_cellerr(&t, r, 10, L->e, "'%.80s' is "
+				    "not a valid hostname (expected letters, "
+				    "digits, '.', '-', '_')",
+				    csv_str(&t, r, 10));
+				free(n->id);
+				free(n->site);
+				free(n->gpu_model);
+				csvin_free(&t);
+				return rc;
+			}
+			n->host = xstrdup(csv_str(&t, r, 10));
+		} else {
+			n->host = xstrdup(n->id);
+		}
+		c->nnodes++;
+		for (s = 0; s < c->nsites; s++)
+			if (strcmp(c->sites[s], site) == 0)
+				break;
+		if (s == c->nsites) {
+			c->sites = xgrow(c->sites, &scap, s + 1, sizeof(char *));
+			c->sites[c->nsites++] = xstrdup(site);
+		}
+		n->site_idx = (int)s;
+		add_vertex(L, n->id, (int)r, (int)s, 0);
+	}
+	csvin_free(&t);
+	return DL_OK;
+}
+
+static int
+load_links(struct ld *L, const char *path)
+{
+	struct csv_table t;
+	int rc;
+
+	if ((rc = csvin_read(path, &dl_links_schema, &t, L->e)) != DL_OK)
+		return rc;
+	if (t.nrows == 0) {
+		dl_seterr(L->e, DL_EDATA, path, t.header_line, 0,
+		    "no links (expected at least one row after the header)");
+		csvin_free(&t);
+		return DL_EDATA;
+	}
+	for (size_t r = 0; r < t.nrows; r++) {
+		int v[2];
+		int duplex = csv_has(&t, r, 4) ? (int)csv_num(&t, r, 4) : 1;
+
+		for (int k = 0; k < 2; k++) {
+			v[k] = idmap_get(L->vm, csv_str(&t, r, (size_t)k));
+			if (v[k] < 0)
+				v[k] = add_vertex(L, csv_str(&t, r, (size_t)k),
+				    -1, -1, 0);
+		}
+		if (v[0] == v[1]) {
+			rc = csv_cellerr(&t, r, 1, L->e, "link from '%s' to "
+			    "itself", csv_str(&t, r, 0));
+			csvin_free(&t);
+			return rc;
+		}
+		for (int k = 0; k < 1 + duplex; k++) {
+			int a = v[k], b = v[1 - k];
+
+			/* Duplicates are found after the adjacency is built. */
+			add_edge(L, a, b, csv_num(&t, r, 2), csv_num(&t, r, 3),
+			    0, t.line[r]);
+		}
+	}
+	csvin_free(&t);
+	return DL_OK;
+}
+
+/* Without links.csv: one non-blocking switch per site. */
+static int
+implicit_links(struct ld *L)
+{
+	struct dl_cluster *c = L->c;
+
+	if (c->nsites > 1) {
+		const struct dl_node *n = &c->nodes[0];
+		size_t i;
+
+		for (i = 0; i < c->nnodes; i++)
+			if (c->nodes[i].site_idx == 1)
+				break;
+		return dl_seterr(L->e, DL_EDATA, c->path_nodes,
+		    c->nodes[i].line, 0, "cluster spans %zu sites ('%s', "
+		    "'%s'%s) but has no links.csv (expected links.csv "
+		    "describing the network between sites)", c->nsites,
+		    c->sites[n->site_idx], c->sites[1],
+		    c->nsites > 2 ? ", ..." : "");
+	}
+	for (size_t s = 0; s < c->nsites; s++) {
+		struct strbuf sb = STRBUF_INIT;
+		int sw;
+
+		sb_addf(&sb, "sw.%s", c->sites[s]);
+		if (idmap_get(L->vm, sb.buf) >= 0) {
+			dl_seterr(L->e, DL_EDATA, c->path_nodes, 0, 0,
+			    "node id '%s' clashes with the implicit switch "
+			    "of site '%s'", sb.buf, c->sites[s]);
+			sb_free(&sb);
+			return DL_EDATA;
+		}
+		sw = add_vertex(L, sb.buf, -1, (int)s, 1);
+		sb_free(&sb);
+		for (size_t i = 0; i < c->nnodes; i++) {
+			if (c->nodes[i].site_idx != (int)s)
+				continue;
+			add_edge(L, (int)i, sw, c->nodes[i].nic_gbps, 0.005,
+			    0, 0);
+			add_edge(L, sw, (int)i, c->nodes[i].nic_gbps, 0.005,
+			    1, 0);
+		}
+	}
+	return DL_OK;
+}
+
+static int
+build_adjacency(struct ld *L)
+{
+	struct dl_cluster *c = L->c;
+	size_t *fill;
+
+	c->out_off = xcalloc(c->nverts + 1, sizeof(size_t));
+	c->out_edge = xcalloc(c->nedges, sizeof(int));
+	c->in_off = xcalloc(c->nverts + 1, sizeof(size_t));
+	c->in_edge = xcalloc(c->nedges, sizeof(int));
+	for (size_t i = 0; i < c->nedges; i++) {
+		c->out_off[c->edges[i].src + 1]++;
+		c->in_off[c->edges[i].dst + 1]++;
+	}
+	for (size_t v = 0; v < c->nverts; v++) {
+		c->out_off[v + 1] += c->out_off[v];
+		c->in_off[v + 1] += c->in_off[v];
+	}
+	fill = xcalloc(c->nverts, sizeof(size_t));
+	for (size_t i = 0; i < c->nedges; i++) {
+		int d = c->edges[i].dst;
+
+		c->in_edge[c->in_off[d] + fill[d]++] = (int)i;
+	}
+	free(fill);
+	fill = xcalloc(c->nverts, sizeof(size_t));
+	for (size_t i = 0; i < c->nedges; i++) {
+		int s = c->edges[i].src;
+
+		/* Reject a second edge with the same direction. */
+		for (size_t k = c->out_off[s]; k < c->out_off[s] + fill[s];
+		    k++) {
+			const struct dl_edge *o = &c->edges[c->out_edge[k]];
+
+			if (o->dst == c->edges[i].dst) {
+				dl_seterr(L->e, DL_EDATA, c->path_links,
+				    c->edges[i].line, 0, "link '%s' -> '%s' "
+				    "is given twice (also on line %ld; a "
+				    "duplex row adds both directions, use "
+				    "duplex=0 for one)", c->verts[s].id,
+				    c->verts[o->dst].id, o->line);
+				free(fill);
+				return DL_EDATA;
+			}
+		}
+		c->out_edge[c->out_off[s] + fill[s]++] = (int)i;
+	}
+	free(fill);
+	return DL_OK;
+}
+
+/* Breadth-first hop counts from src (forward or reverse edges). */
+static void
+bfs(const struct dl_cluster *c, int src, int reverse, int *dist, int *queue)
+{
+	size_t qh = 0, qt = 0;
+
+	for (size_t v = 0; v < c->nverts; v++)
+		dist[v] = -1;
+	dist[src] = 0;
+	queue[qt++] = src;
+	while (qh < qt) {
+		int v = queue[qh++];
+
+		if (!reverse) {
+			for (size_t k = c->out_off[v]; k < c->out_off[v + 1];
+			    k++) {
+				int u = c->edges[c->out_edge[k]].dst;
+
+				if (dist[u] < 0) {
+					dist[u] = dist[v] + 1;
+					queue[qt++] = u;
+				}
+			}
+		} else {
+			for (size_t k = c->in_off[v]; k < c->in_off[v + 1];
+			    k++) {
+				int u = c->edges[c->in_edge[k]].src;
+
+				if (dist[u] < 0) {
+					dist[u] = dist[v] + 1;
+					queue[qt++] = u;
+				}
+			}
+		}
+	}
+}
+
+static int
+check_connected(struct ld *L)
+{
+	struct dl_cluster *c = L->c;
+	int *dist = xcalloc(c->nverts, sizeof(int));
+	int *queue = xcalloc(c->nverts, sizeof(int));
+	int rc = DL_OK;
+
+	for (int rev = 0; rev < 2 && rc == DL_OK; rev++) {
+		bfs(c, 0, rev, dist, queue);
+		for (size_t i = 0; i < c->nnodes; i++) {
+			if (dist[i] >= 0)
+				continue;
+			rc = dl_seterr(L->e, DL_EDATA, c->path_links ?
+			    c->path_links : c->path_nodes, 0, 0,
+			    "network does not connect node '%s' %s node '%s' "
+			    "(expected a path both ways between all nodes)",
+			    c->nodes[i].id, rev ? "to" : "from",
+			    c->nodes[0].id);
+			break;
+		}
+	}
+	free(dist);
+	free(queue);
+	return rc;
+}
+
+/* Append (t, v) to a series; sort and check duplicates later. */
+static void
+series_add(struct dl_series *s, size_t *cap, long t, double v)
+{
+	size_t c0 = *cap;
+
+	if (s->n == c0) {
+		s->t = xgrow(s->t, cap, s->n + 1, sizeof(long));
+		s->v = xreallocarray(s->v, *cap, sizeof(double));
+	}
+	s->t[s->n] = t;
+	s->v[s->n] = v;
+	s->n++;
+}
+
+struct tv {
+	long t;
+	double v;
+	long line;
+};
+
+static int
+cmp_tv(const void *a, const void *b)
+{
+	const struct tv *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/*
+ * Sort every series by t and reject a repeated step.  lines[k][i] is the
+ * input line of point i of series k, for the message.
+ */
+static int
+series_finish(struct dl_series *s, size_t n, long **lines, const char *path,
+    const char *what, char *const *names, struct dl_err *e)
+{
+	for (size_t k = 0; k < n; k++) {
+		struct tv *tmp;
+
+		if (s[k].n == 0)
+			continue;
+		tmp = xcalloc(s[k].n, sizeof(*tmp));
+		for (size_t i = 0; i < s[k].n; i++) {
+			tmp[i].t = s[k].t[i];
+			tmp[i].v = s[k].v[i];
+			tmp[i].line = lines[k][i];
+		}
+		qsort(tmp, s[k].n, sizeof(*tmp), cmp_tv);
+		for (size_t i = 0; i < s[k].n; i++) {
+			if (i > 0 && tmp[i].t == tmp[i - 1].t) {
+				dl_seterr(e, DL_EDATA, path, tmp[i].line, 0,
+				    "step t=%ld of %s '%s' given twice (also "
+				    "on line %ld)", tmp[i].t, what, names[k],
+				    tmp[i - 1].line);
+				free(tmp);
+				return DL_EDATA;
+			}
+			s[k].t[i] = tmp[i].t;
+			s[k].v[i] = tmp[i].v;
+		}
+		free(tmp);
+	}
+	return DL_OK;
+}
+
+static int
+load_history(struct ld *L, const char *path, int traffic)
+{
+	struct dl_cluster *c = L->c;
+	struct csv_table t;
+	size_t n = traffic ? c->nedges : c->nnodes;
+	size_t *cap, *lcap;
+	long **lines;
+	char **names;
+	struct dl_series *s;
+	int rc;
+
+	rc = csvin_read(path, traffic ? &dl_traffic_schema : &dl_load_schema,
+	    &t, L->e);
+	if (rc != DL_OK)
+		return rc;
+	s = xcalloc(n ? n : 1, sizeof(*s));
+	cap = xcalloc(n ? n : 1, sizeof(size_t));
+	lcap = xcalloc(n ? n : 1, sizeof(size_t));
+	lines = xcalloc(n ? n : 1, sizeof(long *));
+	names = xcalloc(n ? n : 1, sizeof(char *));
+	for (size_t r = 0; r < t.nrows && rc == DL_OK; r++) {
+		long step;
+		double u;
+		int k;
+
+		if (!traffic) {
+			k = cluster_node(c, csv_str(&t, r, 0));
+			if (k < 0) {
+				rc = csv_cellerr(&t, r, 0, L->e, "unknown node "
+				    "'%s' (not in nodes.csv)",
+				    csv_str(&t, r, 0));
+				break;
+			}
+			step = (long)csv_num(&t, r, 1);
+			u = csv_num(&t, r, 2);
+			names[k] = c->nodes[k].id;
+		} else {
+			int a = cluster_vertex(c, csv_str(&t, r, 1));
+			int b = cluster_vertex(c, csv_str(&t, r, 2));
+
+			if (a < 0 || b < 0) {
+				size_t col = a < 0 ? 1 : 2;
+
+				rc = csv_cellerr(&t, r, col, L->e, "unknown "
+				    "vertex '%s' (not a node or a links.csv "
+				    "endpoint)", csv_str(&t, r, col));
+				break;
+			}
+			k = cluster_edge(c, a, b);
+			if (k < 0) {
+				rc = csv_cellerr(&t, r, 2, L->e, "no link "
+				    "'%s' -> '%s' in the network",
+				    csv_str(&t, r, 1), csv_str(&t, r, 2));
+				break;
+			}
+			step = (long)csv_num(&t, r, 0);
+			u = csv_num(&t, r, 3);
+			names[k] = c->verts[c->edges[k].src].id;
+		}
+		{
+			size_t l0 = lcap[k];
+
+			series_add(&s[k], &cap[k], step, u);
+			lines[k] = xgrow(lines[k], &l0, s[k].n, sizeof(long));
+			lcap[k] = l0;
+			lines[k][s[k].n - 1] = t.line[r];
+		}
+	}
+	if (rc == DL_OK)
+		rc = series_finish(s, n, lines, path, traffic ? "link from" :
+		    "node", names, L->e);
+	for (size_t k = 0; k < n; k++)
+		free(lines[k]);
+	free(lines);
+	free(names);
+	free(cap);
+	free(lcap);
+	csvin_free(&t);
+	if (rc != DL_OK) {
+		for (size_t k = 0; k < n; k++) {
+			free(s[k].t);
+			free(s[k].v);
+		}
+		free(s);
+		return rc;
+	}
+	if (traffic) {
+		c->traffic = s;
+		c->has_traffic = 1;
+	} else {
+		c->load = s;
+		c->has_load = 1;
+	}
+	return DL_OK;
+}
+
+static char *
+pick(const char *given, const char *dir, const char *name, int required,
+    struct dl_err *e, int *rc)
+{
+	struct stat st;
+	char *p;
+	size_t n;
+
+	*rc = DL_OK;
+	if (given)
+		return xstrdup(given);
+	if (dir == NULL)
+		return NULL;
+	n = strlen(dir) + strlen(name) + 2;
+	p = xmalloc(n);
+	snprintf(p, n, "%s/%s", dir, name);
+	if (stat(p, &st) == 0)
+		return p;
+	if (required)
+		*rc = dl_seterr(e, DL_EDATA, dir, 0, 0, "no %s in cluster "
+		    "directory", name);
+	free(p);
+	return NULL;
+}
+
+int
+cluster_load(struct dl_cluster *c, const struct dl_cluster_paths *p,
+    struct dl_err *e)
+{
+	struct ld L;
+	struct stat st;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	memset(&L, 0, sizeof(L));
+	L.c = c;
+	L.e = e;
+	if (p->dir && (stat(p->dir, &st) != 0 || !S_ISDIR(st.st_mode)))
+		return dl_seterr(e, DL_EDATA, p->dir, 0, 0,
+		    "not a cluster directory (expected a directory holding "
+		    "nodes.csv)");
+	if (p->dir == NULL && p->nodes == NULL)
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0,
+		    "no cluster given (expected -c DIR or --nodes FILE)");
+	L.vm = xcalloc(1, sizeof(struct idmap));
+	c->vindex = L.vm;
+	c->path_nodes = pick(p->nodes, p->dir, "nodes.csv", 1, e, &rc);
+	if (rc == DL_OK)
+		c->path_links = pick(p->links, p->dir, "links.csv", 0, e, &rc);
+	if (rc == DL_OK)
+		c->path_load = pick(p->load, p->dir, "load.csv", 0, e, &rc);
+	if (rc == DL_OK)
+		c->path_traffic = pick(p->traffic, p->dir, "traffic.csv", 0, e,
+		    &rc);
+	if (rc == DL_OK)
+		rc = load_nodes(&L, c->path_nodes);
+	if (rc == DL_OK) {
+		if (c->path_links) {
+			c->has_links = 1;
+			rc = load_links(&L, c->path_links);
+		} else {
+			rc = implicit_links(&L);
+		}
+	}
+	if (rc == DL_OK)
+		rc = build_adjacency(&L);
+	if (rc == DL_OK)
+		rc = check_connected(&L);
+	if (rc == DL_OK && c->path_load)
+		rc = load_history(&L, c->path_load, 0);
+	if (rc == DL_OK && c->path_traffic)
+		rc = load_history(&L, c->path_traffic, 1);
+	if (rc != DL_OK) {
+		cluster_free(c);
+		return rc;
+	}
+	return DL_OK;
+}
+
+void
+cluster_free(struct dl_cluster *c)
+{
+	for (size_t i = 0; i < c->nnodes; i++) {
+		free(c->nodes[i].id);
+		free(c->nodes[i].site);
+		free(c->nodes[i].gpu_model);
+		free(c->nodes[i].host);
+	}
+	for (size_t i = 0; i < c->nsites; i++)
+		free(c->sites[i]);
+	for (size_t i = 0; i < c->nverts; i++)
+		free(c->verts[i].id);
+	if (c->load)
+		for (size_t i = 0; i < c->nnodes; i++) {
+			free(c->load[i].t);
+			free(c->load[i].v);
+		}
+	if (c->traffic)
+		for (size_t i = 0; i < c->nedges; i++) {
+			free(c->traffic[i].t);
+			free(c->traffic[i].v);
+		}
+	free(c->load);
+	free(c->traffic);
+	free(c->nodes);
+	free(c->sites);
+	free(c->verts);
+	free(c->edges);
+	free(c->out_off);
+	free(c->out_edge);
+	free(c->in_off);
+	free(c->in_edge);
+	if (c->vindex) {
+		idmap_free(c->vindex);
+		free(c->vindex);
+	}
+	free(c->path_nodes);
+	free(c->path_links);
+	free(c->path_load);
+	free(c->path_traffic);
+	memset(c, 0, sizeof(*c));
+}
+
+int
+cluster_node(const struct dl_cluster *c, const char *id)
+{
+	int v = cluster_vertex(c, id);
+
+	return v >= 0 && (size_t)v < c->nnodes ? v : -1;
+}
+
+int
+cluster_vertex(const struct dl_cluster *c, const char *id)
+{
+	return c->vindex ? idmap_get(c->vindex, id) : -1;
+}
+
+int
+cluster_edge(const struct dl_cluster *c, int src, int dst)
+{
+	if (c->out_off == NULL)
+		return -1;
+	for (size_t k = c->out_off[src]; k < c->out_off[src + 1]; k++)
+		if (c->edges[c->out_edge[k]].dst == dst)
+			return c->out_edge[k];
+	return -1;
+}
+
+long
+cluster_gpus(const struct dl_cluster *c)
+{
+	long n = 0;
+
+	for (size_t i = 0; i < c->nnodes; i++)
+		n += c->nodes[i].gpus;
+	return n;
+}
+
+double
+cluster_tflops(const struct dl_cluster *c)
+{
+	double s = 0;
+
+	for (size_t i = 0; i < c->nnodes; i++)
+		s += c->nodes[i].gpus * c->nodes[i].tflops;
+	return s;
+}
+
+int
+cluster_diameter(const struct dl_cluster *c)
+{
+	int *dist = xcalloc(c->nverts, sizeof(int));
+	int *queue = xcalloc(c->nverts, sizeof(int));
+	int d = 0;
+
+	for (size_t i = 0; i < c->nnodes; i++) {
+		bfs(c, (int)i, 0, dist, queue);
+		for (size_t j = 0; j < c->nnodes; j++)
+			if (dist[j] > d)
+				d = dist[j];
+	}
+	free(dist);
+	free(queue);
+	return d;
+}

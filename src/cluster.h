@@ -1,0 +1,108 @@
+/*
+ * cluster.h - nodes, the network graph, and load and traffic histories.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A loaded cluster owns every string and array below; cluster_free()
+ * releases them.  Indices are stable: node i is vertex i (nodes.csv
+ * order); other vertices follow in order of first appearance in links.csv
+ * (src before dst), or, without links.csv, one implicit switch
+ * "sw.<site>" per site in order of first appearance in nodes.csv.
+ */
+#ifndef DL_CLUSTER_H
+#define DL_CLUSTER_H
+
+#include <stddef.h>
+
+#include "util.h"
+
+struct dl_node {
+	char *id, *site, *gpu_model, *host;	/* host: launcher hostname */
+	int gpus;
+	double tflops;		/* dense peak per GPU, TFLOPS */
+	double mem_gb;		/* per GPU */
+	double intra_gbps;	/* GPU<->GPU inside the node */
+	double nic_gbps;
+	double mfu;		/* < 0 when not given (use --mfu) */
+	double cost_per_hour;	/* < 0 when not given */
+	int site_idx;
+	long line;		/* in nodes.csv */
+};
+
+struct dl_vertex {
+	char *id;
+	int node;		/* node index, or -1 */
+	int implicit_switch;	/* the "sw.<site>" of a cluster without links */
+	int site;		/* site index of a node or implicit switch, or -1 */
+};
+
+struct dl_edge {
+	int src, dst;		/* vertex indices */
+	double gbps, latency_ms;
+	int from_switch;	/* src is an implicit switch: costs latency only */
+	long line;		/* in links.csv, 0 when implicit */
+};
+
+/* A history: n points sorted by step t (steps need not be contiguous). */
+struct dl_series {
+	size_t n;
+	long *t;
+	double *v;
+};
+
+struct dl_cluster {
+	struct dl_node *nodes;
+	size_t nnodes;
+	char **sites;
+	size_t nsites;
+	struct dl_vertex *verts;
+	size_t nverts;
+	struct dl_edge *edges;
+	size_t nedges;
+	/* Out-edges of vertex v: out_edge[out_off[v] .. out_off[v+1]-1],
+	 * in edge order. */
+	size_t *out_off;
+	int *out_edge;
+	/* In-edges of vertex v, the same way. */
+	size_t *in_off;
+	int *in_edge;
+	int has_links;
+	struct dl_series *load;		/* per node; n = 0 without history */
+	int has_load;
+	struct dl_series *traffic;	/* per edge; n = 0 without history */
+	int has_traffic;
+	/* Paths of the files read (NULL when absent). */
+	char *path_nodes, *path_links, *path_load, *path_traffic;
+	void *vindex;		/* private: vertex id lookup */
+};
+
+/*
+ * Where to read a cluster from.  dir (may be NULL) supplies any file not
+ * given explicitly: DIR/nodes.csv (required), DIR/links.csv, DIR/load.csv,
+ * DIR/traffic.csv (optional; used when present).
+ */
+struct dl_cluster_paths {
+	const char *dir, *nodes, *links, *load, *traffic;
+};
+
+int cluster_load(struct dl_cluster *c, const struct dl_cluster_paths *p,
+    struct dl_err *e);
+void cluster_free(struct dl_cluster *c);
+
+/* Index of a node or vertex by id, or -1. */
+int cluster_node(const struct dl_cluster *c, const char *id);
+int cluster_vertex(const struct dl_cluster *c, const char *id);
+/* Index of the directed edge src->dst, or -1. */
+int cluster_edge(const struct dl_cluster *c, int src, int dst);
+
+/* Total GPUs, total peak TFLOPS. */
+long cluster_gpus(const struct dl_cluster *c);
+double cluster_tflops(const struct dl_cluster *c);
+/* Largest number of hops on a shortest path between two nodes. */
+int cluster_diameter(const struct dl_cluster *c);
+
+/* Schemas, for tests and for the formats man page. */
+extern const struct csv_schema dl_nodes_schema, dl_links_schema,
+    dl_load_schema, dl_traffic_schema;
+
+#endif

@@ -1,0 +1,409 @@
+/*
+ * csvin.c - typed, schema-checked CSV tables on top of libcsv.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The file is read whole and fed to libcsv one physical line at a time, so
+ * that every record knows the line it starts on.  Comment and blank lines
+ * are dropped only between records (a quoted field may span lines and
+ * contain anything).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <csv.h>
+
+#include "csvin.h"
+
+/* What the parser callbacks collect for one record. */
+struct rec {
+	char **f;
+	size_t nf, cap;
+	long line;
+};
+
+struct ctx {
+	const char *name;
+	const struct csv_schema *schema;
+	struct csv_table *t;
+	struct dl_err *e;
+	int failed;
+	long line;		/* physical line being fed */
+	long rec_line;		/* line where the current record began */
+	size_t rowcap;
+	struct rec rec;
+	int have_header;
+	size_t nfile;		/* fields in the header */
+	int *map;		/* per file column: schema column or -1 */
+};
+
+static void
+rec_clear(struct rec *r)
+{
+	for (size_t i = 0; i < r->nf; i++)
+		free(r->f[i]);
+	r->nf = 0;
+}
+
+static void
+cb_field(void *s, size_t len, void *data)
+{
+	struct ctx *c = data;
+
+	if (c->failed)
+		return;
+	c->rec.f = xgrow(c->rec.f, &c->rec.cap, c->rec.nf + 1, sizeof(char *));
+	c->rec.f[c->rec.nf++] = xstrndup(s ? s : "", s ? len : 0);
+}
+
+static size_t
+ncols_of(const struct csv_schema *s)
+{
+	size_t n = 0;
+
+	while (s->cols[n].name)
+		n++;
+	return n;
+}
+
+static void
+range_text(const struct csv_col *col, char *buf, size_t sz)
+{
+	char lo[DL_DBL_BUFSZ], hi[DL_DBL_BUFSZ];
+	const char *what = col->type == CSV_INT ? "an integer" : "a number";
+
+	if (col->type == CSV_INT) {
+		snprintf(buf, sz, "an integer in [%.0f, %.0f]", col->min,
+		    col->max);
+		return;
+	}
+
+	if (isinf(col->max) && col->min == 0 && col->min_open)
+		snprintf(buf, sz, "%s > 0", what);
+	else if (isinf(col->max))
+		snprintf(buf, sz, "%s %s %s", what, col->min_open ? ">" : ">=",
+		    fmt_double(lo, col->min));
+	else
+		snprintf(buf, sz, "%s in %c%s, %s%c", what,
+		    col->min_open ? '(' : '[', fmt_double(lo, col->min),
+		    fmt_double(hi, col->max), col->max_open ? ')' : ']');
+	if (col->unit) {
+		size_t n = strlen(buf);
+
+		snprintf(buf + n, sz - n, " (%s)", col->unit);
+	}
+}
+
+/* Check one value; return 0 or fill the error. */
+static int
+check_value(struct ctx *c, const struct csv_col *col, const char *v,
+    long fcol, struct csv_cell *cell)
+{
+	char exp[160];
+	double d;
+	int r;
+
+	switch (col->type) {
+	case CSV_STR:
+		for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+			if (*p < 0x20 || *p == 0x7f)
+				return dl_seterr(c->e, DL_EDATA, c->name,
+				    c->rec_line, fcol, "column '%s': control "
+				    "character in text", col->name);
+		cell->s = xstrdup(v);
+		break;
+	case CSV_ID:
+		if (!valid_id(v))
+			return dl_seterr(c->e, DL_EDATA, c->name, c->rec_line,
+			    fcol, "column '%s': '%.80s' is not a valid id "
+			    "(expected 1 to 63 of A-Z a-z 0-9 . _ -)",
+			    col->name, v);
+		cell->s = xstrdup(v);
+		break;
+	case CSV_INT:
+	case CSV_NUM:
+		range_text(col, exp, sizeof(exp));
+		r = parse_double(v, -HUGE_VAL, HUGE_VAL, &d);
+		if (r == 0 && col->type == CSV_INT && d != floor(d))
+			r = -1;
+		if (r == 0 && col->type == CSV_INT)
+			for (const char *p = v; *p; p++)
+				if (*p == '.' || *p == 'e' || *p == 'E')
+					r = -1;
+		if (r == -1)
+			return dl_seterr(c->e, DL_EDATA, c->name, c->rec_line,
+			    fcol, "column '%s': '%.80s' is not %s", col->name,
+			    v, exp);
+		if (r == -2 || d < col->min || d > col->max ||
+		    (col->min_open && d == col->min) ||
+		    (col->max_open && d == col->max))
+			return dl_seterr(c->e, DL_EDATA, c->name, c->rec_line,
+			    fcol, "column '%s': %.80s is out of range "
+			    "(expected %s)", col->name, v, exp);
+		cell->num = d;
+		break;
+	}
+	cell->present = 1;
+	return 0;
+}
+
+static int
+do_header(struct ctx *c)
+{
+	struct csv_table *t = c->t;
+	size_t nc = t->ncols;
+
+	c->nfile = c->rec.nf;
+	c->map = xcalloc(c->nfile, sizeof(int));
+	t->header_line = c->rec_line;
+	for (size_t i = 0; i < c->nfile; i++) {
+		const char *h = c->rec.f[i];
+		size_t k;
+
+		c->map[i] = -1;
+		if (strncmp(h, "x_", 2) == 0)
+			continue;
+		for (k = 0; k < nc; k++)
+			if (strcmp(c->schema->cols[k].name, h) == 0)
+				break;
+		if (k == nc) {
+			struct strbuf sb = STRBUF_INIT;
+
+			for (size_t j = 0; j < nc; j++)
+				sb_addf(&sb, "%s%s", j ? ", " : "",
+				    c->schema->cols[j].name);
+			dl_seterr(c->e, DL_EDATA, c->name, c->rec_line,
+			    (long)i + 1, "unknown column '%.80s' in %s header "
+			    "(expected %s; prefix extra columns with x_)",
+			    h, c->schema->kind, sb.buf);
+			sb_free(&sb);
+			return -1;
+		}
+		if (t->fcol[k] != 0)
+			return dl_seterr(c->e, DL_EDATA, c->name, c->rec_line,
+			    (long)i + 1, "column '%s' appears twice in the "
+			    "header", h), -1;
+		t->fcol[k] = (int)i + 1;
+		c->map[i] = (int)k;
+	}
+	for (size_t k = 0; k < nc; k++)
+		if (c->schema->cols[k].required && t->fcol[k] == 0)
+			return dl_seterr(c->e, DL_EDATA, c->name, c->rec_line,
+			    0, "missing required column '%s' in %s header",
+			    c->schema->cols[k].name, c->schema->kind), -1;
+	c->have_header = 1;
+	return 0;
+}
+
+static int
+do_row(struct ctx *c)
+{
+	struct csv_table *t = c->t;
+	size_t nc = t->ncols, row = t->nrows;
+	struct csv_cell *cells;
+
+	if (c->rec.nf != c->nfile)
+		return dl_seterr(c->e, DL_EDATA, c->name, c->rec_line,
+		    c->rec.nf > c->nfile ? (long)c->nfile + 1 : 0,
+		    "expected %zu fields as in the header, found %zu",
+		    c->nfile, c->rec.nf), -1;
+	if (row == c->rowcap) {
+		size_t cap = c->rowcap;
+
+		t->cells = xgrow(t->cells, &cap, row + 1, nc *
+		    sizeof(struct csv_cell));
+		t->line = xreallocarray(t->line, cap, sizeof(long));
+		c->rowcap = cap;
+	}
+	cells = &t->cells[row * nc];
+	memset(cells, 0, nc * sizeof(*cells));
+	t->line[row] = c->rec_line;
+	t->nrows++;
+	for (size_t i = 0; i < c->nfile; i++) {
+		const struct csv_col *col;
+		const char *v = c->rec.f[i];
+
+		if (c->map[i] < 0)
+			continue;
+		col = &c->schema->cols[c->map[i]];
+		if (*v == '\0') {
+			if (col->required)
+				return dl_seterr(c->e, DL_EDATA, c->name,
+				    c->rec_line, (long)i + 1, "column '%s': "
+				    "empty value (a value is required)",
+				    col->name), -1;
+			continue;
+		}
+		if (check_value(c, col, v, (long)i + 1, &cells[c->map[i]]))
+			return -1;
+	}
+	return 0;
+}
+
+static void
+cb_record(int term, void *data)
+{
+	struct ctx *c = data;
+
+	(void)term;
+	if (c->failed) {
+		rec_clear(&c->rec);
+		return;
+	}
+	c->rec.line = c->rec_line;
+	if (!c->have_header) {
+		if (do_header(c) != 0)
+			c->failed = 1;
+	} else if (do_row(c) != 0) {
+		c->failed = 1;
+	}
+	rec_clear(&c->rec);
+}
+
+static int
+blank_or_comment(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+		p++;
+	return p == end || *p == '#';
+}
+
+int
+csvin_parse(const char *name, const char *data, size_t len,
+    const struct csv_schema *schema, struct csv_table *t, struct dl_err *e)
+{
+	struct csv_parser p;
+	struct ctx c;
+	const char *s = data, *end = data + len;
+	int rc = DL_OK;
+
+	memset(t, 0, sizeof(*t));
+	t->file = xstrdup(name);
+	t->schema = schema;
+	t->ncols = ncols_of(schema);
+	t->fcol = xcalloc(t->ncols, sizeof(int));
+	memset(&c, 0, sizeof(c));
+	c.name = name;
+	c.schema = schema;
+	c.t = t;
+	c.e = e;
+
+	if (memchr(data, '\0', len) != NULL) {
+		const char *z = memchr(data, '\0', len);
+		long ln = 1;
+
+		for (const char *q = data; q < z; q++)
+			ln += *q == '\n';
+		dl_seterr(e, DL_EDATA, name, ln, 0,
+		    "NUL byte in file (expected text)");
+		csvin_free(t);
+		return DL_EDATA;
+	}
+	if (len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
+		s += 3;
+	if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
+		csvin_free(t);
+		return dl_seterr(e, DL_ESYS, name, 0, 0, "out of memory");
+	}
+	while (s < end && !c.failed) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		const char *le = nl ? nl + 1 : end;
+
+		c.line++;
+		/* pstate 0 is libcsv's "row not begun": between records. */
+		if (p.pstate == 0) {
+			if (blank_or_comment(s, nl ? nl : end)) {
+				s = le;
+				continue;
+			}
+			c.rec_line = c.line;
+		}
+		if (csv_parse(&p, s, (size_t)(le - s), cb_field, cb_record,
+		    &c) != (size_t)(le - s)) {
+			dl_seterr(e, DL_EDATA, name, c.line, 0, "malformed CSV "
+			    "(%s); check the quotes on this line",
+			    csv_strerror(csv_error(&p)));
+			c.failed = 1;
+		}
+		s = le;
+	}
+	if (!c.failed && csv_fini(&p, cb_field, cb_record, &c) != 0) {
+		dl_seterr(e, DL_EDATA, name, c.rec_line, 0,
+		    "malformed CSV (unterminated quoted field)");
+		c.failed = 1;
+	}
+	csv_free(&p);
+	rec_clear(&c.rec);
+	free(c.rec.f);
+	free(c.map);
+	if (!c.failed && !c.have_header) {
+		dl_seterr(e, DL_EDATA, name, 0, 0, "empty file (expected a "
+		    "%s header row)", schema->kind);
+		c.failed = 1;
+	}
+	if (c.failed) {
+		rc = e && e->code ? e->code : DL_EDATA;
+		csvin_free(t);
+	}
+	return rc;
+}
+
+int
+csvin_read(const char *path, const struct csv_schema *schema,
+    struct csv_table *t, struct dl_err *e)
+{
+	char *data;
+	size_t len;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	if ((rc = read_file(path, &data, &len, e)) != DL_OK)
+		return rc;
+	rc = csvin_parse(path, data, len, schema, t, e);
+	free(data);
+	return rc;
+}
+
+void
+csvin_free(struct csv_table *t)
+{
+	if (t->cells)
+		for (size_t i = 0; i < t->nrows * t->ncols; i++)
+			free(t->cells[i].s);
+	free(t->cells);
+	free(t->line);
+	free(t->fcol);
+	free(t->file);
+	memset(t, 0, sizeof(*t));
+}
+
+size_t
+csv_colidx(const struct csv_table *t, const char *name)
+{
+	for (size_t k = 0; k < t->ncols; k++)
+		if (strcmp(t->schema->cols[k].name, name) == 0)
+			return k;
+	abort();
+}
+
+int
+csv_hascol(const struct csv_table *t, const char *name)
+{
+	return t->fcol[csv_colidx(t, name)] != 0;
+}
+
+int
+csv_cellerr(const struct csv_table *t, size_t row, size_t col,
+    struct dl_err *e, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return dl_seterr(e, DL_EDATA, t->file, t->line[row], t->fcol[col],
+	    "column '%s': %s", t->schema->cols[col].name, msg);
+}

@@ -1,0 +1,109 @@
+/*
+ * csvin.h - typed, schema-checked CSV tables.  The only user of <csv.h>.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A schema names the columns a file kind may have, their types and ranges.
+ * csvin_read() parses a whole file (one header row; "#" comment lines,
+ * blank lines, a UTF-8 byte order mark, CRLF and quoted fields allowed),
+ * maps header names to schema columns, and checks every value.  On the
+ * first problem it fails with the file, line and column in the error and
+ * returns DL_EDATA (or DL_ESYS when the file cannot be read).
+ *
+ * Rules: a header name that is not in the schema is an error unless it
+ * starts with "x_" (such columns are ignored); a header name given twice is
+ * an error; a required column missing from the header is an error.  An
+ * empty cell in a required column is an error; in an optional column it
+ * means "not given" (csv_has() is 0).
+ */
+#ifndef DL_CSVIN_H
+#define DL_CSVIN_H
+
+#include <stddef.h>
+
+#include "util.h"
+
+enum csv_type {
+	CSV_STR,	/* free text: any UTF-8 without control characters */
+	CSV_ID,		/* [A-Za-z0-9._-]{1,63} */
+	CSV_INT,	/* decimal integer in [min, max] */
+	CSV_NUM		/* finite decimal number in [min, max] (or open ends) */
+};
+
+struct csv_col {
+	const char *name;
+	enum csv_type type;
+	int required;
+	double min, max;
+	int min_open, max_open;	/* 1: the bound itself is excluded */
+	const char *unit;	/* for messages ("Gbps"), or NULL */
+};
+
+struct csv_schema {
+	const char *kind;		/* "nodes.csv", for messages */
+	const struct csv_col *cols;	/* terminated by { NULL } */
+};
+
+struct csv_cell {
+	char *s;	/* CSV_STR and CSV_ID: the text; NULL otherwise */
+	double num;	/* CSV_INT and CSV_NUM: the value */
+	int present;
+};
+
+struct csv_table {
+	char *file;			/* path as given */
+	const struct csv_schema *schema;
+	size_t ncols;			/* schema columns */
+	int *fcol;			/* per schema column: 1-based file
+					   column, 0 when absent */
+	long header_line;
+	size_t nrows;
+	long *line;			/* per row: line where it starts */
+	struct csv_cell *cells;		/* nrows * ncols, row-major */
+};
+
+/* Read and check path against schema.  On failure t is left empty. */
+int csvin_read(const char *path, const struct csv_schema *schema,
+    struct csv_table *t, struct dl_err *e);
+/* Parse from memory (for tests and fuzzing); name is used in messages. */
+int csvin_parse(const char *name, const char *data, size_t len,
+    const struct csv_schema *schema, struct csv_table *t, struct dl_err *e);
+void csvin_free(struct csv_table *t);
+
+/* Index of a schema column by name (abort()s on a programming error). */
+size_t csv_colidx(const struct csv_table *t, const char *name);
+/* Does the file have this column at all? */
+int csv_hascol(const struct csv_table *t, const char *name);
+
+static inline const struct csv_cell *
+csv_cell(const struct csv_table *t, size_t row, size_t col)
+{
+	return &t->cells[row * t->ncols + col];
+}
+
+/* Cell accessors by schema column index. */
+static inline int
+csv_has(const struct csv_table *t, size_t row, size_t col)
+{
+	return csv_cell(t, row, col)->present;
+}
+static inline const char *
+csv_str(const struct csv_table *t, size_t row, size_t col)
+{
+	return csv_cell(t, row, col)->s;
+}
+static inline double
+csv_num(const struct csv_table *t, size_t row, size_t col)
+{
+	return csv_cell(t, row, col)->num;
+}
+
+/*
+ * Fill e with a data error located at a cell (row, schema column) of t:
+ * "FILE:LINE:COL: column 'name': MESSAGE".
+ */
+int csv_cellerr(const struct csv_table *t, size_t row, size_t col,
+    struct dl_err *e, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+#endif

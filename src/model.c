@@ -1,0 +1,101 @@
+/*
+ * model.c - read and check model.csv.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csvin.h"
+#include "model.h"
+
+static const struct csv_col model_cols[] = {
+	{ "layer", CSV_STR, 1, 0, 0, 0, 0, NULL },
+	{ "fwd_gflop", CSV_NUM, 1, 0, 1e9, 0, 0, "GFLOP per sample" },
+	{ "bwd_gflop", CSV_NUM, 0, 0, 1e9, 0, 0, "GFLOP per sample" },
+	{ "params_m", CSV_NUM, 1, 0, 1e9, 0, 0, "millions" },
+	{ "act_mb", CSV_NUM, 1, 0, 1e9, 0, 0, "MB per sample" },
+	{ "mem_mb", CSV_NUM, 1, 0, 1e9, 0, 0, "MB per sample" },
+	{ "tp_mb", CSV_NUM, 0, 0, 1e9, 0, 0, "MB per sample" },
+	{ NULL, 0, 0, 0, 0, 0, 0, NULL }
+};
+const struct csv_schema dl_model_schema = { "model.csv", model_cols };
+
+int
+model_load(struct dl_model *m, const char *path, struct dl_err *e)
+{
+	struct csv_table t;
+	double flops = 0;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	if ((rc = csvin_read(path, &dl_model_schema, &t, e)) != DL_OK)
+		return rc;
+	if (t.nrows == 0) {
+		dl_seterr(e, DL_EDATA, path, t.header_line, 0,
+		    "no layers (expected at least one row after the header)");
+		csvin_free(&t);
+		return DL_EDATA;
+	}
+	m->path = xstrdup(path);
+	m->layers = xcalloc(t.nrows, sizeof(struct dl_layer));
+	m->nlayers = t.nrows;
+	for (size_t r = 0; r < t.nrows; r++) {
+		struct dl_layer *l = &m->layers[r];
+
+		if (csv_str(&t, r, 0)[0] == '\0' || strlen(csv_str(&t, r, 0)) >
+		    255) {
+			rc = csv_cellerr(&t, r, 0, e, "layer name must have "
+			    "1 to 255 characters");
+			break;
+		}
+		l->name = xstrdup(csv_str(&t, r, 0));
+		l->fwd_gflop = csv_num(&t, r, 1);
+		l->bwd_gflop = csv_has(&t, r, 2) ? csv_num(&t, r, 2) :
+		    2 * l->fwd_gflop;
+		l->params_m = csv_num(&t, r, 3);
+		l->act_mb = csv_num(&t, r, 4);
+		l->mem_mb = csv_num(&t, r, 5);
+		l->tp_mb = csv_has(&t, r, 6) ? csv_num(&t, r, 6) : 0;
+		l->line = t.line[r];
+		flops += l->fwd_gflop + l->bwd_gflop;
+	}
+	if (rc == DL_OK && !(flops > 0))
+		rc = dl_seterr(e, DL_EDATA, path, t.header_line, 0,
+		    "model has no work (expected fwd_gflop > 0 in some layer)");
+	csvin_free(&t);
+	if (rc != DL_OK)
+		model_free(m);
+	return rc;
+}
+
+void
+model_free(struct dl_model *m)
+{
+	for (size_t i = 0; i < m->nlayers; i++)
+		free(m->layers[i].name);
+	free(m->layers);
+	free(m->path);
+	memset(m, 0, sizeof(*m));
+}
+
+double
+model_params(const struct dl_model *m)
+{
+	double s = 0;
+
+	for (size_t i = 0; i < m->nlayers; i++)
+		s += m->layers[i].params_m * 1e6;
+	return s;
+}
+
+double
+model_flops(const struct dl_model *m)
+{
+	double s = 0;
+
+	for (size_t i = 0; i < m->nlayers; i++)
+		s += (m->layers[i].fwd_gflop + m->layers[i].bwd_gflop) * 1e9;
+	return s;
+}

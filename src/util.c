@@ -1,0 +1,660 @@
+/*
+ * util.c - errors, allocation, number parsing, strings and atomic files.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+const char *dl_progname = "dlplan";
+int dl_verbose;
+
+int
+dl_vseterr(struct dl_err *e, int code, const char *file, long line, long col,
+    const char *fmt, va_list ap)
+{
+	if (e == NULL)
+		return code;
+	e->code = code;
+	e->line = line;
+	e->col = col;
+	snprintf(e->file, sizeof(e->file), "%s", file ? file : "");
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	return code;
+}
+
+int
+dl_seterr(struct dl_err *e, int code, const char *file, long line, long col,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	dl_vseterr(e, code, file, line, col, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+void
+dl_perr(const struct dl_err *e)
+{
+	fprintf(stderr, "%s: ", dl_progname);
+	if (e->file[0] != '\0') {
+		fprintf(stderr, "%s:", e->file);
+		if (e->line > 0) {
+			fprintf(stderr, "%ld:", e->line);
+			if (e->col > 0)
+				fprintf(stderr, "%ld:", e->col);
+		}
+		fputc(' ', stderr);
+	}
+	fprintf(stderr, "%s\n", e->msg);
+}
+
+void
+dl_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", dl_progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void
+oom(void)
+{
+	fprintf(stderr, "%s: out of memory\n", dl_progname);
+	af_cleanup_all();
+	exit(DL_ESYS);
+}
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		oom();
+	return p;
+}
+
+void *
+xcalloc(size_t nmemb, size_t size)
+{
+	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+
+	if (p == NULL)
+		oom();
+	return p;
+}
+
+void *
+xreallocarray(void *p, size_t nmemb, size_t size)
+{
+	if (size != 0 && nmemb > SIZE_MAX / size)
+		oom();
+	p = realloc(p, nmemb * size != 0 ? nmemb * size : 1);
+	if (p == NULL)
+		oom();
+	return p;
+}
+
+char *
+xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+void *
+xgrow(void *p, size_t *cap, size_t need, size_t sz)
+{
+	size_t c = *cap;
+
+	if (need <= c)
+		return p;
+	if (c < 8)
+		c = 8;
+	while (c < need) {
+		if (c > SIZE_MAX / 2)
+			oom();
+		c *= 2;
+	}
+	p = xreallocarray(p, c, sz);
+	*cap = c;
+	return p;
+}
+
+int
+parse_double(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (s == NULL || *s == '\0' || *s == ' ' || *s == '\t')
+		return -1;
+	/* strtod accepts "nan", "inf" and hex floats; only plain decimals here. */
+	for (const char *p = s; *p; p++)
+		if (strchr("0123456789+-.eE", *p) == NULL)
+			return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end != '\0')
+		return -1;
+	if (errno == ERANGE || !isfinite(v))
+		return -2;
+	if (v < min || v > max)
+		return -2;
+	*out = v;
+	return 0;
+}
+
+int
+parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	if (!(*s == '-' || *s == '+' || (*s >= '0' && *s <= '9')))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (end == s || *end != '\0')
+		return -1;
+	if (errno == ERANGE || v < min || v > max)
+		return -2;
+	*out = v;
+	return 0;
+}
+
+char *
+fmt_double(char *buf, double v)
+{
+	if (!isfinite(v)) {
+		strcpy(buf, "0");
+		return buf;
+	}
+	if (v == 0) {
+		strcpy(buf, "0");
+		return buf;
+	}
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, DL_DBL_BUFSZ, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	/* The C locale is never changed from "C", but be safe anyway. */
+	for (char *p = buf; *p; p++)
+		if (*p == ',')
+			*p = '.';
+	return buf;
+}
+
+int
+valid_id(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++) {
+		unsigned char c = (unsigned char)s[n];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+			return 0;
+	}
+	return n >= 1 && n <= 63;
+}
+
+void
+sb_init(struct strbuf *sb)
+{
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+}
+
+void
+sb_add(struct strbuf *sb, const char *s, size_t n)
+{
+	sb->buf = xgrow(sb->buf, &sb->cap, sb->len + n + 1, 1);
+	memcpy(sb->buf + sb->len, s, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+void
+sb_adds(struct strbuf *sb, const char *s)
+{
+	sb_add(sb, s, strlen(s));
+}
+
+void
+sb_addc(struct strbuf *sb, int c)
+{
+	char ch = (char)c;
+
+	sb_add(sb, &ch, 1);
+}
+
+void
+sb_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	sb->buf = xgrow(sb->buf, &sb->cap, sb->len + (size_t)n + 1, 1);
+	va_start(ap, fmt);
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	sb->len += (size_t)n;
+}
+
+void
+sb_adddbl(struct strbuf *sb, double v)
+{
+	char b[DL_DBL_BUFSZ];
+
+	sb_adds(sb, fmt_double(b, v));
+}
+
+void
+sb_addshq(struct strbuf *sb, const char *s)
+{
+	sb_addc(sb, '\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			sb_adds(sb, "'\\''");
+		else
+			sb_addc(sb, *s);
+	}
+	sb_addc(sb, '\'');
+}
+
+void
+sb_reset(struct strbuf *sb)
+{
+	sb->len = 0;
+	if (sb->buf)
+		sb->buf[0] = '\0';
+}
+
+void
+sb_free(struct strbuf *sb)
+{
+	free(sb->buf);
+	sb_init(sb);
+}
+
+char *
+sb_detach(struct strbuf *sb)
+{
+	char *p = sb->buf ? sb->buf : xstrdup("");
+
+	sb_init(sb);
+	return p;
+}
+
+/*
+ * Temporary files in flight, for the signal handlers.  A fixed table keeps
+ * af_cleanup_all() async-signal-safe (it only calls unlink).
+ */
+#define AF_MAX 64
+static char *af_live[AF_MAX];
+
+static void
+af_track(char *tmp, int on)
+{
+	for (int i = 0; i < AF_MAX; i++) {
+		if (on && af_live[i] == NULL) {
+			af_live[i] = tmp;
+			return;
+		}
+		if (!on && af_live[i] == tmp) {
+			af_live[i] = NULL;
+			return;
+		}
+	}
+}
+
+void
+af_cleanup_all(void)
+{
+	for (int i = 0; i < AF_MAX; i++)
+		if (af_live[i] != NULL)
+			unlink(af_live[i]);
+}
+
+int
+af_open(struct afile *af, const char *path, struct dl_err *e)
+{
+	size_t n = strlen(path);
+	int fd;
+
+	af->fp = NULL;
+	af->path = xstrdup(path);
+	af->tmp = xmalloc(n + 16);
+	snprintf(af->tmp, n + 16, "%s.tmp-XXXXXX", path);
+	fd = mkstemp(af->tmp);
+	if (fd < 0) {
+		dl_seterr(e, DL_ESYS, path, 0, 0, "cannot create file: %s",
+		    strerror(errno));
+		free(af->path);
+		free(af->tmp);
+		af->path = af->tmp = NULL;
+		return DL_ESYS;
+	}
+	af_track(af->tmp, 1);
+	/* mkstemp makes 0600; output files are ordinary files. */
+	{
+		mode_t um = umask(0);
+
+		umask(um);
+		fchmod(fd, 0666 & ~um);
+	}
+	af->fp = fdopen(fd, "w");
+	if (af->fp == NULL) {
+		close(fd);
+		af_abort(af);
+		return dl_seterr(e, DL_ESYS, path, 0, 0, "cannot open file: %s",
+		    strerror(errno));
+	}
+	return DL_OK;
+}
+
+int
+af_commit(struct afile *af, struct dl_err *e)
+{
+	int bad = 0, err = 0;
+
+	if (fflush(af->fp) != 0 || ferror(af->fp)) {
+		bad = 1;
+		err = errno;
+	}
+	if (!bad && fsync(fileno(af->fp)) != 0 && errno != EINVAL &&
+	    errno != EROFS) {
+		bad = 1;
+		err = errno;
+	}
+	if (fclose(af->fp) != 0 && !bad) {
+		bad = 1;
+		err = errno;
+	}
+	af->fp = NULL;
+	if (!bad && rename(af->tmp, af->path) != 0) {
+		bad = 1;
+		err = errno;
+	}
+	if (bad) {
+		dl_seterr(e, DL_ESYS, af->path, 0, 0, "cannot write file: %s",
+		    strerror(err ? err : EIO));
+		af_abort(af);
+		return DL_ESYS;
+	}
+	af_track(af->tmp, 0);
+	free(af->path);
+	free(af->tmp);
+	af->path = af->tmp = NULL;
+	return DL_OK;
+}
+
+void
+af_abort(struct afile *af)
+{
+	if (af->fp)
+		fclose(af->fp);
+	af->fp = NULL;
+	if (af->tmp) {
+		unlink(af->tmp);
+		af_track(af->tmp, 0);
+	}
+	free(af->path);
+	free(af->tmp);
+	af->path = af->tmp = NULL;
+}
+
+int
+af_write_file(const char *path, const char *data, size_t len,
+    struct dl_err *e)
+{
+	struct afile af;
+
+	if (af_open(&af, path, e) != DL_OK)
+		return DL_ESYS;
+	if (len && fwrite(data, 1, len, af.fp) != len) {
+		int err = errno;
+
+		af_abort(&af);
+		return dl_seterr(e, DL_ESYS, path, 0, 0, "cannot write file: %s",
+		    strerror(err ? err : EIO));
+	}
+	return af_commit(&af, e);
+}
+
+int
+mkdir_p(const char *path, struct dl_err *e)
+{
+	char *p = xstrdup(path);
+	struct stat st;
+
+	for (char *s = p + 1;; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+
+		*s = '\0';
+		if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+			int err = errno;
+
+			dl_seterr(e, DL_ESYS, p, 0, 0,
+			    "cannot create directory: %s", strerror(err));
+			free(p);
+			return DL_ESYS;
+		}
+		*s = c;
+		if (c == '\0')
+			break;
+	}
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		free(p);
+		return dl_seterr(e, DL_ESYS, path, 0, 0, "not a directory");
+	}
+	free(p);
+	return DL_OK;
+}
+
+int
+read_file(const char *path, char **data, size_t *len, struct dl_err *e)
+{
+	FILE *fp = fopen(path, "rb");
+	struct strbuf sb = STRBUF_INIT;
+	char buf[65536];
+	size_t n;
+
+	if (fp == NULL)
+		return dl_seterr(e, errno == ENOENT ? DL_EDATA : DL_ESYS, path,
+		    0, 0, "cannot open file: %s", strerror(errno));
+	while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
+		sb_add(&sb, buf, n);
+	if (ferror(fp)) {
+		int err = errno;
+
+		fclose(fp);
+		sb_free(&sb);
+		return dl_seterr(e, DL_ESYS, path, 0, 0, "cannot read file: %s",
+		    strerror(err ? err : EIO));
+	}
+	fclose(fp);
+	*len = sb.len;
+	*data = sb_detach(&sb);
+	return DL_OK;
+}
+
+/* SHA-256 (FIPS 180-4), for the input digests recorded in plans. */
+struct sha256 {
+	uint32_t h[8];
+	uint64_t len;
+	unsigned char buf[64];
+	size_t nbuf;
+};
+
+static const uint32_t sha_k[64] = {
+	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
+	0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3,
+	0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+	0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+	0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+	0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+	0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+	0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+	0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2
+};
+
+#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void
+sha_block(struct sha256 *s, const unsigned char *p)
+{
+	uint32_t w[64], a, b, c, d, e, f, g, h;
+
+	for (int i = 0; i < 16; i++)
+		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+		    (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+	for (int i = 16; i < 64; i++) {
+		uint32_t s0 = ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^
+		    (w[i - 15] >> 3);
+		uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^
+		    (w[i - 2] >> 10);
+
+		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+	}
+	a = s->h[0]; b = s->h[1]; c = s->h[2]; d = s->h[3];
+	e = s->h[4]; f = s->h[5]; g = s->h[6]; h = s->h[7];
+	for (int i = 0; i < 64; i++) {
+		uint32_t t1 = h + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) +
+		    ((e & f) ^ (~e & g)) + sha_k[i] + w[i];
+		uint32_t t2 = (ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22)) +
+		    ((a & b) ^ (a & c) ^ (b & c));
+
+		h = g; g = f; f = e; e = d + t1;
+		d = c; c = b; b = a; a = t1 + t2;
+	}
+	s->h[0] += a; s->h[1] += b; s->h[2] += c; s->h[3] += d;
+	s->h[4] += e; s->h[5] += f; s->h[6] += g; s->h[7] += h;
+}
+
+static void
+sha_init(struct sha256 *s)
+{
+	static const uint32_t h0[8] = {
+		0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+		0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19
+	};
+
+	memcpy(s->h, h0, sizeof(h0));
+	s->len = 0;
+	s->nbuf = 0;
+}
+
+static void
+sha_update(struct sha256 *s, const unsigned char *p, size_t n)
+{
+	s->len += n;
+	while (n > 0) {
+		size_t k = 64 - s->nbuf < n ? 64 - s->nbuf : n;
+
+		memcpy(s->buf + s->nbuf, p, k);
+		s->nbuf += k;
+		p += k;
+		n -= k;
+		if (s->nbuf == 64) {
+			sha_block(s, s->buf);
+			s->nbuf = 0;
+		}
+	}
+}
+
+static void
+sha_final(struct sha256 *s, char out[65])
+{
+	uint64_t bits = s->len * 8;
+	unsigned char pad = 0x80, zero = 0, lb[8];
+
+	sha_update(s, &pad, 1);
+	while (s->nbuf != 56)
+		sha_update(s, &zero, 1);
+	for (int i = 0; i < 8; i++)
+		lb[i] = (unsigned char)(bits >> (56 - 8 * i));
+	sha_update(s, lb, 8);
+	for (int i = 0; i < 8; i++)
+		snprintf(out + 8 * i, 9, "%08x", s->h[i]);
+}
+
+void
+sha256_hex(const void *data, size_t len, char out[65])
+{
+	struct sha256 s;
+
+	sha_init(&s);
+	sha_update(&s, data, len);
+	sha_final(&s, out);
+}
+
+int
+sha256_file(const char *path, char out[65], struct dl_err *e)
+{
+	char *data;
+	size_t len;
+	int rc = read_file(path, &data, &len, e);
+
+	if (rc != DL_OK)
+		return rc;
+	sha256_hex(data, len, out);
+	free(data);
+	return DL_OK;
+}
+
+int
+close_stdout(void)
+{
+	int bad = fflush(stdout) != 0 || ferror(stdout);
+	int err = errno;
+
+	if (fclose(stdout) != 0 && !bad) {
+		bad = 1;
+		err = errno;
+	}
+	if (bad) {
+		fprintf(stderr, "%s: cannot write standard output: %s\n",
+		    dl_progname, strerror(err ? err : EIO));
+		return DL_ESYS;
+	}
+	return DL_OK;
+}

@@ -1,0 +1,143 @@
+/*
+ * util.h - errors, allocation, number parsing, strings and atomic files.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Modules never print and never exit (except on memory exhaustion, where
+ * xmalloc and friends print and exit with DL_ESYS).  They return one of the
+ * DL_* status codes and describe the failure in a struct dl_err, which only
+ * main() and the cmd_*.c files print.
+ */
+#ifndef DL_UTIL_H
+#define DL_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Exit status and module return codes (DESIGN.md section 1). */
+enum {
+	DL_OK = 0,
+	DL_EUSAGE = 1,	/* bad command line */
+	DL_EDATA = 2,	/* bad input data */
+	DL_EINFEAS = 3,	/* no plan fits / no route */
+	DL_ESYS = 4	/* system or I/O error */
+};
+
+/*
+ * An error with its location.  file may be empty (no file involved); line
+ * and col are 0 when unknown.  Printed as "dlplan: FILE:LINE:COLUMN: msg"
+ * with the missing parts left out.
+ */
+struct dl_err {
+	int code;
+	long line, col;
+	char file[512];
+	char msg[1536];
+};
+
+/* Fill e (if not NULL) and return code.  Later calls overwrite. */
+int dl_seterr(struct dl_err *e, int code, const char *file, long line,
+    long col, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+int dl_vseterr(struct dl_err *e, int code, const char *file, long line,
+    long col, const char *fmt, va_list ap);
+/* Print e to stderr in the "dlplan: FILE:LINE:COLUMN: msg" form. */
+void dl_perr(const struct dl_err *e);
+
+/* Program name used as the message prefix ("dlplan"). */
+extern const char *dl_progname;
+/* Verbosity: 0 normal, -1 quiet (-q), >0 verbose (-v). */
+extern int dl_verbose;
+
+/* Print "dlplan: msg" to stderr. */
+void dl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Allocation that never returns NULL: on failure prints and exits DL_ESYS. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xreallocarray(void *p, size_t nmemb, size_t size);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+/* Grow *p (holding *cap elements of size sz) to hold at least need. */
+void *xgrow(void *p, size_t *cap, size_t need, size_t sz);
+
+/*
+ * Strict number parsing: the whole string must be the number, with no
+ * leading or trailing junk (surrounding blanks are not accepted either).
+ * Return 0 on success, -1 on syntax error, -2 when out of [min, max] or,
+ * for doubles, not finite.
+ */
+int parse_double(const char *s, double min, double max, double *out);
+int parse_long(const char *s, long min, long max, long *out);
+
+/*
+ * Format a double locale-independently with the fewest significant digits
+ * (15, 16 or 17) that read back to the same value.  buf must hold
+ * DL_DBL_BUFSZ bytes.  NaN and infinities are written as "0" (callers
+ * must not pass them; JSON writers assert it).
+ */
+#define DL_DBL_BUFSZ 32
+char *fmt_double(char *buf, double v);
+
+/* Is s a valid id: [A-Za-z0-9._-]{1,63}? */
+int valid_id(const char *s);
+
+/* A growable string buffer; buf is always NUL-terminated. */
+struct strbuf {
+	char *buf;
+	size_t len, cap;
+};
+#define STRBUF_INIT { NULL, 0, 0 }
+void sb_init(struct strbuf *sb);
+void sb_add(struct strbuf *sb, const char *s, size_t n);
+void sb_adds(struct strbuf *sb, const char *s);
+void sb_addc(struct strbuf *sb, int c);
+void sb_addf(struct strbuf *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Append a double via fmt_double. */
+void sb_adddbl(struct strbuf *sb, double v);
+/* Append s as one POSIX shell word in single quotes. */
+void sb_addshq(struct strbuf *sb, const char *s);
+void sb_reset(struct strbuf *sb);
+void sb_free(struct strbuf *sb);
+/* Give up ownership of the buffer (never NULL). */
+char *sb_detach(struct strbuf *sb);
+
+/*
+ * Atomic output files: written to "PATH.tmp-XXXXXX" beside PATH and renamed
+ * over PATH on commit, so a reader never sees a partial file.  Temporary
+ * files still open are removed by af_cleanup_all(), which the signal
+ * handlers in main.c call.
+ */
+struct afile {
+	FILE *fp;
+	char *path, *tmp;
+};
+int af_open(struct afile *af, const char *path, struct dl_err *e);
+/* Flush, check for write errors, fsync, close, rename.  Removes the
+ * temporary file on any failure. */
+int af_commit(struct afile *af, struct dl_err *e);
+/* Close and remove the temporary file. */
+void af_abort(struct afile *af);
+void af_cleanup_all(void);
+/* Write a whole buffer to path atomically. */
+int af_write_file(const char *path, const char *data, size_t len,
+    struct dl_err *e);
+
+/* Make directory path (and parents) if missing. */
+int mkdir_p(const char *path, struct dl_err *e);
+
+/* Read a whole file into a NUL-terminated buffer. */
+int read_file(const char *path, char **data, size_t *len, struct dl_err *e);
+
+/* SHA-256 of a file as 64 hex digits in out[65]. */
+int sha256_file(const char *path, char out[65], struct dl_err *e);
+void sha256_hex(const void *data, size_t len, char out[65]);
+
+/* Check and close stdout (fflush, ferror, fclose).  Returns DL_OK or
+ * DL_ESYS with a message printed. */
+int close_stdout(void);
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif
