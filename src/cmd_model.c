@@ -191,7 +191,7 @@ put_summary(struct strbuf *sb, const struct mg_arch *a,
 	struct mg_totals t;
 
 	mg_totals(m, &t);
-	sb_addf(sb, "layers       %zu rows\n", m->nrows);
+	sb_addf(sb, "rows         %zu\n", m->nrows);
 	sb_addf(sb, "parameters   %.0f (%.4g billion)\n", t.params_m * 1e6,
 	    t.params_m / 1e3);
 	sb_addf(sb, "forward      %.6g GFLOP per sample\n", t.fwd_gflop);
