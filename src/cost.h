@@ -1,0 +1,99 @@
+/*
+ * cost.h - the cost model of DESIGN.md section 4, shared by the planner,
+ * eval and replan.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef DL_COST_H
+#define DL_COST_H
+
+#include "cluster.h"
+#include "model.h"
+#include "plan.h"
+#include "route.h"
+
+/*
+ * Everything the formulas need, precomputed: effective GPU speed per node
+ * s = tflops * 1e12 * mfu_n * (1 - uhat_n), and prefix sums over layers
+ * of fwd+bwd FLOPs, params, mem_mb and tp_mb so that any layer range
+ * costs O(1).  The router may be NULL only for plans without network
+ * transfers (single node).
+ */
+struct dl_costctx {
+	const struct dl_cluster *c;
+	const struct dl_model *m;
+	const struct dl_opts *o;
+	struct dl_router *router;
+	double *speed;		/* per node: FLOP/s of one GPU */
+	double *uhat;		/* per node: forecast load used */
+	double *cum_flops;	/* nlayers + 1: (fwd+bwd) * 1e9 */
+	double *cum_params;	/* params_m * 1e6 */
+	double *cum_mem;	/* mem_mb * 1e6 */
+	double *cum_tp;		/* tp_mb * 1e6 */
+	/*
+	 * The low parts of the prefix sums above (double-double), so that a
+	 * range sum is the sum of its layers rounded once, however far from
+	 * layer 0 the range starts.
+	 */
+	double *lo_flops, *lo_params, *lo_mem, *lo_tp;
+	double speed_total;	/* sum of s over every GPU of the cluster */
+};
+
+/* uhat: per node forecast load (copied; clamped to [0, 0.95]); NULL = 0. */
+int cost_init(struct dl_costctx *x, const struct dl_cluster *c,
+    const struct dl_model *m, const struct dl_opts *o, const double *uhat,
+    struct dl_router *router, struct dl_err *e);
+void cost_free(struct dl_costctx *x);
+
+/* t_sigma for layers [first, last] on k GPUs of node n, micro-batch mu. */
+double cost_stage_compute(const struct dl_costctx *x, int node, int k,
+    int first, int last);
+/* Per-GPU memory (bytes) of a stage at pipeline position p (1-based) of S
+ * stages with m micro-batches, for TP share phi. */
+double cost_stage_memory(const struct dl_costctx *x, int first, int last,
+    double phi, int p, int S, long m);
+/* Usable memory of one GPU of node n, bytes. */
+double cost_gpu_capacity(const struct dl_costctx *x, int node);
+/* T_lb for the whole cluster. */
+double cost_lower_bound(const struct dl_costctx *x);
+/* Sums over layers [first, last]: (fwd+bwd) FLOPs, parameters, kept
+ * activation bytes and TP all-reduce bytes, per sample. */
+double cost_range_flops(const struct dl_costctx *x, int first, int last);
+double cost_range_params(const struct dl_costctx *x, int first, int last);
+double cost_range_mem(const struct dl_costctx *x, int first, int last);
+double cost_range_tp(const struct dl_costctx *x, int first, int last);
+/* 8 S / (intra_gbps 1e9): a transfer between two GPUs of node n. */
+double cost_intra(const struct dl_costctx *x, int node, double bytes);
+
+/*
+ * Evaluate a whole plan: fills stage times, group times, rings (ordered),
+ * flows (routed per phase, largest first) and p->est.  Memory that does
+ * not fit: DL_EINFEAS with e naming the GPU (node, local index) and the
+ * bytes over; p->est is still filled (feasible = 0).
+ */
+int cost_eval(const struct dl_costctx *x, struct dl_plan *p,
+    struct dl_err *e);
+
+/*
+ * The data-parallel baselines of "eval --baselines" (DESIGN.md 4), over
+ * the same GPUs as p: every GPU of p becomes its own replica (k = 1, one
+ * stage holding every layer), in rank order.  The M = global/micro
+ * micro-batches are split
+ *	COST_EVEN:		M/n each, the first M mod n replicas one more;
+ *	COST_PROPORTIONAL:	in proportion to the GPUs' speeds s (seed 003
+ *				static allocation): floor(M s_i / sum s), the
+ *				rest one each by largest remainder, ties to
+ *				the lower rank.
+ * Replicas left with no micro-batch are dropped.  out is initialised
+ * here and evaluated with cost_eval(); DL_EINFEAS when it does not fit in
+ * memory (out->est is filled all the same).
+ */
+enum { COST_EVEN = 0, COST_PROPORTIONAL = 1 };
+int cost_baseline(const struct dl_costctx *x, const struct dl_plan *p,
+    int kind, struct dl_plan *out, struct dl_err *e);
+/* Both baselines into p->even_s, p->proportional_s and their fits
+ * flags; an error other than memory (e.g. no route) is returned. */
+int cost_baselines(const struct dl_costctx *x, struct dl_plan *p,
+    struct dl_err *e);
+
+#endif

@@ -1,0 +1,87 @@
+/*
+ * partition.h - the layer partition of one pipeline (DESIGN.md 5.3) and
+ * the data split across groups (5.2).
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Layer partition.  A group is a fixed, ordered list of S units; stage j
+ * runs on unit j and holds a contiguous, non-empty range of layers.  With
+ * m micro-batches the group's time is
+ *
+ *	T(m) = sum_j (t_j + c_j) + (m - 1) * max_j max(t_j, c_j)
+ *
+ * where t_j is the compute time of stage j and c_j the activation and
+ * gradient transfer after it (0 for the last stage), subject to each
+ * GPU's memory.  part_dp() minimises T exactly by dynamic programming (for
+ * every candidate bottleneck B it finds the least sum with all stages at
+ * most B); part_milp() solves the same model as a MILP with GLPK, started
+ * from the DP's answer.  The transfer cost of a boundary is given by the
+ * caller (the planner prices it with the router, unshared).
+ *
+ * Data split.  With every group's stages fixed, T_g = A_g + (m_g - 1) M_g
+ * for m_g >= 1; split_milp() minimises max_g T_g subject to sum m_g = M,
+ * 0 <= m_g <= cap_g (memory), as a MILP; split_exact() computes the same
+ * optimum by a threshold search and is the oracle and the fast path for
+ * many groups.
+ */
+#ifndef DL_PARTITION_H
+#define DL_PARTITION_H
+
+#include "cost.h"
+#include "lp.h"
+
+struct part_group {
+	int S;
+	const int *node;	/* per stage: node index */
+	const int *k;		/* per stage: TP degree */
+	long m;			/* micro-batches */
+	/* c for boundary j (0 <= j < S-1) and a transfer of bytes each way */
+	double (*comm)(void *ctx, int j, double bytes);
+	void *ctx;
+};
+
+struct part_result {
+	int S;
+	int *last;		/* per stage: last layer */
+	double obj;		/* T(m) */
+	int status;		/* LP_OPTIMAL, LP_FEASIBLE, LP_INFEASIBLE */
+	double time_s;
+	double gap;
+};
+
+/*
+ * Exact DP.  DL_OK with r->status LP_OPTIMAL, or LP_INFEASIBLE when no
+ * partition fits in memory (or S > layers).  If the candidate bottleneck
+ * scan is cut short (more than max_scan candidates; 0 = no limit) the
+ * answer is still feasible and r->status is LP_FEASIBLE.
+ */
+int part_dp(const struct dl_costctx *x, const struct part_group *g,
+    long max_scan, struct part_result *r);
+/*
+ * MILP (GLPK), warm-started from warm (may be NULL).  dump: when not NULL,
+ * the program is also written there in CPLEX LP format.
+ */
+int part_milp(const struct dl_costctx *x, const struct part_group *g,
+    const struct part_result *warm, const struct lp_params *prm,
+    const char *dump, struct part_result *r, struct dl_err *e);
+void part_result_free(struct part_result *r);
+
+/* Memory cap on m for a group with fixed stages: largest feasible m
+ * (LONG_MAX when every m fits, 0 when even m = 1 does not). */
+long part_mcap(const struct dl_costctx *x, int S, const int *k,
+    const int *node, const int *last);
+
+struct split_group {
+	double A, M;		/* T_g = A + (m - 1) M for m >= 1 */
+	long cap;		/* memory cap on m_g */
+};
+
+/* Minimise max_g T_g.  DL_OK; *status LP_OPTIMAL or LP_INFEASIBLE (the
+ * caps cannot hold total micro-batches). */
+int split_milp(const struct split_group *g, int G, long total,
+    const struct lp_params *prm, const char *dump, long *m, double *z,
+    int *status, struct dl_err *e);
+int split_exact(const struct split_group *g, int G, long total, long *m,
+    double *z, int *status);
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * route.h - MDP routing of flows over the cluster network (DESIGN.md 5.4)
+ * and ring order (5.5).
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A router holds the regime model built from the cluster's traffic
+ * history and, per directed edge, n_e: 1 + the flows of the current phase
+ * already routed over it.  The cost model routes the flows of one phase
+ * in order (largest first) with router_flow(..., commit = 1), after
+ * router_reset() at the start of each phase.  The cluster must outlive
+ * the router.
+ */
+#ifndef DL_ROUTE_H
+#define DL_ROUTE_H
+
+#include "cluster.h"
+#include "util.h"
+
+struct dl_router;
+
+struct dl_route_opts {
+	int states;		/* K congestion regimes (default 3) */
+	int horizon;		/* forecast steps for the start regime (1) */
+};
+
+struct dl_route {
+	double expected_s;	/* tau(S, a->b) = C(a, l0) */
+	int regime;		/* start regime l0 */
+	size_t npath;
+	int *path;		/* vertices a..b following pi(., l0) */
+	int nregimes;
+	double *regime_s;	/* C(a, l) per regime */
+	int *first_hop;		/* pi(a, l) per regime: next vertex */
+};
+
+int router_new(struct dl_router **r, const struct dl_cluster *c,
+    const struct dl_route_opts *o, struct dl_err *e);
+void router_free(struct dl_router *r);
+/* Start a new phase: every n_e = 1. */
+void router_reset(struct dl_router *r);
+/*
+ * Price and route S bytes from vertex a to vertex b (a != b) under the
+ * current n_e.  With commit, the edges of the path followed get n_e + 1.
+ * out (may be NULL) receives the route; free it with route_clear().
+ * No admissible path: DL_EINFEAS naming both ends.
+ */
+int router_flow(struct dl_router *r, int a, int b, double bytes, int commit,
+    struct dl_route *out, struct dl_err *e);
+void route_clear(struct dl_route *rt);
+/* The start regime and the number of regimes. */
+int router_regime(const struct dl_router *r);
+int router_nregimes(const struct dl_router *r);
+
+/*
+ * The regime model, for "route --regimes" and tests.  The pointers are
+ * the router's and live as long as it does.
+ */
+struct dl_regime_info {
+	int nregimes;		/* K: 1 without traffic.csv */
+	int start;		/* l0 */
+	double forecast;	/* GMC mean forecast of the mean utilisation */
+	size_t nsteps;		/* steps of the mean-utilisation series */
+	const size_t *steps;	/* per regime: steps classified in it */
+	const long *count;	/* K x K transition counts, row-major */
+	const double *q;	/* K x K, row-normalised (empty row: stays) */
+	const double *ubar;	/* u_e(l) at [e * K + l], clamped [0, 0.99] */
+};
+void router_info(const struct dl_router *r, struct dl_regime_info *ri);
+
+/* n_e of a directed edge in the current phase. */
+int router_ne(const struct dl_router *r, int edge);
+
+/*
+ * The section 5.4 hop cost of an edge in regime l for a flow of the
+ * given size under the current n_e: latency_ms / 1000 + 8 S / (gbps 1e9
+ * (1 - u_e(l)) / n_e), or the latency alone out of an implicit switch.
+ */
+double router_hop_cost(const struct dl_router *r, int edge, int l,
+    double bytes);
+
+/* Work counters: flows priced, full solves, cache hits, fast paths
+ * (implicit switch, no value iteration) and value-iteration sweeps. */
+struct dl_router_stats {
+	long flows, solves, cache_hits, fast, sweeps;
+};
+void router_stats(const struct dl_router *r, struct dl_router_stats *st);
+
+/*
+ * Ring order (5.5): order n members (vertices; equal vertices mean the
+ * same node, priced by intra) to minimise the slowest hop's cost, where
+ * hop_cost(i, j) is given.  Exact for n <= 8, greedy + 2-opt above.
+ * order[] receives member indices starting with member 0.
+ */
+void ring_order(int n, double (*hop_cost)(void *ctx, int i, int j),
+    void *ctx, int *order);
+/*
+ * The same with the site of every member (site[i] >= 0; NULL: unknown):
+ * above 8 members the greedy finishes a site before it leaves it.
+ * ring_order() is ring_order_sites() with site = NULL, where the greedy
+ * simply takes the cheapest next hop.  Ties: below 9 members the
+ * lexicographically first optimal order; above, the greedy takes the
+ * lowest index among equally cheap hops and 2-opt accepts only a lower
+ * slowest hop, or the same slowest hop with a lower total.
+ */
+void ring_order_sites(int n, const int *site,
+    double (*hop_cost)(void *ctx, int i, int j), void *ctx, int *order);
+
+#endif

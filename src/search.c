@@ -1,0 +1,1051 @@
+/*
+ * search.c - "tentative searching + linear solving" (DESIGN.md 5.6).
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "partition.h"
+#include "search.h"
+
+/* A unit: k GPUs of one node, local indices gpu0 .. gpu0 + k - 1. */
+struct unit {
+	int node, k, gpu0;
+	double speed;		/* k * s of its node */
+};
+
+/*
+ * A structure: G groups; group g is the ordered list of S[g] units
+ * u[off[g]] .. u[off[g] + S[g] - 1].  Arrays are owned by the caller.
+ */
+struct shape {
+	int G;
+	int *S, *off;
+	const struct unit **u;
+};
+
+struct ctx {
+	const struct dl_costctx *x;
+	const struct search_opts *so;
+	struct search_stats *st;
+	struct dl_plan *best;
+	struct dl_plan work;
+	double best_t;
+	int have_best;
+	long total;		/* micro-batches per iteration */
+	int L;
+	struct dl_err infeas;	/* why the best-looking candidate failed */
+	int have_infeas;
+	double infeas_t;
+	struct dl_err err;	/* a hard error (DL_ESYS) stops the search */
+	int failed;
+};
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/*
+ * Transfer cost c of a pipeline boundary: activations forward and
+ * gradients back, each priced alone (every n_e = 1).
+ */
+struct commctx {
+	const struct dl_costctx *x;
+	const int *node;
+	int zero;		/* compute-only bound: transfers cost 0 */
+};
+
+static double
+comm_cb(void *p, int j, double bytes)
+{
+	const struct commctx *cc = p;
+	const struct dl_cluster *c = cc->x->c;
+	int a = cc->node[j], b = cc->node[j + 1];
+	struct dl_route r;
+	double t = 0;
+
+	if (cc->zero)
+		return 0;
+	if (a == b)
+		return 2 * 8 * bytes / (c->nodes[a].intra_gbps * 1e9);
+	for (int dir = 0; dir < 2; dir++) {
+		router_reset(cc->x->router);
+		if (router_flow(cc->x->router, dir ? b : a, dir ? a : b, bytes,
+		    0, &r, NULL) != DL_OK)
+			return HUGE_VAL;
+		t += r.expected_s;
+		route_clear(&r);
+	}
+	return t;
+}
+
+/* Fill p with the plan of shape sh, stage ends last[g], split m[g]. */
+static void
+build_plan(const struct ctx *C, struct dl_plan *p, const struct shape *sh,
+    int *const *last, const long *m)
+{
+	const struct dl_costctx *x = C->x;
+
+	plan_free(p);
+	plan_init(p);
+	p->opts = *x->o;
+	p->nnodes = x->c->nnodes;
+	p->uhat = xcalloc(p->nnodes, sizeof(double));
+	memcpy(p->uhat, x->uhat, p->nnodes * sizeof(double));
+	p->groups = xcalloc((size_t)sh->G, sizeof(struct dl_group));
+	for (int g = 0; g < sh->G; g++) {
+		struct dl_group *gr;
+
+		if (m[g] <= 0)
+			continue;
+		gr = &p->groups[p->ngroups++];
+		gr->micro_batches = m[g];
+		gr->nstages = sh->S[g];
+		gr->stages = xcalloc((size_t)sh->S[g], sizeof(struct dl_stage));
+		for (int j = 0, a = 0; j < sh->S[g]; j++) {
+			struct dl_stage *s = &gr->stages[j];
+			const struct unit *u = sh->u[sh->off[g] + j];
+
+			s->node = u->node;
+			s->ngpus = u->k;
+			for (int i = 0; i < u->k; i++) {
+				s->gpus[i] = u->gpu0 + i;
+				s->tp_share[i] = 1.0 / u->k;
+			}
+			s->first = a;
+			s->last = last[g][j];
+			a = s->last + 1;
+		}
+	}
+}
+
+/* Score the plan in C->work; keep it when it is the best so far. */
+static void
+consider(struct ctx *C)
+{
+	struct dl_plan *p = &C->work;
+	struct dl_err e = { 0 };
+	int rc;
+
+	C->st->evaluated++;
+	rc = cost_eval(C->x, p, &e);
+	if (rc == DL_EINFEAS) {
+		if (!C->have_infeas || p->est.iteration_s < C->infeas_t) {
+			C->infeas = e;
+			C->infeas_t = p->est.iteration_s;
+			C->have_infeas = 1;
+		}
+		return;
+	}
+	if (rc != DL_OK) {
+		if (!C->failed)
+			C->err = e;
+		C->failed = 1;
+		return;
+	}
+	if (!C->have_best || p->est.iteration_s < C->best_t) {
+		plan_free(C->best);
+		plan_copy(C->best, p);
+		C->best_t = p->est.iteration_s;
+		C->have_best = 1;
+	}
+}
+
+static int
+strategy_allows(int strat, const struct shape *sh)
+{
+	int maxs = 0;
+
+	for (int g = 0; g < sh->G; g++)
+		if (sh->S[g] > maxs)
+			maxs = sh->S[g];
+	switch (strat) {
+	case STRAT_DP:
+		return maxs == 1;
+	case STRAT_PP:
+		return sh->G == 1;
+	case STRAT_HYBRID:
+		return sh->G >= 2 && maxs >= 2;
+	}
+	return 1;
+}
+
+/*
+ * Partition group g of sh for m micro-batches: the exact DP and then, for
+ * two or more stages when use_milp is set, the MILP started from it.  With
+ * zero the transfers are left out (the compute-only lower bound).
+ */
+static int
+partition(struct ctx *C, const struct shape *sh, int g, long m, int zero,
+    int use_milp, const char *dump, struct part_result *r, struct dl_err *e)
+{
+	int S = sh->S[g];
+	int *node = xcalloc((size_t)S, sizeof(int));
+	int *k = xcalloc((size_t)S, sizeof(int));
+	struct commctx cc;
+	struct part_group pg;
+	int rc;
+
+	for (int j = 0; j < S; j++) {
+		node[j] = sh->u[sh->off[g] + j]->node;
+		k[j] = sh->u[sh->off[g] + j]->k;
+	}
+	cc.x = C->x;
+	cc.node = node;
+	cc.zero = zero;
+	pg.S = S;
+	pg.node = node;
+	pg.k = k;
+	pg.m = m;
+	pg.comm = comm_cb;
+	pg.ctx = &cc;
+	rc = part_dp(C->x, &pg, 4096, r);
+	if (rc == DL_OK && use_milp && S >= 2 && r->status != LP_INFEASIBLE) {
+		struct part_result mr;
+		struct lp_params prm = { C->so->time_limit, 0 };
+
+		rc = part_milp(C->x, &pg, r, &prm, dump, &mr, e);
+		C->st->milps++;
+		if (rc == DL_OK) {
+			if (mr.status == LP_OPTIMAL || (mr.status ==
+			    LP_FEASIBLE && mr.obj < r->obj)) {
+				part_result_free(r);
+				*r = mr;
+			} else {
+				part_result_free(&mr);
+			}
+		}
+	}
+	free(node);
+	free(k);
+	return rc;
+}
+
+/* Group speed for the first split: FLOP/s of its slowest stage times S. */
+static double
+group_speed(const struct shape *sh, int g)
+{
+	double s = 0;
+
+	for (int j = 0; j < sh->S[g]; j++)
+		s += sh->u[sh->off[g] + j]->speed;
+	return s;
+}
+
+/* Split total in proportion to w (largest remainder, ties by index). */
+static void
+proportional(const double *w, int G, long total, long *m)
+{
+	double sum = 0, *rem = xcalloc((size_t)G, sizeof(double));
+	long given = 0;
+
+	for (int g = 0; g < G; g++)
+		sum += w[g];
+	for (int g = 0; g < G; g++) {
+		double q = sum > 0 ? (double)total * w[g] / sum :
+		    (double)total / G;
+
+		m[g] = (long)floor(q);
+		rem[g] = q - (double)m[g];
+		given += m[g];
+	}
+	while (given < total) {
+		int b = 0;
+
+		for (int g = 1; g < G; g++)
+			if (rem[g] > rem[b])
+				b = g;
+		m[b]++;
+		rem[b] = -1;
+		given++;
+	}
+	free(rem);
+}
+
+/*
+ * The structured mode's inner loop for one shape: partition every group
+ * for its share of micro-batches, split the micro-batches for those
+ * partitions, and repeat until the split stops changing (at most four
+ * rounds).  Every round's plan is scored.
+ */
+static void
+solve_shape(struct ctx *C, const struct shape *sh)
+{
+	int G = sh->G;
+	long *m = xcalloc((size_t)G, sizeof(long));
+	long *m2 = xcalloc((size_t)G, sizeof(long));
+	double *w = xcalloc((size_t)G, sizeof(double));
+	int **last = xcalloc((size_t)G, sizeof(int *));
+	struct split_group *sg = xcalloc((size_t)G, sizeof(*sg));
+
+	C->st->structures++;
+	for (int g = 0; g < G; g++)
+		w[g] = group_speed(sh, g);
+	proportional(w, G, C->total, m);
+	for (int round = 0; round < 4 && !C->failed; round++) {
+		int ok = 1, st;
+		double z;
+
+		for (int g = 0; g < G && ok; g++) {
+			struct part_result r;
+			long mg = m[g] > 0 ? m[g] : 1;
+			double t, c, A = 0, M = 0;
+
+			if (partition(C, sh, g, mg, 0, 1, NULL, &r,
+			    &C->err) != DL_OK) {
+				C->failed = 1;
+				ok = 0;
+				break;
+			}
+			if (r.status == LP_INFEASIBLE) {
+				/* This group cannot hold the model. */
+				sg[g].A = sg[g].M = 0;
+				sg[g].cap = 0;
+				free(last[g]);
+				last[g] = r.last;
+				continue;
+			}
+			free(last[g]);
+			last[g] = r.last;
+			/* A_g and M_g of this partition. */
+			{
+				struct commctx cc;
+				int S = sh->S[g], *node = xcalloc((size_t)S,
+				    sizeof(int)), *k = xcalloc((size_t)S,
+				    sizeof(int));
+
+				for (int j = 0; j < S; j++) {
+					node[j] = sh->u[sh->off[g] + j]->node;
+					k[j] = sh->u[sh->off[g] + j]->k;
+				}
+				cc.x = C->x;
+				cc.node = node;
+				cc.zero = 0;
+				for (int j = 0, a = 0; j < S; j++) {
+					t = cost_stage_compute(C->x, node[j],
+					    k[j], a, last[g][j]);
+					c = j + 1 < S ? comm_cb(&cc, j,
+					    (double)C->x->o->micro_batch *
+					    C->x->m->layers[last[g][j]].act_mb
+					    * 1e6) : 0;
+					A += t + c;
+					M = fmax(M, fmax(t, c));
+					a = last[g][j] + 1;
+				}
+				sg[g].A = A;
+				sg[g].M = M;
+				sg[g].cap = part_mcap(C->x, S, k, node, last[g]);
+				free(node);
+				free(k);
+			}
+		}
+		if (!ok)
+			break;
+		if (G <= 32) {
+			struct lp_params prm = { C->so->time_limit, 0 };
+
+			if (split_milp(sg, G, C->total, &prm, NULL, m2, &z, &st,
+			    &C->err) != DL_OK) {
+				C->failed = 1;
+				break;
+			}
+			C->st->milps++;
+		} else {
+			split_exact(sg, G, C->total, m2, &z, &st);
+		}
+		if (st != LP_OPTIMAL && st != LP_FEASIBLE)
+			break;
+		build_plan(C, &C->work, sh, last, m2);
+		if (C->work.ngroups > 0)
+			consider(C);
+		if (memcmp(m, m2, (size_t)G * sizeof(long)) == 0)
+			break;
+		memcpy(m, m2, (size_t)G * sizeof(long));
+	}
+	for (int g = 0; g < G; g++)
+		free(last[g]);
+	free(last);
+	free(m);
+	free(m2);
+	free(w);
+	free(sg);
+}
+
+/* Units with TP degree k (the largest power of two <= the GPUs left). */
+static size_t
+make_units(const struct dl_costctx *x, int k, struct unit *u)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < x->c->nnodes; i++) {
+		int left = x->c->nodes[i].gpus, gpu = 0;
+
+		while (left > 0) {
+			int kk = k;
+
+			while (kk > left)
+				kk /= 2;
+			u[n].node = (int)i;
+			u[n].k = kk;
+			u[n].gpu0 = gpu;
+			u[n].speed = kk * x->speed[i];
+			gpu += kk;
+			left -= kk;
+			n++;
+		}
+	}
+	return n;
+}
+
+static int
+cmp_unit(const void *a, const void *b)
+{
+	const struct unit *const *x = a, *const *y = b;
+
+	/* Stable order: faster first, then node order (set by caller). */
+	if ((*x)->speed != (*y)->speed)
+		return (*x)->speed > (*y)->speed ? -1 : 1;
+	if ((*x)->node != (*y)->node)
+		return (*x)->node < (*y)->node ? -1 : 1;
+	return (*x)->gpu0 < (*y)->gpu0 ? -1 : (*x)->gpu0 > (*y)->gpu0;
+}
+
+/*
+ * The structured mode: for each TP degree and stage count, list the
+ * units site by site (fastest first inside a site, so a pipeline's hops
+ * stay in one node or site), cut the list into pipelines of S units, and
+ * solve.  Also the same with only the fastest units of the best kind,
+ * when slow units would only hold the others back.
+ */
+static void
+structured(struct ctx *C)
+{
+	const struct dl_costctx *x = C->x;
+	long gpus = cluster_gpus(x->c);
+	struct unit *units = xcalloc((size_t)gpus, sizeof(struct unit));
+	const struct unit **ord = xcalloc((size_t)gpus, sizeof(*ord));
+	struct shape sh;
+	int maxs;
+
+	sh.S = xcalloc((size_t)gpus, sizeof(int));
+	sh.off = xcalloc((size_t)gpus, sizeof(int));
+	for (int k = 1; k <= x->o->max_tp && k <= DL_MAX_TP && !C->failed;
+	    k *= 2) {
+		size_t n = make_units(x, k, units), m = 0;
+
+		if (k > 1) {
+			/* Skip a degree that changes no unit. */
+			int any = 0;
+
+			for (size_t i = 0; i < n; i++)
+				any |= units[i].k == k;
+			if (!any)
+				continue;
+		}
+		/* Site by site, fastest first inside a site. */
+		for (size_t s = 0; s < x->c->nsites; s++) {
+			size_t first = m;
+
+			for (size_t i = 0; i < n; i++)
+				if (x->c->nodes[units[i].node].site_idx ==
+				    (int)s)
+					ord[m++] = &units[i];
+			qsort(ord + first, m - first, sizeof(*ord), cmp_unit);
+		}
+		maxs = (int)n < C->L ? (int)n : C->L;
+		if (x->o->max_stages > 0 && maxs > x->o->max_stages)
+			maxs = x->o->max_stages;
+		for (int S = 1; S <= maxs && !C->failed; S++) {
+			/* Beyond 16 stages try only a few counts. */
+			if (S > 16 && S % 8 != 0 && S != maxs)
+				continue;
+			for (int keep = 0; keep < 2; keep++) {
+				size_t use = n - n % (size_t)S;
+
+				/* keep = 1: only as many units as fit whole
+				 * pipelines of the fastest half. */
+				if (keep == 1) {
+					if (n / 2 < (size_t)S)
+						continue;
+					use = (n / 2) - (n / 2) % (size_t)S;
+				}
+				if (use == 0)
+					continue;
+				sh.G = (int)(use / (size_t)S);
+				sh.u = ord;
+				for (int g = 0; g < sh.G; g++) {
+					sh.S[g] = S;
+					sh.off[g] = g * S;
+				}
+				if (keep == 1) {
+					/* The fastest units overall. */
+					const struct unit **f = xcalloc(n,
+					    sizeof(*f));
+
+					memcpy(f, ord, n * sizeof(*f));
+					qsort(f, n, sizeof(*f), cmp_unit);
+					sh.u = f;
+					if (strategy_allows(C->so->strategy,
+					    &sh) && sh.G <= C->total)
+						solve_shape(C, &sh);
+					free(f);
+					continue;
+				}
+				if (sh.G > C->total)
+					sh.G = (int)C->total;
+				if (strategy_allows(C->so->strategy, &sh))
+					solve_shape(C, &sh);
+			}
+		}
+	}
+	free(sh.S);
+	free(sh.off);
+	free(units);
+	free(ord);
+}
+
+/*
+ * The exhaustive mode.  Units: every way to split each node's GPUs into
+ * TP groups of 1, 2, 4, 8 (non-increasing sizes, some GPUs may stay
+ * idle).  Shapes: every assignment of units to ordered pipelines (each
+ * unit unused, or inserted at any position of an existing pipeline, or
+ * starting a new one), then every order of the pipelines.  Shapes that
+ * differ only by swapping identical units of one node are scored once.
+ */
+struct exh {
+	struct ctx *C;
+	struct unit units[64];
+	int nunits;
+	/* The shape being built. */
+	int G;
+	int len[64];
+	int mem[64][64];	/* unit indices per group */
+	char **seen;
+	size_t nseen, capseen;
+	long *m;		/* split being tried */
+	int perm[64];
+};
+
+static int
+seen_add(struct exh *X, const char *sig)
+{
+	for (size_t i = 0; i < X->nseen; i++)
+		if (strcmp(X->seen[i], sig) == 0)
+			return 0;
+	X->seen = xgrow(X->seen, &X->capseen, X->nseen + 1, sizeof(char *));
+	X->seen[X->nseen++] = xstrdup(sig);
+	return 1;
+}
+
+/* Boundaries of S stages over L layers: next composition, in place. */
+static int
+next_cut(int *last, int S, int L)
+{
+	/* last[S-1] = L-1 always; last[0..S-2] strictly increasing. */
+	for (int j = S - 2; j >= 0; j--) {
+		if (last[j] < L - 1 - (S - 1 - j)) {
+			last[j]++;
+			for (int i = j + 1; i < S - 1; i++)
+				last[i] = last[i - 1] + 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void
+first_cut(int *last, int S, int L)
+{
+	for (int j = 0; j < S; j++)
+		last[j] = j;
+	last[S - 1] = L - 1;
+}
+
+/* Compute-only time of one group with these boundaries, or HUGE_VAL when
+ * a GPU's memory is exceeded. */
+static double
+group_comp(const struct ctx *C, const struct shape *sh, int g, const int *last,
+    long m)
+{
+	double sum = 0, bt = 0;
+	int S = sh->S[g];
+
+	for (int j = 0, a = 0; j < S; j++) {
+		const struct unit *u = sh->u[sh->off[g] + j];
+		double t;
+
+		if (cost_stage_memory(C->x, a, last[j], 1.0 / u->k, j + 1, S,
+		    m) > cost_gpu_capacity(C->x, u->node))
+			return HUGE_VAL;
+		t = cost_stage_compute(C->x, u->node, u->k, a, last[j]);
+		sum += t;
+		bt = fmax(bt, t);
+		a = last[j] + 1;
+	}
+	return sum + (double)(m - 1) * bt;
+}
+
+/* Enumerate the boundary product of all groups, scoring each plan. */
+static void
+exh_cuts(struct exh *X, const struct shape *sh, int g, int **cuts,
+    int *ncuts, int **cur)
+{
+	struct ctx *C = X->C;
+
+	if (C->failed)
+		return;
+	if (g == sh->G) {
+		build_plan(C, &C->work, sh, cur, X->m);
+		consider(C);
+		return;
+	}
+	for (int i = 0; i < ncuts[g]; i++) {
+		cur[g] = cuts[g] + (size_t)i * (size_t)sh->S[g];
+		exh_cuts(X, sh, g + 1, cuts, ncuts, cur);
+	}
+}
+
+/* All splits of the micro-batches over the groups of sh (each >= 1). */
+static void
+exh_split(struct exh *X, const struct shape *sh, int g, long left)
+{
+	struct ctx *C = X->C;
+
+	if (C->failed)
+		return;
+	if (g < sh->G - 1) {
+		for (long v = 1; v <= left - (sh->G - 1 - g); v++) {
+			X->m[g] = v;
+			exh_split(X, sh, g + 1, left - v);
+		}
+		return;
+	}
+	X->m[g] = left;
+	/* Lower bound: every group's best compute-only time. */
+	{
+		int **cuts = xcalloc((size_t)sh->G, sizeof(int *));
+		int *ncuts = xcalloc((size_t)sh->G, sizeof(int));
+		int **cur = xcalloc((size_t)sh->G, sizeof(int *));
+		int *last = xcalloc((size_t)C->L, sizeof(int));
+		int prune = 0;
+
+		for (int q = 0; q < sh->G && !prune; q++) {
+			size_t cap = 0;
+			int S = sh->S[q];
+
+			first_cut(last, S, C->L);
+			do {
+				double t = group_comp(C, sh, q, last, X->m[q]);
+
+				if (t == HUGE_VAL || (C->have_best &&
+				    t >= C->best_t))
+					continue;
+				cuts[q] = xgrow(cuts[q], &cap, (size_t)(ncuts[q]
+				    + 1) * (size_t)S, sizeof(int));
+				memcpy(cuts[q] + (size_t)ncuts[q] * (size_t)S,
+				    last, (size_t)S * sizeof(int));
+				ncuts[q]++;
+			} while (next_cut(last, S, C->L));
+			if (ncuts[q] == 0)
+				prune = 1;
+		}
+		if (prune)
+			C->st->pruned++;
+		else
+			exh_cuts(X, sh, 0, cuts, ncuts, cur);
+		for (int q = 0; q < sh->G; q++)
+			free(cuts[q]);
+		free(cuts);
+		free(ncuts);
+		free(cur);
+		free(last);
+	}
+}
+
+/* Score one shape (groups in the order of X->perm). */
+static void
+exh_shape(struct exh *X)
+{
+	struct ctx *C = X->C;
+	struct shape sh;
+	const struct unit *u[64];
+	int S[64], off[64], n = 0;
+	struct strbuf sig = STRBUF_INIT;
+
+	sh.G = X->G;
+	sh.S = S;
+	sh.off = off;
+	sh.u = u;
+	for (int q = 0; q < X->G; q++) {
+		int g = X->perm[q];
+
+		S[q] = X->len[g];
+		off[q] = n;
+		for (int j = 0; j < X->len[g]; j++) {
+			const struct unit *un = &X->units[X->mem[g][j]];
+
+			u[n++] = un;
+			sb_addf(&sig, "%d.%d,", un->node, un->k);
+		}
+		sb_addc(&sig, '|');
+	}
+	if (sh.G == 0 || sh.G > C->total || !strategy_allows(C->so->strategy,
+	    &sh) || !seen_add(X, sig.buf)) {
+		sb_free(&sig);
+		return;
+	}
+	sb_free(&sig);
+	for (int q = 0; q < sh.G; q++)
+		if (S[q] > C->L)
+			return;
+	C->st->structures++;
+	exh_split(X, &sh, 0, C->total);
+}
+
+/* Every order of the current groups. */
+static void
+exh_perms(struct exh *X, int q)
+{
+	if (q == X->G) {
+		exh_shape(X);
+		return;
+	}
+	for (int i = q; i < X->G; i++) {
+		int t = X->perm[q];
+
+		X->perm[q] = X->perm[i];
+		X->perm[i] = t;
+		exh_perms(X, q + 1);
+		t = X->perm[q];
+		X->perm[q] = X->perm[i];
+		X->perm[i] = t;
+	}
+}
+
+/* Place unit i: unused, into any position of a group, or a new group. */
+static void
+exh_place(struct exh *X, int i)
+{
+	if (X->C->failed)
+		return;
+	if (i == X->nunits) {
+		for (int q = 0; q < X->G; q++)
+			X->perm[q] = q;
+		exh_perms(X, 0);
+		return;
+	}
+	exh_place(X, i + 1);
+	for (int g = 0; g < X->G; g++) {
+		for (int p = 0; p <= X->len[g]; p++) {
+			memmove(&X->mem[g][p + 1], &X->mem[g][p],
+			    (size_t)(X->len[g] - p) * sizeof(int));
+			X->mem[g][p] = i;
+			X->len[g]++;
+			exh_place(X, i + 1);
+			X->len[g]--;
+			memmove(&X->mem[g][p], &X->mem[g][p + 1],
+			    (size_t)(X->len[g] - p) * sizeof(int));
+		}
+	}
+	X->mem[X->G][0] = i;
+	X->len[X->G] = 1;
+	X->G++;
+	exh_place(X, i + 1);
+	X->G--;
+}
+
+/* Every split of node i's GPUs into units (sizes non-increasing). */
+static void
+exh_units(struct exh *X, size_t node, int left, int maxk, int gpu)
+{
+	const struct dl_costctx *x = X->C->x;
+
+	if (X->C->failed)
+		return;
+	if (node == x->c->nnodes) {
+		exh_place(X, 0);
+		return;
+	}
+	/* Leave the rest of this node idle and go on. */
+	exh_units(X, node + 1, node + 1 < x->c->nnodes ?
+	    x->c->nodes[node + 1].gpus : 0, DL_MAX_TP, 0);
+	for (int k = maxk; k >= 1; k /= 2) {
+		struct unit *u;
+
+		if (k > left || k > x->o->max_tp)
+			continue;
+		u = &X->units[X->nunits++];
+		u->node = (int)node;
+		u->k = k;
+		u->gpu0 = gpu;
+		u->speed = k * x->speed[node];
+		exh_units(X, node, left - k, k, gpu + k);
+		X->nunits--;
+	}
+}
+
+static void
+exhaustive(struct ctx *C)
+{
+	struct exh *X = xcalloc(1, sizeof(*X));
+
+	X->C = C;
+	X->m = xcalloc(64, sizeof(long));
+	exh_units(X, 0, C->x->c->nodes[0].gpus, DL_MAX_TP, 0);
+	for (size_t i = 0; i < X->nseen; i++)
+		free(X->seen[i]);
+	free(X->seen);
+	free(X->m);
+	free(X);
+}
+
+/* The fallback for the error message: every unit in one pipeline. */
+static void
+explain_infeasible(struct ctx *C)
+{
+	const struct dl_costctx *x = C->x;
+	long gpus = cluster_gpus(x->c);
+	struct unit *units = xcalloc((size_t)gpus, sizeof(struct unit));
+	size_t n = make_units(x, x->o->max_tp < DL_MAX_TP ? x->o->max_tp :
+	    DL_MAX_TP, units);
+	const struct unit **ord = xcalloc(n, sizeof(*ord));
+	int S = (int)n < C->L ? (int)n : C->L, off = 0;
+	int *last = xcalloc((size_t)S, sizeof(int));
+	double per = model_params(x->m) / S, acc = 0;
+	struct shape sh;
+	long m = C->total;
+	int *lp = last;
+
+	for (size_t i = 0; i < n; i++)
+		ord[i] = &units[i];
+	qsort(ord, n, sizeof(*ord), cmp_unit);
+	/* Cut where the running parameter count passes each share. */
+	for (int l = 0, j = 0; l < C->L && j < S - 1; l++) {
+		acc += x->m->layers[l].params_m * 1e6;
+		if (acc >= per * (j + 1) || C->L - 1 - l == S - 1 - j)
+			last[j++] = l;
+	}
+	last[S - 1] = C->L - 1;
+	for (int j = 1; j < S - 1; j++)
+		if (last[j] <= last[j - 1])
+			last[j] = last[j - 1] + 1;
+	sh.G = 1;
+	sh.S = &S;
+	sh.off = &off;
+	sh.u = ord;
+	build_plan(C, &C->work, &sh, &lp, &m);
+	consider(C);
+	free(units);
+	free(ord);
+	free(last);
+}
+
+int
+search_plan(const struct dl_costctx *x, const struct search_opts *so,
+    struct dl_plan *best, struct search_stats *st, struct dl_err *e)
+{
+	struct ctx C;
+	double t0 = now();
+	long gpus = cluster_gpus(x->c);
+	int exact = so->exact < 0 ? gpus <= 6 : so->exact;
+
+	memset(&C, 0, sizeof(C));
+	memset(st, 0, sizeof(*st));
+	plan_init(best);
+	plan_init(&C.work);
+	C.x = x;
+	C.so = so;
+	C.st = st;
+	C.best = best;
+	C.L = (int)x->m->nlayers;
+	C.total = x->o->global_batch / x->o->micro_batch;
+	if (exact && gpus > 12) {
+		plan_free(&C.work);
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "exhaustive search "
+		    "is limited to 12 GPUs (this cluster has %ld)", gpus);
+	}
+	structured(&C);
+	if (exact && !C.failed)
+		exhaustive(&C);
+	st->exact = exact && !C.failed;
+	if (!C.have_best && !C.failed) {
+		explain_infeasible(&C);
+		plan_free(&C.work);
+		if (C.have_best) {
+			/* Only the strategy or the limits kept it out. */
+			plan_free(best);
+			return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "no plan "
+			    "with the chosen strategy and limits fits in "
+			    "memory (a single pipeline over all GPUs would; "
+			    "try --strategy auto)");
+		}
+		if (C.have_infeas) {
+			*e = C.infeas;
+			return e->code;
+		}
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "no plan fits the "
+		    "strategy and limits given");
+	}
+	plan_free(&C.work);
+	if (C.failed) {
+		*e = C.err;
+		return e->code ? e->code : DL_ESYS;
+	}
+	st->time_s = now() - t0;
+	snprintf(best->status, sizeof(best->status), "%s", st->exact ?
+	    "optimal" : "feasible");
+	best->bound_s = st->exact ? best->est.iteration_s :
+	    best->est.lower_bound_s;
+	best->gap = best->est.iteration_s > 0 ? (best->est.iteration_s -
+	    best->bound_s) / best->est.iteration_s : 0;
+	best->solve_s = st->time_s;
+	return DL_OK;
+}
+
+int
+search_dump(const struct dl_costctx *x, const struct search_opts *so,
+    const struct dl_plan *p, struct dl_err *e)
+{
+	struct ctx C;
+	struct search_stats st;
+	struct shape sh;
+	struct unit *units;
+	const struct unit **up;
+	struct split_group *sg;
+	long *m;
+	double z;
+	int n = 0, rc, status;
+	struct strbuf path = STRBUF_INIT;
+
+	if ((rc = mkdir_p(so->dump_dir, e)) != DL_OK)
+		return rc;
+	memset(&C, 0, sizeof(C));
+	memset(&st, 0, sizeof(st));
+	C.x = x;
+	C.so = so;
+	C.st = &st;
+	C.L = (int)x->m->nlayers;
+	C.total = x->o->global_batch / x->o->micro_batch;
+	sh.G = p->ngroups;
+	sh.S = xcalloc((size_t)p->ngroups, sizeof(int));
+	sh.off = xcalloc((size_t)p->ngroups, sizeof(int));
+	for (int g = 0; g < p->ngroups; g++)
+		n += p->groups[g].nstages;
+	units = xcalloc((size_t)n, sizeof(*units));
+	up = xcalloc((size_t)n, sizeof(*up));
+	sg = xcalloc((size_t)p->ngroups, sizeof(*sg));
+	m = xcalloc((size_t)p->ngroups, sizeof(long));
+	n = 0;
+	for (int g = 0; g < p->ngroups; g++) {
+		sh.S[g] = p->groups[g].nstages;
+		sh.off[g] = n;
+		for (int j = 0; j < sh.S[g]; j++) {
+			const struct dl_stage *s = &p->groups[g].stages[j];
+
+			units[n].node = s->node;
+			units[n].k = s->ngpus;
+			units[n].gpu0 = s->gpus[0];
+			up[n] = &units[n];
+			n++;
+		}
+	}
+	sh.u = up;
+	rc = DL_OK;
+	for (int g = 0; g < p->ngroups && rc == DL_OK; g++) {
+		struct part_result r;
+		const struct dl_group *gr = &p->groups[g];
+		double A = 0, M = 0;
+
+		sb_reset(&path);
+		sb_addf(&path, "%s/partition-g%d.lp", so->dump_dir, g);
+		if (sh.S[g] < 2) {
+			/* One stage: nothing to partition, no program. */
+			for (int j = 0; j < 1; j++) {
+				A = cost_stage_compute(x, gr->stages[0].node,
+				    gr->stages[0].ngpus, 0, C.L - 1);
+				M = A;
+			}
+		} else {
+			struct commctx cc;
+			int *node = xcalloc((size_t)sh.S[g], sizeof(int));
+			int *k = xcalloc((size_t)sh.S[g], sizeof(int));
+			struct part_group pg;
+			struct lp_params prm = { so->time_limit, 0 };
+
+			for (int j = 0; j < sh.S[g]; j++) {
+				node[j] = gr->stages[j].node;
+				k[j] = gr->stages[j].ngpus;
+			}
+			cc.x = x;
+			cc.node = node;
+			cc.zero = 0;
+			pg.S = sh.S[g];
+			pg.node = node;
+			pg.k = k;
+			pg.m = gr->micro_batches;
+			pg.comm = comm_cb;
+			pg.ctx = &cc;
+			rc = part_milp(x, &pg, NULL, &prm, path.buf, &r, e);
+			if (rc == DL_OK)
+				part_result_free(&r);
+			for (int j = 0, a = 0; j < sh.S[g]; j++) {
+				double t = cost_stage_compute(x, node[j], k[j],
+				    a, gr->stages[j].last);
+				double c = j + 1 < sh.S[g] ? comm_cb(&cc, j,
+				    (double)x->o->micro_batch *
+				    x->m->layers[gr->stages[j].last].act_mb *
+				    1e6) : 0;
+
+				A += t + c;
+				M = fmax(M, fmax(t, c));
+				a = gr->stages[j].last + 1;
+			}
+			free(node);
+			free(k);
+		}
+		sg[g].A = A;
+		sg[g].M = M;
+		sg[g].cap = LONG_MAX;
+	}
+	if (rc == DL_OK && p->ngroups > 1) {
+		struct lp_params prm = { so->time_limit, 0 };
+
+		sb_reset(&path);
+		sb_addf(&path, "%s/split.lp", so->dump_dir);
+		for (int g = 0; g < p->ngroups; g++) {
+			const struct dl_group *gr = &p->groups[g];
+			int *node = xcalloc((size_t)gr->nstages, sizeof(int));
+			int *k = xcalloc((size_t)gr->nstages, sizeof(int));
+			int *last = xcalloc((size_t)gr->nstages, sizeof(int));
+
+			for (int j = 0; j < gr->nstages; j++) {
+				node[j] = gr->stages[j].node;
+				k[j] = gr->stages[j].ngpus;
+				last[j] = gr->stages[j].last;
+			}
+			sg[g].cap = part_mcap(x, gr->nstages, k, node, last);
+			free(node);
+			free(k);
+			free(last);
+		}
+		rc = split_milp(sg, p->ngroups, C.total, &prm, path.buf, m, &z,
+		    &status, e);
+	}
+	sb_free(&path);
+	free(sh.S);
+	free(sh.off);
+	free(units);
+	free(up);
+	free(sg);
+	free(m);
+	return rc;
+}

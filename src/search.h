@@ -1,0 +1,64 @@
+/*
+ * search.h - the plan search of DESIGN.md 5.6: tentative searching over
+ * structures plus linear solving of the partition and the data split.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Two modes.  The exhaustive mode enumerates the whole plan space of
+ * section 3 (every split of each node's GPUs into TP units, every subset
+ * of units, every grouping into ordered pipelines and every order of the
+ * groups, every micro-batch split and every layer boundary), prunes with
+ * exact compute-only lower bounds, and scores the survivors with the full
+ * cost model, so its answer is the optimum of section 4; it is used when
+ * the cluster has at most 6 GPUs (or when asked).  The structured mode
+ * tries, per TP degree and stage count, pipelines of units kept inside a
+ * node or site, partitions each distinct pipeline with the layer-partition
+ * MILP (warm-started by the exact DP), splits the micro-batches with the
+ * data-split MILP, alternates the two until the split stops changing,
+ * and scores each result with the cost model.  Both are deterministic.
+ */
+#ifndef DL_SEARCH_H
+#define DL_SEARCH_H
+
+#include "cost.h"
+#include "plan.h"
+
+enum { STRAT_AUTO, STRAT_DP, STRAT_PP, STRAT_HYBRID };
+
+struct search_opts {
+	int strategy;		/* STRAT_* */
+	int exact;		/* -1 auto (<= 6 GPUs), 0 never, 1 always */
+	const char *dump_dir;	/* write the final plan's MILPs here */
+	double time_limit;	/* seconds per MILP */
+};
+
+struct search_stats {
+	long structures;	/* structures tried */
+	long evaluated;		/* plans scored with the cost model */
+	long pruned;		/* cut by a lower bound */
+	long milps;		/* MILPs solved */
+	int exact;		/* the exhaustive mode ran to the end */
+	double time_s;
+};
+
+/*
+ * Find the best plan.  best is initialised here (plan_init) and filled:
+ * groups, stages, GPUs, micro-batches, the cost model's estimate, rings,
+ * flows, status ("optimal" when proven, else "feasible"), gap and bound.
+ * No plan fits in memory: DL_EINFEAS, e naming the GPU and bytes over at
+ * the largest pipeline.
+ */
+int search_plan(const struct dl_costctx *x, const struct search_opts *so,
+    struct dl_plan *best, struct search_stats *st, struct dl_err *e);
+
+/*
+ * Write the programs behind plan p to so->dump_dir in CPLEX LP format:
+ * partition-gN.lp (the layer partition of group N, for its micro-batches;
+ * groups of one stage have none) and split.lp (the data split over the
+ * plan's groups with their stages fixed), so that glpsol or cbc can solve
+ * them again.
+ */
+int search_dump(const struct dl_costctx *x, const struct search_opts *so,
+    const struct dl_plan *p, struct dl_err *e);
+
+#endif
