@@ -13,6 +13,7 @@
 #include "opt.h"
 
 extern const struct dl_cmd dl_cmd_check;
+extern const struct dl_cmd dl_cmd_predict;
 extern const struct dl_cmd dl_cmd_model;
 
 /* All commands, NULL-terminated, in the order --help lists them. */

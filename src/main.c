@@ -13,6 +13,7 @@
 
 const struct dl_cmd *const dl_cmds[] = {
 	&dl_cmd_check,
+	&dl_cmd_predict,
 	&dl_cmd_model,
 	NULL
 };

@@ -1,0 +1,988 @@
+/*
+ * cmd_predict.c - "dlplan predict": GMC forecasts of load histories, and
+ * a rolling-origin backtest of them against simple baselines.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * -H takes a load.csv (node,t,util: one series per node) or a traffic.csv
+ * (t,src,dst,util: one series per directed link, named "src>dst"), told
+ * apart by the header.  With --mean-link a traffic.csv gives the single
+ * series "mean", the mean utilisation over the links with data at each
+ * step, which is what the router forecasts.  Series keep the order in
+ * which they first appear and are sorted by t.
+ *
+ * Output formats: csv is the stable format of DESIGN.md section 8; json
+ * ("dlplan.predict/1", "dlplan.backtest/1") and the table are described
+ * in dlplan(1).
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "cmdutil.h"
+#include "csvin.h"
+#include "forecast.h"
+#include "gmc.h"
+
+enum {
+	O_HISTORY = 1, O_HORIZON, O_WINDOW, O_STATES, O_CORRECTION, O_FORMAT,
+	O_BACKTEST, O_MEANLINK
+};
+enum { F_TABLE, F_CSV, F_JSON };
+
+#define HORIZON_MAX	10000
+#define WINDOW_MAX	1000000
+
+static const struct dl_opt predict_opts[] = {
+	{ "history", 'H', O_HISTORY, "FILE", "csv",
+	    "load.csv (node,t,util) or traffic.csv (t,src,dst,util)" },
+	{ "horizon", 0, O_HORIZON, "N", NULL,
+	    "forecast steps 1..N (default 1)" },
+	{ "window", 0, O_WINDOW, "W", NULL,
+	    "fit the last W points (default 16, at least 4)" },
+	{ "states", 0, O_STATES, "K", NULL,
+	    "Markov residual states, 1..32 (default 3)" },
+	{ "correction", 0, O_CORRECTION, "HOW", "expect|argmax",
+	    "Markov correction (default expect)" },
+	{ "format", 0, O_FORMAT, "FMT", "table|csv|json",
+	    "output format (default table)" },
+	{ "backtest", 0, O_BACKTEST, NULL, NULL,
+	    "rolling-origin MAPE and MAE of GMC, GM(1,1), last value and "
+	    "window mean" },
+	{ "mean-link", 0, O_MEANLINK, NULL, NULL,
+	    "with a traffic.csv: forecast only the mean link load" },
+	DL_OPT_COMMON,
+	{ NULL, 0, 0, NULL, NULL, NULL }
+};
+
+static int cmd_predict(const struct dl_cmd *, int, char **);
+
+const struct dl_cmd dl_cmd_predict = {
+	"predict", cmd_predict,
+	"-H FILE [--horizon N] [--window W] [--states K] "
+	"[--correction expect|argmax] [--format table|csv|json] [--backtest] "
+	"[--mean-link]",
+	"forecast node and link load with a Grey Markov Chain",
+	predict_opts, 0
+};
+
+/* One history as read: points in file order until sorted. */
+struct series {
+	char *name;
+	size_t n, cap;
+	long *t;
+	double *v;
+	long *line;
+};
+
+struct history {
+	const char *path;
+	int traffic;
+	long tcol;		/* file column of t, for messages */
+	struct series *s;
+	size_t ns, cap;
+	size_t *slot;		/* name map: series index + 1, 0 empty */
+	size_t nslot;
+};
+
+static size_t
+hash_name(const char *s)
+{
+	size_t h = 14695981039346656037ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* The series called name, created at the end when new. */
+static struct series *
+series_get(struct history *hs, const char *name)
+{
+	size_t i, mask;
+
+	if (2 * (hs->ns + 1) > hs->nslot) {
+		size_t nn = hs->nslot ? 2 * hs->nslot : 64;
+
+		free(hs->slot);
+		hs->slot = xcalloc(nn, sizeof(size_t));
+		hs->nslot = nn;
+		for (size_t k = 0; k < hs->ns; k++) {
+			i = hash_name(hs->s[k].name) & (nn - 1);
+			while (hs->slot[i])
+				i = (i + 1) & (nn - 1);
+			hs->slot[i] = k + 1;
+		}
+	}
+	mask = hs->nslot - 1;
+	for (i = hash_name(name) & mask; hs->slot[i]; i = (i + 1) & mask)
+		if (strcmp(hs->s[hs->slot[i] - 1].name, name) == 0)
+			return &hs->s[hs->slot[i] - 1];
+	hs->s = xgrow(hs->s, &hs->cap, hs->ns + 1, sizeof(*hs->s));
+	memset(&hs->s[hs->ns], 0, sizeof(*hs->s));
+	hs->s[hs->ns].name = xstrdup(name);
+	hs->slot[i] = ++hs->ns;
+	return &hs->s[hs->ns - 1];
+}
+
+static void
+series_push(struct series *s, long t, double v, long line)
+{
+	if (s->n == s->cap) {
+		size_t c = s->cap;
+
+		s->t = xgrow(s->t, &c, s->n + 1, sizeof(long));
+		s->v = xreallocarray(s->v, c, sizeof(double));
+		s->line = xreallocarray(s->line, c, sizeof(long));
+		s->cap = c;
+	}
+	s->t[s->n] = t;
+	s->v[s->n] = v;
+	s->line[s->n] = line;
+	s->n++;
+}
+
+static void
+history_free(struct history *hs)
+{
+	for (size_t k = 0; k < hs->ns; k++) {
+		free(hs->s[k].name);
+		free(hs->s[k].t);
+		free(hs->s[k].v);
+		free(hs->s[k].line);
+	}
+	free(hs->s);
+	free(hs->slot);
+	memset(hs, 0, sizeof(*hs));
+}
+
+/*
+ * Tell a load.csv from a traffic.csv by the names in the header row (the
+ * first line that is not blank or a comment).
+ */
+static int
+detect_kind(const char *path, const char *data, size_t len, int *traffic,
+    struct dl_err *e)
+{
+	const char *p = data, *end = data + len;
+	int has_node = 0, has_src = 0;
+	long line = 0;
+
+	if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+		p += 3;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end, *q = p;
+
+		line++;
+		while (q < le && (*q == ' ' || *q == '\t' || *q == '\r'))
+			q++;
+		if (q == le || *q == '#') {
+			p = nl ? nl + 1 : end;
+			continue;
+		}
+		while (q <= le) {
+			const char *f = q, *fe;
+
+			while (q < le && *q != ',')
+				q++;
+			fe = q++;
+			while (f < fe && (*f == '"' || *f == ' '))
+				f++;
+			while (fe > f && (fe[-1] == '"' || fe[-1] == ' ' ||
+			    fe[-1] == '\r'))
+				fe--;
+			if (fe - f == 4 && memcmp(f, "node", 4) == 0)
+				has_node = 1;
+			if ((fe - f == 3 && memcmp(f, "src", 3) == 0) ||
+			    (fe - f == 3 && memcmp(f, "dst", 3) == 0))
+				has_src = 1;
+		}
+		if (!has_node && !has_src)
+			return dl_seterr(e, DL_EDATA, path, line, 0, "header "
+			    "names no 'node' column (load.csv: node,t,util) "
+			    "and no 'src' or 'dst' column (traffic.csv: "
+			    "t,src,dst,util)");
+		*traffic = has_src;
+		return DL_OK;
+	}
+	*traffic = 0;	/* csvin reports the empty file */
+	return DL_OK;
+}
+
+struct pt {
+	long t, line;
+	double v;
+};
+
+static int
+cmp_pt(const void *a, const void *b)
+{
+	const struct pt *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* Sort a series by t; a step given twice is an error at its later line. */
+static int
+series_sort(const struct history *hs, struct series *s, struct dl_err *e)
+{
+	struct pt *p;
+	int sorted = 1;
+
+	for (size_t i = 1; i < s->n && sorted; i++)
+		sorted = s->t[i] > s->t[i - 1];
+	if (sorted)
+		return DL_OK;
+	p = xcalloc(s->n, sizeof(*p));
+	for (size_t i = 0; i < s->n; i++) {
+		p[i].t = s->t[i];
+		p[i].v = s->v[i];
+		p[i].line = s->line[i];
+	}
+	qsort(p, s->n, sizeof(*p), cmp_pt);
+	for (size_t i = 0; i < s->n; i++) {
+		if (i > 0 && p[i].t == p[i - 1].t) {
+			dl_seterr(e, DL_EDATA, hs->path, p[i].line, hs->tcol,
+			    "step t=%ld of %s '%s' given twice (also on line "
+			    "%ld)", p[i].t, hs->traffic ? "link" : "node",
+			    s->name, p[i - 1].line);
+			free(p);
+			return DL_EDATA;
+		}
+		s->t[i] = p[i].t;
+		s->v[i] = p[i].v;
+		s->line[i] = p[i].line;
+	}
+	free(p);
+	return DL_OK;
+}
+
+/* Read path into hs: one series per node or directed link. */
+static int
+history_read(const char *path, struct history *hs, struct dl_err *e)
+{
+	struct csv_table t;
+	size_t ct, cv, cn = 0, cs = 0, cd = 0;
+	char *data;
+	size_t len;
+	int rc;
+
+	memset(hs, 0, sizeof(*hs));
+	hs->path = path;
+	if ((rc = read_file(path, &data, &len, e)) != DL_OK)
+		return rc;
+	rc = detect_kind(path, data, len, &hs->traffic, e);
+	if (rc == DL_OK)
+		rc = csvin_parse(path, data, len, hs->traffic ?
+		    &dl_traffic_schema : &dl_load_schema, &t, e);
+	free(data);
+	if (rc != DL_OK)
+		return rc;
+	ct = csv_colidx(&t, "t");
+	cv = csv_colidx(&t, "util");
+	if (hs->traffic) {
+		cs = csv_colidx(&t, "src");
+		cd = csv_colidx(&t, "dst");
+	} else {
+		cn = csv_colidx(&t, "node");
+	}
+	hs->tcol = t.fcol[ct];
+	if (t.nrows == 0) {
+		rc = dl_seterr(e, DL_EDATA, path, t.header_line, 0, "no "
+		    "history rows (expected at least one row after the "
+		    "header)");
+		csvin_free(&t);
+		return rc;
+	}
+	for (size_t r = 0, last = 0; r < t.nrows; r++) {
+		const char *name = hs->traffic ? NULL : csv_str(&t, r, cn);
+		char link[2 * 64 + 2];
+
+		if (hs->traffic) {
+			const char *a = csv_str(&t, r, cs);
+			const char *b = csv_str(&t, r, cd);
+			size_t na = strlen(a), nb = strlen(b);
+
+			/* Ids are at most 63 characters (csvin checks). */
+			memcpy(link, a, na);
+			link[na] = '>';
+			memcpy(link + na + 1, b, nb + 1);
+			name = link;
+		}
+		/* Rows of one series often follow each other. */
+		if (hs->ns == 0 || strcmp(hs->s[last].name, name) != 0)
+			last = (size_t)(series_get(hs, name) - hs->s);
+		series_push(&hs->s[last], (long)csv_num(&t, r, ct),
+		    csv_num(&t, r, cv), t.line[r]);
+	}
+	csvin_free(&t);
+	for (size_t k = 0; k < hs->ns; k++)
+		if ((rc = series_sort(hs, &hs->s[k], e)) != DL_OK)
+			return rc;
+	return DL_OK;
+}
+
+/* Replace the link series of hs by their mean series "mean". */
+static void
+history_mean_link(struct history *hs)
+{
+	struct dl_series *ds = xcalloc(hs->ns, sizeof(*ds)), m;
+	struct series *s;
+
+	for (size_t k = 0; k < hs->ns; k++) {
+		ds[k].n = hs->s[k].n;
+		ds[k].t = hs->s[k].t;
+		ds[k].v = hs->s[k].v;
+	}
+	forecast_mean_series(ds, hs->ns, &m);
+	free(ds);
+	for (size_t k = 0; k < hs->ns; k++) {
+		free(hs->s[k].name);
+		free(hs->s[k].t);
+		free(hs->s[k].v);
+		free(hs->s[k].line);
+	}
+	hs->ns = 0;
+	s = &hs->s[hs->ns++];
+	memset(s, 0, sizeof(*s));
+	s->name = xstrdup("mean");
+	s->n = s->cap = m.n;
+	s->t = m.t;
+	s->v = m.v;
+	s->line = xcalloc(m.n, sizeof(long));
+}
+
+struct params {
+	const char *path;
+	int horizon, format, backtest, meanlink;
+	struct gmc_opts o;
+};
+
+static const char *const corr_names[] = { "expect", "argmax" };
+
+/* --- forecasts ----------------------------------------------------- */
+
+struct result {
+	struct gmc_fit f;
+	double *fc;		/* horizon values */
+	double mean;		/* their mean */
+};
+
+static int
+fit_all(const struct params *pa, const struct history *hs,
+    struct result *res, struct dl_err *e)
+{
+	for (size_t k = 0; k < hs->ns; k++) {
+		const struct series *s = &hs->s[k];
+		double sum = 0;
+		int rc;
+
+		if ((rc = gmc_fit(s->v, s->n, &pa->o, &res[k].f, e)) != DL_OK) {
+			char msg[sizeof(e->msg)];
+
+			snprintf(msg, sizeof(msg), "%s", e->msg);
+			return dl_seterr(e, rc, pa->path, 0, 0, "%s '%s': %s",
+			    hs->traffic && !pa->meanlink ? "link" : "series",
+			    s->name, msg);
+		}
+		res[k].fc = xcalloc((size_t)pa->horizon, sizeof(double));
+		gmc_forecast(&res[k].f, pa->horizon, res[k].fc);
+		for (int h = 0; h < pa->horizon; h++)
+			sum += res[k].fc[h];
+		res[k].mean = sum / pa->horizon;
+	}
+	return DL_OK;
+}
+
+static void
+print_csv(const struct params *pa, const struct history *hs,
+    const struct result *res)
+{
+	char b1[DL_DBL_BUFSZ], b2[DL_DBL_BUFSZ], b3[DL_DBL_BUFSZ];
+	char b4[DL_DBL_BUFSZ], b5[DL_DBL_BUFSZ], b6[DL_DBL_BUFSZ];
+	char b7[DL_DBL_BUFSZ];
+
+	printf("node,h,forecast,a,b,shift,ratio_ok,mre,C,P,grade\n");
+	for (size_t k = 0; k < hs->ns; k++) {
+		const struct gmc_fit *f = &res[k].f;
+
+		fmt_double(b2, f->a);
+		fmt_double(b3, f->b);
+		fmt_double(b4, f->shift);
+		fmt_double(b5, f->mre);
+		fmt_double(b6, f->C);
+		fmt_double(b7, f->P);
+		for (int h = 1; h <= pa->horizon; h++)
+			printf("%s,%d,%s,%s,%s,%s,%d,%s,%s,%s,%s\n",
+			    hs->s[k].name, h, fmt_double(b1, res[k].fc[h - 1]),
+			    b2, b3, b4, f->ratio_ok, b5, b6, b7,
+			    gmc_grade_name(f->grade));
+	}
+}
+
+/* --- aligned tables ------------------------------------------------ */
+
+struct table {
+	size_t ncols, nrows;
+	char **cell;		/* nrows * ncols */
+	size_t cap;
+};
+
+static void
+tbl_row(struct table *tb)
+{
+	tb->cell = xgrow(tb->cell, &tb->cap, (tb->nrows + 1) * tb->ncols,
+	    sizeof(char *));
+	memset(&tb->cell[tb->nrows * tb->ncols], 0, tb->ncols *
+	    sizeof(char *));
+	tb->nrows++;
+}
+
+static void __attribute__((format(printf, 3, 4)))
+tbl_set(struct table *tb, size_t col, const char *fmt, ...)
+{
+	char **c = &tb->cell[(tb->nrows - 1) * tb->ncols + col];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	free(*c);
+	*c = xmalloc((size_t)(n < 0 ? 0 : n) + 1);
+	**c = '\0';
+	va_start(ap, fmt);
+	vsnprintf(*c, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
+	va_end(ap);
+}
+
+/* Print with the first column left-aligned and the others right. */
+static void
+tbl_print(struct table *tb, const char *indent)
+{
+	size_t *w = xcalloc(tb->ncols, sizeof(size_t));
+
+	for (size_t r = 0; r < tb->nrows; r++)
+		for (size_t c = 0; c < tb->ncols; c++) {
+			const char *s = tb->cell[r * tb->ncols + c];
+			size_t n = s ? strlen(s) : 0;
+
+			if (n > w[c])
+				w[c] = n;
+		}
+	for (size_t r = 0; r < tb->nrows; r++) {
+		fputs(indent, stdout);
+		for (size_t c = 0; c < tb->ncols; c++) {
+			const char *s = tb->cell[r * tb->ncols + c];
+
+			if (c == 0)
+				printf("%-*s", (int)w[c], s ? s : "");
+			else
+				printf("  %*s", (int)w[c], s ? s : "");
+		}
+		putchar('\n');
+	}
+	for (size_t i = 0; i < tb->nrows * tb->ncols; i++)
+		free(tb->cell[i]);
+	free(tb->cell);
+	free(w);
+	memset(tb, 0, sizeof(*tb));
+}
+
+/* Forecast columns shown in the table; csv and json show them all. */
+#define TABLE_STEPS 8
+
+static void
+print_table(const struct params *pa, const struct history *hs,
+    const struct result *res)
+{
+	int steps = pa->horizon <= TABLE_STEPS ? pa->horizon : 0;
+	struct table tb = { 11 + (size_t)steps, 0, NULL, 0 };
+	size_t flagged = 0;
+
+	printf("GMC forecast of %zu series from %s (window %zu, %d states, "
+	    "%s correction, horizon %d)\n", hs->ns, pa->path, pa->o.window,
+	    pa->o.states, corr_names[pa->o.correction], pa->horizon);
+	if (steps == 0)
+		printf("(the horizon is too long for a column per step: use "
+		    "--format csv or json for each step)\n");
+	tbl_row(&tb);
+	tbl_set(&tb, 0, "%s", hs->traffic && !pa->meanlink ? "link" :
+	    pa->meanlink ? "series" : "node");
+	tbl_set(&tb, 1, "points");
+	tbl_set(&tb, 2, "a");
+	tbl_set(&tb, 3, "b");
+	tbl_set(&tb, 4, "shift");
+	tbl_set(&tb, 5, "ratio");
+	tbl_set(&tb, 6, "mre");
+	tbl_set(&tb, 7, "C");
+	tbl_set(&tb, 8, "P");
+	tbl_set(&tb, 9, "grade");
+	tbl_set(&tb, 10, "mean");
+	for (int h = 1; h <= steps; h++)
+		tbl_set(&tb, 10 + (size_t)h, "h=%d", h);
+	for (size_t k = 0; k < hs->ns; k++) {
+		const struct gmc_fit *f = &res[k].f;
+
+		tbl_row(&tb);
+		tbl_set(&tb, 0, "%s", hs->s[k].name);
+		tbl_set(&tb, 1, "%zu", hs->s[k].n);
+		tbl_set(&tb, 2, "%.6g", f->a);
+		tbl_set(&tb, 3, "%.6g", f->b);
+		tbl_set(&tb, 4, "%.4g", f->shift);
+		tbl_set(&tb, 5, "%s", f->ratio_ok ? "ok" : "FAIL");
+		tbl_set(&tb, 6, "%.4f", f->mre);
+		tbl_set(&tb, 7, "%.4f", f->C);
+		tbl_set(&tb, 8, "%.4f", f->P);
+		tbl_set(&tb, 9, "%s", gmc_grade_name(f->grade));
+		tbl_set(&tb, 10, "%.4f", res[k].mean);
+		for (int h = 1; h <= steps; h++)
+			tbl_set(&tb, 10 + (size_t)h, "%.4f", res[k].fc[h - 1]);
+		flagged += !f->ratio_ok;
+	}
+	tbl_print(&tb, "");
+	if (flagged)
+		printf("%zu series failed the class-ratio test at every "
+		    "shift (ratio FAIL): treat their forecasts with care\n",
+		    flagged);
+}
+
+/* The keys that open both json documents. */
+static void
+json_head(json_t *o, const char *schema, const struct params *pa,
+    const struct history *hs)
+{
+	json_object_set_new(o, "schema", json_string(schema));
+	json_object_set_new(o, "history", json_string(pa->path));
+	json_object_set_new(o, "kind", json_string(!hs->traffic ? "load" :
+	    pa->meanlink ? "mean-link" : "traffic"));
+	json_object_set_new(o, "horizon", json_integer(pa->horizon));
+	json_object_set_new(o, "window",
+	    json_integer((json_int_t)pa->o.window));
+	json_object_set_new(o, "states", json_integer(pa->o.states));
+	json_object_set_new(o, "correction",
+	    json_string(corr_names[pa->o.correction]));
+}
+
+static int
+print_json(const struct params *pa, const struct history *hs,
+    const struct result *res)
+{
+	json_t *o = json_object(), *arr = json_array();
+	int rc;
+
+	json_head(o, "dlplan.predict/1", pa, hs);
+	for (size_t k = 0; k < hs->ns; k++) {
+		const struct gmc_fit *f = &res[k].f;
+		json_t *s = json_object(), *fa = json_array();
+
+		json_object_set_new(s, "node", json_string(hs->s[k].name));
+		json_object_set_new(s, "points",
+		    json_integer((json_int_t)hs->s[k].n));
+		json_object_set_new(s, "fitted", json_integer((json_int_t)f->n));
+		json_object_set_new(s, "a", cmd_json_real(f->a));
+		json_object_set_new(s, "b", cmd_json_real(f->b));
+		json_object_set_new(s, "shift", cmd_json_real(f->shift));
+		json_object_set_new(s, "ratio_ok", json_boolean(f->ratio_ok));
+		json_object_set_new(s, "mre", cmd_json_real(f->mre));
+		json_object_set_new(s, "C", cmd_json_real(f->C));
+		json_object_set_new(s, "P", cmd_json_real(f->P));
+		json_object_set_new(s, "grade",
+		    json_string(gmc_grade_name(f->grade)));
+		json_object_set_new(s, "mean", cmd_json_real(res[k].mean));
+		for (int h = 0; h < pa->horizon; h++)
+			json_array_append_new(fa, cmd_json_real(res[k].fc[h]));
+		json_object_set_new(s, "forecast", fa);
+		json_array_append_new(arr, s);
+	}
+	json_object_set_new(o, "series", arr);
+	rc = cmd_print_json(o);
+	json_decref(o);
+	return rc;
+}
+
+/* --- backtest ------------------------------------------------------ */
+
+enum { M_GMC, M_GM11, M_LAST, M_MEAN, NMETHODS };
+static const char *const method_names[NMETHODS] = {
+	"gmc", "gm11", "last", "mean"
+};
+
+/* Error sums of one method at one step h. */
+struct acc {
+	long n, nape;		/* points; points with a non-zero actual */
+	double ae, ape;		/* sums of |error| and |error|/|actual| */
+};
+
+/* acc[(h-1) * NMETHODS + m] per series; the overall sums follow. */
+static void
+acc_add(struct acc *a, double fc, double actual)
+{
+	double err = fc > actual ? fc - actual : actual - fc;
+
+	a->n++;
+	a->ae += err;
+	if (actual != 0) {
+		a->nape++;
+		a->ape += err / (actual < 0 ? -actual : actual);
+	}
+}
+
+static int
+backtest_series(const struct params *pa, const struct series *s,
+    struct acc *acc, struct dl_err *e)
+{
+	size_t W = pa->o.window;
+	double *fc = xcalloc((size_t)pa->horizon, sizeof(double));
+	int rc = DL_OK;
+
+	for (size_t o = W; o < s->n && rc == DL_OK; o++) {
+		struct gmc_fit f;
+
+		/* Fit on x(o-W+1 .. o), 1-based: s->v[o-W .. o-1]. */
+		if ((rc = gmc_fit(s->v + (o - W), W, &pa->o, &f, e)) != DL_OK)
+			break;
+		gmc_forecast(&f, pa->horizon, fc);
+		for (int h = 1; h <= pa->horizon && o + (size_t)h <= s->n;
+		    h++) {
+			struct acc *a = &acc[(size_t)(h - 1) * NMETHODS];
+			double actual = s->v[o + (size_t)h - 1];
+
+			acc_add(&a[M_GMC], fc[h - 1], actual);
+			acc_add(&a[M_GM11], gmc_plain(&f, h), actual);
+			acc_add(&a[M_LAST], f.last, actual);
+			acc_add(&a[M_MEAN], f.mean, actual);
+		}
+	}
+	free(fc);
+	return rc;
+}
+
+static void
+acc_merge(struct acc *to, const struct acc *from, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		to[i].n += from[i].n;
+		to[i].nape += from[i].nape;
+		to[i].ae += from[i].ae;
+		to[i].ape += from[i].ape;
+	}
+}
+
+/* One table row per step h: name, h, points, MAPE % and MAE per method. */
+static void
+bt_table_rows(struct table *tb, const char *name, const struct acc *acc,
+    int horizon)
+{
+	for (int h = 1; h <= horizon; h++) {
+		const struct acc *a = &acc[(size_t)(h - 1) * NMETHODS];
+
+		tbl_row(tb);
+		tbl_set(tb, 0, "%s", name);
+		tbl_set(tb, 1, "%d", h);
+		tbl_set(tb, 2, "%ld", a[0].n);
+		for (int m = 0; m < NMETHODS; m++) {
+			if (a[m].nape > 0)
+				tbl_set(tb, 3 + (size_t)m, "%.2f",
+				    100 * a[m].ape / (double)a[m].nape);
+			else
+				tbl_set(tb, 3 + (size_t)m, "-");
+			if (a[m].n > 0)
+				tbl_set(tb, 3 + NMETHODS + (size_t)m, "%.4f",
+				    a[m].ae / (double)a[m].n);
+			else
+				tbl_set(tb, 3 + NMETHODS + (size_t)m, "-");
+		}
+	}
+}
+
+static void
+bt_table_head(struct table *tb, const char *first)
+{
+	tbl_row(tb);
+	tbl_set(tb, 0, "%s", first);
+	tbl_set(tb, 1, "h");
+	tbl_set(tb, 2, "points");
+	for (int m = 0; m < NMETHODS; m++) {
+		tbl_set(tb, 3 + (size_t)m, "MAPE%% %s", method_names[m]);
+		tbl_set(tb, 3 + NMETHODS + (size_t)m, "MAE %s",
+		    method_names[m]);
+	}
+}
+
+static void
+bt_print_table(const struct params *pa, const struct history *hs,
+    const struct acc *acc, const struct acc *all)
+{
+	struct table tb = { 3 + 2 * NMETHODS, 0, NULL, 0 };
+	size_t nh = (size_t)pa->horizon * NMETHODS;
+	long zeros = 0, n = 0;
+
+	for (int h = 0; h < pa->horizon; h++) {
+		n += all[(size_t)h * NMETHODS].n;
+		zeros += all[(size_t)h * NMETHODS].n -
+		    all[(size_t)h * NMETHODS].nape;
+	}
+	printf("GMC backtest of %zu series from %s (window %zu, %d states, "
+	    "%s correction): rolling origin, each fit on the %zu points "
+	    "before it\n", hs->ns, pa->path, pa->o.window, pa->o.states,
+	    corr_names[pa->o.correction], pa->o.window);
+	printf("methods: gmc = GM(1,1) + Markov correction, gm11 = plain "
+	    "GM(1,1), last = last value, mean = window mean\n");
+	printf("MAPE leaves out the %ld of %ld forecast points whose actual "
+	    "value is 0; MAE counts them all\n\noverall\n", zeros, n);
+	bt_table_head(&tb, "series");
+	bt_table_rows(&tb, "all", all, pa->horizon);
+	tbl_print(&tb, "  ");
+	printf("\nper series\n");
+	tb.ncols = 3 + 2 * NMETHODS;
+	bt_table_head(&tb, "series");
+	for (size_t k = 0; k < hs->ns; k++)
+		bt_table_rows(&tb, hs->s[k].name, acc + k * nh, pa->horizon);
+	tbl_print(&tb, "  ");
+}
+
+static void
+bt_csv_rows(const char *name, const struct acc *acc, int horizon)
+{
+	char b1[DL_DBL_BUFSZ], b2[DL_DBL_BUFSZ];
+
+	for (int h = 1; h <= horizon; h++)
+		for (int m = 0; m < NMETHODS; m++) {
+			const struct acc *a = &acc[(size_t)(h - 1) * NMETHODS +
+			    (size_t)m];
+
+			if (a->nape > 0)
+				fmt_double(b1, a->ape / (double)a->nape);
+			else
+				b1[0] = '\0';
+			if (a->n > 0)
+				fmt_double(b2, a->ae / (double)a->n);
+			else
+				b2[0] = '\0';
+			printf("%s,%d,%s,%ld,%ld,%s,%s\n", name, h,
+			    method_names[m], a->n, a->nape, b1, b2);
+		}
+}
+
+static void
+bt_print_csv(const struct params *pa, const struct history *hs,
+    const struct acc *acc, const struct acc *all)
+{
+	size_t nh = (size_t)pa->horizon * NMETHODS;
+
+	printf("node,h,method,points,mape_points,mape,mae\n");
+	bt_csv_rows("*", all, pa->horizon);
+	for (size_t k = 0; k < hs->ns; k++)
+		bt_csv_rows(hs->s[k].name, acc + k * nh, pa->horizon);
+}
+
+static json_t *
+bt_json_steps(const struct acc *acc, int horizon)
+{
+	json_t *arr = json_array();
+
+	for (int h = 1; h <= horizon; h++) {
+		const struct acc *a = &acc[(size_t)(h - 1) * NMETHODS];
+		json_t *o = json_object(), *ms = json_object();
+
+		json_object_set_new(o, "h", json_integer(h));
+		json_object_set_new(o, "points", json_integer(a[0].n));
+		json_object_set_new(o, "mape_points", json_integer(a[0].nape));
+		for (int m = 0; m < NMETHODS; m++) {
+			json_t *x = json_object();
+
+			json_object_set_new(x, "mape", a[m].nape > 0 ?
+			    cmd_json_real(a[m].ape / (double)a[m].nape) :
+			    json_null());
+			json_object_set_new(x, "mae", a[m].n > 0 ?
+			    cmd_json_real(a[m].ae / (double)a[m].n) :
+			    json_null());
+			json_object_set_new(ms, method_names[m], x);
+		}
+		json_object_set_new(o, "methods", ms);
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+static int
+bt_print_json(const struct params *pa, const struct history *hs,
+    const struct acc *acc, const struct acc *all)
+{
+	size_t nh = (size_t)pa->horizon * NMETHODS;
+	json_t *o = json_object(), *arr = json_array();
+	int rc;
+
+	json_head(o, "dlplan.backtest/1", pa, hs);
+	json_object_set_new(o, "overall", bt_json_steps(all, pa->horizon));
+	for (size_t k = 0; k < hs->ns; k++) {
+		json_t *s = json_object();
+
+		json_object_set_new(s, "node", json_string(hs->s[k].name));
+		json_object_set_new(s, "points",
+		    json_integer((json_int_t)hs->s[k].n));
+		json_object_set_new(s, "steps",
+		    bt_json_steps(acc + k * nh, pa->horizon));
+		json_array_append_new(arr, s);
+	}
+	json_object_set_new(o, "series", arr);
+	rc = cmd_print_json(o);
+	json_decref(o);
+	return rc;
+}
+
+static int
+backtest(const struct params *pa, const struct history *hs,
+    struct dl_err *e)
+{
+	size_t nh = (size_t)pa->horizon * NMETHODS;
+	struct acc *acc = xcalloc(hs->ns * nh, sizeof(*acc));
+	struct acc *all = xcalloc(nh, sizeof(*acc));
+	int rc = DL_OK;
+
+	for (size_t k = 0; k < hs->ns && rc == DL_OK; k++) {
+		rc = backtest_series(pa, &hs->s[k], acc + k * nh, e);
+		acc_merge(all, acc + k * nh, nh);
+	}
+	if (rc == DL_OK) {
+		if (pa->format == F_CSV)
+			bt_print_csv(pa, hs, acc, all);
+		else if (pa->format == F_JSON)
+			rc = bt_print_json(pa, hs, acc, all);
+		else
+			bt_print_table(pa, hs, acc, all);
+	}
+	free(acc);
+	free(all);
+	return rc;
+}
+
+/* --- command ------------------------------------------------------- */
+
+static int
+run(const struct params *pa, struct dl_err *e)
+{
+	struct history hs;
+	struct result *res = NULL;
+	int rc;
+
+	if ((rc = history_read(pa->path, &hs, e)) != DL_OK)
+		goto out;
+	if (pa->meanlink && !hs.traffic) {
+		rc = dl_seterr(e, DL_EDATA, pa->path, 0, 0, "--mean-link needs "
+		    "a traffic.csv history (t,src,dst,util), not a load.csv");
+		goto out;
+	}
+	if (pa->meanlink)
+		history_mean_link(&hs);
+	for (size_t k = 0; k < hs.ns; k++)
+		if (hs.s[k].n < GMC_MIN_POINTS) {
+			rc = dl_seterr(e, DL_EDATA, pa->path, 0, 0, "%s '%s' "
+			    "has %zu points (a forecast needs at least %d)",
+			    hs.traffic && !pa->meanlink ? "link" : pa->meanlink ?
+			    "series" : "node", hs.s[k].name, hs.s[k].n,
+			    GMC_MIN_POINTS);
+			goto out;
+		}
+	if (pa->backtest) {
+		rc = backtest(pa, &hs, e);
+		goto out;
+	}
+	res = xcalloc(hs.ns, sizeof(*res));
+	if ((rc = fit_all(pa, &hs, res, e)) != DL_OK)
+		goto out;
+	if (pa->format == F_CSV)
+		print_csv(pa, &hs, res);
+	else if (pa->format == F_JSON)
+		rc = print_json(pa, &hs, res);
+	else
+		print_table(pa, &hs, res);
+out:
+	if (res)
+		for (size_t k = 0; k < hs.ns; k++)
+			free(res[k].fc);
+	free(res);
+	history_free(&hs);
+	return rc;
+}
+
+static int
+cmd_predict(const struct dl_cmd *cmd, int argc, char **argv)
+{
+	struct params pa;
+	struct optstate st;
+	struct dl_err e = { 0 };
+	long v;
+	int id, rc;
+
+	memset(&pa, 0, sizeof(pa));
+	gmc_opts_default(&pa.o);
+	pa.horizon = 1;
+	opt_init(&st, argc, argv);
+	while ((id = opt_next(&st, cmd, &e)) != 0) {
+		if (id < 0)
+			goto usage;
+		switch (id) {
+		case OPT_HELP:
+			opt_help(cmd, stdout);
+			opt_free(&st);
+			return DL_OK;
+		case O_HISTORY:
+			pa.path = st.arg;
+			break;
+		case O_HORIZON:
+			if (opt_long(&st, 1, HORIZON_MAX, &v, &e) != DL_OK)
+				goto usage;
+			pa.horizon = (int)v;
+			break;
+		case O_WINDOW:
+			if (opt_long(&st, GMC_MIN_POINTS, WINDOW_MAX, &v,
+			    &e) != DL_OK)
+				goto usage;
+			pa.o.window = (size_t)v;
+			break;
+		case O_STATES:
+			if (opt_long(&st, 1, GMC_MAX_STATES, &v, &e) != DL_OK)
+				goto usage;
+			pa.o.states = (int)v;
+			break;
+		case O_CORRECTION:
+			if ((id = opt_choice(&st, &e)) < 0)
+				goto usage;
+			pa.o.correction = id == 1 ? GMC_ARGMAX : GMC_EXPECT;
+			break;
+		case O_FORMAT:
+			if ((pa.format = opt_choice(&st, &e)) < 0)
+				goto usage;
+			break;
+		case O_BACKTEST:
+			pa.backtest = 1;
+			break;
+		case O_MEANLINK:
+			pa.meanlink = 1;
+			break;
+		}
+	}
+	if (st.npos > 0) {
+		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "unexpected argument '%s'",
+		    st.pos[0]);
+		goto usage;
+	}
+	if (pa.path == NULL) {
+		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "no history given "
+		    "(expected -H FILE)");
+		goto usage;
+	}
+	opt_free(&st);
+	if ((rc = run(&pa, &e)) != DL_OK && e.code != 0)
+		return cmd_fail(&e);
+	return rc;
+usage:
+	opt_free(&st);
+	return opt_usage_error(cmd, &e);
+}
