@@ -124,7 +124,6 @@ check_value(struct ctx *c, const struct csv_col *col, const char *v,
 		break;
 	case CSV_INT:
 	case CSV_NUM:
-		range_text(col, exp, sizeof(exp));
 		r = parse_double(v, -HUGE_VAL, HUGE_VAL, &d);
 		if (r == 0 && col->type == CSV_INT && d != floor(d))
 			r = -1;
@@ -132,6 +131,11 @@ check_value(struct ctx *c, const struct csv_col *col, const char *v,
 			for (const char *p = v; *p; p++)
 				if (*p == '.' || *p == 'e' || *p == 'E')
 					r = -1;
+		/* The expected range is spelled out only for a message. */
+		if (r == -1 || r == -2 || d < col->min || d > col->max ||
+		    (col->min_open && d == col->min) ||
+		    (col->max_open && d == col->max))
+			range_text(col, exp, sizeof(exp));
 		if (r == -1)
 			return dl_seterr(c->e, DL_EDATA, c->name, c->rec_line,
 			    fcol, "column '%s': '%.80s' is not %s", col->name,
