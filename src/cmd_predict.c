@@ -11,9 +11,28 @@
  * step, which is what the router forecasts.  Series keep the order in
  * which they first appear and are sorted by t.
  *
- * Output formats: csv is the stable format of DESIGN.md section 8; json
- * ("dlplan.predict/1", "dlplan.backtest/1") and the table are described
- * in dlplan(1).
+ * A series needs at least 4 points (exit 2 naming it otherwise); only its
+ * last --window points are fitted.  Forecasts are clamped to [0, 1].
+ *
+ * Forecast output: csv is the stable format of DESIGN.md section 8
+ * (node,h,forecast,a,b,shift,ratio_ok,mre,C,P,grade; ratio_ok is 0 when
+ * no shift passed the class-ratio test).  json is an object with schema
+ * "dlplan.predict/1", the options, and series[] holding node, points,
+ * fitted (points used), a, b, shift, ratio_ok, mre, C, P, grade, mean (of
+ * the forecast over the horizon) and forecast[] (h = 1..horizon).
+ *
+ * --backtest: for every origin o = W..n-1 of a series with n points, fit
+ * the W points ending at o and forecast h = 1..horizon (as far as o + h <=
+ * n).  Methods: gmc (the corrected forecast), gm11 (plain GM(1,1) with the
+ * same shift), last (x(o)) and mean (of the W points).  MAPE is the mean
+ * of |error|/|actual| over the points whose actual is not 0 (the others
+ * are counted apart); MAE is over all points.  Overall figures pool the
+ * points of every series.  csv: node,h,method,points,mape_points,mape,mae
+ * with node "*" for the overall rows, mape as a fraction and an empty
+ * field when there is nothing to average; json: schema
+ * "dlplan.backtest/1", overall[] and series[].steps[] per h, with
+ * methods.{gmc,gm11,last,mean}.{mape,mae} (null when undefined).  The
+ * table shows MAPE in percent.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -843,12 +862,18 @@ backtest(const struct params *pa, const struct history *hs,
 	size_t nh = (size_t)pa->horizon * NMETHODS;
 	struct acc *acc = xcalloc(hs->ns * nh, sizeof(*acc));
 	struct acc *all = xcalloc(nh, sizeof(*acc));
+	size_t idle = 0;
 	int rc = DL_OK;
 
 	for (size_t k = 0; k < hs->ns && rc == DL_OK; k++) {
 		rc = backtest_series(pa, &hs->s[k], acc + k * nh, e);
 		acc_merge(all, acc + k * nh, nh);
+		idle += hs->s[k].n <= pa->o.window;
 	}
+	if (idle > 0 && dl_verbose >= 0)
+		dl_warn("%zu of %zu series have no more points than the window "
+		    "(%zu) and give the backtest nothing to test; try a smaller "
+		    "--window", idle, hs->ns, pa->o.window);
 	if (rc == DL_OK) {
 		if (pa->format == F_CSV)
 			bt_print_csv(pa, hs, acc, all);

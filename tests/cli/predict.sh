@@ -183,3 +183,7 @@ bad "mean link of a load.csv" 2 \
 bad "mean link too short" 2 \
     "dlplan: $H: series 'mean' has 3 points (a forecast needs at least 4)" \
     't,src,dst,util\n0,a,b,.1\n1,a,b,.2\n1,b,a,.2\n2,b,a,.3\n' --mean-link
+printf 'node,t,util\nn1,0,.1\nn1,1,.2\nn1,2,.3\nn1,3,.4\nn1,4,.5\n' >"$TMP/w.csv"
+expect_err "backtest: series no longer than the window" 0 \
+    "dlplan: 1 of 1 series have no more points than the window (16) and give the backtest nothing to test; try a smaller --window" -- \
+    dlplan predict -H "$TMP/w.csv" --backtest --format csv
