@@ -209,7 +209,11 @@ partition(struct ctx *C, const struct shape *sh, int g, long m, int zero,
 	pg.comm = comm_cb;
 	pg.ctx = &cc;
 	rc = part_dp(C->x, &pg, 4096, r);
-	if (rc == DL_OK && use_milp && S >= 2 && r->status != LP_INFEASIBLE) {
+	/*
+	 * The DP is exact when its bottleneck scan finishes; GLPK proves the
+	 * rest when the scan was cut short.
+	 */
+	if (rc == DL_OK && use_milp && S >= 2 && r->status == LP_FEASIBLE) {
 		struct part_result mr;
 		struct lp_params prm = { C->so->time_limit, 0 };
 

@@ -1,0 +1,332 @@
+/*
+ * cmd_plan.c - "dlplan plan": search the best plan for a cluster and a
+ * model and write plan.json and plan.csv.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "cmdutil.h"
+#include "cost.h"
+#include "forecast.h"
+#include "route.h"
+#include "search.h"
+
+enum {
+	O_DUMP = 1, O_EXACT, O_FORMAT, O_GBATCH, O_GRAD, O_HORIZON, O_MAXS,
+	O_MAXTP, O_MEMRES, O_MFU, O_MODEL, O_MBATCH, O_OPT, O_OUT, O_PARAM,
+	O_STATES, O_STRAT, O_TLIM
+};
+
+static const struct dl_opt plan_opts[] = {
+	DL_OPT_CLUSTER,
+	{ "dump-lp", 0, O_DUMP, "DIR", "dir",
+	    "write the final plan's MILPs to DIR in CPLEX LP format" },
+	{ "exact", 0, O_EXACT, "WHEN", "auto|yes|no",
+	    "exhaustive search: auto (at most 6 GPUs), yes (at most 12), no" },
+	{ "format", 0, O_FORMAT, "FMT", "table|json",
+	    "summary format on standard output" },
+	{ "global-batch", 0, O_GBATCH, "N", NULL, "samples per iteration" },
+	{ "grad-bytes", 0, O_GRAD, "B", NULL, "bytes per gradient (2)" },
+	{ "horizon", 0, O_HORIZON, "N", NULL,
+	    "forecast steps the job will run (1)" },
+	{ "max-stages", 0, O_MAXS, "N", NULL, "at most N pipeline stages" },
+	{ "max-tp", 0, O_MAXTP, "N", "1|2|4|8",
+	    "largest tensor-parallel degree (8)" },
+	{ "mem-reserve", 0, O_MEMRES, "F", NULL,
+	    "fraction of GPU memory kept free (0.10)" },
+	{ "mfu", 0, O_MFU, "F", NULL,
+	    "model-FLOP efficiency of nodes without an mfu column (0.4)" },
+	{ "micro-batch", 0, O_MBATCH, "N", NULL,
+	    "samples per micro-batch (1)" },
+	{ "model", 'm', O_MODEL, "FILE", "csv", "model.csv" },
+	{ "optimizer-bytes", 0, O_OPT, "B", NULL,
+	    "optimizer state bytes per parameter (12)" },
+	{ "outdir", 'o', O_OUT, "DIR", "dir",
+	    "write plan.json and plan.csv to DIR" },
+	{ "param-bytes", 0, O_PARAM, "B", NULL, "bytes per parameter (2)" },
+	{ "states", 0, O_STATES, "K", NULL,
+	    "congestion regimes for routing (3)" },
+	{ "strategy", 0, O_STRAT, "S", "auto|dp|pp|hybrid",
+	    "restrict the plan space (auto)" },
+	{ "time-limit", 0, O_TLIM, "S", NULL,
+	    "time limit of each MILP in seconds (60)" },
+	DL_OPT_COMMON,
+	{ NULL, 0, 0, NULL, NULL, NULL }
+};
+
+static int cmd_plan(const struct dl_cmd *, int, char **);
+
+const struct dl_cmd dl_cmd_plan = {
+	"plan", cmd_plan,
+	"-c DIR -m MODEL.csv --global-batch N [--micro-batch N] [-o OUTDIR] "
+	"[options]",
+	"find the fastest plan for a cluster and a model",
+	plan_opts, 0
+};
+
+static const char *strategy_names[] = { "auto", "dp", "pp", "hybrid" };
+
+static void
+print_summary(const struct dl_plan *p, const struct dl_cluster *c,
+    const struct search_stats *st, const char *outdir)
+{
+	const struct dl_estimate *E = &p->est;
+
+	printf("plan      %d group%s, %ld GPUs", p->ngroups,
+	    p->ngroups == 1 ? "" : "s", plan_ranks(p));
+	printf(" (%s)\n", p->status);
+	for (int g = 0; g < p->ngroups; g++) {
+		const struct dl_group *gr = &p->groups[g];
+
+		printf("  group %d: %ld micro-batches, %d stage%s, T_g %.6g s\n",
+		    g, gr->micro_batches, gr->nstages, gr->nstages == 1 ? "" :
+		    "s", gr->time_s);
+		for (int j = 0; j < gr->nstages; j++) {
+			const struct dl_stage *s = &gr->stages[j];
+
+			printf("    stage %d: %s GPU%s", j, c->nodes[s->node].id,
+			    s->ngpus == 1 ? "" : "s");
+			for (int i = 0; i < s->ngpus; i++)
+				printf("%s%d", i ? "," : " ", s->gpus[i]);
+			printf(", layers %d-%d\n", s->first, s->last);
+		}
+	}
+	printf("iteration %.6g s (pipeline %.6g s + sync %.6g s)\n",
+	    E->iteration_s, E->pipeline_s, E->sync_s);
+	printf("throughput %.6g samples/s\n", E->throughput);
+	printf("bound     %.6g s (T_lb), efficiency %.1f%%\n",
+	    E->lower_bound_s, 100 * E->efficiency);
+	if (p->even_s > 0 && p->proportional_s > 0) {
+		printf("baseline  even DP %.6g s (x%.2f)%s\n", p->even_s,
+		    p->even_s / E->iteration_s, p->even_fits ? "" :
+		    ", does not fit in memory");
+		printf("baseline  proportional DP %.6g s (x%.2f)%s\n",
+		    p->proportional_s, p->proportional_s / E->iteration_s,
+		    p->proportional_fits ? "" : ", does not fit in memory");
+	}
+	printf("search    %s, %ld structures, %ld plans scored, %ld MILPs, "
+	    "%.3g s\n", st->exact ? "exhaustive (optimal)" : "structured",
+	    st->structures, st->evaluated, st->milps, st->time_s);
+	if (!st->exact)
+		printf("gap       at most %.1f%% to the lower bound\n",
+		    100 * p->gap);
+	if (outdir)
+		printf("wrote     %s/plan.json %s/plan.csv\n", outdir, outdir);
+}
+
+static int
+write_outputs(const struct dl_plan *p, const struct dl_cluster *c,
+    const struct dl_model *m, const char *outdir, struct dl_err *e)
+{
+	struct strbuf j = STRBUF_INIT, v = STRBUF_INIT;
+	int rc;
+
+	if ((rc = mkdir_p(outdir, e)) != DL_OK)
+		return rc;
+	sb_addf(&j, "%s/plan.json", outdir);
+	sb_addf(&v, "%s/plan.csv", outdir);
+	rc = plan_write_json(p, c, m, j.buf, e);
+	if (rc == DL_OK)
+		rc = plan_write_csv(p, c, v.buf, e);
+	sb_free(&j);
+	sb_free(&v);
+	return rc;
+}
+
+static int
+cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
+{
+	struct dl_cluster_paths paths = { 0 };
+	struct search_opts so = { STRAT_AUTO, -1, NULL, 60 };
+	struct search_stats st;
+	struct dl_opts o;
+	struct optstate sto;
+	struct dl_err e = { 0 };
+	struct dl_cluster c;
+	struct dl_model m;
+	struct dl_router *router = NULL;
+	struct dl_costctx x;
+	struct dl_plan p;
+	const char *model = NULL, *outdir = NULL;
+	double *uhat;
+	int id, fmt = 0, rc, have_gb = 0;
+	long v;
+
+	plan_opts_default(&o);
+	opt_init(&sto, argc, argv);
+	while ((id = opt_next(&sto, cmd, &e)) != 0) {
+		if (id < 0)
+			goto usage;
+		if (cmd_cluster_opt(id, sto.arg, &paths))
+			continue;
+		switch (id) {
+		case OPT_HELP:
+			opt_help(cmd, stdout);
+			opt_free(&sto);
+			return DL_OK;
+		case O_DUMP:
+			so.dump_dir = sto.arg;
+			break;
+		case O_EXACT:
+			if ((rc = opt_choice(&sto, &e)) < 0)
+				goto usage;
+			so.exact = rc == 0 ? -1 : rc == 1;
+			break;
+		case O_FORMAT:
+			if ((fmt = opt_choice(&sto, &e)) < 0)
+				goto usage;
+			break;
+		case O_GBATCH:
+			if (opt_long(&sto, 1, 1L << 40, &o.global_batch, &e))
+				goto usage;
+			have_gb = 1;
+			break;
+		case O_GRAD:
+			if (opt_double(&sto, 0, 64, &o.grad_bytes, &e))
+				goto usage;
+			break;
+		case O_HORIZON:
+			if (opt_long(&sto, 1, 100000, &v, &e))
+				goto usage;
+			o.horizon = (int)v;
+			break;
+		case O_MAXS:
+			if (opt_long(&sto, 1, 100000, &v, &e))
+				goto usage;
+			o.max_stages = (int)v;
+			break;
+		case O_MAXTP:
+			if ((rc = opt_choice(&sto, &e)) < 0)
+				goto usage;
+			o.max_tp = 1 << rc;
+			break;
+		case O_MEMRES:
+			if (opt_double(&sto, 0, 0.99, &o.mem_reserve, &e))
+				goto usage;
+			break;
+		case O_MFU:
+			if (opt_double(&sto, 1e-6, 1, &o.mfu, &e))
+				goto usage;
+			break;
+		case O_MBATCH:
+			if (opt_long(&sto, 1, 1L << 40, &o.micro_batch, &e))
+				goto usage;
+			break;
+		case O_MODEL:
+			model = sto.arg;
+			break;
+		case O_OPT:
+			if (opt_double(&sto, 0, 64, &o.optimizer_bytes, &e))
+				goto usage;
+			break;
+		case O_OUT:
+			outdir = sto.arg;
+			break;
+		case O_PARAM:
+			if (opt_double(&sto, 0, 64, &o.param_bytes, &e))
+				goto usage;
+			break;
+		case O_STATES:
+			if (opt_long(&sto, 1, 100, &v, &e))
+				goto usage;
+			o.states = (int)v;
+			break;
+		case O_STRAT:
+			if ((rc = opt_choice(&sto, &e)) < 0)
+				goto usage;
+			so.strategy = rc;
+			break;
+		case O_TLIM:
+			if (opt_double(&sto, 0.001, 1e6, &o.time_limit, &e))
+				goto usage;
+			so.time_limit = o.time_limit;
+			break;
+		}
+	}
+	if (sto.npos > 0) {
+		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "unexpected argument '%s'",
+		    sto.pos[0]);
+		goto usage;
+	}
+	if (paths.dir == NULL && paths.nodes == NULL) {
+		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "no cluster given "
+		    "(expected -c DIR or --nodes FILE)");
+		goto usage;
+	}
+	if (model == NULL) {
+		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "no model given "
+		    "(expected -m MODEL.csv)");
+		goto usage;
+	}
+	if (!have_gb) {
+		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "no batch size given "
+		    "(expected --global-batch N)");
+		goto usage;
+	}
+	if (o.global_batch % o.micro_batch != 0) {
+		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "global batch %ld is not "
+		    "a multiple of the micro-batch %ld", o.global_batch,
+		    o.micro_batch);
+		goto usage;
+	}
+	opt_free(&sto);
+
+	if ((rc = cluster_load(&c, &paths, &e)) != DL_OK)
+		return cmd_fail(&e);
+	if ((rc = model_load(&m, model, &e)) != DL_OK) {
+		cluster_free(&c);
+		return cmd_fail(&e);
+	}
+	uhat = xcalloc(c.nnodes, sizeof(double));
+	plan_init(&p);
+	rc = forecast_node_loads(&c, o.horizon, uhat, &e);
+	if (rc == DL_OK) {
+		struct dl_route_opts ro = { o.states, o.horizon };
+
+		rc = router_new(&router, &c, &ro, &e);
+	}
+	if (rc == DL_OK)
+		rc = cost_init(&x, &c, &m, &o, uhat, router, &e);
+	if (rc == DL_OK) {
+		rc = search_plan(&x, &so, &p, &st, &e);
+		if (rc == DL_OK && so.dump_dir)
+			rc = search_dump(&x, &so, &p, &e);
+		if (rc == DL_OK)
+			rc = cost_baselines(&x, &p, &e);
+		cost_free(&x);
+	}
+	if (rc == DL_OK) {
+		p.generator = xstrdup("dlplan " DLPLAN_VERSION);
+		p.strategy = xstrdup(strategy_names[so.strategy]);
+		rc = plan_set_inputs(&p, &c, &m, &e);
+	}
+	if (rc == DL_OK && outdir)
+		rc = write_outputs(&p, &c, &m, outdir, &e);
+	if (rc == DL_OK) {
+		if (fmt == 1) {
+			char *js;
+
+			rc = plan_json_string(&p, &c, &m, NULL, &js, &e);
+			if (rc == DL_OK) {
+				fputs(js, stdout);
+				free(js);
+			}
+		} else if (dl_verbose >= 0)
+			print_summary(&p, &c, &st, outdir);
+	}
+	if (rc != DL_OK)
+		dl_perr(&e);
+	plan_free(&p);
+	router_free(router);
+	free(uhat);
+	model_free(&m);
+	cluster_free(&c);
+	return rc;
+usage:
+	opt_free(&sto);
+	return opt_usage_error(cmd, &e);
+}

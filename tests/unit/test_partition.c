@@ -1,0 +1,286 @@
+/*
+ * test_partition.c - the layer partition (DP and MILP) against brute
+ * force, and the data split (threshold search and MILP) against brute
+ * force, on random instances with fixed seeds.
+ */
+#include <limits.h>
+#include <math.h>
+
+#include "cost.h"
+#include "fixture.h"
+#include "partition.h"
+#include "tap.h"
+
+/* Synthetic boundary cost: depends on the boundary and the bytes. */
+static double
+comm(void *ctx, int j, double bytes)
+{
+	const double *w = ctx;
+
+	return w[j] * 1e-3 + bytes * 1e-10 * (1 + j);
+}
+
+/* T(m) of a partition, straight from the formulas. */
+static double
+direct(const struct dl_costctx *x, const struct part_group *g,
+    const int *last, int *fits)
+{
+	double sum = 0, bt = 0;
+
+	*fits = 1;
+	for (int j = 0, a = 0; j < g->S; j++) {
+		double t = cost_stage_compute(x, g->node[j], g->k[j], a,
+		    last[j]);
+		double c = j + 1 < g->S ? g->comm(g->ctx, j,
+		    (double)x->o->micro_batch *
+		    x->m->layers[last[j]].act_mb * 1e6) : 0;
+
+		if (cost_stage_memory(x, a, last[j], 1.0 / g->k[j], j + 1,
+		    g->S, g->m) > cost_gpu_capacity(x, g->node[j]))
+			*fits = 0;
+		sum += t + c;
+		bt = fmax(bt, fmax(t, c));
+		a = last[j] + 1;
+	}
+	return sum + (double)(g->m - 1) * bt;
+}
+
+/* Best T over every boundary choice (brute force). */
+static double
+brute(const struct dl_costctx *x, const struct part_group *g, int L)
+{
+	int last[16], S = g->S;
+	double best = HUGE_VAL;
+
+	for (int j = 0; j < S; j++)
+		last[j] = j;
+	last[S - 1] = L - 1;
+	for (;;) {
+		int fits;
+		double t = direct(x, g, last, &fits);
+
+		if (fits && t < best)
+			best = t;
+		{
+			int j;
+
+			for (j = S - 2; j >= 0; j--)
+				if (last[j] < L - 1 - (S - 1 - j))
+					break;
+			if (j < 0)
+				break;
+			last[j]++;
+			for (int i = j + 1; i < S - 1; i++)
+				last[i] = last[i - 1] + 1;
+		}
+	}
+	return best;
+}
+
+static void
+random_instance(struct fixture *f, int nodes, int L, int tight)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	sb_adds(&sb, "node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,"
+	    "nic_gbps\n");
+	for (int i = 0; i < nodes; i++)
+		sb_addf(&sb, "n%d,s,%d,G,%d,%g,%d,%d\n", i, 1 << fx_int(f, 0, 2),
+		    fx_int(f, 20, 300), tight ? 0.2 + fx_rand(f) : 40.0,
+		    fx_int(f, 100, 2400), fx_int(f, 10, 400));
+	fx_file(f, "nodes.csv", sb.buf);
+	sb_reset(&sb);
+	sb_adds(&sb, "layer,fwd_gflop,params_m,act_mb,mem_mb,tp_mb\n");
+	for (int l = 0; l < L; l++)
+		sb_addf(&sb, "l%d,%.3f,%.3f,%.3f,%.3f,%.3f\n", l,
+		    0.5 + 20 * fx_rand(f), 1 + 10 * fx_rand(f),
+		    0.1 + 5 * fx_rand(f), 1 + 30 * fx_rand(f), 2 * fx_rand(f));
+	fx_file(f, "model.csv", sb.buf);
+	sb_free(&sb);
+}
+
+static void
+test_partition(void)
+{
+	struct fixture f;
+	int agree_dp = 1, agree_milp = 1, infeas_ok = 1, n = 0, ninf = 0;
+
+	fx_begin(&f);
+	for (int seed = 1; seed <= 60; seed++) {
+		struct dl_cluster c;
+		struct dl_model m;
+		struct dl_opts o;
+		struct dl_costctx x;
+		struct dl_err e = { 0 };
+		int L, S, nodes, node[8], k[8];
+		double w[8];
+		struct part_group g;
+		struct part_result r, r2;
+		struct lp_params prm = { 30, 0 };
+		double bf;
+
+		fx_seed(&f, (uint64_t)seed);
+		nodes = fx_int(&f, 1, 4);
+		L = fx_int(&f, 1, 9);
+		random_instance(&f, nodes, L, seed % 4 == 0);
+		if (fx_load(&f, &c, &m) != 0) {
+			ok(0, "fixture %d loads", seed);
+			continue;
+		}
+		plan_opts_default(&o);
+		o.micro_batch = fx_int(&f, 1, 4);
+		o.global_batch = o.micro_batch * 8;
+		cost_init(&x, &c, &m, &o, NULL, NULL, &e);
+		S = fx_int(&f, 1, L < 5 ? L : 5);
+		for (int j = 0; j < S; j++) {
+			node[j] = fx_int(&f, 0, nodes - 1);
+			k[j] = 1 << fx_int(&f, 0, 1);
+			if (k[j] > c.nodes[node[j]].gpus)
+				k[j] = 1;
+			w[j] = fx_rand(&f);
+		}
+		g.S = S;
+		g.node = node;
+		g.k = k;
+		g.m = fx_int(&f, 1, 8);
+		g.comm = comm;
+		g.ctx = w;
+		bf = brute(&x, &g, L);
+		part_dp(&x, &g, 0, &r);
+		n++;
+		if (bf == HUGE_VAL) {
+			ninf++;
+			if (r.status != LP_INFEASIBLE)
+				infeas_ok = 0;
+		} else if (r.status != LP_OPTIMAL ||
+		    fabs(r.obj - bf) > 1e-9 * bf) {
+			agree_dp = 0;
+			printf("# seed %d: dp %.17g brute %.17g\n", seed, r.obj,
+			    bf);
+		}
+		if (part_milp(&x, &g, seed % 2 ? &r : NULL, &prm, NULL, &r2,
+		    &e) != DL_OK) {
+			agree_milp = 0;
+		} else if (bf == HUGE_VAL) {
+			if (r2.status != LP_INFEASIBLE)
+				infeas_ok = 0;
+		} else if (r2.status != LP_OPTIMAL ||
+		    fabs(r2.obj - bf) > 1e-6 * bf) {
+			agree_milp = 0;
+			printf("# seed %d: milp %.17g (%s) brute %.17g\n", seed,
+			    r2.obj, lp_status_name(r2.status), bf);
+		}
+		part_result_free(&r);
+		part_result_free(&r2);
+		cost_free(&x);
+		model_free(&m);
+		cluster_free(&c);
+	}
+	fx_end(&f);
+	ok(agree_dp, "layer partition DP equals brute force (%d instances)", n);
+	ok(agree_milp, "layer partition MILP equals brute force");
+	ok(infeas_ok && ninf > 0, "memory-infeasible instances are reported "
+	    "as such (%d of them)", ninf);
+}
+
+static double
+gtime(const struct split_group *g, long m)
+{
+	return m <= 0 ? 0 : g->A + (double)(m - 1) * g->M;
+}
+
+/* Brute force over every split of total into G parts >= 0. */
+static double
+split_brute(const struct split_group *g, int G, long total, long *m, int i)
+{
+	double best = HUGE_VAL;
+
+	if (i == G - 1) {
+		if (total > g[i].cap)
+			return HUGE_VAL;
+		m[i] = total;
+		best = 0;
+		for (int q = 0; q < G; q++)
+			best = fmax(best, gtime(&g[q], m[q]));
+		return best;
+	}
+	for (long v = 0; v <= total && v <= g[i].cap; v++) {
+		double t;
+
+		m[i] = v;
+		t = split_brute(g, G, total - v, m, i + 1);
+		if (t < best)
+			best = t;
+	}
+	return best;
+}
+
+static void
+test_split(void)
+{
+	struct fixture f;
+	int good_exact = 1, good_milp = 1, n = 0;
+
+	fx_begin(&f);
+	for (int seed = 1; seed <= 200; seed++) {
+		struct split_group g[6];
+		long m[6], m2[6], total;
+		int G, st, st2;
+		double z, z2, bf;
+		struct dl_err e = { 0 };
+		struct lp_params prm = { 10, 0 };
+
+		fx_seed(&f, (uint64_t)seed + 1000);
+		G = fx_int(&f, 1, 5);
+		total = fx_int(&f, 1, 10);
+		for (int i = 0; i < G; i++) {
+			g[i].A = 1 + 9 * fx_rand(&f);
+			g[i].M = fx_rand(&f) * g[i].A;
+			/* Equal groups now and then, to test ties. */
+			if (i > 0 && seed % 5 == 0)
+				g[i] = g[0];
+			g[i].cap = seed % 3 == 0 ? fx_int(&f, 0, 4) : LONG_MAX;
+		}
+		bf = split_brute(g, G, total, m, 0);
+		split_exact(g, G, total, m, &z, &st);
+		n++;
+		if (bf == HUGE_VAL) {
+			good_exact &= st == LP_INFEASIBLE;
+		} else {
+			long sum = 0;
+
+			for (int i = 0; i < G; i++)
+				sum += m[i];
+			if (st != LP_OPTIMAL || sum != total ||
+			    fabs(z - bf) > 1e-12 * bf) {
+				good_exact = 0;
+				printf("# seed %d: exact %.17g brute %.17g\n",
+				    seed, z, bf);
+			}
+		}
+		if (split_milp(g, G, total, &prm, NULL, m2, &z2, &st2, &e) !=
+		    DL_OK) {
+			good_milp = 0;
+			continue;
+		}
+		if (bf == HUGE_VAL)
+			good_milp &= st2 == LP_INFEASIBLE;
+		else if (st2 != LP_OPTIMAL || fabs(z2 - bf) > 1e-7 * bf) {
+			good_milp = 0;
+			printf("# seed %d: milp %.17g brute %.17g\n", seed, z2,
+			    bf);
+		}
+	}
+	fx_end(&f);
+	ok(good_exact, "data split threshold search equals brute force (%d)",
+	    n);
+	ok(good_milp, "data split MILP equals brute force");
+}
+
+int
+main(void)
+{
+	test_partition();
+	test_split();
+	return done_testing();
+}

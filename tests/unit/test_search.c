@@ -1,0 +1,335 @@
+/*
+ * test_search.c - the plan search against a brute-force oracle.
+ *
+ * The oracle enumerates the whole plan space of DESIGN.md section 3 in
+ * its own way (every subset of units, every permutation of the subset,
+ * every cut of the permutation into consecutive pipelines, every split of
+ * the micro-batches with each group >= 1, every layer boundary) and
+ * scores each plan with the cost model.  On random tiny instances (<= 6
+ * GPUs, <= 8 layers, <= 8 micro-batches, memory binding in some) the
+ * search must find the oracle's optimum within 0.1% and never beat it.
+ */
+#include <math.h>
+
+#include "cost.h"
+#include "fixture.h"
+#include "forecast.h"
+#include "route.h"
+#include "search.h"
+#include "tap.h"
+
+struct ounit {
+	int node, k, gpu0;
+};
+
+struct oracle {
+	const struct dl_costctx *x;
+	struct ounit u[16];
+	int n;
+	int L;
+	long M;
+	double best;
+	long evals;
+	/* current structure */
+	int G, len[16], seq[16];	/* groups as consecutive runs of seq */
+	long m[16];
+	int last[16][16];
+};
+
+static void
+o_score(struct oracle *O)
+{
+	struct dl_plan p;
+	struct dl_err e = { 0 };
+	int pos = 0;
+
+	plan_init(&p);
+	p.opts = *O->x->o;
+	p.nnodes = O->x->c->nnodes;
+	p.uhat = xcalloc(p.nnodes, sizeof(double));
+	memcpy(p.uhat, O->x->uhat, p.nnodes * sizeof(double));
+	p.ngroups = O->G;
+	p.groups = xcalloc((size_t)O->G, sizeof(struct dl_group));
+	for (int g = 0; g < O->G; g++) {
+		struct dl_group *gr = &p.groups[g];
+
+		gr->micro_batches = O->m[g];
+		gr->nstages = O->len[g];
+		gr->stages = xcalloc((size_t)O->len[g], sizeof(struct dl_stage));
+		for (int j = 0; j < O->len[g]; j++) {
+			const struct ounit *u = &O->u[O->seq[pos++]];
+			struct dl_stage *s = &gr->stages[j];
+
+			s->node = u->node;
+			s->ngpus = u->k;
+			for (int i = 0; i < u->k; i++) {
+				s->gpus[i] = u->gpu0 + i;
+				s->tp_share[i] = 1.0 / u->k;
+			}
+			s->first = j == 0 ? 0 : O->last[g][j - 1] + 1;
+			s->last = O->last[g][j];
+		}
+	}
+	O->evals++;
+	if (cost_eval(O->x, &p, &e) == DL_OK && p.est.iteration_s < O->best)
+		O->best = p.est.iteration_s;
+	plan_free(&p);
+}
+
+/* Every boundary choice of group g onwards. */
+static void
+o_cuts(struct oracle *O, int g)
+{
+	int S;
+
+	if (g == O->G) {
+		o_score(O);
+		return;
+	}
+	S = O->len[g];
+	if (S > O->L)
+		return;
+	/* Choose S-1 cut points among L-1 gaps by bitmask. */
+	for (unsigned mask = 0; mask < 1u << (O->L - 1); mask++) {
+		int cnt = 0, j = 0;
+
+		for (int b = 0; b < O->L - 1; b++)
+			cnt += (mask >> b) & 1;
+		if (cnt != S - 1)
+			continue;
+		for (int b = 0; b < O->L - 1; b++)
+			if ((mask >> b) & 1)
+				O->last[g][j++] = b;
+		O->last[g][S - 1] = O->L - 1;
+		o_cuts(O, g + 1);
+	}
+}
+
+static void
+o_split(struct oracle *O, int g, long left)
+{
+	if (g == O->G - 1) {
+		O->m[g] = left;
+		o_cuts(O, 0);
+		return;
+	}
+	for (long v = 1; v <= left - (O->G - 1 - g); v++) {
+		O->m[g] = v;
+		o_split(O, g + 1, left - v);
+	}
+}
+
+/* Permutations of seq[i..k-1], then every cut into groups. */
+static void
+o_perm(struct oracle *O, int i, int k)
+{
+	if (i == k) {
+		/* Cuts: bit b set = a group ends after position b. */
+		for (unsigned mask = 0; mask < 1u << (k - 1); mask++) {
+			int start = 0;
+
+			O->G = 0;
+			for (int b = 0; b < k; b++)
+				if (b == k - 1 || ((mask >> b) & 1)) {
+					O->len[O->G++] = b - start + 1;
+					start = b + 1;
+				}
+			if (O->G <= O->M)
+				o_split(O, 0, O->M);
+		}
+		return;
+	}
+	for (int j = i; j < k; j++) {
+		int t = O->seq[i];
+
+		O->seq[i] = O->seq[j];
+		O->seq[j] = t;
+		o_perm(O, i + 1, k);
+		t = O->seq[i];
+		O->seq[i] = O->seq[j];
+		O->seq[j] = t;
+	}
+}
+
+/* Every non-empty subset of units. */
+static void
+o_subsets(struct oracle *O)
+{
+	for (unsigned s = 1; s < 1u << O->n; s++) {
+		int k = 0;
+
+		for (int i = 0; i < O->n; i++)
+			if ((s >> i) & 1)
+				O->seq[k++] = i;
+		o_perm(O, 0, k);
+	}
+}
+
+/* Every way to cut each node's GPUs into units of 1, 2, 4 GPUs. */
+static void
+o_units(struct oracle *O, size_t node)
+{
+	const struct dl_cluster *c = O->x->c;
+
+	if (node == c->nnodes) {
+		if (O->n > 0)
+			o_subsets(O);
+		return;
+	}
+	for (int c4 = 0; 4 * c4 <= c->nodes[node].gpus; c4++)
+		for (int c2 = 0; 4 * c4 + 2 * c2 <= c->nodes[node].gpus; c2++)
+			for (int c1 = 0; 4 * c4 + 2 * c2 + c1 <=
+			    c->nodes[node].gpus; c1++) {
+				int n0 = O->n, gpu = 0;
+
+				for (int i = 0; i < c4; i++, gpu += 4)
+					O->u[O->n++] = (struct ounit){
+					    (int)node, 4, gpu };
+				for (int i = 0; i < c2; i++, gpu += 2)
+					O->u[O->n++] = (struct ounit){
+					    (int)node, 2, gpu };
+				for (int i = 0; i < c1; i++, gpu += 1)
+					O->u[O->n++] = (struct ounit){
+					    (int)node, 1, gpu };
+				o_units(O, node + 1);
+				O->n = n0;
+			}
+}
+
+static void
+make_instance(struct fixture *f, int seed, int *L, long *M, long *mu)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int nodes, gpus_left, two_sites, tight;
+
+	fx_seed(f, (uint64_t)seed);
+	/* Bigger spaces get fewer layers and micro-batches. */
+	gpus_left = seed % 5 == 0 ? fx_int(f, 5, 6) : fx_int(f, 1, 4);
+	nodes = fx_int(f, 1, gpus_left < 3 ? gpus_left : 3);
+	two_sites = nodes >= 2 && seed % 3 == 0;
+	tight = seed % 4 == 1;
+	*L = gpus_left >= 5 ? fx_int(f, 1, 5) : fx_int(f, 1, 8);
+	*M = gpus_left >= 5 ? fx_int(f, 1, 4) : fx_int(f, 1, 8);
+	*mu = fx_int(f, 1, 3);
+	sb_adds(&sb, "node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,"
+	    "nic_gbps\n");
+	for (int i = 0; i < nodes; i++) {
+		int g = i == nodes - 1 ? gpus_left : fx_int(f, 1,
+		    gpus_left - (nodes - 1 - i));
+
+		if (g > 4)
+			g = 4;
+		gpus_left -= g;
+		sb_addf(&sb, "n%d,%s,%d,G%d,%d,%.2f,%d,%d\n", i,
+		    two_sites && i % 2 ? "east" : "west", g, i,
+		    fx_int(f, 10, 300), tight ? 0.05 + 0.4 * fx_rand(f) : 40.0,
+		    fx_int(f, 50, 2400), fx_int(f, 1, 200));
+	}
+	fx_file(f, "nodes.csv", sb.buf);
+	sb_reset(&sb);
+	if (two_sites) {
+		sb_adds(&sb, "src,dst,gbps,latency_ms\n");
+		for (int i = 0; i < nodes; i++)
+			sb_addf(&sb, "n%d,sw-%s,%d,0.01\n", i,
+			    i % 2 ? "east" : "west", fx_int(f, 10, 200));
+		sb_addf(&sb, "sw-west,sw-east,%d,%.1f\n", fx_int(f, 1, 50),
+		    1 + 30 * fx_rand(f));
+		fx_file(f, "links.csv", sb.buf);
+	} else {
+		fx_rm(f, "links.csv");
+	}
+	sb_reset(&sb);
+	sb_adds(&sb, "layer,fwd_gflop,params_m,act_mb,mem_mb,tp_mb\n");
+	for (int l = 0; l < *L; l++)
+		sb_addf(&sb, "l%d,%.3f,%.3f,%.3f,%.3f,%.3f\n", l,
+		    0.2 + 8 * fx_rand(f), 1 + 20 * fx_rand(f),
+		    0.1 + 20 * fx_rand(f), 1 + 40 * fx_rand(f),
+		    3 * fx_rand(f));
+	fx_file(f, "model.csv", sb.buf);
+	sb_free(&sb);
+}
+
+int
+main(void)
+{
+	struct fixture f;
+	int n = 0, match = 0, never_better = 1, infeasible = 0, bad = 0;
+	long evals = 0;
+
+	fx_begin(&f);
+	for (int seed = 1; seed <= 80; seed++) {
+		struct dl_cluster c;
+		struct dl_model m;
+		struct dl_opts o;
+		struct dl_costctx x;
+		struct dl_router *r = NULL;
+		struct dl_route_opts ro = { 3, 1 };
+		struct search_opts so = { STRAT_AUTO, 1, NULL, 30 };
+		struct search_stats st;
+		struct dl_plan p;
+		struct dl_err e = { 0 };
+		struct oracle O;
+		int L, rc;
+		long M, mu;
+
+		make_instance(&f, seed, &L, &M, &mu);
+		if (fx_load(&f, &c, &m) != 0) {
+			bad++;
+			continue;
+		}
+		plan_opts_default(&o);
+		o.micro_batch = mu;
+		o.global_batch = M * mu;
+		router_new(&r, &c, &ro, &e);
+		cost_init(&x, &c, &m, &o, NULL, r, &e);
+		memset(&O, 0, sizeof(O));
+		O.x = &x;
+		O.L = L;
+		O.M = M;
+		O.best = HUGE_VAL;
+		o_units(&O, 0);
+		evals += O.evals;
+		rc = search_plan(&x, &so, &p, &st, &e);
+		n++;
+		if (O.best == HUGE_VAL) {
+			infeasible++;
+			if (rc != DL_EINFEAS) {
+				never_better = 0;
+				printf("# seed %d: oracle infeasible, search "
+				    "rc %d\n", seed, rc);
+			}
+		} else if (rc != DL_OK) {
+			printf("# seed %d: search failed (%d): %s\n", seed, rc,
+			    e.msg);
+		} else {
+			double t = p.est.iteration_s;
+
+			if (t < O.best * (1 - 1e-9)) {
+				never_better = 0;
+				printf("# seed %d: search %.17g beats oracle "
+				    "%.17g\n", seed, t, O.best);
+			}
+			if (t <= O.best * 1.001 && strcmp(p.status, "optimal")
+			    == 0)
+				match++;
+			else
+				printf("# seed %d: search %.17g (%s) oracle "
+				    "%.17g\n", seed, t, p.status, O.best);
+		}
+		plan_free(&p);
+		cost_free(&x);
+		router_free(r);
+		model_free(&m);
+		cluster_free(&c);
+	}
+	fx_end(&f);
+	ok(bad == 0, "all random instances load");
+	ok(match == n - infeasible, "search finds the oracle optimum within "
+	    "0.1%% on %d of %d feasible instances (%ld oracle plans)", match,
+	    n - infeasible, evals);
+	ok(never_better, "search never beats the oracle and reports "
+	    "infeasible instances (%d) as such", infeasible);
+	ok(n - infeasible >= 50, "at least 50 feasible instances (%d)",
+	    n - infeasible);
+	return done_testing();
+}
