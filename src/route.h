@@ -10,6 +10,16 @@
  * in order (largest first) with router_flow(..., commit = 1), after
  * router_reset() at the start of each phase.  The cluster must outlive
  * the router.
+ *
+ * The regimes, hop costs, admissible moves, value iteration (1e-12 (1 + C)
+ * convergence) and the policy (first admissible successor in vertex
+ * index order within 1e-9 (1 + C_best) of the best) are exactly those of
+ * section 5.4; route.c says how.  One solve prices every source toward
+ * one destination b for one size S under the current n_e, so it is
+ * cached: flows (or queries) with the same b and S share it until a
+ * commit changes some n_e.  In a cluster without links.csv a node-to-node
+ * flow goes a -> sw.<site> -> b with no alternative, and is priced
+ * without value iteration (the same bits).
  */
 #ifndef DL_ROUTE_H
 #define DL_ROUTE_H
@@ -37,7 +47,8 @@ struct dl_route {
 int router_new(struct dl_router **r, const struct dl_cluster *c,
     const struct dl_route_opts *o, struct dl_err *e);
 void router_free(struct dl_router *r);
-/* Start a new phase: every n_e = 1. */
+/* Start a new phase: every n_e = 1 (the cache survives when no n_e had
+ * moved). */
 void router_reset(struct dl_router *r);
 /*
  * Price and route S bytes from vertex a to vertex b (a != b) under the
@@ -85,12 +96,39 @@ struct dl_router_stats {
 	long flows, solves, cache_hits, fast, sweeps;
 };
 void router_stats(const struct dl_router *r, struct dl_router_stats *st);
+/* Allow (1, the default) or forbid the implicit-switch fast path; tests
+ * compare it with the full solve, which must give the same bits. */
+void router_fast_paths(struct dl_router *r, int on);
+
+/*
+ * FLOWS.csv: flow,src,dst,mb (flow optional; without it, or for an empty
+ * cell, the id is the row's number from 1 in file order).  Ids are
+ * unique, src and dst are vertices of c and differ, 0 < mb <= 1e12.
+ * Errors name the file, line and column, with the status of
+ * csvin_read() or DL_EDATA.  flows_free() releases a loaded set.
+ */
+struct dl_flowreq {
+	char *id;
+	int src, dst;		/* vertex indices */
+	double mb;		/* bytes = mb * 1e6 */
+	long line;		/* in the file */
+};
+struct dl_flowset {
+	char *path;
+	struct dl_flowreq *flows;
+	size_t n;		/* in file order */
+};
+extern const struct csv_schema dl_flows_schema;
+int flows_load(struct dl_flowset *fs, const char *path,
+    const struct dl_cluster *c, struct dl_err *e);
+void flows_free(struct dl_flowset *fs);
 
 /*
  * Ring order (5.5): order n members (vertices; equal vertices mean the
  * same node, priced by intra) to minimise the slowest hop's cost, where
  * hop_cost(i, j) is given.  Exact for n <= 8, greedy + 2-opt above.
- * order[] receives member indices starting with member 0.
+ * order[] receives member indices starting with member 0.  hop_cost is
+ * called once for every ordered pair i != j before anything else.
  */
 void ring_order(int n, double (*hop_cost)(void *ctx, int i, int j),
     void *ctx, int *order);

@@ -1,0 +1,1102 @@
+/*
+ * route.c - MDP routing of flows over the cluster network (DESIGN.md
+ * section 5.4) and ring order (5.5).
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * One solve prices every vertex toward one destination b for one flow
+ * size S under the current n_e: hop costs per edge and regime, D* by
+ * Dijkstra on the cheapest regime of every edge, the acyclic MDP on the
+ * states (v, l) with the admissible moves D*(u) < D*(v), value iteration
+ * (mdp.c) and the policy.  A solve answers every source, so it is kept in
+ * a small cache keyed by (b, S, generation of n_e); the generation moves
+ * when a commit changes some n_e.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csvin.h"
+#include "forecast.h"
+#include "mdp.h"
+#include "route.h"
+
+/* Section 5.4 tolerances. */
+#define VI_TOL		1e-12	/* convergence: 1e-12 (1 + C) */
+#define TIE_TOL		1e-9	/* policy ties: 1e-9 (1 + C_best) */
+#define UBAR_MAX	0.99	/* u_e(l) is clamped to [0, 0.99] */
+#define CACHE_MAX	128	/* solves kept */
+#define RING_EXACT_MAX	8	/* ring_order enumerates up to this size */
+#define RING_MULTISTART	128	/* greedy from every start up to this size */
+
+struct solve {
+	int b;
+	double bytes;
+	unsigned long gen;
+	double *C;		/* nverts * K: C(v, l); +inf: no route */
+	int *next;		/* nverts * K: edge of pi(v, l), or -1 */
+};
+
+struct dl_router {
+	const struct dl_cluster *c;
+	int K, l0;
+	double forecast;
+	size_t nsteps;
+	size_t *steps;		/* K: steps of the mean series per regime */
+	long *count;		/* K * K transition counts */
+	double *Q;		/* K * K, row-normalised */
+	double *ubar;		/* nedges * K */
+	int *ne;		/* per edge: 1 + flows committed this phase */
+	int fast_ok;		/* implicit-switch fast path allowed */
+	int dirty;		/* some n_e is not 1 */
+	unsigned long gen;	/* changes whenever some n_e changes */
+	int *sout;		/* out-edges per vertex by destination index */
+	struct dl_router_stats st;
+
+	/* Scratch of one solve. */
+	double *cost;		/* nedges * K */
+	double *dstar;		/* nverts */
+	int *heapv;
+	double *heapd;
+	size_t heapcap;
+	int *act_off, *tr_off, *tr_to, *act_edge, *pol;
+	double *acost, *tr_p;
+	unsigned char *term;
+
+	struct solve cache[CACHE_MAX];
+	int ncache, nextslot;
+};
+
+/* Regime of a mean utilisation m: floor(m K) clamped to [0, K - 1]. */
+static int
+regime_of(double m, int K)
+{
+	double l = floor(m * K);
+
+	if (!(l >= 0))
+		return 0;
+	if (l > K - 1)
+		return K - 1;
+	return (int)l;
+}
+
+/* Index of step t in the sorted steps ts[0..n-1], or -1. */
+static long
+find_step(const long *ts, size_t n, long t)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ts[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && ts[lo] == t ? (long)lo : -1;
+}
+
+/* Regimes of the steps, Q, the start regime and u_e(l). */
+static int
+build_regimes(struct dl_router *r, int horizon, struct dl_err *e)
+{
+	const struct dl_cluster *c = r->c;
+	struct dl_series ms;
+	int K = r->K, *reg, rc;
+	double *sum;
+	size_t *cnt;
+
+	forecast_mean_link_series(c, &ms);
+	r->nsteps = ms.n;
+	reg = xcalloc(ms.n ? ms.n : 1, sizeof(int));
+	for (size_t i = 0; i < ms.n; i++) {
+		reg[i] = regime_of(ms.v[i], K);
+		r->steps[reg[i]]++;
+		if (i > 0)
+			r->count[reg[i - 1] * K + reg[i]]++;
+	}
+	for (int l = 0; l < K; l++) {
+		long row = 0;
+
+		for (int m = 0; m < K; m++)
+			row += r->count[l * K + m];
+		for (int m = 0; m < K; m++)
+			r->Q[l * K + m] = row == 0 ? (l == m) :
+			    (double)r->count[l * K + m] / (double)row;
+	}
+	rc = forecast_mean(&ms, horizon, &r->forecast, e);
+	if (rc != DL_OK) {
+		char msg[sizeof(e->msg)];
+
+		snprintf(msg, sizeof(msg), "%s", e->msg);
+		dl_seterr(e, rc, c->path_traffic, 0, 0, "mean link "
+		    "utilisation: %s", msg);
+		free(reg);
+		forecast_series_free(&ms);
+		return rc;
+	}
+	r->l0 = regime_of(r->forecast, K);
+
+	sum = xcalloc((size_t)K, sizeof(double));
+	cnt = xcalloc((size_t)K, sizeof(size_t));
+	for (size_t k = 0; k < c->nedges; k++) {
+		const struct dl_series *s = c->traffic ? &c->traffic[k] : NULL;
+		double all = 0, mean;
+
+		if (s == NULL || s->n == 0)
+			continue;
+		memset(sum, 0, (size_t)K * sizeof(double));
+		memset(cnt, 0, (size_t)K * sizeof(size_t));
+		for (size_t j = 0; j < s->n; j++) {
+			long i = find_step(ms.t, ms.n, s->t[j]);
+			int l = i >= 0 ? reg[i] : 0;
+
+			sum[l] += s->v[j];
+			cnt[l]++;
+			all += s->v[j];
+		}
+		mean = all / (double)s->n;
+		for (int l = 0; l < K; l++) {
+			double u = cnt[l] ? sum[l] / (double)cnt[l] : mean;
+
+			r->ubar[k * K + l] = u < 0 ? 0 : u > UBAR_MAX ?
+			    UBAR_MAX : u;
+		}
+	}
+	free(sum);
+	free(cnt);
+	free(reg);
+	forecast_series_free(&ms);
+	return DL_OK;
+}
+
+static const struct dl_cluster *sort_c;
+
+static int
+cmp_by_dst(const void *a, const void *b)
+{
+	int x = sort_c->edges[*(const int *)a].dst;
+	int y = sort_c->edges[*(const int *)b].dst;
+
+	return (x > y) - (x < y);
+}
+
+int
+router_new(struct dl_router **rp, const struct dl_cluster *c,
+    const struct dl_route_opts *o, struct dl_err *e)
+{
+	struct dl_router *r;
+	int K, horizon;
+	size_t ne = c->nedges, nv = c->nverts;
+	int rc;
+
+	*rp = NULL;
+	K = o && o->states > 0 ? o->states : 3;
+	horizon = o && o->horizon > 0 ? o->horizon : 1;
+	if (o && (o->states < 0 || o->horizon < 0))
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "regimes and "
+		    "horizon must be positive");
+	if (!c->has_traffic)
+		K = 1;
+	r = xcalloc(1, sizeof(*r));
+	r->c = c;
+	r->K = K;
+	r->fast_ok = 1;
+	r->steps = xcalloc((size_t)K, sizeof(size_t));
+	r->count = xcalloc((size_t)K * K, sizeof(long));
+	r->Q = xcalloc((size_t)K * K, sizeof(double));
+	r->ubar = xcalloc(ne * K + 1, sizeof(double));
+	r->ne = xcalloc(ne + 1, sizeof(int));
+	for (size_t k = 0; k < ne; k++)
+		r->ne[k] = 1;
+	if ((rc = build_regimes(r, horizon, e)) != DL_OK) {
+		router_free(r);
+		return rc;
+	}
+
+	/* Out-edges in listing order of their destinations. */
+	r->sout = xcalloc(ne + 1, sizeof(int));
+	for (size_t v = 0; v < nv; v++) {
+		size_t a = c->out_off[v], b = c->out_off[v + 1];
+
+		memcpy(r->sout + a, c->out_edge + a, (b - a) * sizeof(int));
+		sort_c = c;
+		qsort(r->sout + a, b - a, sizeof(int), cmp_by_dst);
+	}
+
+	r->cost = xcalloc(ne * K + 1, sizeof(double));
+	r->dstar = xcalloc(nv + 1, sizeof(double));
+	r->heapcap = ne + 2;
+	r->heapv = xcalloc(r->heapcap, sizeof(int));
+	r->heapd = xcalloc(r->heapcap, sizeof(double));
+	r->act_off = xcalloc(nv * K + 1, sizeof(int));
+	r->term = xcalloc(nv * K + 1, 1);
+	r->pol = xcalloc(nv * K + 1, sizeof(int));
+	r->acost = xcalloc(ne * K + 1, sizeof(double));
+	r->act_edge = xcalloc(ne * K + 1, sizeof(int));
+	r->tr_off = xcalloc(ne * K + 1, sizeof(int));
+	r->tr_to = xcalloc(ne * K * K + 1, sizeof(int));
+	r->tr_p = xcalloc(ne * K * K + 1, sizeof(double));
+	*rp = r;
+	return DL_OK;
+}
+
+void
+router_free(struct dl_router *r)
+{
+	if (r == NULL)
+		return;
+	for (int i = 0; i < r->ncache; i++) {
+		free(r->cache[i].C);
+		free(r->cache[i].next);
+	}
+	free(r->steps);
+	free(r->count);
+	free(r->Q);
+	free(r->ubar);
+	free(r->ne);
+	free(r->sout);
+	free(r->cost);
+	free(r->dstar);
+	free(r->heapv);
+	free(r->heapd);
+	free(r->act_off);
+	free(r->term);
+	free(r->pol);
+	free(r->acost);
+	free(r->act_edge);
+	free(r->tr_off);
+	free(r->tr_to);
+	free(r->tr_p);
+	free(r);
+}
+
+void
+router_reset(struct dl_router *r)
+{
+	/* Cached solves stay valid when no n_e has moved. */
+	if (!r->dirty)
+		return;
+	for (size_t k = 0; k < r->c->nedges; k++)
+		r->ne[k] = 1;
+	r->dirty = 0;
+	r->gen++;
+}
+
+int
+router_regime(const struct dl_router *r)
+{
+	return r->l0;
+}
+
+int
+router_nregimes(const struct dl_router *r)
+{
+	return r->K;
+}
+
+void
+router_info(const struct dl_router *r, struct dl_regime_info *ri)
+{
+	ri->nregimes = r->K;
+	ri->start = r->l0;
+	ri->forecast = r->forecast;
+	ri->nsteps = r->nsteps;
+	ri->steps = r->steps;
+	ri->count = r->count;
+	ri->q = r->Q;
+	ri->ubar = r->ubar;
+}
+
+int
+router_ne(const struct dl_router *r, int edge)
+{
+	return r->ne[edge];
+}
+
+void
+router_fast_paths(struct dl_router *r, int on)
+{
+	r->fast_ok = on;
+}
+
+void
+router_stats(const struct dl_router *r, struct dl_router_stats *st)
+{
+	*st = r->st;
+}
+
+double
+router_hop_cost(const struct dl_router *r, int edge, int l, double bytes)
+{
+	const struct dl_edge *ed = &r->c->edges[edge];
+	double u = r->ubar[(size_t)edge * r->K + l];
+
+	if (ed->from_switch)
+		return ed->latency_ms / 1000;
+	return ed->latency_ms / 1000 +
+	    8 * bytes / (ed->gbps * 1e9 * (1 - u) / r->ne[edge]);
+}
+
+/* A binary min-heap of (D, vertex) with lazy deletion. */
+static void
+heap_push(struct dl_router *r, size_t *n, double d, int v)
+{
+	size_t i = (*n)++;
+
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+
+		if (r->heapd[p] <= d)
+			break;
+		r->heapd[i] = r->heapd[p];
+		r->heapv[i] = r->heapv[p];
+		i = p;
+	}
+	r->heapd[i] = d;
+	r->heapv[i] = v;
+}
+
+static void
+heap_pop(struct dl_router *r, size_t *n, double *d, int *v)
+{
+	double ld;
+	int lv;
+	size_t i = 0;
+
+	*d = r->heapd[0];
+	*v = r->heapv[0];
+	ld = r->heapd[--*n];
+	lv = r->heapv[*n];
+	for (;;) {
+		size_t k = 2 * i + 1;
+
+		if (k >= *n)
+			break;
+		if (k + 1 < *n && r->heapd[k + 1] < r->heapd[k])
+			k++;
+		if (ld <= r->heapd[k])
+			break;
+		r->heapd[i] = r->heapd[k];
+		r->heapv[i] = r->heapv[k];
+		i = k;
+	}
+	r->heapd[i] = ld;
+	r->heapv[i] = lv;
+}
+
+/*
+ * D*(v): the cheapest cost from v to b with every edge at its cheapest
+ * regime (r->cost filled), by Dijkstra on the in-edges.
+ */
+static void
+dijkstra(struct dl_router *r, int b)
+{
+	const struct dl_cluster *c = r->c;
+	int K = r->K;
+	size_t n = 0;
+
+	for (size_t v = 0; v < c->nverts; v++)
+		r->dstar[v] = HUGE_VAL;
+	r->dstar[b] = 0;
+	heap_push(r, &n, 0, b);
+	while (n > 0) {
+		double d;
+		int u;
+
+		heap_pop(r, &n, &d, &u);
+		if (d > r->dstar[u])
+			continue;
+		for (size_t k = c->in_off[u]; k < c->in_off[u + 1]; k++) {
+			int ed = c->in_edge[k], v = c->edges[ed].src;
+			double w = r->cost[(size_t)ed * K], nd;
+
+			for (int l = 1; l < K; l++)
+				if (r->cost[(size_t)ed * K + l] < w)
+					w = r->cost[(size_t)ed * K + l];
+			nd = w + d;
+			if (nd < r->dstar[v]) {
+				r->dstar[v] = nd;
+				heap_push(r, &n, nd, v);
+			}
+		}
+	}
+}
+
+/* A cache slot to fill: a free one, or the oldest. */
+static struct solve *
+cache_slot(struct dl_router *r)
+{
+	size_t n = r->c->nverts * (size_t)r->K;
+	struct solve *s;
+
+	if (r->ncache < CACHE_MAX) {
+		s = &r->cache[r->ncache++];
+		s->C = xcalloc(n, sizeof(double));
+		s->next = xcalloc(n, sizeof(int));
+		return s;
+	}
+	s = &r->cache[r->nextslot];
+	r->nextslot = (r->nextslot + 1) % CACHE_MAX;
+	return s;
+}
+
+static struct solve *
+cache_find(struct dl_router *r, int b, double bytes)
+{
+	for (int i = 0; i < r->ncache; i++) {
+		struct solve *s = &r->cache[i];
+
+		if (s->gen == r->gen && s->b == b && s->bytes == bytes)
+			return s;
+	}
+	return NULL;
+}
+
+/* Price every vertex toward b for a flow of the given size. */
+static int
+solve(struct dl_router *r, int b, double bytes, struct solve **out,
+    struct dl_err *e)
+{
+	const struct dl_cluster *c = r->c;
+	int K = r->K, nact = 0, ntr = 0;
+	struct mdp m;
+	struct mdp_opts o;
+	struct mdp_result res;
+	struct solve *s;
+
+	for (size_t k = 0; k < c->nedges; k++)
+		for (int l = 0; l < K; l++)
+			r->cost[k * K + l] = router_hop_cost(r, (int)k, l,
+			    bytes);
+	dijkstra(r, b);
+
+	/* States (v, l) = v K + l; actions in listing order of u. */
+	for (size_t v = 0; v < c->nverts; v++) {
+		double dv = r->dstar[v];
+
+		for (int l = 0; l < K; l++) {
+			size_t st = v * K + l;
+
+			r->act_off[st] = nact;
+			r->term[st] = (int)v == b;
+			if ((int)v == b || !isfinite(dv))
+				continue;
+			for (size_t j = c->out_off[v]; j < c->out_off[v + 1];
+			    j++) {
+				int ed = r->sout[j], u = c->edges[ed].dst;
+
+				if (!(r->dstar[u] < dv))
+					continue;
+				r->acost[nact] = r->cost[(size_t)ed * K + l];
+				r->act_edge[nact] = ed;
+				r->tr_off[nact] = ntr;
+				for (int l2 = 0; l2 < K; l2++) {
+					double p = r->Q[l * K + l2];
+
+					if (p == 0)
+						continue;
+					r->tr_to[ntr] = u * K + l2;
+					r->tr_p[ntr] = p;
+					ntr++;
+				}
+				nact++;
+			}
+		}
+	}
+	r->act_off[c->nverts * K] = nact;
+	r->tr_off[nact] = ntr;
+
+	m.nstates = (int)c->nverts * K;
+	m.act_off = r->act_off;
+	m.cost = r->acost;
+	m.tr_off = r->tr_off;
+	m.tr_to = r->tr_to;
+	m.tr_p = r->tr_p;
+	m.terminal = r->term;
+	m.discount = 1;
+	o.abs_tol = o.rel_tol = VI_TOL;
+	o.tie_abs = o.tie_rel = TIE_TOL;
+	/* The longest admissible path has at most |V| - 1 hops. */
+	o.max_iter = (int)c->nverts + 1;
+
+	s = cache_slot(r);
+	s->gen = r->gen - 1;	/* invalid until filled */
+	if (!mdp_solve(&m, &o, s->C, &res))
+		return dl_seterr(e, DL_ESYS, NULL, 0, 0, "routing toward "
+		    "'%s': value iteration did not converge in %d sweeps "
+		    "(residual %g)", c->verts[b].id, res.iterations,
+		    res.residual);
+	mdp_policy(&m, &o, s->C, r->pol, NULL);
+	for (int st = 0; st < m.nstates; st++)
+		s->next[st] = r->pol[st] < 0 ? -1 :
+		    r->act_edge[r->act_off[st] + r->pol[st]];
+	s->b = b;
+	s->bytes = bytes;
+	s->gen = r->gen;
+	r->st.solves++;
+	r->st.sweeps += res.iterations;
+	*out = s;
+	return DL_OK;
+}
+
+/*
+ * The fast path of a cluster without links.csv: every node reaches every
+ * other through its site's implicit switch only (a -> sw -> b), so the
+ * values are those value iteration would reach, computed directly with
+ * the same arithmetic: C(sw, l) = latency of sw -> b, and
+ * C(a, l) = cost(a -> sw, l) + sum_l' Q(l, l') C(sw, l').
+ * Returns 0 when the flow is not such a flow.
+ */
+static int
+fast_path(struct dl_router *r, int a, int b, double bytes, int *e1p,
+    int *e2p, double *Ca)
+{
+	const struct dl_cluster *c = r->c;
+	int K = r->K, e1, e2, sw;
+	double lat;
+
+	if (!r->fast_ok || c->has_links || c->verts[a].node < 0 || c->verts[b].node < 0)
+		return 0;
+	if (c->out_off[a + 1] - c->out_off[a] != 1)
+		return 0;
+	e1 = c->out_edge[c->out_off[a]];
+	sw = c->edges[e1].dst;
+	if (!c->verts[sw].implicit_switch || (e2 = cluster_edge(c, sw, b)) < 0)
+		return 0;
+	/* C(sw, l') = lat + sum of Q * 0 = lat in every regime. */
+	lat = router_hop_cost(r, e2, 0, bytes);
+	for (int l = 0; l < K; l++) {
+		double sum = 0;
+
+		for (int l2 = 0; l2 < K; l2++) {
+			double p = r->Q[l * K + l2];
+
+			if (p != 0)
+				sum += p * lat;
+		}
+		Ca[l] = router_hop_cost(r, e1, l, bytes) + sum;
+	}
+	*e1p = e1;
+	*e2p = e2;
+	return 1;
+}
+
+int
+router_flow(struct dl_router *r, int a, int b, double bytes, int commit,
+    struct dl_route *out, struct dl_err *e)
+{
+	const struct dl_cluster *c = r->c;
+	int K = r->K, l0 = r->l0, e1, e2, *pe, np = 0;
+	double *Ca = xcalloc((size_t)K, sizeof(double));
+	int *first = xcalloc((size_t)K, sizeof(int));
+	struct solve *s = NULL;
+	int rc;
+
+	if (out)
+		memset(out, 0, sizeof(*out));
+	if (a < 0 || b < 0 || (size_t)a >= c->nverts ||
+	    (size_t)b >= c->nverts || a == b || !(bytes > 0) ||
+	    !isfinite(bytes)) {
+		free(Ca);
+		free(first);
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "bad flow: vertices "
+		    "%d -> %d, %g bytes", a, b, bytes);
+	}
+	r->st.flows++;
+	pe = xcalloc(c->nverts, sizeof(int));
+	if (fast_path(r, a, b, bytes, &e1, &e2, Ca)) {
+		r->st.fast++;
+		pe[np++] = e1;
+		pe[np++] = e2;
+		for (int l = 0; l < K; l++)
+			first[l] = c->edges[e1].dst;
+	} else {
+		if ((s = cache_find(r, b, bytes)) != NULL)
+			r->st.cache_hits++;
+		else if ((rc = solve(r, b, bytes, &s, e)) != DL_OK)
+			goto fail;
+		for (int l = 0; l < K; l++) {
+			int ed = s->next[(size_t)a * K + l];
+
+			Ca[l] = s->C[(size_t)a * K + l];
+			first[l] = ed < 0 ? -1 : c->edges[ed].dst;
+		}
+		/*
+		 * Follow pi(., l0) with the regime held at l0.  Every vertex
+		 * on the way has a policy once a has one, unless rounding made
+		 * some hop too cheap to lower D* (a dead end): no route either.
+		 */
+		for (int v = a; v != b;) {
+			int ed = s->next[(size_t)v * K + l0];
+
+			if (ed < 0) {
+				rc = dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "no "
+				    "route from '%s' to '%s' in the network",
+				    c->verts[a].id, c->verts[b].id);
+				goto fail;
+			}
+			pe[np++] = ed;
+			v = c->edges[ed].dst;
+		}
+	}
+	if (commit) {
+		for (int i = 0; i < np; i++)
+			r->ne[pe[i]]++;
+		r->dirty = 1;
+		r->gen++;
+	}
+	if (out) {
+		out->expected_s = Ca[l0];
+		out->regime = l0;
+		out->npath = (size_t)np + 1;
+		out->path = xcalloc(out->npath, sizeof(int));
+		out->path[0] = a;
+		for (int i = 0; i < np; i++)
+			out->path[i + 1] = c->edges[pe[i]].dst;
+		out->nregimes = K;
+		out->regime_s = Ca;
+		out->first_hop = first;
+	} else {
+		free(Ca);
+		free(first);
+	}
+	free(pe);
+	return DL_OK;
+fail:
+	free(pe);
+	free(Ca);
+	free(first);
+	return rc;
+}
+
+void
+route_clear(struct dl_route *rt)
+{
+	if (rt == NULL)
+		return;
+	free(rt->path);
+	free(rt->regime_s);
+	free(rt->first_hop);
+	memset(rt, 0, sizeof(*rt));
+}
+
+/*
+ * Ring order (5.5).  w is the n x n hop cost matrix; a ring's value is
+ * its slowest hop, including the hop back to the first member.
+ */
+static double
+ring_max(int n, const double *w, const int *o)
+{
+	double m = -HUGE_VAL;
+
+	for (int k = 0; k < n; k++) {
+		double x = w[o[k] * n + o[(k + 1) % n]];
+
+		if (x > m)
+			m = x;
+	}
+	return m;
+}
+
+static double
+ring_sum(int n, const double *w, const int *o)
+{
+	double s = 0;
+
+	for (int k = 0; k < n; k++)
+		s += w[o[k] * n + o[(k + 1) % n]];
+	return s;
+}
+
+/* Exact search: permutations fixing member 0, in lexicographic order. */
+struct exact {
+	int n;
+	const double *w;
+	int cur[RING_EXACT_MAX], best[RING_EXACT_MAX];
+	int used[RING_EXACT_MAX];
+	double bestv;
+};
+
+static void
+exact_rec(struct exact *x, int depth, double sofar)
+{
+	int n = x->n;
+
+	if (depth == n) {
+		double v = x->w[x->cur[n - 1] * n + x->cur[0]];
+
+		if (v < sofar)
+			v = sofar;
+		if (v < x->bestv) {
+			x->bestv = v;
+			memcpy(x->best, x->cur, (size_t)n * sizeof(int));
+		}
+		return;
+	}
+	for (int j = 1; j < n; j++) {
+		double v;
+
+		if (x->used[j])
+			continue;
+		v = x->w[x->cur[depth - 1] * n + j];
+		if (v < sofar)
+			v = sofar;
+		/* Only a strictly better ring replaces the incumbent. */
+		if (!(v < x->bestv))
+			continue;
+		x->used[j] = 1;
+		x->cur[depth] = j;
+		exact_rec(x, depth + 1, v);
+		x->used[j] = 0;
+	}
+}
+
+static void
+ring_exact(int n, const double *w, int *order)
+{
+	struct exact x;
+
+	memset(&x, 0, sizeof(x));
+	x.n = n;
+	x.w = w;
+	/* The identity is the lexicographically first ring: the incumbent. */
+	for (int i = 0; i < n; i++)
+		x.best[i] = i;
+	x.bestv = ring_max(n, w, x.best);
+	x.cur[0] = 0;
+	x.used[0] = 1;
+	exact_rec(&x, 1, -HUGE_VAL);
+	memcpy(order, x.best, (size_t)n * sizeof(int));
+}
+
+/*
+ * Greedy from member start: the next member is the cheapest hop among the
+ * unvisited members of the current member's site, or among all unvisited
+ * members when the site is done (lowest index on ties).  The ring is then
+ * rotated to begin with member 0.
+ */
+static void
+ring_greedy(int n, const double *w, const int *site, int start, int *o,
+    unsigned char *seen)
+{
+	int cur = start, k0 = 0;
+
+	memset(seen, 0, (size_t)n);
+	seen[start] = 1;
+	o[0] = start;
+	for (int k = 1; k < n; k++) {
+		int pick = -1;
+
+		for (int pass = 0; pass < 2 && pick < 0; pass++)
+			for (int j = 0; j < n; j++) {
+				if (seen[j] || (pass == 0 && (site == NULL ||
+				    site[j] != site[cur])))
+					continue;
+				if (pick < 0 || w[cur * n + j] < w[cur * n + pick])
+					pick = j;
+			}
+		seen[pick] = 1;
+		o[k] = cur = pick;
+	}
+	for (int k = 0; k < n; k++)
+		if (o[k] == 0)
+			k0 = k;
+	if (k0 > 0) {
+		int *tmp = xcalloc((size_t)n, sizeof(int));
+
+		for (int k = 0; k < n; k++)
+			tmp[k] = o[(k0 + k) % n];
+		memcpy(o, tmp, (size_t)n * sizeof(int));
+		free(tmp);
+	}
+}
+
+/* Is (m1, s1) better than (m0, s0): a lower slowest hop, or the same
+ * slowest hop and a clearly lower total? */
+static int
+ring_better(double m1, double s1, double m0, double s0)
+{
+	if (m1 != m0)
+		return m1 < m0;
+	return s1 < s0 - 1e-12 * (1 + fabs(s0));
+}
+
+/* Reverse o[i..j]. */
+static void
+reverse(int *o, int i, int j)
+{
+	for (; i < j; i++, j--) {
+		int t = o[i];
+
+		o[i] = o[j];
+		o[j] = t;
+	}
+}
+
+/*
+ * 2-opt: reverse o[i..j] (1 <= i < j <= n-1, member 0 stays first) when
+ * that lowers (slowest hop, total).  With prefix and suffix maxima and
+ * sums of the hops a candidate costs O(1); the first improving move is
+ * taken and the scan restarts.
+ */
+static void
+ring_2opt(int n, const double *w, int *o)
+{
+	double *fw = xcalloc((size_t)n, sizeof(double));
+	double *pmax = xcalloc((size_t)n + 1, sizeof(double));
+	double *psum = xcalloc((size_t)n + 1, sizeof(double));
+	double *smax = xcalloc((size_t)n + 1, sizeof(double));
+	double *ssum = xcalloc((size_t)n + 1, sizeof(double));
+	long moves = 0, maxmoves = 50L * n * n;
+	int improved = 1;
+
+	while (improved && moves < maxmoves) {
+		double cm, cs;
+
+		improved = 0;
+		/* Hop k: o[k] -> o[k + 1], the last one back to o[0]. */
+		for (int k = 0; k < n; k++)
+			fw[k] = w[o[k] * n + o[(k + 1) % n]];
+		pmax[0] = -HUGE_VAL;
+		psum[0] = 0;
+		for (int k = 0; k < n; k++) {
+			pmax[k + 1] = fmax(pmax[k], fw[k]);
+			psum[k + 1] = psum[k] + fw[k];
+		}
+		smax[n] = -HUGE_VAL;
+		ssum[n] = 0;
+		for (int k = n - 1; k >= 0; k--) {
+			smax[k] = fmax(smax[k + 1], fw[k]);
+			ssum[k] = ssum[k + 1] + fw[k];
+		}
+		cm = pmax[n];
+		cs = psum[n];
+		for (int i = 1; i < n - 1 && !improved; i++) {
+			double imax = -HUGE_VAL, isum = 0;
+
+			for (int j = i + 1; j < n; j++) {
+				double a, b, nm, ns;
+
+				/* Inner hops reversed: o[k + 1] -> o[k]. */
+				imax = fmax(imax, w[o[j] * n + o[j - 1]]);
+				isum += w[o[j] * n + o[j - 1]];
+				a = w[o[i - 1] * n + o[j]];
+				b = w[o[i] * n + o[(j + 1) % n]];
+				nm = fmax(fmax(pmax[i - 1], smax[j + 1]),
+				    fmax(imax, fmax(a, b)));
+				ns = psum[i - 1] + a + isum + b + ssum[j + 1];
+				if (!ring_better(nm, ns, cm, cs))
+					continue;
+				reverse(o, i, j);
+				/* Guard against rounding in the sums. */
+				if (!ring_better(ring_max(n, w, o),
+				    ring_sum(n, w, o), cm, cs)) {
+					reverse(o, i, j);
+					continue;
+				}
+				improved = 1;
+				moves++;
+				break;
+			}
+		}
+	}
+	free(fw);
+	free(pmax);
+	free(psum);
+	free(smax);
+	free(ssum);
+}
+
+static void
+ring_heuristic(int n, const double *w, const int *site, int *order)
+{
+	int *o = xcalloc((size_t)n, sizeof(int));
+	unsigned char *seen = xcalloc((size_t)n, 1);
+	int starts = n <= RING_MULTISTART ? n : 1;
+	double bm = HUGE_VAL, bs = HUGE_VAL;
+
+	for (int s = 0; s < starts; s++) {
+		double m, sum;
+
+		ring_greedy(n, w, site, s, o, seen);
+		m = ring_max(n, w, o);
+		sum = ring_sum(n, w, o);
+		if (s == 0 || ring_better(m, sum, bm, bs)) {
+			bm = m;
+			bs = sum;
+			memcpy(order, o, (size_t)n * sizeof(int));
+		}
+	}
+	ring_2opt(n, w, order);
+	free(o);
+	free(seen);
+}
+
+void
+ring_order_sites(int n, const int *site, double (*hop_cost)(void *, int, int),
+    void *ctx, int *order)
+{
+	double *w;
+
+	if (n <= 0)
+		return;
+	if (n <= 2) {
+		for (int i = 0; i < n; i++)
+			order[i] = i;
+		return;
+	}
+	w = xcalloc((size_t)n * n, sizeof(double));
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			w[i * n + j] = i == j ? 0 : hop_cost(ctx, i, j);
+	if (n <= RING_EXACT_MAX)
+		ring_exact(n, w, order);
+	else
+		ring_heuristic(n, w, site, order);
+	free(w);
+}
+
+void
+ring_order(int n, double (*hop_cost)(void *ctx, int i, int j), void *ctx,
+    int *order)
+{
+	ring_order_sites(n, NULL, hop_cost, ctx, order);
+}
+
+/* FLOWS.csv (section 5.4): flow,src,dst,mb; flow optional. */
+static const struct csv_col flows_cols[] = {
+	{ "flow", CSV_ID, 0, 0, 0, 0, 0, NULL },
+	{ "src", CSV_ID, 1, 0, 0, 0, 0, NULL },
+	{ "dst", CSV_ID, 1, 0, 0, 0, 0, NULL },
+	{ "mb", CSV_NUM, 1, 0, 1e12, 1, 0, "MB" },
+	{ NULL, 0, 0, 0, 0, 0, 0, NULL }
+};
+const struct csv_schema dl_flows_schema = { "flows.csv", flows_cols };
+
+static const struct dl_flowset *sort_fs;
+
+static int
+cmp_flow_id(const void *a, const void *b)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	int d = strcmp(sort_fs->flows[i].id, sort_fs->flows[j].id);
+
+	if (d != 0)
+		return d;
+	return (i > j) - (i < j);
+}
+
+/* The first row (in file order) whose id an earlier row has, or -1. */
+static long
+first_duplicate(const struct dl_flowset *fs, size_t *earlier)
+{
+	size_t *idx = xcalloc(fs->n ? fs->n : 1, sizeof(size_t));
+	long dup = -1;
+
+	for (size_t i = 0; i < fs->n; i++)
+		idx[i] = i;
+	sort_fs = fs;
+	qsort(idx, fs->n, sizeof(size_t), cmp_flow_id);
+	for (size_t k = 1; k < fs->n; k++) {
+		size_t head = k - 1;
+
+		if (strcmp(fs->flows[idx[k]].id, fs->flows[idx[k - 1]].id))
+			continue;
+		while (head > 0 && strcmp(fs->flows[idx[head - 1]].id,
+		    fs->flows[idx[k]].id) == 0)
+			head--;
+		if (dup < 0 || idx[k] < (size_t)dup) {
+			dup = (long)idx[k];
+			*earlier = idx[head];
+		}
+	}
+	free(idx);
+	return dup;
+}
+
+int
+flows_load(struct dl_flowset *fs, const char *path,
+    const struct dl_cluster *c, struct dl_err *e)
+{
+	struct csv_table t;
+	size_t earlier = 0;
+	long dup;
+	int rc;
+
+	memset(fs, 0, sizeof(*fs));
+	if ((rc = csvin_read(path, &dl_flows_schema, &t, e)) != DL_OK)
+		return rc;
+	if (t.nrows == 0) {
+		dl_seterr(e, DL_EDATA, path, t.header_line, 0, "no flows "
+		    "(expected at least one row after the header)");
+		csvin_free(&t);
+		return DL_EDATA;
+	}
+	fs->path = xstrdup(path);
+	fs->flows = xcalloc(t.nrows, sizeof(*fs->flows));
+	for (size_t r = 0; r < t.nrows; r++) {
+		struct dl_flowreq *f = &fs->flows[fs->n];
+		int v[2];
+
+		for (int k = 0; k < 2; k++) {
+			v[k] = cluster_vertex(c, csv_str(&t, r, 1 + k));
+			if (v[k] < 0) {
+				rc = csv_cellerr(&t, r, 1 + k, e, "unknown "
+				    "vertex '%s' (not a node or a links.csv "
+				    "endpoint)", csv_str(&t, r, 1 + k));
+				goto fail;
+			}
+		}
+		if (v[0] == v[1]) {
+			rc = csv_cellerr(&t, r, 2, e, "flow from '%s' to "
+			    "itself", csv_str(&t, r, 1));
+			goto fail;
+		}
+		if (csv_has(&t, r, 0)) {
+			f->id = xstrdup(csv_str(&t, r, 0));
+		} else {
+			struct strbuf sb = STRBUF_INIT;
+
+			/* Numbered from 1 in file order. */
+			sb_addf(&sb, "%zu", r + 1);
+			f->id = sb_detach(&sb);
+		}
+		f->src = v[0];
+		f->dst = v[1];
+		f->mb = csv_num(&t, r, 3);
+		f->line = t.line[r];
+		fs->n++;
+	}
+	if ((dup = first_duplicate(fs, &earlier)) >= 0) {
+		size_t r = (size_t)dup;
+
+		if (csv_has(&t, r, 0))
+			rc = csv_cellerr(&t, r, 0, e, "duplicate flow '%s' "
+			    "(first on line %ld)", fs->flows[r].id,
+			    fs->flows[earlier].line);
+		else
+			rc = dl_seterr(e, DL_EDATA, path, t.line[r], 0,
+			    "flow without id numbered '%s' clashes with "
+			    "line %ld", fs->flows[r].id,
+			    fs->flows[earlier].line);
+		goto fail;
+	}
+	csvin_free(&t);
+	return DL_OK;
+fail:
+	csvin_free(&t);
+	flows_free(fs);
+	return rc;
+}
+
+void
+flows_free(struct dl_flowset *fs)
+{
+	for (size_t i = 0; i < fs->n; i++)
+		free(fs->flows[i].id);
+	free(fs->flows);
+	free(fs->path);
+	memset(fs, 0, sizeof(*fs));
+}
