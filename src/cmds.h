@@ -14,6 +14,7 @@
 
 extern const struct dl_cmd dl_cmd_check;
 extern const struct dl_cmd dl_cmd_predict;
+extern const struct dl_cmd dl_cmd_route;
 extern const struct dl_cmd dl_cmd_model;
 
 /* All commands, NULL-terminated, in the order --help lists them. */
