@@ -1,0 +1,685 @@
+/*
+ * cost.c - the cost model of DESIGN.md section 4.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Every formula is written in the order DESIGN.md states it, so that an
+ * independent transcription gives the same doubles.  Sums over a layer
+ * range come from double-double prefix sums: each is the exact sum of the
+ * per-layer terms rounded once (to within one unit in the last place),
+ * which is what a careful summation over the range gives, and costs O(1).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+
+/* Knuth's TwoSum: s + err == a + b exactly. */
+static void
+two_sum(double a, double b, double *s, double *err)
+{
+	double z = a + b, bb = z - a;
+
+	*err = (a - (z - bb)) + (b - bb);
+	*s = z;
+}
+
+/* Prefix sums hi[i] + lo[i] of the first i terms, i = 0..n. */
+static void
+prefix(const double *term, size_t n, double **hi, double **lo)
+{
+	double h = 0, l = 0;
+
+	*hi = xcalloc(n + 1, sizeof(double));
+	*lo = xcalloc(n + 1, sizeof(double));
+	for (size_t i = 0; i < n; i++) {
+		double s, err;
+
+		two_sum(h, term[i], &s, &err);
+		l += err;
+		two_sum(s, l, &h, &l);
+		(*hi)[i + 1] = h;
+		(*lo)[i + 1] = l;
+	}
+}
+
+static double
+range(const double *hi, const double *lo, int first, int last)
+{
+	double s, err;
+
+	two_sum(hi[last + 1], -hi[first], &s, &err);
+	return s + (err + (lo[last + 1] - lo[first]));
+}
+
+double
+cost_range_flops(const struct dl_costctx *x, int first, int last)
+{
+	return range(x->cum_flops, x->lo_flops, first, last);
+}
+
+double
+cost_range_params(const struct dl_costctx *x, int first, int last)
+{
+	return range(x->cum_params, x->lo_params, first, last);
+}
+
+double
+cost_range_mem(const struct dl_costctx *x, int first, int last)
+{
+	return range(x->cum_mem, x->lo_mem, first, last);
+}
+
+double
+cost_range_tp(const struct dl_costctx *x, int first, int last)
+{
+	return range(x->cum_tp, x->lo_tp, first, last);
+}
+
+int
+cost_init(struct dl_costctx *x, const struct dl_cluster *c,
+    const struct dl_model *m, const struct dl_opts *o, const double *uhat,
+    struct dl_router *router, struct dl_err *e)
+{
+	size_t n = m->nlayers;
+	double *t;
+
+	memset(x, 0, sizeof(*x));
+	if (n == 0)
+		return dl_seterr(e, DL_EDATA, m->path, 0, 0,
+		    "model has no layers");
+	if (o->micro_batch < 1 || o->global_batch < 1)
+		return dl_seterr(e, DL_EDATA, NULL, 0, 0, "global batch %ld "
+		    "and micro-batch %ld must be at least 1", o->global_batch,
+		    o->micro_batch);
+	x->c = c;
+	x->m = m;
+	x->o = o;
+	x->router = router;
+	x->speed = xcalloc(c->nnodes, sizeof(double));
+	x->uhat = xcalloc(c->nnodes, sizeof(double));
+	for (size_t i = 0; i < c->nnodes; i++) {
+		const struct dl_node *nd = &c->nodes[i];
+		double u = uhat ? uhat[i] : 0;
+		double mfu = nd->mfu >= 0 ? nd->mfu : o->mfu;
+
+		/* NaN fails both tests and becomes 0 too. */
+		if (!(u >= 0))
+			u = 0;
+		if (u > 0.95)
+			u = 0.95;
+		x->uhat[i] = u;
+		x->speed[i] = nd->tflops * 1e12 * mfu * (1 - u);
+		x->speed_total += nd->gpus * x->speed[i];
+	}
+	t = xcalloc(n, sizeof(double));
+	for (size_t l = 0; l < n; l++)
+		t[l] = (m->layers[l].fwd_gflop + m->layers[l].bwd_gflop) * 1e9;
+	prefix(t, n, &x->cum_flops, &x->lo_flops);
+	for (size_t l = 0; l < n; l++)
+		t[l] = m->layers[l].params_m * 1e6;
+	prefix(t, n, &x->cum_params, &x->lo_params);
+	for (size_t l = 0; l < n; l++)
+		t[l] = m->layers[l].mem_mb * 1e6;
+	prefix(t, n, &x->cum_mem, &x->lo_mem);
+	for (size_t l = 0; l < n; l++)
+		t[l] = m->layers[l].tp_mb * 1e6;
+	prefix(t, n, &x->cum_tp, &x->lo_tp);
+	free(t);
+	return DL_OK;
+}
+
+void
+cost_free(struct dl_costctx *x)
+{
+	free(x->speed);
+	free(x->uhat);
+	free(x->cum_flops);
+	free(x->cum_params);
+	free(x->cum_mem);
+	free(x->cum_tp);
+	free(x->lo_flops);
+	free(x->lo_params);
+	free(x->lo_mem);
+	free(x->lo_tp);
+	memset(x, 0, sizeof(*x));
+}
+
+double
+cost_intra(const struct dl_costctx *x, int node, double bytes)
+{
+	return 8 * bytes / (x->c->nodes[node].intra_gbps * 1e9);
+}
+
+double
+cost_stage_compute(const struct dl_costctx *x, int node, int k, int first,
+    int last)
+{
+	double mu = (double)x->o->micro_batch;
+	double t = mu * cost_range_flops(x, first, last) /
+	    (k * x->speed[node]);
+
+	/* The TP all-reduce: 2(k-1)/k is exact for k = 2, 4, 8. */
+	if (k > 1)
+		t += mu * cost_range_tp(x, first, last) * (2.0 * (k - 1) / k) /
+		    (x->c->nodes[node].intra_gbps * 1e9 / 8);
+	return t;
+}
+
+double
+cost_stage_memory(const struct dl_costctx *x, int first, int last,
+    double phi, int p, int S, long m)
+{
+	const struct dl_opts *o = x->o;
+	long held = m < S - p + 1 ? m : S - p + 1;
+
+	if (held < 0)
+		held = 0;
+	return (o->param_bytes + o->grad_bytes + o->optimizer_bytes) *
+	    cost_range_params(x, first, last) * phi +
+	    (double)held * o->micro_batch * cost_range_mem(x, first, last) *
+	    phi;
+}
+
+double
+cost_gpu_capacity(const struct dl_costctx *x, int node)
+{
+	return x->c->nodes[node].mem_gb * 1e9 * (1 - x->o->mem_reserve);
+}
+
+double
+cost_lower_bound(const struct dl_costctx *x)
+{
+	return (double)x->o->global_batch *
+	    cost_range_flops(x, 0, (int)x->m->nlayers - 1) / x->speed_total;
+}
+
+/* Append a flow to p->flows (capacity *cap). */
+static struct dl_flow *
+add_flow(struct dl_plan *p, size_t *cap, int phase, int a, int b, int dir,
+    int src, int dst, double bytes)
+{
+	struct dl_flow *f;
+
+	p->flows = xgrow(p->flows, cap, p->nflows + 1, sizeof(*p->flows));
+	f = &p->flows[p->nflows++];
+	memset(f, 0, sizeof(*f));
+	f->phase = phase;
+	f->a = a;
+	f->b = b;
+	f->dir = dir;
+	f->src = src;
+	f->dst = dst;
+	f->bytes = bytes;
+	f->order = -1;
+	return f;
+}
+
+/* Order of routing: largest flow first, ties in plan order. */
+static const struct dl_flow *sort_base;
+
+static int
+by_bytes(const void *a, const void *b)
+{
+	int i = *(const int *)a, j = *(const int *)b;
+	double x = sort_base[i].bytes, y = sort_base[j].bytes;
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+/*
+ * Route the flows p->flows[from..to-1] (one phase) on an idle network:
+ * intra-node flows are priced by intra_gbps, the others routed largest
+ * first, each seeing the flows routed before it.  A flow of 0 bytes (a
+ * boundary after a layer with act_mb 0, a segment without parameters)
+ * moves nothing: it costs 0 and is not routed (its path is empty).
+ */
+static int
+route_phase(const struct dl_costctx *x, struct dl_plan *p, size_t from,
+    size_t to, struct dl_err *e)
+{
+	int *idx = xcalloc(to - from + 1, sizeof(int));
+	size_t n = 0;
+	int rc = DL_OK;
+
+	for (size_t i = from; i < to; i++) {
+		struct dl_flow *f = &p->flows[i];
+
+		f->intra = f->src == f->dst;
+		if (!(f->bytes > 0))
+			continue;
+		if (f->intra) {
+			f->expected_s = cost_intra(x, f->src, f->bytes);
+			f->npath = 1;
+			f->path = xcalloc(1, sizeof(int));
+			f->path[0] = f->src;
+			continue;
+		}
+		idx[n++] = (int)i;
+	}
+	if (n > 0 && x->router == NULL) {
+		free(idx);
+		return dl_seterr(e, DL_ESYS, NULL, 0, 0, "plan has transfers "
+		    "between nodes but no router was set up");
+	}
+	sort_base = p->flows;
+	qsort(idx, n, sizeof(int), by_bytes);
+	if (n > 0)
+		router_reset(x->router);
+	for (size_t k = 0; k < n && rc == DL_OK; k++) {
+		struct dl_flow *f = &p->flows[idx[k]];
+		struct dl_route rt;
+
+		memset(&rt, 0, sizeof(rt));
+		rc = router_flow(x->router, f->src, f->dst, f->bytes, 1, &rt, e);
+		if (rc != DL_OK)
+			break;
+		f->order = (int)k;
+		f->expected_s = rt.expected_s;
+		f->regime = rt.regime;
+		f->npath = rt.npath;
+		f->path = xcalloc(rt.npath ? rt.npath : 1, sizeof(int));
+		memcpy(f->path, rt.path, rt.npath * sizeof(int));
+		f->nregimes = rt.nregimes;
+		f->policy_first = xcalloc(rt.nregimes + 1, sizeof(int));
+		f->regime_s = xcalloc(rt.nregimes + 1, sizeof(double));
+		if (rt.nregimes > 0) {
+			memcpy(f->policy_first, rt.first_hop,
+			    rt.nregimes * sizeof(int));
+			memcpy(f->regime_s, rt.regime_s,
+			    rt.nregimes * sizeof(double));
+		}
+		route_clear(&rt);
+	}
+	free(idx);
+	return rc;
+}
+
+/* The unloaded hop costs between the members of one ring, on demand. */
+struct ringcost {
+	const struct dl_costctx *x;
+	int nd;			/* distinct nodes */
+	int *node;		/* distinct node -> node index */
+	int *slot;		/* member -> distinct node */
+	double *cost;		/* nd x nd; < 0 until priced */
+	double bytes;
+	int status;
+	struct dl_err *e;
+};
+
+static double
+ring_hop(void *ctx, int i, int j)
+{
+	struct ringcost *rc = ctx;
+	int a = rc->slot[i], b = rc->slot[j];
+	double *c = &rc->cost[a * rc->nd + b];
+	struct dl_route rt;
+
+	if (*c >= 0 || rc->status != DL_OK)
+		return *c >= 0 ? *c : HUGE_VAL;
+	if (!(rc->bytes > 0)) {
+		*c = 0;
+	} else if (a == b) {
+		*c = cost_intra(rc->x, rc->node[a], rc->bytes);
+	} else if (rc->x->router == NULL) {
+		rc->status = dl_seterr(rc->e, DL_ESYS, NULL, 0, 0, "plan has "
+		    "transfers between nodes but no router was set up");
+	} else {
+		memset(&rt, 0, sizeof(rt));
+		rc->status = router_flow(rc->x->router, rc->node[a],
+		    rc->node[b], rc->bytes, 0, &rt, rc->e);
+		if (rc->status == DL_OK)
+			*c = rt.expected_s;
+		route_clear(&rt);
+	}
+	return *c >= 0 ? *c : HUGE_VAL;
+}
+
+/*
+ * Order the ring of segment r: the hop cost of two members is the
+ * unloaded tau of hop_bytes between their nodes (the router has no flow
+ * of this phase yet), or the intra-node time when they share a node.
+ */
+static int
+order_ring(const struct dl_costctx *x, struct dl_plan *p, struct dl_ring *r,
+    const int *holder, int *order, struct dl_err *e)
+{
+	int G = p->ngroups;
+	struct ringcost rc;
+
+	rc.x = x;
+	rc.nd = 0;
+	rc.node = xcalloc(G, sizeof(int));
+	rc.slot = xcalloc(G, sizeof(int));
+	rc.bytes = r->hop_bytes;
+	rc.status = DL_OK;
+	rc.e = e;
+	for (int i = 0; i < G; i++) {
+		int nd = p->groups[i].stages[holder[i]].node, j;
+
+		for (j = 0; j < rc.nd; j++)
+			if (rc.node[j] == nd)
+				break;
+		if (j == rc.nd)
+			rc.node[rc.nd++] = nd;
+		rc.slot[i] = j;
+	}
+	rc.cost = xcalloc((size_t)rc.nd * rc.nd, sizeof(double));
+	for (int i = 0; i < rc.nd * rc.nd; i++)
+		rc.cost[i] = -1;
+	ring_order(G, ring_hop, &rc, order);
+	free(rc.node);
+	free(rc.slot);
+	free(rc.cost);
+	return rc.status;
+}
+
+/*
+ * The sync phase: segments, rings and their flows, R_q, and T_sync.
+ * acc[] (one slot per stage, flattened in plan order) receives the sync
+ * time of every unit.
+ */
+static int
+eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
+    const int *base, double *acc, struct dl_err *e)
+{
+	int G = p->ngroups, L = (int)x->m->nlayers;
+	char *cut = xcalloc(L + 1, 1);
+	int *holder = xcalloc(G, sizeof(int)), *order = xcalloc(G, sizeof(int));
+	int *pos = xcalloc(G, sizeof(int)), nseg = 0, rc = DL_OK;
+	size_t from = p->nflows;
+
+	/* Cut after the last layer of every stage but a group's last. */
+	for (int g = 0; g < G; g++)
+		for (int s = 0; s + 1 < p->groups[g].nstages; s++)
+			cut[p->groups[g].stages[s].last] = 1;
+	for (int l = 0; l < L; l++)
+		nseg += cut[l] || l == L - 1;
+	p->rings = xcalloc(nseg, sizeof(*p->rings));
+	p->nrings = nseg;
+	for (int q = 0, first = 0; q < nseg; q++) {
+		struct dl_ring *r = &p->rings[q];
+		int last = first;
+
+		while (!cut[last] && last < L - 1)
+			last++;
+		r->first = first;
+		r->last = last;
+		r->params = cost_range_params(x, first, last);
+		r->nmembers = G;
+		r->hop_bytes = r->params * x->o->grad_bytes / G;
+		r->group = xcalloc(G, sizeof(int));
+		r->stage = xcalloc(G, sizeof(int));
+		for (int g = 0; g < G; g++) {
+			while (p->groups[g].stages[pos[g]].last < first)
+				pos[g]++;
+			holder[g] = pos[g];
+		}
+		if (rc == DL_OK && x->router)
+			router_reset(x->router);
+		if (rc == DL_OK)
+			rc = order_ring(x, p, r, holder, order, e);
+		for (int i = 0; i < G; i++) {
+			r->group[i] = rc == DL_OK ? order[i] : i;
+			r->stage[i] = holder[r->group[i]];
+		}
+		for (int h = 0; h < G && rc == DL_OK; h++) {
+			int ga = r->group[h], gb = r->group[(h + 1) % G];
+
+			add_flow(p, cap, DL_PHASE_SYNC, q, h, 0,
+			    p->groups[ga].stages[r->stage[h]].node,
+			    p->groups[gb].stages[r->stage[(h + 1) % G]].node,
+			    r->hop_bytes);
+		}
+		first = last + 1;
+	}
+	if (rc == DL_OK)
+		rc = route_phase(x, p, from, p->nflows, e);
+	for (size_t i = from; i < p->nflows && rc == DL_OK; i++) {
+		struct dl_flow *f = &p->flows[i];
+		struct dl_ring *r = &p->rings[f->a];
+
+		if (f->b == 0 || f->expected_s > r->time_s)
+			r->time_s = f->expected_s;
+	}
+	for (int q = 0; q < nseg && rc == DL_OK; q++) {
+		struct dl_ring *r = &p->rings[q];
+
+		r->time_s = 2 * (G - 1) * r->time_s;
+		for (int i = 0; i < G; i++)
+			acc[base[r->group[i]] + r->stage[i]] += r->time_s;
+	}
+	free(cut);
+	free(holder);
+	free(order);
+	free(pos);
+	return rc;
+}
+
+/*
+ * Memory rows of section 4: fill mem_bytes of every stage and report the
+ * first GPU (plan order) that does not fit.
+ */
+static int
+eval_memory(const struct dl_costctx *x, struct dl_plan *p, struct dl_err *e)
+{
+	int over = 0, rc = DL_OK;
+
+	for (int g = 0; g < p->ngroups; g++) {
+		struct dl_group *gr = &p->groups[g];
+
+		for (int s = 0; s < gr->nstages; s++) {
+			struct dl_stage *st = &gr->stages[s];
+			double cap = cost_gpu_capacity(x, st->node);
+
+			st->mem_bytes = 0;
+			for (int d = 0; d < st->ngpus; d++) {
+				double need = cost_stage_memory(x, st->first,
+				    st->last, st->tp_share[d], s + 1,
+				    gr->nstages, gr->micro_batches);
+
+				if (need > st->mem_bytes)
+					st->mem_bytes = need;
+				if (!(need > cap))
+					continue;
+				if (over++ == 0)
+					rc = dl_seterr(e, DL_EINFEAS, NULL, 0, 0,
+					    "memory does not fit on GPU %d of "
+					    "node '%s' (groups[%d].stages[%d]): "
+					    "needs %.0f bytes, %.0f available; "
+					    "over by %.0f bytes", st->gpus[d],
+					    x->c->nodes[st->node].id, g, s,
+					    ceil(need), floor(cap),
+					    ceil(need - cap));
+			}
+		}
+	}
+	if (over > 1) {
+		size_t n = strlen(e->msg);
+
+		snprintf(e->msg + n, sizeof(e->msg) - n, " (and %d more GPU%s)",
+		    over - 1, over - 1 > 1 ? "s" : "");
+	}
+	return rc;
+}
+
+int
+cost_eval(const struct dl_costctx *x, struct dl_plan *p, struct dl_err *e)
+{
+	struct dl_estimate *est = &p->est;
+	size_t cap = 0;
+	int *base = xcalloc(p->ngroups + 1, sizeof(int)), rc, mrc;
+	double *acc, mu = (double)x->o->micro_batch;
+
+	plan_clear_results(p);
+	for (int g = 0; g < p->ngroups; g++)
+		base[g + 1] = base[g] + p->groups[g].nstages;
+	acc = xcalloc(base[p->ngroups] + 1, sizeof(double));
+
+	/* Stage compute, and the pipeline phase: S bytes each way. */
+	for (int g = 0; g < p->ngroups; g++) {
+		struct dl_group *gr = &p->groups[g];
+
+		for (int s = 0; s < gr->nstages; s++) {
+			struct dl_stage *st = &gr->stages[s];
+
+			st->compute_s = cost_stage_compute(x, st->node,
+			    st->ngpus, st->first, st->last);
+			st->p2p_s = 0;
+			if (s + 1 == gr->nstages)
+				continue;
+			double S = mu * x->m->layers[st->last].act_mb * 1e6;
+			int a = st->node, b = gr->stages[s + 1].node;
+
+			add_flow(p, &cap, DL_PHASE_PIPE, g, s, 0, a, b, S);
+			add_flow(p, &cap, DL_PHASE_PIPE, g, s, 1, b, a, S);
+		}
+	}
+	rc = route_phase(x, p, 0, p->nflows, e);
+	for (size_t i = 0; i < p->nflows && rc == DL_OK; i++) {
+		struct dl_flow *f = &p->flows[i];
+
+		p->groups[f->a].stages[f->b].p2p_s += f->expected_s;
+	}
+
+	/* T_g = sum (t + c) + (m_g - 1) max max(t, c). */
+	est->slowest_group = 0;
+	for (int g = 0; g < p->ngroups && rc == DL_OK; g++) {
+		struct dl_group *gr = &p->groups[g];
+		double sum = 0, mx = 0, ct = 0, cc = 0;
+
+		for (int s = 0; s < gr->nstages; s++) {
+			struct dl_stage *st = &gr->stages[s];
+
+			sum += st->compute_s + st->p2p_s;
+			ct += st->compute_s;
+			cc += st->p2p_s;
+			if (st->compute_s > mx)
+				mx = st->compute_s;
+			if (st->p2p_s > mx)
+				mx = st->p2p_s;
+		}
+		gr->time_s = gr->micro_batches >= 1 ?
+		    sum + (gr->micro_batches - 1) * mx : 0;
+		if (g == 0 || gr->time_s > est->pipeline_s) {
+			est->pipeline_s = gr->time_s;
+			est->slowest_group = g;
+			est->compute_s = ct;
+			est->p2p_s = cc;
+			est->bubble_s = gr->micro_batches >= 1 ?
+			    (gr->micro_batches - 1) * mx : 0;
+		}
+	}
+
+	/* Data-parallel sync, one ring per segment. */
+	est->sync_s = 0;
+	if (rc == DL_OK && p->ngroups > 1)
+		rc = eval_sync(x, p, &cap, base, acc, e);
+	for (int i = 0; i < base[p->ngroups] && rc == DL_OK; i++)
+		if (acc[i] > est->sync_s)
+			est->sync_s = acc[i];
+	free(base);
+	free(acc);
+	if (rc != DL_OK)
+		return rc;
+
+	est->iteration_s = est->pipeline_s + est->sync_s;
+	est->lower_bound_s = cost_lower_bound(x);
+	est->efficiency = est->lower_bound_s / est->iteration_s;
+	est->throughput = (double)x->o->global_batch / est->iteration_s;
+	mrc = eval_memory(x, p, e);
+	est->feasible = mrc == DL_OK;
+	return mrc;
+}
+
+/* The GPUs of p in rank order, each as its own replica (see cost.h). */
+int
+cost_baseline(const struct dl_costctx *x, const struct dl_plan *p, int kind,
+    struct dl_plan *out, struct dl_err *e)
+{
+	struct dl_rank *rk = plan_rank_table(p);
+	long n = plan_ranks(p), M = x->o->global_batch / x->o->micro_batch;
+	long *mb = xcalloc(n + 1, sizeof(long)), given = 0;
+	double total = 0, *frac = xcalloc(n + 1, sizeof(double));
+	int G = 0;
+
+	for (long i = 0; i < n; i++)
+		total += x->speed[rk[i].node];
+	for (long i = 0; i < n; i++) {
+		if (kind == COST_EVEN) {
+			mb[i] = M / n + (i < M % n);
+			continue;
+		}
+		double q = M * x->speed[rk[i].node] / total;
+
+		mb[i] = (long)floor(q);
+		frac[i] = q - mb[i];
+		given += mb[i];
+	}
+	/* Largest remainder, ties to the lower rank. */
+	while (kind == COST_PROPORTIONAL && given < M) {
+		long best = -1;
+
+		for (long i = 0; i < n; i++)
+			if (frac[i] >= 0 && (best < 0 || frac[i] > frac[best]))
+				best = i;
+		if (best < 0)
+			break;
+		mb[best]++;
+		frac[best] = -1;
+		given++;
+	}
+	plan_init(out);
+	out->opts = p->opts;
+	snprintf(out->status, sizeof(out->status), "given");
+	out->groups = xcalloc(n + 1, sizeof(*out->groups));
+	for (long i = 0; i < n; i++) {
+		struct dl_group *gr;
+		struct dl_stage *st;
+
+		if (mb[i] < 1)
+			continue;
+		gr = &out->groups[G++];
+		gr->micro_batches = mb[i];
+		gr->nstages = 1;
+		gr->stages = st = xcalloc(1, sizeof(*st));
+		st->node = rk[i].node;
+		st->ngpus = 1;
+		st->gpus[0] = rk[i].gpu;
+		st->tp_share[0] = 1;
+		st->first = 0;
+		st->last = (int)x->m->nlayers - 1;
+	}
+	out->ngroups = G;
+	free(rk);
+	free(mb);
+	free(frac);
+	return cost_eval(x, out, e);
+}
+
+int
+cost_baselines(const struct dl_costctx *x, struct dl_plan *p,
+    struct dl_err *e)
+{
+	for (int kind = COST_EVEN; kind <= COST_PROPORTIONAL; kind++) {
+		struct dl_plan b;
+		int rc = cost_baseline(x, p, kind, &b, e);
+
+		if (rc != DL_OK && b.est.iteration_s == 0) {
+			plan_free(&b);
+			return rc;
+		}
+		if (kind == COST_EVEN) {
+			p->even_s = b.est.iteration_s;
+			p->even_fits = rc == DL_OK;
+		} else {
+			p->proportional_s = b.est.iteration_s;
+			p->proportional_fits = rc == DL_OK;
+		}
+		plan_free(&b);
+	}
+	return DL_OK;
+}
