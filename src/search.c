@@ -28,6 +28,85 @@ struct shape {
 	const struct unit **u;
 };
 
+/*
+ * Unshared transfer costs already priced, keyed by (a, b, bytes): the
+ * same node pairs and activation sizes come back in every shape.
+ */
+struct tcache {
+	int *a, *b;
+	double *bytes, *cost;
+	size_t cap, n;
+};
+
+static size_t
+tc_hash(int a, int b, double bytes, size_t cap)
+{
+	unsigned long long h = (unsigned long long)a * 1000003ULL ^
+	    (unsigned long long)b * 998244353ULL;
+	unsigned long long bits;
+
+	memcpy(&bits, &bytes, sizeof(bits));
+	h ^= bits + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return (size_t)(h * 0xff51afd7ed558ccdULL >> 17) & (cap - 1);
+}
+
+static double *
+tc_find(struct tcache *t, int a, int b, double bytes)
+{
+	if (t->cap == 0)
+		return NULL;
+	for (size_t i = tc_hash(a, b, bytes, t->cap); t->a[i] >= 0;
+	    i = (i + 1) & (t->cap - 1))
+		if (t->a[i] == a && t->b[i] == b && t->bytes[i] == bytes)
+			return &t->cost[i];
+	return NULL;
+}
+
+static void
+tc_put(struct tcache *t, int a, int b, double bytes, double cost)
+{
+	size_t i;
+
+	if (2 * (t->n + 1) > t->cap) {
+		struct tcache o = *t;
+
+		t->cap = o.cap ? 2 * o.cap : 1024;
+		t->n = 0;
+		t->a = xcalloc(t->cap, sizeof(int));
+		t->b = xcalloc(t->cap, sizeof(int));
+		t->bytes = xcalloc(t->cap, sizeof(double));
+		t->cost = xcalloc(t->cap, sizeof(double));
+		for (i = 0; i < t->cap; i++)
+			t->a[i] = -1;
+		for (i = 0; i < o.cap; i++)
+			if (o.a[i] >= 0)
+				tc_put(t, o.a[i], o.b[i], o.bytes[i],
+				    o.cost[i]);
+		free(o.a);
+		free(o.b);
+		free(o.bytes);
+		free(o.cost);
+	}
+	for (i = tc_hash(a, b, bytes, t->cap); t->a[i] >= 0;
+	    i = (i + 1) & (t->cap - 1))
+		;
+	t->a[i] = a;
+	t->b[i] = b;
+	t->bytes[i] = bytes;
+	t->cost[i] = cost;
+	t->n++;
+}
+
+static void
+tc_free(struct tcache *t)
+{
+	free(t->a);
+	free(t->b);
+	free(t->bytes);
+	free(t->cost);
+	memset(t, 0, sizeof(*t));
+}
+
 struct ctx {
 	const struct dl_costctx *x;
 	const struct search_opts *so;
@@ -43,6 +122,7 @@ struct ctx {
 	double infeas_t;
 	struct dl_err err;	/* a hard error (DL_ESYS) stops the search */
 	int failed;
+	struct tcache tc;
 };
 
 static double
@@ -62,7 +142,9 @@ struct commctx {
 	const struct dl_costctx *x;
 	const int *node;
 	int zero;		/* compute-only bound: transfers cost 0 */
+	struct tcache *cache;	/* may be NULL */
 };
+
 
 static double
 comm_cb(void *p, int j, double bytes)
@@ -73,18 +155,26 @@ comm_cb(void *p, int j, double bytes)
 	struct dl_route r;
 	double t = 0;
 
+	double *hit;
+
 	if (cc->zero)
 		return 0;
 	if (a == b)
 		return 2 * 8 * bytes / (c->nodes[a].intra_gbps * 1e9);
+	if (cc->cache && (hit = tc_find(cc->cache, a, b, bytes)) != NULL)
+		return *hit;
 	for (int dir = 0; dir < 2; dir++) {
 		router_reset(cc->x->router);
 		if (router_flow(cc->x->router, dir ? b : a, dir ? a : b, bytes,
-		    0, &r, NULL) != DL_OK)
-			return HUGE_VAL;
+		    0, &r, NULL) != DL_OK) {
+			t = HUGE_VAL;
+			break;
+		}
 		t += r.expected_s;
 		route_clear(&r);
 	}
+	if (cc->cache)
+		tc_put(cc->cache, a, b, bytes, t);
 	return t;
 }
 
@@ -202,6 +292,7 @@ partition(struct ctx *C, const struct shape *sh, int g, long m, int zero,
 	cc.x = C->x;
 	cc.node = node;
 	cc.zero = zero;
+	cc.cache = &C->tc;
 	pg.S = S;
 	pg.node = node;
 	pg.k = k;
@@ -334,6 +425,7 @@ solve_shape(struct ctx *C, const struct shape *sh)
 				cc.x = C->x;
 				cc.node = node;
 				cc.zero = 0;
+				cc.cache = &C->tc;
 				for (int j = 0, a = 0; j < S; j++) {
 					t = cost_stage_compute(C->x, node[j],
 					    k[j], a, last[g][j]);
@@ -368,9 +460,17 @@ solve_shape(struct ctx *C, const struct shape *sh)
 		}
 		if (st != LP_OPTIMAL && st != LP_FEASIBLE)
 			break;
-		build_plan(C, &C->work, sh, last, m2);
-		if (C->work.ngroups > 0)
-			consider(C);
+		/*
+		 * z prices every transfer unshared and leaves out the sync,
+		 * so a plan with z above the best T so far cannot win.
+		 */
+		if (C->have_best && z >= C->best_t) {
+			C->st->pruned++;
+		} else {
+			build_plan(C, &C->work, sh, last, m2);
+			if (C->work.ngroups > 0)
+				consider(C);
+		}
 		if (memcmp(m, m2, (size_t)G * sizeof(long)) == 0)
 			break;
 		memcpy(m, m2, (size_t)G * sizeof(long));
@@ -424,19 +524,20 @@ cmp_unit(const void *a, const void *b)
 }
 
 /*
- * The structured mode: for each TP degree and stage count, list the
- * units site by site (fastest first inside a site, so a pipeline's hops
- * stay in one node or site), cut the list into pipelines of S units, and
- * solve.  Also the same with only the fastest units of the best kind,
- * when slow units would only hold the others back.
+ * The structured mode over the sites in use[]: for each TP degree and
+ * stage count, list the units site by site (fastest first inside a site,
+ * so a pipeline's hops stay in one node or site), cut the list into
+ * pipelines of S units, and solve.  Also the same with only the fastest
+ * half of the units, when slow units would only hold the others back.
  */
 static void
-structured(struct ctx *C)
+structured_sites(struct ctx *C, const int *use)
 {
 	const struct dl_costctx *x = C->x;
 	long gpus = cluster_gpus(x->c);
 	struct unit *units = xcalloc((size_t)gpus, sizeof(struct unit));
 	const struct unit **ord = xcalloc((size_t)gpus, sizeof(*ord));
+	const struct unit **fast = xcalloc((size_t)gpus, sizeof(*fast));
 	struct shape sh;
 	int maxs;
 
@@ -444,68 +545,48 @@ structured(struct ctx *C)
 	sh.off = xcalloc((size_t)gpus, sizeof(int));
 	for (int k = 1; k <= x->o->max_tp && k <= DL_MAX_TP && !C->failed;
 	    k *= 2) {
-		size_t n = make_units(x, k, units), m = 0;
+		size_t n = make_units(x, k, units), m = 0, any = 0;
 
-		if (k > 1) {
-			/* Skip a degree that changes no unit. */
-			int any = 0;
-
-			for (size_t i = 0; i < n; i++)
-				any |= units[i].k == k;
-			if (!any)
-				continue;
-		}
-		/* Site by site, fastest first inside a site. */
+		for (size_t i = 0; i < n; i++)
+			any += units[i].k == k;
+		/* Skip a degree that changes no unit. */
+		if (k > 1 && any == 0)
+			continue;
 		for (size_t s = 0; s < x->c->nsites; s++) {
 			size_t first = m;
 
+			if (!use[s])
+				continue;
 			for (size_t i = 0; i < n; i++)
 				if (x->c->nodes[units[i].node].site_idx ==
 				    (int)s)
 					ord[m++] = &units[i];
 			qsort(ord + first, m - first, sizeof(*ord), cmp_unit);
 		}
+		n = m;
+		memcpy(fast, ord, n * sizeof(*fast));
+		qsort(fast, n, sizeof(*fast), cmp_unit);
 		maxs = (int)n < C->L ? (int)n : C->L;
 		if (x->o->max_stages > 0 && maxs > x->o->max_stages)
 			maxs = x->o->max_stages;
 		for (int S = 1; S <= maxs && !C->failed; S++) {
-			/* Beyond 16 stages try only a few counts. */
-			if (S > 16 && S % 8 != 0 && S != maxs)
+			/* Beyond 8 stages try only a few counts. */
+			if (S > 8 && S % 4 != 0 && S != maxs)
 				continue;
-			for (int keep = 0; keep < 2; keep++) {
-				size_t use = n - n % (size_t)S;
+			for (int half = 0; half < 2; half++) {
+				size_t use_n = half ? n / 2 : n;
 
-				/* keep = 1: only as many units as fit whole
-				 * pipelines of the fastest half. */
-				if (keep == 1) {
-					if (n / 2 < (size_t)S)
-						continue;
-					use = (n / 2) - (n / 2) % (size_t)S;
-				}
-				if (use == 0)
+				use_n -= use_n % (size_t)S;
+				if (use_n == 0 || (half && n < 4))
 					continue;
-				sh.G = (int)(use / (size_t)S);
-				sh.u = ord;
+				sh.G = (int)(use_n / (size_t)S);
+				if (sh.G > C->total)
+					sh.G = (int)C->total;
+				sh.u = half ? fast : ord;
 				for (int g = 0; g < sh.G; g++) {
 					sh.S[g] = S;
 					sh.off[g] = g * S;
 				}
-				if (keep == 1) {
-					/* The fastest units overall. */
-					const struct unit **f = xcalloc(n,
-					    sizeof(*f));
-
-					memcpy(f, ord, n * sizeof(*f));
-					qsort(f, n, sizeof(*f), cmp_unit);
-					sh.u = f;
-					if (strategy_allows(C->so->strategy,
-					    &sh) && sh.G <= C->total)
-						solve_shape(C, &sh);
-					free(f);
-					continue;
-				}
-				if (sh.G > C->total)
-					sh.G = (int)C->total;
 				if (strategy_allows(C->so->strategy, &sh))
 					solve_shape(C, &sh);
 			}
@@ -515,6 +596,56 @@ structured(struct ctx *C)
 	free(sh.off);
 	free(units);
 	free(ord);
+	free(fast);
+}
+
+/*
+ * Every site together; then, on a multi-site cluster, each site alone and
+ * the fastest 2, 4, 8 ... sites, since a ring over a slow WAN link can
+ * cost more than the GPUs behind it bring.
+ */
+static void
+structured(struct ctx *C)
+{
+	const struct dl_cluster *c = C->x->c;
+	size_t ns = c->nsites;
+	int *use = xcalloc(ns, sizeof(int));
+	double *speed = xcalloc(ns, sizeof(double));
+	int *rank = xcalloc(ns, sizeof(int));
+
+	for (size_t s = 0; s < ns; s++)
+		use[s] = 1;
+	structured_sites(C, use);
+	if (ns > 1) {
+		for (size_t i = 0; i < c->nnodes; i++)
+			speed[c->nodes[i].site_idx] += c->nodes[i].gpus *
+			    C->x->speed[i];
+		for (size_t s = 0; s < ns; s++)
+			rank[s] = (int)s;
+		/* Sites by speed, fastest first (ties in site order). */
+		for (size_t i = 1; i < ns; i++)
+			for (size_t j = i; j > 0 && speed[rank[j]] >
+			    speed[rank[j - 1]]; j--) {
+				int t = rank[j];
+
+				rank[j] = rank[j - 1];
+				rank[j - 1] = t;
+			}
+		for (size_t s = 0; s < ns && s < 16 && !C->failed; s++) {
+			memset(use, 0, ns * sizeof(int));
+			use[s] = 1;
+			structured_sites(C, use);
+		}
+		for (size_t top = 2; top < ns && !C->failed; top *= 2) {
+			memset(use, 0, ns * sizeof(int));
+			for (size_t i = 0; i < top; i++)
+				use[rank[i]] = 1;
+			structured_sites(C, use);
+		}
+	}
+	free(use);
+	free(speed);
+	free(rank);
 }
 
 /*
@@ -881,6 +1012,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	if (exact && !C.failed)
 		exhaustive(&C);
 	st->exact = exact && !C.failed;
+	tc_free(&C.tc);
 	if (!C.have_best && !C.failed) {
 		explain_infeasible(&C);
 		plan_free(&C.work);
@@ -992,6 +1124,7 @@ search_dump(const struct dl_costctx *x, const struct search_opts *so,
 			cc.x = x;
 			cc.node = node;
 			cc.zero = 0;
+			cc.cache = NULL;
 			pg.S = sh.S[g];
 			pg.node = node;
 			pg.k = k;
