@@ -15,6 +15,7 @@ const struct dl_cmd *const dl_cmds[] = {
 	&dl_cmd_check,
 	&dl_cmd_predict,
 	&dl_cmd_route,
+	&dl_cmd_eval,
 	&dl_cmd_model,
 	NULL
 };

@@ -1,0 +1,839 @@
+/*
+ * cmd_eval.c - "dlplan eval": price a plan with the cost model.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * NAME
+ *	dlplan eval - evaluate a plan under the cost model
+ *
+ * SYNOPSIS
+ *	dlplan eval PLAN.json [-c DIR] [-m MODEL.csv] [--baselines]
+ *	    [--format table|json] [--svg FILE] [--ignore-digests]
+ *	    [cluster options]
+ *
+ * DESCRIPTION
+ *	Reads a plan (written by "dlplan plan" or by hand, see
+ *	dlplan-formats(5)), checks its structure against the cluster and
+ *	the model, and prices it with the cost model of DESIGN.md section 4:
+ *	stage compute times, routed pipeline and sync transfers, the time of
+ *	every group, the sync time, the iteration time T, the lower bound
+ *	T_lb and the efficiency T_lb / T.
+ *
+ *	By default the cluster files and the model are the ones the plan
+ *	names in its "inputs" (relative paths are relative to the plan
+ *	file's directory).  -c DIR replaces all cluster files by those of
+ *	DIR; --nodes, --links, --load and --traffic replace one file each;
+ *	-m replaces the model.  When the plan records SHA-256 digests of its
+ *	inputs, the files used must still have them, or eval refuses the
+ *	plan (exit 2) so that a stale plan is not trusted; --ignore-digests
+ *	evaluates it anyway ("what if the cluster changed").  A plan without
+ *	a "forecast" gets one from load.csv (section 5.1, the plan's
+ *	horizon).
+ *
+ *	The table lists, per group, T_g split into compute (sum of t), p2p
+ *	(sum of c) and bubble ((m_g - 1) max(t, c)), and per stage its node,
+ *	GPUs, layers, forecast load, t, c and the peak memory per GPU
+ *	against the usable memory; then the sync segments with their rings,
+ *	T, T_lb, efficiency, throughput and the hottest directed links: the
+ *	flows and bytes over each (both phases), largest first.
+ *	--format json prints the evaluated plan (dlplan.plan/1, with fresh
+ *	input digests and absolute input paths, since the output may be
+ *	saved anywhere).
+ *
+ *	--baselines also prices two data-parallel layouts over the same
+ *	GPUs.  "The same GPUs" are the GPUs the plan uses, each made its own
+ *	replica: TP degree 1, one stage holding every layer, in rank order.
+ *	This is the classic one-process-per-GPU DDP layout that seed 003
+ *	starts from; it may not fit in memory (the table says so; its time
+ *	is still given).  The global batch's M = global/micro micro-batches
+ *	are split
+ *	    even:	   M/n per GPU, the first M mod n GPUs one more;
+ *	    proportional:  in proportion to the GPUs' effective speeds (seed
+ *			   003 static allocation): floor(M s_i / sum s), the
+ *			   remaining micro-batches one each to the largest
+ *			   remainders, ties to the lower rank.
+ *	A GPU given no micro-batch is left out of the baseline.
+ *
+ *	--svg FILE writes (atomically) a timeline of one iteration: one lane
+ *	per stage, the forward and backward block of every micro-batch in
+ *	1F1B order (simulated with the model's stage and transfer times),
+ *	the transfers, each group's model T_g, and the sync phase after the
+ *	pipeline phase, on a time axis in seconds.
+ *
+ * EXIT STATUS
+ *	0 ok; 1 usage error; 2 bad plan or input data (including a digest
+ *	mismatch); 3 the plan does not fit in memory (the message names the
+ *	GPU and the bytes over) or a transfer has no route; 4 I/O error.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "cmdutil.h"
+#include "cost.h"
+#include "forecast.h"
+#include "route.h"
+
+enum { O_BASELINES = 1, O_FORMAT, O_IGNORE, O_MODEL, O_SVG };
+
+static const struct dl_opt eval_opts[] = {
+	{ "baselines", 0, O_BASELINES, NULL, NULL,
+	    "also price even and speed-proportional data parallelism over "
+	    "the plan's GPUs" },
+	DL_OPT_CLUSTER,
+	{ "format", 0, O_FORMAT, "FMT", "table|json",
+	    "output format (default table)" },
+	{ "ignore-digests", 0, O_IGNORE, NULL, NULL,
+	    "evaluate even if the input files changed since the plan was "
+	    "made" },
+	{ "model", 'm', O_MODEL, "FILE", "csv",
+	    "model.csv to use instead of the plan's" },
+	{ "svg", 0, O_SVG, "FILE", "file", "write a pipeline timeline (SVG)" },
+	DL_OPT_COMMON,
+	{ NULL, 0, 0, NULL, NULL, NULL }
+};
+
+static int cmd_eval(const struct dl_cmd *, int, char **);
+
+const struct dl_cmd dl_cmd_eval = {
+	"eval", cmd_eval,
+	"PLAN.json [-c DIR] [-m MODEL.csv] [--baselines] "
+	"[--format table|json] [--svg FILE] [--ignore-digests] "
+	"[cluster options]",
+	"price a plan with the cost model",
+	eval_opts, 0
+};
+
+/* What eval works on. */
+struct ev {
+	const char *plan_path;
+	struct dl_cluster c;
+	struct dl_model m;
+	struct dl_plan p;
+	struct dl_router *router;
+	struct dl_costctx x;
+	int forecast_given;
+};
+
+/*
+ * Output helpers.
+ */
+
+static const char *
+fmt_s(char *buf, double v)
+{
+	snprintf(buf, 32, "%.6g", v);
+	return buf;
+}
+
+static void
+print_stages(const struct ev *v, const struct dl_group *gr)
+{
+	char a[32], b[32];
+
+	printf("  %5s  %-14s %-9s %-9s %5s %11s %11s %9s %7s\n", "stage",
+	    "node", "gpus", "layers", "load", "compute_s", "p2p_s", "mem_GB",
+	    "of_GB");
+	for (int s = 0; s < gr->nstages; s++) {
+		const struct dl_stage *st = &gr->stages[s];
+		char gpus[40], layers[32];
+		size_t n = 0;
+
+		gpus[0] = '\0';
+		for (int d = 0; d < st->ngpus && n < sizeof(gpus) - 4; d++)
+			n += snprintf(gpus + n, sizeof(gpus) - n, "%s%d",
+			    d ? "," : "", st->gpus[d]);
+		snprintf(layers, sizeof(layers), "%d-%d", st->first, st->last);
+		printf("  %5d  %-14s %-9s %-9s %4.0f%% %11s %11s %9.3f %7.3g\n",
+		    s, v->c.nodes[st->node].id, gpus, layers,
+		    100 * v->x.uhat[st->node], fmt_s(a, st->compute_s),
+		    fmt_s(b, st->p2p_s), st->mem_bytes / 1e9,
+		    cost_gpu_capacity(&v->x, st->node) / 1e9);
+	}
+}
+
+static void
+print_rings(const struct ev *v)
+{
+	const struct dl_plan *p = &v->p;
+	char a[32];
+
+	if (p->ngroups < 2) {
+		printf("sync       none (one group)\n");
+		return;
+	}
+	printf("sync       %d segment%s, T_sync %s s\n", p->nrings,
+	    p->nrings == 1 ? "" : "s", fmt_s(a, p->est.sync_s));
+	printf("  %7s  %-9s %10s %10s %11s  %s\n", "segment", "layers",
+	    "params_M", "hop_MB", "R_s", "ring (group.stage@node)");
+	for (int q = 0; q < p->nrings; q++) {
+		const struct dl_ring *r = &p->rings[q];
+		char layers[32];
+
+		snprintf(layers, sizeof(layers), "%d-%d", r->first, r->last);
+		printf("  %7d  %-9s %10.6g %10.6g %11s  ", q, layers,
+		    r->params / 1e6, r->hop_bytes / 1e6, fmt_s(a, r->time_s));
+		for (int i = 0; i < r->nmembers; i++) {
+			int nd = p->groups[r->group[i]].stages[r->stage[i]].node;
+
+			printf("%s%d.%d@%s", i ? " > " : "", r->group[i],
+			    r->stage[i], v->c.nodes[nd].id);
+		}
+		printf("\n");
+	}
+}
+
+/* Flows and bytes per directed edge, over both phases. */
+struct hot {
+	int edge;
+	long flows[2];
+	double bytes;
+};
+
+static int
+by_heat(const void *a, const void *b)
+{
+	const struct hot *x = a, *y = b;
+	long fx = x->flows[0] + x->flows[1], fy = y->flows[0] + y->flows[1];
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (fx != fy)
+		return fx > fy ? -1 : 1;
+	return (x->edge > y->edge) - (x->edge < y->edge);
+}
+
+static void
+print_hot(const struct ev *v)
+{
+	const struct dl_plan *p = &v->p;
+	struct hot *h = xcalloc(v->c.nedges + 1, sizeof(*h));
+	size_t used = 0, shown;
+
+	for (size_t e = 0; e < v->c.nedges; e++)
+		h[e].edge = (int)e;
+	for (size_t i = 0; i < p->nflows; i++) {
+		const struct dl_flow *f = &p->flows[i];
+
+		for (size_t k = 0; k + 1 < f->npath; k++) {
+			int e = cluster_edge(&v->c, f->path[k], f->path[k + 1]);
+
+			if (e < 0)
+				continue;
+			used += h[e].flows[0] + h[e].flows[1] == 0;
+			h[e].flows[f->phase]++;
+			h[e].bytes += f->bytes;
+		}
+	}
+	if (used == 0) {
+		printf("hot links  none (no transfer crosses the network)\n");
+		free(h);
+		return;
+	}
+	qsort(h, v->c.nedges, sizeof(*h), by_heat);
+	shown = used < 5 ? used : 5;
+	printf("hot links  %zu of %zu used, top %zu by bytes\n", used,
+	    v->c.nedges, shown);
+	printf("  %-32s %8s %8s %6s %12s\n", "link", "flows", "pipeline",
+	    "sync", "MB");
+	for (size_t i = 0; i < shown; i++) {
+		const struct dl_edge *ed = &v->c.edges[h[i].edge];
+		char name[160];
+
+		snprintf(name, sizeof(name), "%s -> %s", v->c.verts[ed->src].id,
+		    v->c.verts[ed->dst].id);
+		printf("  %-32s %8ld %8ld %6ld %12.6g\n", name,
+		    h[i].flows[0] + h[i].flows[1], h[i].flows[0], h[i].flows[1],
+		    h[i].bytes / 1e6);
+	}
+	free(h);
+}
+
+static void
+print_table(const struct ev *v, int baselines)
+{
+	const struct dl_plan *p = &v->p;
+	const struct dl_estimate *E = &p->est;
+	char a[32], b[32], c[32], d[32];
+
+	printf("plan       %s (%s)\n", v->plan_path, p->status);
+	for (size_t i = 0; i < p->ninputs; i++)
+		printf("%-10s %-8s %s\n", i ? "" : "inputs", p->inputs[i].kind,
+		    p->inputs[i].path);
+	printf("job        global batch %ld = %ld micro-batches of %ld; %d "
+	    "group%s, %ld rank%s\n", p->opts.global_batch,
+	    p->opts.global_batch / p->opts.micro_batch, p->opts.micro_batch,
+	    p->ngroups, p->ngroups == 1 ? "" : "s", plan_ranks(p),
+	    plan_ranks(p) == 1 ? "" : "s");
+	if (v->forecast_given)
+		printf("forecast   node loads given in the plan\n");
+	else if (v->c.has_load)
+		printf("forecast   node loads from %s (horizon %d)\n",
+		    v->c.path_load, p->opts.horizon);
+	else
+		printf("forecast   none (no load.csv: nodes taken as idle)\n");
+	for (int g = 0; g < p->ngroups; g++) {
+		const struct dl_group *gr = &p->groups[g];
+		double ct = 0, cc = 0, mx = 0;
+
+		for (int s = 0; s < gr->nstages; s++) {
+			ct += gr->stages[s].compute_s;
+			cc += gr->stages[s].p2p_s;
+			mx = fmax(mx, fmax(gr->stages[s].compute_s,
+			    gr->stages[s].p2p_s));
+		}
+		printf("\ngroup %d    %ld micro-batch%s, %d stage%s: T_g %s s "
+		    "= compute %s + p2p %s + bubble %s%s\n", g,
+		    gr->micro_batches, gr->micro_batches == 1 ? "" : "es",
+		    gr->nstages, gr->nstages == 1 ? "" : "s",
+		    fmt_s(a, gr->time_s), fmt_s(b, ct), fmt_s(c, cc),
+		    fmt_s(d, (gr->micro_batches - 1) * mx),
+		    g == E->slowest_group && p->ngroups > 1 ? " (slowest)" : "");
+		print_stages(v, gr);
+	}
+	printf("\n");
+	print_rings(v);
+	printf("\niteration  T     %s s (pipeline %s + sync %s)\n",
+	    fmt_s(a, E->iteration_s), fmt_s(b, E->pipeline_s),
+	    fmt_s(c, E->sync_s));
+	printf("bound      T_lb  %s s (every GPU of the cluster busy)\n",
+	    fmt_s(a, E->lower_bound_s));
+	printf("efficiency       %.2f %%\n", 100 * E->efficiency);
+	printf("throughput       %.6g samples/s\n", E->throughput);
+	printf("\n");
+	print_hot(v);
+	if (!baselines)
+		return;
+	printf("\nbaselines  one replica per GPU of the plan, same model\n");
+	printf("  %-28s %12s s%s\n", "even data-parallel",
+	    fmt_s(a, p->even_s), p->even_fits ? "" : "  (does not fit in "
+	    "memory)");
+	printf("  %-28s %12s s%s\n", "speed-proportional (003)",
+	    fmt_s(a, p->proportional_s), p->proportional_fits ? "" :
+	    "  (does not fit in memory)");
+	printf("  %-28s %12s s  speed-up %.3g over even\n", "this plan",
+	    fmt_s(a, E->iteration_s), p->even_s / E->iteration_s);
+}
+
+/*
+ * The SVG timeline.
+ */
+
+#define SVG_W		1200
+#define SVG_LEFT	230
+#define SVG_RIGHT	30
+#define SVG_TOP		56
+#define LANE_H		26
+#define LANE_GAP	10
+#define GROUP_GAP	14
+
+/* One block of the timeline. */
+struct blk {
+	double start, end;
+};
+
+/* 1F1B on one group: per stage, m forward and m backward blocks. */
+struct sim {
+	struct blk *F, *B;	/* [stage * m + i] */
+	double end;
+};
+
+static double
+flow_time(const struct dl_plan *p, int g, int s, int dir)
+{
+	for (size_t i = 0; i < p->nflows; i++) {
+		const struct dl_flow *f = &p->flows[i];
+
+		if (f->phase == DL_PHASE_PIPE && f->a == g && f->b == s &&
+		    f->dir == dir)
+			return f->expected_s;
+	}
+	return 0;
+}
+
+/* The share of a stage's time that is forward work. */
+static double
+fwd_share(const struct ev *v, const struct dl_stage *st)
+{
+	double f = 0, all = 0;
+
+	for (int l = st->first; l <= st->last; l++) {
+		f += v->m.layers[l].fwd_gflop;
+		all += v->m.layers[l].fwd_gflop + v->m.layers[l].bwd_gflop;
+	}
+	return all > 0 ? f / all : 1.0 / 3;
+}
+
+/*
+ * Simulate 1F1B: stage s (0-based of S) runs min(S - s - 1, m) forwards,
+ * then alternates one forward and one backward, then the remaining
+ * backwards.  A forward waits for the previous stage's forward and its
+ * transfer, a backward for the next stage's backward and its transfer.
+ */
+static void
+simulate(const struct ev *v, int g, struct sim *sm)
+{
+	const struct dl_group *gr = &v->p.groups[g];
+	int S = gr->nstages;
+	long m = gr->micro_batches;
+	long *next = xcalloc(S, sizeof(long));
+	double *free_at = xcalloc(S, sizeof(double));
+	long left = 2 * m * S;
+
+	sm->F = xcalloc((size_t)S * m, sizeof(struct blk));
+	sm->B = xcalloc((size_t)S * m, sizeof(struct blk));
+	for (size_t i = 0; i < (size_t)S * m; i++)
+		sm->F[i].end = sm->B[i].end = -1;
+	sm->end = 0;
+	while (left > 0) {
+		int progress = 0;
+
+		for (int s = 0; s < S; s++) {
+			const struct dl_stage *st = &gr->stages[s];
+			long warm = S - s - 1 < m ? S - s - 1 : m, k = next[s];
+			long i;
+			int back;
+			double ready, ff;
+			struct blk *bk;
+
+			if (k >= 2 * m)
+				continue;
+			/* The k-th operation of stage s in 1F1B order. */
+			if (k < warm) {
+				back = 0;
+				i = k;
+			} else if (k < warm + 2 * (m - warm)) {
+				back = (k - warm) % 2;
+				i = back ? (k - warm) / 2 : warm + (k - warm) / 2;
+			} else {
+				back = 1;
+				i = k - warm - (m - warm);
+			}
+			if (!back) {
+				ready = 0;
+				if (s > 0) {
+					if (sm->F[(s - 1) * m + i].end < 0)
+						continue;
+					ready = sm->F[(s - 1) * m + i].end +
+					    flow_time(&v->p, g, s - 1, 0);
+				}
+			} else if (s + 1 < S) {
+				if (sm->B[(s + 1) * m + i].end < 0)
+					continue;
+				ready = sm->B[(s + 1) * m + i].end +
+				    flow_time(&v->p, g, s, 1);
+			} else {
+				ready = sm->F[s * m + i].end;
+			}
+			ff = fwd_share(v, st);
+			bk = back ? &sm->B[s * m + i] : &sm->F[s * m + i];
+			bk->start = fmax(ready, free_at[s]);
+			bk->end = bk->start + st->compute_s * (back ? 1 - ff : ff);
+			free_at[s] = bk->end;
+			sm->end = fmax(sm->end, bk->end);
+			next[s]++;
+			left--;
+			progress = 1;
+		}
+		if (!progress)
+			break;
+	}
+	free(next);
+	free(free_at);
+}
+
+static void
+svg_text(struct strbuf *sb, double x, double y, const char *cls,
+    const char *anchor, const char *text)
+{
+	sb_addf(sb, "<text x=\"%.2f\" y=\"%.2f\" class=\"%s\"%s%s%s>", x, y,
+	    cls, anchor ? " text-anchor=\"" : "", anchor ? anchor : "",
+	    anchor ? "\"" : "");
+	for (const char *t = text; *t; t++) {
+		switch (*t) {
+		case '&':
+			sb_adds(sb, "&amp;");
+			break;
+		case '<':
+			sb_adds(sb, "&lt;");
+			break;
+		case '>':
+			sb_adds(sb, "&gt;");
+			break;
+		case '"':
+			sb_adds(sb, "&quot;");
+			break;
+		default:
+			sb_addc(sb, *t);
+		}
+	}
+	sb_adds(sb, "</text>\n");
+}
+
+static void
+svg_block(struct strbuf *sb, double x0, double x1, double y, double h,
+    const char *cls, const char *label)
+{
+	double w = x1 - x0;
+
+	if (w < 0.5)
+		w = 0.5;
+	sb_addf(sb, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
+	    "height=\"%.2f\" class=\"%s\"/>\n", x0, y, w, h, cls);
+	if (label && w >= 7.0 * strlen(label) + 4)
+		svg_text(sb, x0 + w / 2, y + h / 2 + 4, "lbl", "middle",
+		    label);
+}
+
+/* A tick step of 1, 2 or 5 times a power of ten giving 5 to 10 ticks. */
+static double
+tick_step(double span)
+{
+	double p = pow(10, floor(log10(span / 5)));
+
+	if (span / p <= 10)
+		return p;
+	if (span / (2 * p) <= 10)
+		return 2 * p;
+	return 5 * p;
+}
+
+static char *
+svg_timeline(const struct ev *v)
+{
+	const struct dl_plan *p = &v->p;
+	struct strbuf sb = STRBUF_INIT;
+	struct sim *sm = xcalloc(p->ngroups, sizeof(*sm));
+	double tend, sync0, plot = SVG_W - SVG_LEFT - SVG_RIGHT, y, step;
+	double *acc;
+	int lanes = 0, H, idx = 0;
+	char buf[600], a[32], b[32], c[32];
+
+	sync0 = p->est.pipeline_s;
+	for (int g = 0; g < p->ngroups; g++) {
+		simulate(v, g, &sm[g]);
+		sync0 = fmax(sync0, sm[g].end);
+		lanes += p->groups[g].nstages;
+	}
+	tend = sync0 + p->est.sync_s;
+	if (!(tend > 0))
+		tend = 1;
+	H = SVG_TOP + lanes * (LANE_H + LANE_GAP) + p->ngroups * GROUP_GAP +
+	    90;
+#define X(t) (SVG_LEFT + (t) / tend * plot)
+
+	sb_addf(&sb, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+	    "height=\"%d\" viewBox=\"0 0 %d %d\">\n", SVG_W, H, SVG_W, H);
+	sb_adds(&sb, "<title>dlplan eval timeline</title>\n<style>\n"
+	    "text { font-family: sans-serif; font-size: 11px; fill: #222; }\n"
+	    ".title { font-size: 14px; font-weight: bold; }\n"
+	    ".lbl { font-size: 9px; fill: #fff; }\n"
+	    ".small { font-size: 10px; fill: #555; }\n"
+	    ".fwd { fill: #3b78c2; } .bwd { fill: #2e9a5a; }\n"
+	    ".xfer { fill: #e08a1e; } .sync { fill: #8a4fb8; }\n"
+	    ".lane { fill: #f3f3f3; } .axis { stroke: #444; }\n"
+	    ".grid { stroke: #ddd; } .tg { stroke: #c0392b; "
+	    "stroke-dasharray: 4 3; } .tend { stroke: #000; }\n"
+	    "</style>\n<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n");
+	snprintf(buf, sizeof(buf), "%s: T = %s s (pipeline %s s + sync %s s), "
+	    "efficiency %.1f %%", v->plan_path, fmt_s(a, p->est.iteration_s),
+	    fmt_s(b, p->est.pipeline_s), fmt_s(c, p->est.sync_s),
+	    100 * p->est.efficiency);
+	svg_text(&sb, 12, 22, "title", NULL, buf);
+	snprintf(buf, sizeof(buf), "1F1B simulated with the model's stage "
+	    "and transfer times ends at %s s (the model's pipeline phase: %s "
+	    "s; dashed red: each group's T_g); the sync phase follows it; "
+	    "black: the model's T", fmt_s(a, sync0),
+	    fmt_s(b, p->est.pipeline_s));
+	svg_text(&sb, 12, 40, "small", NULL, buf);
+
+	/* Grid and time axis. */
+	step = tick_step(tend);
+	y = H - 70;
+	for (double t = 0; t <= tend * (1 + 1e-9); t += step) {
+		sb_addf(&sb, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" "
+		    "y2=\"%.2f\" class=\"grid\"/>\n", X(t), SVG_TOP - 6, X(t),
+		    y);
+		snprintf(buf, sizeof(buf), "%g", t);
+		svg_text(&sb, X(t), y + 16, "small", "middle", buf);
+	}
+	sb_addf(&sb, "<line x1=\"%d\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+	    "class=\"axis\"/>\n", SVG_LEFT, y, X(tend), y);
+	svg_text(&sb, SVG_LEFT + plot / 2, y + 32, "small", "middle",
+	    "time (s)");
+
+	/* Lanes. */
+	acc = xcalloc(lanes + 1, sizeof(double));
+	y = SVG_TOP;
+	for (int g = 0; g < p->ngroups; g++) {
+		const struct dl_group *gr = &p->groups[g];
+		long m = gr->micro_batches;
+		double y0 = y;
+
+		for (int s = 0; s < gr->nstages; s++, idx++) {
+			const struct dl_stage *st = &gr->stages[s];
+			double tf = flow_time(p, g, s, 0);
+			double tb = s > 0 ? flow_time(p, g, s - 1, 1) : 0;
+
+			snprintf(buf, sizeof(buf), "g%d s%d  %s  layers %d-%d",
+			    g, s, v->c.nodes[st->node].id, st->first, st->last);
+			svg_text(&sb, 12, y + LANE_H / 2 + 4, "", NULL, buf);
+			sb_addf(&sb, "<rect x=\"%d\" y=\"%.2f\" width=\"%.2f\" "
+			    "height=\"%d\" class=\"lane\"/>\n", SVG_LEFT, y,
+			    plot, LANE_H);
+			for (long i = 0; i < m && sm[g].F; i++) {
+				const struct blk *F = &sm[g].F[s * m + i];
+				const struct blk *B = &sm[g].B[s * m + i];
+
+				snprintf(buf, sizeof(buf), "F%ld", i);
+				svg_block(&sb, X(F->start), X(F->end), y + 2,
+				    LANE_H - 9, "fwd", buf);
+				snprintf(buf, sizeof(buf), "B%ld", i);
+				svg_block(&sb, X(B->start), X(B->end), y + 2,
+				    LANE_H - 9, "bwd", buf);
+				/* Sends: activations down, gradients up. */
+				if (s + 1 < gr->nstages && tf > 0)
+					svg_block(&sb, X(F->end), X(F->end +
+					    tf), y + LANE_H - 6, 5, "xfer",
+					    NULL);
+				if (tb > 0)
+					svg_block(&sb, X(B->end), X(B->end + tb),
+					    y + LANE_H - 6, 5, "xfer", NULL);
+			}
+			y += LANE_H + LANE_GAP;
+		}
+		sb_addf(&sb, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" "
+		    "y2=\"%.2f\" class=\"tg\"/>\n", X(gr->time_s), y0 - 4,
+		    X(gr->time_s), y - LANE_GAP + 4);
+		snprintf(buf, sizeof(buf), "T_%d", g);
+		svg_text(&sb, X(gr->time_s) + 3, y - LANE_GAP + 2, "small",
+		    NULL, buf);
+		y += GROUP_GAP;
+	}
+
+	/* The sync phase: each unit reduces its segments one by one. */
+	for (int q = 0; q < p->nrings; q++) {
+		const struct dl_ring *r = &p->rings[q];
+
+		for (int i = 0; i < r->nmembers; i++) {
+			int g = r->group[i], s = r->stage[i], lane = s, yy;
+			double t0;
+
+			for (int k = 0; k < g; k++)
+				lane += p->groups[k].nstages;
+			yy = SVG_TOP + lane * (LANE_H + LANE_GAP) + g *
+			    GROUP_GAP;
+			t0 = sync0 + acc[lane];
+			snprintf(buf, sizeof(buf), "q%d", q);
+			svg_block(&sb, X(t0), X(t0 + r->time_s), yy + 2,
+			    LANE_H - 9, "sync", buf);
+			acc[lane] += r->time_s;
+		}
+	}
+	sb_addf(&sb, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%.2f\" "
+	    "class=\"tend\"/>\n", X(p->est.iteration_s), SVG_TOP - 6,
+	    X(p->est.iteration_s), y - GROUP_GAP);
+	svg_text(&sb, X(p->est.iteration_s) - 3, SVG_TOP - 9, "small", "end",
+	    "T");
+
+	/* Legend. */
+	y = H - 22;
+	{
+		static const char *const cls[] = { "fwd", "bwd", "xfer",
+		    "sync" };
+		static const char *const txt[] = { "forward", "backward",
+		    "transfer (sender's lane)", "sync (ring all-reduce)" };
+		double x = SVG_LEFT;
+
+		for (int i = 0; i < 4; i++) {
+			sb_addf(&sb, "<rect x=\"%.2f\" y=\"%.2f\" width=\"12\" "
+			    "height=\"12\" class=\"%s\"/>\n", x, y - 10,
+			    cls[i]);
+			svg_text(&sb, x + 16, y, "", NULL, txt[i]);
+			x += 40 + 7 * strlen(txt[i]);
+		}
+	}
+#undef X
+	sb_adds(&sb, "</svg>\n");
+	for (int g = 0; g < p->ngroups; g++) {
+		free(sm[g].F);
+		free(sm[g].B);
+	}
+	free(sm);
+	free(acc);
+	return sb_detach(&sb);
+}
+
+/*
+ * Loading.
+ */
+
+/* The cluster paths: the plan's, with the command line's on top. */
+static int
+load_inputs(struct ev *v, const struct dl_cluster_paths *user,
+    const char *model, int check, struct dl_err *e)
+{
+	struct dl_cluster_paths cp = { 0 };
+	struct dl_plan pin;
+	int rc;
+
+	if ((rc = plan_read_inputs(&pin, v->plan_path, e)) != DL_OK)
+		return rc;
+	if (user->dir == NULL) {
+		cp.nodes = plan_input_path(&pin, "nodes");
+		cp.links = plan_input_path(&pin, "links");
+		cp.load = plan_input_path(&pin, "load");
+		cp.traffic = plan_input_path(&pin, "traffic");
+	} else {
+		cp.dir = user->dir;
+	}
+	if (user->nodes)
+		cp.nodes = user->nodes;
+	if (user->links)
+		cp.links = user->links;
+	if (user->load)
+		cp.load = user->load;
+	if (user->traffic)
+		cp.traffic = user->traffic;
+	if (model == NULL)
+		model = plan_input_path(&pin, "model");
+	if (cp.dir == NULL && cp.nodes == NULL)
+		rc = dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "plan '%s' names no "
+		    "nodes.csv (expected -c DIR or --nodes FILE)",
+		    v->plan_path);
+	else if (model == NULL)
+		rc = dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "plan '%s' names no "
+		    "model (expected -m MODEL.csv)", v->plan_path);
+	if (rc == DL_OK)
+		rc = cluster_load(&v->c, &cp, e);
+	if (rc == DL_OK && (rc = model_load(&v->m, model, e)) != DL_OK)
+		cluster_free(&v->c);
+	plan_free(&pin);
+	if (rc != DL_OK)
+		return rc;
+	rc = plan_read_json(&v->p, v->plan_path, &v->c, &v->m, check, e);
+	if (rc != DL_OK) {
+		model_free(&v->m);
+		cluster_free(&v->c);
+	}
+	return rc;
+}
+
+/* Forecast, router, cost model, evaluation. */
+static int
+evaluate(struct ev *v, int baselines, struct dl_err *e)
+{
+	struct dl_plan *p = &v->p;
+	struct dl_route_opts ro = { p->opts.states, p->opts.horizon };
+	int rc = DL_OK;
+
+	v->forecast_given = p->uhat != NULL;
+	if (p->uhat == NULL) {
+		p->nnodes = v->c.nnodes;
+		p->uhat = xcalloc(v->c.nnodes + 1, sizeof(double));
+		rc = forecast_node_loads(&v->c, p->opts.horizon, p->uhat, e);
+	}
+	if (rc == DL_OK)
+		rc = router_new(&v->router, &v->c, &ro, e);
+	if (rc == DL_OK)
+		rc = cost_init(&v->x, &v->c, &v->m, &p->opts, p->uhat,
+		    v->router, e);
+	if (rc == DL_OK)
+		rc = cost_eval(&v->x, p, e);
+	if (rc == DL_OK && baselines)
+		rc = cost_baselines(&v->x, p, e);
+	if (rc == DL_OK)
+		rc = plan_set_inputs(p, &v->c, &v->m, e);
+	return rc;
+}
+
+static int
+cmd_eval(const struct dl_cmd *cmd, int argc, char **argv)
+{
+	struct dl_cluster_paths user = { 0 };
+	struct optstate st;
+	struct dl_err e = { 0 };
+	struct ev v;
+	const char *model = NULL, *svg = NULL;
+	int id, fmt = 0, baselines = 0, check = 1, rc;
+	char *out = NULL;
+
+	memset(&v, 0, sizeof(v));
+	opt_init(&st, argc, argv);
+	while ((id = opt_next(&st, cmd, &e)) != 0) {
+		if (id < 0)
+			goto usage;
+		if (cmd_cluster_opt(id, st.arg, &user))
+			continue;
+		switch (id) {
+		case OPT_HELP:
+			opt_help(cmd, stdout);
+			opt_free(&st);
+			return DL_OK;
+		case O_BASELINES:
+			baselines = 1;
+			break;
+		case O_FORMAT:
+			if ((fmt = opt_choice(&st, &e)) < 0)
+				goto usage;
+			break;
+		case O_IGNORE:
+			check = 0;
+			break;
+		case O_MODEL:
+			model = st.arg;
+			break;
+		case O_SVG:
+			svg = st.arg;
+			break;
+		}
+	}
+	if (st.npos == 0) {
+		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "no plan given (expected "
+		    "PLAN.json)");
+		goto usage;
+	}
+	if (st.npos > 1) {
+		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "unexpected argument '%s'",
+		    st.pos[1]);
+		goto usage;
+	}
+	v.plan_path = st.pos[0];
+	opt_free(&st);
+
+	if ((rc = load_inputs(&v, &user, model, check, &e)) != DL_OK)
+		return rc == DL_EUSAGE ? opt_usage_error(cmd, &e) :
+		    cmd_fail(&e);
+	rc = evaluate(&v, baselines, &e);
+	if (rc == DL_OK && svg) {
+		out = svg_timeline(&v);
+		rc = af_write_file(svg, out, strlen(out), &e);
+		free(out);
+		out = NULL;
+	}
+	if (rc == DL_OK && fmt == 1) {
+		rc = plan_json_string(&v.p, &v.c, &v.m, NULL, &out, &e);
+		if (rc == DL_OK)
+			fputs(out, stdout);
+		free(out);
+	} else if (rc == DL_OK) {
+		print_table(&v, baselines);
+	}
+	if (rc != DL_OK) {
+		/* Memory and routing errors are about this plan. */
+		if (e.file[0] == '\0')
+			snprintf(e.file, sizeof(e.file), "%s", v.plan_path);
+		dl_perr(&e);
+	}
+	cost_free(&v.x);
+	router_free(v.router);
+	plan_free(&v.p);
+	model_free(&v.m);
+	cluster_free(&v.c);
+	return rc;
+usage:
+	opt_free(&st);
+	return opt_usage_error(cmd, &e);
+}
