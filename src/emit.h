@@ -1,0 +1,244 @@
+/*
+ * emit.h - launch files for a plan: Slurm batch script, per-node torchrun
+ * scripts, plain srun and a DeepSpeed/MPI hostfile.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * DESIGN.md section 6.  emit_launch() writes every file of one launcher
+ * into OUTDIR/launch/ (the directory "dlplan plan -o OUTDIR" writes the
+ * plan into), all or nothing: each file is first written to a temporary
+ * file beside its target and only renamed into place when all of them
+ * were written.  Files of other launchers already in launch/ are left
+ * alone.
+ *
+ * Rank numbering is plan.h's (plan_rank_table(): groups in plan order,
+ * stages in pipeline order, a stage's GPUs in gpus[] order), the order of
+ * plan.csv's rows and of plan.json's "ranks"; launchers start exactly
+ * these ranks: global rank r of torch.distributed is plan rank r, on the
+ * planned node and GPU.  A node's
+ * "node rank" is its position in the order of first appearance in that
+ * rank list; its ranks' LOCAL_RANK is their position among the node's
+ * ranks in rank order.
+ *
+ * Files (all scripts are POSIX sh, every value in them single-quoted or a
+ * number dlplan formatted, comments hold only validated ids):
+ *
+ *	worker.sh	Every launcher starts the training command through it.
+ *			It maps the rank to the plan (a table generated from
+ *			the plan), exports DLPLAN_PLAN, DLPLAN_RANK,
+ *			DLPLAN_NODE, DLPLAN_GPU, DLPLAN_GROUP, DLPLAN_STAGE,
+ *			DLPLAN_LAYERS ("first:last"), DLPLAN_MICROBATCHES,
+ *			DLPLAN_TP_SHARE, DLPLAN_TP_RANK and DLPLAN_TP_SIZE,
+ *			and execs the command.  "worker.sh" takes the rank
+ *			from RANK (set by torchrun, DeepSpeed or the
+ *			torchrun-<node>.sh scripts); "worker.sh srun" from
+ *			SLURM_PROCID and "worker.sh mpi" from
+ *			OMPI_COMM_WORLD_RANK or PMI_RANK, and these two also
+ *			set RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,
+ *			MASTER_ADDR and MASTER_PORT for env:// themselves.
+ *			Under Slurm it refuses to run a rank on another node
+ *			than planned (SLURMD_NODENAME is compared with the
+ *			node's host).
+ *	plan.sbatch	(slurm, srun) #SBATCH lines for the job (name, nodes,
+ *			nodelist as a compact hostlist, tasks, gres, exclusive,
+ *			time, partition), then one srun step.  Launcher slurm
+ *			on a "uniform" plan (every node runs the same number of
+ *			ranks and each node's ranks are consecutive) starts one
+ *			torchrun per node with static rendezvous at the first
+ *			host of the plan, --node_rank chosen by the node's
+ *			name (Slurm numbers the nodes of a job in its own
+ *			order, so $SLURM_NODEID would not follow the plan).
+ *			Otherwise, and always for launcher srun, one task per
+ *			rank placed by SLURM_HOSTFILE=slurm-hosts with
+ *			--distribution=arbitrary, each running "worker.sh
+ *			srun".
+ *	slurm-hosts	(per-rank form only) the host of rank r on line r+1.
+ *	torchrun-<node>.sh  (torchrun) one per node, to be run on that node:
+ *			torchrun with static rendezvous on a uniform plan;
+ *			otherwise the node's ranks are started directly with
+ *			the env:// variables set.
+ *	hostfile	(hostfile) "host slots=N" per node in node-rank order.
+ *			Only a plan whose nodes' ranks are consecutive can be
+ *			expressed so; others are refused (DL_EINFEAS).
+ *
+ * Run-time overrides: DLPLAN_TORCHRUN (default "torchrun") and
+ * DLPLAN_PYTHON (default "python3", used with a --script) are expanded
+ * unquoted, so they split into words at blanks (with pathname expansion
+ * off) and may carry options, e.g. DLPLAN_TORCHRUN="torchrun --redirects
+ * 1 --tee 1" or DLPLAN_PYTHON="python3 -u".  Nothing else in the scripts
+ * is expanded as words.
+ */
+#ifndef DL_EMIT_H
+#define DL_EMIT_H
+
+#include <stddef.h>
+
+#include "cluster.h"
+#include "plan.h"
+#include "util.h"
+
+/* Launchers, in the order of EMIT_LAUNCHERS (for opt_choice). */
+enum { EMIT_SLURM, EMIT_TORCHRUN, EMIT_SRUN, EMIT_HOSTFILE };
+#define EMIT_LAUNCHERS "slurm|torchrun|srun|hostfile"
+#define EMIT_DEFAULT_PORT 29500
+#define EMIT_DEFAULT_JOB_NAME "dlplan"
+
+struct emit_opts {
+	int launcher;		/* EMIT_* */
+	const char *outdir;	/* files go to OUTDIR/launch/ */
+	const char *plan_path;	/* the plan the workers read (DLPLAN_PLAN);
+				   made absolute, need not exist yet */
+	/*
+	 * The training command: with script set, each rank runs
+	 * "$DLPLAN_PYTHON SCRIPT ARGS..."; without, ARGS is the whole
+	 * command (args[0] is the program).  At least one must be given.
+	 * A relative script is found from the job's working directory.
+	 */
+	const char *script;
+	char *const *args;
+	int nargs;
+	long master_port;	/* 1..65535 */
+	const char *job_name;	/* Slurm job name */
+	const char *partition;	/* NULL: the cluster's default */
+	const char *time;	/* Slurm time limit, NULL: the default */
+};
+
+/* Defaults: launcher slurm, port EMIT_DEFAULT_PORT, job name "dlplan". */
+void emit_opts_init(struct emit_opts *o);
+
+/*
+ * Check the options that end up in scripts: partition (a comma-separated
+ * list of [A-Za-z0-9._-] names), time (Slurm's MM, MM:SS, HH:MM:SS,
+ * D-HH, D-HH:MM, D-HH:MM:SS, or UNLIMITED), job name (an id), port, and
+ * that a training command is given.  DL_EUSAGE with a message naming the
+ * option ("--partition").  emit_launch() calls it too.
+ */
+int emit_check_opts(const struct emit_opts *o, struct dl_err *e);
+
+/*
+ * What emit_launch() wrote, for the caller to report: the paths of the
+ * files (as OUTDIR/launch/NAME, OUTDIR as given) and whether the ranks
+ * were started one per task instead of through torchrun.
+ */
+struct emit_result {
+	size_t nfiles;
+	char **files;
+	int per_rank;
+};
+void emit_result_free(struct emit_result *r);
+
+/*
+ * Write the launch files of o->launcher for plan p, made for cluster c
+ * (node indices of p refer to c).  r may be NULL.  Errors: DL_EUSAGE (bad
+ * options), DL_EDATA (the plan does not fit the cluster: a node index or
+ * GPU out of range, a GPU used twice, an invalid host), DL_EINFEAS (the
+ * launcher cannot place the ranks as planned: hostfile on a plan whose
+ * nodes' ranks are not consecutive), DL_ESYS (cannot create the directory
+ * or write a file; nothing was replaced then).
+ *
+ * The planner calls it after writing plan.json:
+ *
+ *	struct emit_opts eo;
+ *
+ *	emit_opts_init(&eo);
+ *	eo.launcher = EMIT_SLURM;
+ *	eo.outdir = outdir;
+ *	eo.plan_path = "OUTDIR/plan.json";
+ *	eo.args = argv_after_dashdash; eo.nargs = n;
+ *	rc = emit_launch(&plan, &cluster, &eo, NULL, &e);
+ */
+int emit_launch(const struct dl_plan *p, const struct dl_cluster *c,
+    const struct emit_opts *o, struct emit_result *r, struct dl_err *e);
+
+/*
+ * The ranks of a plan as launchers see them (rank numbering above), with
+ * the checks a hand-made plan needs: node indices and GPUs in range, no
+ * GPU used twice, valid ids and hosts (DL_EDATA).
+ */
+struct emit_rank {
+	int node;		/* node index in the cluster */
+	int gpu;		/* local GPU index */
+	int group, stage;
+	int tp_rank, tp_size;	/* index in the stage's gpus[], ngpus */
+	int node_rank;		/* position of node in layout.nodes */
+	int local_rank;		/* position among the node's ranks */
+};
+struct emit_layout {
+	int nranks;
+	struct emit_rank *ranks;
+	int nnodes;
+	int *nodes;		/* node indices in node-rank order */
+	int *count;		/* ranks per node, by node rank */
+	int *first;		/* lowest rank of each node, by node rank */
+	int contiguous;		/* every node's ranks are consecutive */
+	int uniform;		/* contiguous, and the same count everywhere:
+				   torchrun with --node_rank can start it */
+	int max_gpus;		/* largest local GPU index used + 1 */
+};
+int emit_layout(struct emit_layout *l, const struct dl_plan *p,
+    const struct dl_cluster *c, struct dl_err *e);
+void emit_layout_free(struct emit_layout *l);
+
+/*
+ * Append a Slurm hostlist expression for hosts (n of them, any order,
+ * duplicates ignored) to sb: hosts that end in a number and share the
+ * prefix and zero-padding are folded into ranges, n1,n2,n3,gpu01,gpu02
+ * -> "n[1-3],gpu[01-02]".  Prefixes keep the order of first appearance,
+ * numbers ascend.  Hosts must be [A-Za-z0-9._-] (not checked here).
+ */
+void emit_hostlist(struct strbuf *sb, const char *const *hosts, size_t n);
+
+/*
+ * Is s safe and valid as a Slurm time limit, a partition list, a
+ * launcher hostname ([A-Za-z0-9._-]{1,253})?
+ */
+int emit_valid_time(const char *s);
+int emit_valid_partition(const char *s);
+int emit_valid_host(const char *s);
+
+/*
+ * For the emit_*.c files only: a set of files being generated, and the
+ * generators of each launcher.  Paths in scripts are absolute.
+ */
+struct emit_file {
+	char *name;		/* file name inside launch/ */
+	struct strbuf body;
+	int exec;		/* mode 0755 (minus umask) instead of 0644 */
+};
+struct emit_ctx {
+	const struct dl_plan *p;
+	const struct dl_cluster *c;
+	const struct emit_opts *o;
+	struct emit_layout l;
+	char *plan_abs;		/* absolute plan path */
+	char *dir_abs;		/* absolute OUTDIR/launch */
+	char *worker_abs;	/* absolute OUTDIR/launch/worker.sh */
+	size_t nfiles, cap;
+	struct emit_file **files;	/* pointers stay valid as it grows */
+	int per_rank;
+};
+struct strbuf *emit_add_file(struct emit_ctx *x, const char *name,
+    int exec);
+/* The host of rank r's node, of node-rank i's node. */
+const char *emit_rank_host(const struct emit_ctx *x, int r);
+const char *emit_node_host(const struct emit_ctx *x, int i);
+/* The first comment lines of every script: "# NAME - WHAT", generator. */
+void emit_script_head(struct strbuf *sb, const char *name, const char *what);
+/* The comment on DLPLAN_TORCHRUN / DLPLAN_PYTHON. */
+void emit_env_comment(struct strbuf *sb, int torchrun);
+/*
+ * torchrun's options after --node_rank: --nnodes, --nproc_per_node,
+ * --master_addr, --master_port, --no_python and worker.sh, separated by
+ * sep (" " or " \\\n\t").
+ */
+void emit_torchrun_args(struct emit_ctx *x, struct strbuf *sb,
+    const char *sep);
+/* The ranks of node-rank i: "0-3", or "0-1 4-5" when not consecutive. */
+void emit_node_ranks(struct emit_ctx *x, struct strbuf *sb, int i);
+
+int emit_worker(struct emit_ctx *x, struct dl_err *e);
+int emit_slurm(struct emit_ctx *x, struct dl_err *e);
+int emit_torchrun(struct emit_ctx *x, struct dl_err *e);
+int emit_hostfile(struct emit_ctx *x, struct dl_err *e);
+
+#endif
