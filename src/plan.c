@@ -1221,14 +1221,14 @@ plan_read_inputs(struct dl_plan *p, const char *path, struct dl_err *e)
 	int rc;
 
 	plan_init(p);
-	if ((rc = load_json(&r, path, &root)) != DL_OK)
+	if ((rc = load_json(&r, path, &root)) != DL_OK) {
+		plan_free(p);
 		return rc;
+	}
 	rc = read_inputs(&r, root, p);
 	json_decref(root);
-	if (rc != DL_OK) {
+	if (rc != DL_OK)
 		plan_free(p);
-		plan_init(p);
-	}
 	return rc;
 }
 
@@ -1567,8 +1567,10 @@ plan_read_json(struct dl_plan *p, const char *path,
 	int rc;
 
 	plan_init(p);
-	if ((rc = load_json(&r, path, &root)) != DL_OK)
+	if ((rc = load_json(&r, path, &root)) != DL_OK) {
+		plan_free(p);
 		return rc;
+	}
 	rc = read_inputs(&r, root, p);
 	if (rc == DL_OK && check_digest)
 		rc = check_digests(&r, p, c, m);
@@ -1583,9 +1585,7 @@ plan_read_json(struct dl_plan *p, const char *path,
 		rc = plan_validate(p, c, m, path, e);
 	}
 	json_decref(root);
-	if (rc != DL_OK) {
+	if (rc != DL_OK)
 		plan_free(p);
-		plan_init(p);
-	}
 	return rc;
 }

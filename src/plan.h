@@ -177,6 +177,8 @@ int plan_validate(const struct dl_plan *p, const struct dl_cluster *c,
  * plan_write_json writes atomically.  plan_read_json resolves node ids
  * against c and, when check_digests is set, refuses a plan whose input
  * digests differ from the files the cluster and model were read from.
+ * Both readers initialise *p; on failure they leave it empty (all zero,
+ * nothing to free).
  */
 int plan_write_json(const struct dl_plan *p, const struct dl_cluster *c,
     const struct dl_model *m, const char *path, struct dl_err *e);
@@ -185,8 +187,8 @@ int plan_read_json(struct dl_plan *p, const char *path,
     int check_digests, struct dl_err *e);
 /*
  * Read only the input paths a plan names (so eval/emit can load the
- * cluster and model it was made for): returns the cluster paths and the
- * model path (strings owned by *p_inputs, freed with plan_free).
+ * cluster and model it was made for) into p->inputs; look them up with
+ * plan_input_path() and release them with plan_free().
  */
 int plan_read_inputs(struct dl_plan *p, const char *path, struct dl_err *e);
 /*
