@@ -742,6 +742,8 @@ evaluate(struct ev *v, int baselines, struct dl_err *e)
 		    v->router, e);
 	if (rc == DL_OK)
 		rc = cost_eval(&v->x, p, e);
+	/* Report only what this run computed, not the file's baselines. */
+	p->even_s = p->proportional_s = 0;
 	if (rc == DL_OK && baselines)
 		rc = cost_baselines(&v->x, p, e);
 	if (rc == DL_OK)

@@ -27,6 +27,11 @@ _d=$(_golden eval-dp2-baselines.json out)
 if [ $? -eq 0 ]; then t_ok "json dp2 baselines: golden"; else
 	t_notok "json dp2 baselines: golden" "$_d"; fi
 
+# Baselines in a plan file are not repeated unless asked for again.
+dlplan eval "$E/dp2.json" --format json --baselines >"$TMP/dp2b.json"
+check "baselines are not carried over" \
+    sh -c "! \"\$DLPLAN\" eval '$TMP/dp2b.json' --format json | grep -q baselines"
+
 # The evaluated plan reads back, with digests, and prices the same.
 expect_run "json output evaluates again" 0 eval-hybrid-again.txt - -- \
     sh -c "\"\$DLPLAN\" eval '$TMP/hy.json' | sed -e 's|$TMP/|@TMP@/|' \
