@@ -577,8 +577,15 @@ svg_timeline(const struct ev *v)
 			double tf = flow_time(p, g, s, 0);
 			double tb = s > 0 ? flow_time(p, g, s - 1, 1) : 0;
 
-			snprintf(buf, sizeof(buf), "g%d s%d  %s  layers %d-%d",
-			    g, s, v->c.nodes[st->node].id, st->first, st->last);
+			size_t n = (size_t)snprintf(buf, sizeof(buf),
+			    "g%d s%d  %s:", g, s, v->c.nodes[st->node].id);
+
+			for (int d = 0; d < st->ngpus && n < sizeof(buf); d++)
+				n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+				    "%s%d", d ? "," : "", st->gpus[d]);
+			if (n < sizeof(buf))
+				snprintf(buf + n, sizeof(buf) - n, "  layers "
+				    "%d-%d", st->first, st->last);
 			svg_text(&sb, 12, y + LANE_H / 2 + 4, "", NULL, buf);
 			sb_addf(&sb, "<rect x=\"%d\" y=\"%.2f\" width=\"%.2f\" "
 			    "height=\"%d\" class=\"lane\"/>\n", SVG_LEFT, y,
