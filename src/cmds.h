@@ -13,6 +13,7 @@
 #include "opt.h"
 
 extern const struct dl_cmd dl_cmd_check;
+extern const struct dl_cmd dl_cmd_emit;
 extern const struct dl_cmd dl_cmd_eval;
 extern const struct dl_cmd dl_cmd_predict;
 extern const struct dl_cmd dl_cmd_route;

@@ -458,6 +458,15 @@ emit_env_comment(struct strbuf *sb, int torchrun)
 		    "DLPLAN_PYTHON=\"python3 -u\".\n");
 }
 
+const char *
+emit_why(const struct emit_layout *l)
+{
+	if (l->uniform)
+		return NULL;
+	return l->contiguous ? "its nodes run different numbers of ranks" :
+	    "a node's ranks are not consecutive";
+}
+
 /* "lo" or "lo-hi" for a range of ranks. */
 static void
 add_range(struct strbuf *sb, int lo, int hi)
@@ -818,8 +827,11 @@ emit_launch(const struct dl_plan *p, const struct dl_cluster *c,
 		goto out;
 	if ((rc = write_files(&x, dir, r, e)) != DL_OK)
 		goto out;
-	if (r)
+	if (r) {
 		r->per_rank = x.per_rank;
+		if (o->launcher == EMIT_SLURM || o->launcher == EMIT_TORCHRUN)
+			r->why = emit_why(&x.l);
+	}
 out:
 	free(dir);
 	free(outabs);

@@ -118,12 +118,15 @@ int emit_check_opts(const struct emit_opts *o, struct dl_err *e);
 /*
  * What emit_launch() wrote, for the caller to report: the paths of the
  * files (as OUTDIR/launch/NAME, OUTDIR as given) and whether the ranks
- * were started one per task instead of through torchrun.
+ * are started one process per rank instead of through torchrun (always
+ * for srun; for slurm and torchrun when the plan is not uniform, and why).
  */
 struct emit_result {
 	size_t nfiles;
 	char **files;
 	int per_rank;
+	const char *why;	/* why torchrun could not start the plan
+				   (static), NULL when it does */
 };
 void emit_result_free(struct emit_result *r);
 
@@ -233,6 +236,8 @@ void emit_env_comment(struct strbuf *sb, int torchrun);
  */
 void emit_torchrun_args(struct emit_ctx *x, struct strbuf *sb,
     const char *sep);
+/* Why torchrun cannot start a layout that is not uniform. */
+const char *emit_why(const struct emit_layout *l);
 /* The ranks of node-rank i: "0-3", or "0-1 4-5" when not consecutive. */
 void emit_node_ranks(struct emit_ctx *x, struct strbuf *sb, int i);
 

@@ -114,8 +114,7 @@ per_rank_form(struct emit_ctx *x, struct strbuf *sb)
 	sb_adds(sb, "#\n");
 	if (x->o->launcher == EMIT_SLURM)
 		sb_addf(sb, "# torchrun cannot start this plan: %s.\n# So ",
-		    l->contiguous ? "its nodes run different numbers of ranks" :
-		    "a node's ranks are not consecutive");
+		    emit_why(l));
 	else
 		sb_adds(sb, "# ");
 	sb_addf(sb, "srun starts one task per rank (world size %d) on the "

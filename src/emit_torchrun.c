@@ -45,9 +45,7 @@ direct_node(struct emit_ctx *x, struct strbuf *sb, int i)
 	sb_addf(sb, "#\n# torchrun cannot start this plan: %s.\n"
 	    "# So this script starts the node's ranks itself, with the env:// "
 	    "variables\n# set.  Run torchrun-<node>.sh on each node of the "
-	    "plan at about the same\n# time (", l->contiguous ?
-	    "its nodes run different numbers of ranks" :
-	    "a node's ranks are not consecutive");
+	    "plan at about the same\n# time (", emit_why(l));
 	all_nodes(x, sb);
 	sb_addf(sb, "); rank 0 listens at %s port %ld.\n",
 	    emit_node_host(x, 0), x->o->master_port);

@@ -1,0 +1,230 @@
+/*
+ * cmd_emit.c - "dlplan emit": write the launch files of a plan.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The plan is read against the cluster and model it names (or the ones
+ * given with -c and -m), with its input digests checked, and emit.h does
+ * the rest.  The files go to OUTDIR/launch/, OUTDIR being the plan's
+ * directory unless -o says otherwise, so that "dlplan plan -o OUT" and
+ * "dlplan emit OUT/plan.json" write the same place.  Their paths are
+ * printed on standard output, one per line.
+ */
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "cmdutil.h"
+#include "emit.h"
+#include "model.h"
+#include "plan.h"
+
+enum {
+	O_JOB = 1, O_LAUNCHER, O_MODEL, O_OUT, O_PARTITION, O_PORT, O_SCRIPT,
+	O_TIME
+};
+
+static const struct dl_opt emit_opts_table[] = {
+	DL_OPT_CLUSTER,
+	{ "job-name", 0, O_JOB, "NAME", NULL,
+	    "Slurm job name (" EMIT_DEFAULT_JOB_NAME ")" },
+	{ "launcher", 0, O_LAUNCHER, "L", EMIT_LAUNCHERS,
+	    "what to write: slurm, torchrun, srun or hostfile" },
+	{ "master-port", 0, O_PORT, "N", NULL,
+	    "rendezvous port on the first host (29500)" },
+	{ "model", 'm', O_MODEL, "FILE", "csv",
+	    "model.csv (default: the one the plan names)" },
+	{ "outdir", 'o', O_OUT, "DIR", "dir",
+	    "write to DIR/launch/ (default: the plan's directory)" },
+	{ "partition", 0, O_PARTITION, "P", NULL, "Slurm partition(s)" },
+	{ "script", 0, O_SCRIPT, "FILE", "file",
+	    "training script every rank runs with $DLPLAN_PYTHON" },
+	{ "time", 0, O_TIME, "T", NULL,
+	    "Slurm time limit (MM, HH:MM:SS, D-HH:MM, ...)" },
+	DL_OPT_COMMON,
+	{ NULL, 0, 0, NULL, NULL, NULL }
+};
+
+static int cmd_emit(const struct dl_cmd *, int, char **);
+
+const struct dl_cmd dl_cmd_emit = {
+	"emit", cmd_emit,
+	"PLAN.json --launcher slurm|torchrun|srun|hostfile [-o OUTDIR] "
+	"[--script FILE] [--partition P] [--time T] [--master-port N] "
+	"[-- COMMAND|ARGS...]",
+	"write launch files (Slurm, torchrun, srun, hostfile) for a plan",
+	emit_opts_table, 0
+};
+
+/*
+ * Load the cluster and model the plan was made for (or those given), then
+ * the plan itself.
+ */
+static int
+load(const char *path, struct dl_cluster_paths *cp, const char *model,
+    struct dl_plan *p, struct dl_cluster *c, struct dl_model *m,
+    struct dl_err *e)
+{
+	struct dl_plan in;
+	int rc;
+
+	if ((rc = plan_read_inputs(&in, path, e)) != DL_OK)
+		return rc;
+	if (cp->dir == NULL && cp->nodes == NULL) {
+		cp->nodes = plan_input_path(&in, "nodes");
+		cp->links = plan_input_path(&in, "links");
+		cp->load = plan_input_path(&in, "load");
+		cp->traffic = plan_input_path(&in, "traffic");
+	}
+	if (model == NULL)
+		model = plan_input_path(&in, "model");
+	if (cp->dir == NULL && cp->nodes == NULL)
+		rc = dl_seterr(e, DL_EDATA, path, 0, 0, "plan names no "
+		    "nodes.csv (give the cluster with -c DIR)");
+	else if (model == NULL)
+		rc = dl_seterr(e, DL_EDATA, path, 0, 0, "plan names no "
+		    "model.csv (give it with -m FILE)");
+	else if ((rc = cluster_load(c, cp, e)) == DL_OK &&
+	    (rc = model_load(m, model, e)) != DL_OK)
+		cluster_free(c);
+	plan_free(&in);
+	if (rc != DL_OK)
+		return rc;
+	if ((rc = plan_read_json(p, path, c, m, 1, e)) != DL_OK) {
+		model_free(m);
+		cluster_free(c);
+	}
+	return rc;
+}
+
+static int
+cmd_emit(const struct dl_cmd *cmd, int argc, char **argv)
+{
+	struct dl_cluster_paths paths = { 0 };
+	struct emit_result res = { 0 };
+	struct emit_opts eo;
+	struct optstate st;
+	struct dl_err e = { 0 };
+	struct dl_cluster c;
+	struct dl_model m;
+	struct dl_plan p;
+	const char *model = NULL;
+	char *outdir = NULL;
+	int id, rc, launcher = -1, last = 1, npre = 0, before;
+
+	emit_opts_init(&eo);
+	opt_init(&st, argc, argv);
+	while ((id = opt_next(&st, cmd, &e)) != 0) {
+		if (id < 0)
+			goto usage;
+		/* Operands after the last option and before "--" are
+		 * counted below from argv[last]. */
+		last = st.i;
+		npre = st.npos;
+		if (cmd_cluster_opt(id, st.arg, &paths))
+			continue;
+		switch (id) {
+		case OPT_HELP:
+			opt_help(cmd, stdout);
+			opt_free(&st);
+			return DL_OK;
+		case O_JOB:
+			eo.job_name = st.arg;
+			break;
+		case O_LAUNCHER:
+			if ((launcher = opt_choice(&st, &e)) < 0)
+				goto usage;
+			break;
+		case O_MODEL:
+			model = st.arg;
+			break;
+		case O_OUT:
+			eo.outdir = st.arg;
+			break;
+		case O_PARTITION:
+			eo.partition = st.arg;
+			break;
+		case O_PORT:
+			if (opt_long(&st, 1, 65535, &eo.master_port, &e) !=
+			    DL_OK)
+				goto usage;
+			break;
+		case O_SCRIPT:
+			eo.script = st.arg;
+			break;
+		case O_TIME:
+			eo.time = st.arg;
+			break;
+		}
+	}
+	/*
+	 * Split the operands at "--".  Up to the "--", argv[last..] holds
+	 * operands and the flags opt_next() keeps to itself (-q, -v): no
+	 * other option came after argv[last - 1].
+	 */
+	before = st.npos;
+	if (st.dashdash) {
+		before = npre;
+		for (int i = last; i < argc && strcmp(argv[i], "--") != 0; i++)
+			if (argv[i][0] != '-' || argv[i][1] == '\0')
+				before++;
+	}
+	if (before == 0) {
+		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "no plan given");
+		goto usage;
+	}
+	if (before > 1) {
+		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "unexpected argument "
+		    "'%s' (put the training command after '--')", st.pos[1]);
+		goto usage;
+	}
+	if (launcher < 0) {
+		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "no launcher given "
+		    "(expected --launcher " EMIT_LAUNCHERS ")");
+		goto usage;
+	}
+	eo.launcher = launcher;
+	eo.plan_path = st.pos[0];
+	eo.args = st.pos + 1;
+	eo.nargs = st.npos - 1;
+	if (eo.outdir == NULL) {
+		/* The plan's directory (dirname may modify its argument). */
+		char *tmp = xstrdup(eo.plan_path);
+
+		eo.outdir = outdir = xstrdup(dirname(tmp));
+		free(tmp);
+	}
+	if (emit_check_opts(&eo, &e) != DL_OK)
+		goto usage;
+
+	if ((rc = load(eo.plan_path, &paths, model, &p, &c, &m, &e)) !=
+	    DL_OK) {
+		opt_free(&st);
+		free(outdir);
+		return cmd_fail(&e);
+	}
+	rc = emit_launch(&p, &c, &eo, &res, &e);
+	if (rc == DL_OK) {
+		for (size_t i = 0; i < res.nfiles; i++)
+			printf("%s\n", res.files[i]);
+		if (res.why && dl_verbose >= 0)
+			dl_warn("note: torchrun cannot start this plan (%s); %s "
+			    "one process per rank instead", res.why,
+			    launcher == EMIT_SLURM ? "plan.sbatch starts" :
+			    "the node scripts start");
+	} else {
+		cmd_fail(&e);
+	}
+	emit_result_free(&res);
+	plan_free(&p);
+	model_free(&m);
+	cluster_free(&c);
+	opt_free(&st);
+	free(outdir);
+	return rc;
+usage:
+	opt_free(&st);
+	free(outdir);
+	return opt_usage_error(cmd, &e);
+}
