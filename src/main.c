@@ -4,12 +4,17 @@
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <locale.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "cmds.h"
+#include "csvin.h"
+#include "model.h"
+#include "route.h"
 
 const struct dl_cmd *const dl_cmds[] = {
 	&dl_cmd_check,
@@ -45,6 +50,120 @@ find_cmd(const char *name)
 }
 
 /*
+ * The operands of a command, read from its synopsis so that they cannot
+ * drift from the usage line: the words that are neither options, nor an
+ * option's argument, nor lower-case prose ("[options]"), up to "--".  One
+ * line per operand position: its fixed words ("a|b") when it holds a
+ * '|', else json or csv by its suffix, dir for DIR, file otherwise.
+ */
+static void
+print_operands(const struct dl_cmd *cmd)
+{
+	const char *p = cmd->synopsis;
+	int takes_arg = 0;
+
+	while (*p) {
+		const char *w;
+		size_t n;
+		int prose = 1;
+
+		while (*p == ' ' || *p == '[' || *p == ']' || *p == '(' ||
+		    *p == ')')
+			p++;
+		w = p;
+		while (*p && !strchr(" []()", *p))
+			p++;
+		n = (size_t)(p - w);
+		while (n > 3 && strncmp(w + n - 3, "...", 3) == 0)
+			n -= 3;
+		if (n == 0)
+			continue;
+		if (n == 2 && strncmp(w, "--", 2) == 0)
+			break;
+		if (w[0] == '-') {
+			takes_arg = 0;
+			for (const struct dl_opt *o = cmd->opts; o->lname; o++)
+				if ((n == 2 && w[1] == o->sname) ||
+				    (n == strlen(o->lname) + 2 && w[1] == '-' &&
+				    strncmp(w + 2, o->lname, n - 2) == 0))
+					takes_arg = o->arg != NULL;
+			continue;
+		}
+		if (takes_arg || (n == 1 && w[0] == '|')) {
+			takes_arg = 0;
+			continue;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (!(w[i] >= 'a' && w[i] <= 'z'))
+				prose = 0;
+		if (prose)
+			continue;
+		if (memchr(w, '|', n))
+			printf("%.*s\n", (int)n, w);
+		else if (n >= 5 && strncmp(w + n - 5, ".json", 5) == 0)
+			printf("json\n");
+		else if (n >= 4 && strncmp(w + n - 4, ".csv", 4) == 0)
+			printf("csv\n");
+		else if (n >= 3 && strncmp(w + n - 3, "DIR", 3) == 0)
+			printf("dir\n");
+		else
+			printf("file\n");
+	}
+}
+
+/* A bound as dlplan-formats(5) writes it: 1e6 rather than 1000000. */
+static const char *
+bound_text(char *buf, double v)
+{
+	int k = 0;
+	double x = v;
+
+	while (x >= 10 && fmod(x, 10) == 0) {
+		x /= 10;
+		k++;
+	}
+	if (x == 1 && k >= 4)
+		snprintf(buf, DL_DBL_BUFSZ, "1e%d", k);
+	else
+		fmt_double(buf, v);
+	return buf;
+}
+
+/*
+ * Every input CSV column, for the test that keeps dlplan-formats(5) in
+ * step: "FILE<TAB>COLUMN<TAB>required|optional; TYPE[ in RANGE][ UNIT]".
+ */
+static void
+print_schemas(void)
+{
+	static const struct csv_schema *const schemas[] = {
+		&dl_nodes_schema, &dl_links_schema, &dl_load_schema,
+		&dl_traffic_schema, &dl_model_schema, &dl_flows_schema, NULL
+	};
+	static const char *const type[] = { "text", "id", "integer",
+		"number" };
+
+	for (int i = 0; schemas[i]; i++) {
+		for (const struct csv_col *c = schemas[i]->cols; c->name;
+		    c++) {
+			char lo[DL_DBL_BUFSZ], hi[DL_DBL_BUFSZ];
+
+			printf("%s\t%s\t%s; %s", schemas[i]->kind, c->name,
+			    c->required ? "required" : "optional",
+			    type[c->type]);
+			if (c->type == CSV_INT || c->type == CSV_NUM)
+				printf(" in %c%s, %s%c", c->min_open ? '(' :
+				    '[', bound_text(lo, c->min),
+				    bound_text(hi, c->max),
+				    c->max_open ? ')' : ']');
+			if (c->unit)
+				printf(" %s", c->unit);
+			putchar('\n');
+		}
+	}
+}
+
+/*
  * The hidden completion helper that the shell completions call, so that
  * they list exactly what the parser accepts:
  *	dlplan --complete commands
@@ -52,6 +171,11 @@ find_cmd(const char *name)
  *	dlplan --complete options-long CMD	"--long<TAB>ARG<TAB>help"
  *	dlplan --complete values CMD OPTION	the option's completion kind
  *						or its fixed words
+ *	dlplan --complete operands CMD		per operand position, its
+ *						kind or "a|b" words
+ *	dlplan --complete summary CMD		the line "dlplan --help" shows
+ *	dlplan --complete schemas		input CSV columns and ranges
+ * The last two are for tests/cli/sync.sh.
  */
 static int
 complete(int argc, char **argv)
@@ -64,8 +188,20 @@ complete(int argc, char **argv)
 				printf("%s\n", dl_cmds[i]->name);
 		return close_stdout();
 	}
+	if (argc >= 1 && strcmp(argv[0], "schemas") == 0) {
+		print_schemas();
+		return close_stdout();
+	}
 	if (argc < 2 || (cmd = find_cmd(argv[1])) == NULL)
 		return DL_EUSAGE;
+	if (strcmp(argv[0], "operands") == 0) {
+		print_operands(cmd);
+		return close_stdout();
+	}
+	if (strcmp(argv[0], "summary") == 0) {
+		printf("%s\n", cmd->summary);
+		return close_stdout();
+	}
 	if (strcmp(argv[0], "options") == 0 ||
 	    strcmp(argv[0], "options-long") == 0) {
 		int lng = strcmp(argv[0], "options-long") == 0;
