@@ -7,7 +7,9 @@ PREFIX = /usr/local
 BINPREFIX = $(PREFIX)/bin
 MANPREFIX = $(PREFIX)/share/man
 BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
-ZSHCOMPDIR = $(PREFIX)/share/zsh/vendor-completions
+# zsh searches $prefix/share/zsh/site-functions (Debian adds vendor-completions
+# for its own packages: make install PREFIX=/usr ZSHCOMPDIR=/usr/share/zsh/vendor-completions).
+ZSHCOMPDIR = $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR = $(PREFIX)/share/fish/vendor_completions.d
 
 CC = cc
