@@ -899,8 +899,9 @@ run(const struct params *pa, struct dl_err *e)
 	if ((rc = history_read(pa->path, &hs, e)) != DL_OK)
 		goto out;
 	if (pa->meanlink && !hs.traffic) {
-		rc = dl_seterr(e, DL_EDATA, pa->path, 0, 0, "--mean-link needs "
-		    "a traffic.csv history (t,src,dst,util), not a load.csv");
+		rc = dl_seterr(e, DL_EDATA, pa->path, 0, 0, "option "
+		    "'--mean-link' needs a traffic.csv history (t,src,dst,util), "
+		    "not a load.csv");
 		goto out;
 	}
 	if (pa->meanlink)

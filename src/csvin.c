@@ -144,7 +144,7 @@ check_value(struct ctx *c, const struct csv_col *col, const char *v,
 		    (col->min_open && d == col->min) ||
 		    (col->max_open && d == col->max))
 			return dl_seterr(c->e, DL_EDATA, c->name, c->rec_line,
-			    fcol, "column '%s': %.80s is out of range "
+			    fcol, "column '%s': '%.80s' is out of range "
 			    "(expected %s)", col->name, v, exp);
 		cell->num = d;
 		break;

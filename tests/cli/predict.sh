@@ -152,10 +152,10 @@ bad "duplicate step, traffic" 2 \
     "dlplan: $H:4:1: step t=0 of link 'a>b' given twice (also on line 2)" \
     't,src,dst,util\n0,a,b,.1\n0,b,a,.2\n0,a,b,.3\n'
 bad "util above 1" 2 \
-    "dlplan: $H:3:3: column 'util': 1.5 is out of range (expected a number in [0, 1])" \
+    "dlplan: $H:3:3: column 'util': '1.5' is out of range (expected a number in [0, 1])" \
     'node,t,util\nn1,0,.1\nn1,1,1.5\n'
 bad "util negative" 2 \
-    "dlplan: $H:2:4: column 'util': -0.1 is out of range (expected a number in [0, 1])" \
+    "dlplan: $H:2:4: column 'util': '-0.1' is out of range (expected a number in [0, 1])" \
     't,src,dst,util\n0,a,b,-0.1\n'
 bad "util not a number" 2 \
     "dlplan: $H:2:3: column 'util': 'nan' is not a number in [0, 1]" \
@@ -178,7 +178,7 @@ bad "header only" 2 \
     "dlplan: $H:2: no history rows (expected at least one row after the header)" \
     '# comment\nnode,t,util\n'
 bad "mean link of a load.csv" 2 \
-    "dlplan: $H: --mean-link needs a traffic.csv history (t,src,dst,util), not a load.csv" \
+    "dlplan: $H: option '--mean-link' needs a traffic.csv history (t,src,dst,util), not a load.csv" \
     'node,t,util\nn1,0,.1\nn1,1,.2\nn1,2,.3\nn1,3,.4\n' --mean-link
 bad "mean link too short" 2 \
     "dlplan: $H: series 'mean' has 3 points (a forecast needs at least 4)" \

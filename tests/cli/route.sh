@@ -81,9 +81,9 @@ badflows() {
 }
 F=$TMP/f.csv
 H='flow,src,dst,mb'
-badflows "zero mb" "dlplan: $F:3:4: column 'mb': 0 is out of range (expected a number in (0, 1000000000000] (MB))" \
+badflows "zero mb" "dlplan: $F:3:4: column 'mb': '0' is out of range (expected a number in (0, 1000000000000] (MB))" \
     "$H\nf1,use-h100-0,usw-a100-0,100\nf2,use-h100-0,usw-a100-0,0\n"
-badflows "negative mb" "dlplan: $F:2:4: column 'mb': -5 is out of range (expected a number in (0, 1000000000000] (MB))" \
+badflows "negative mb" "dlplan: $F:2:4: column 'mb': '-5' is out of range (expected a number in (0, 1000000000000] (MB))" \
     "$H\nf1,use-h100-0,usw-a100-0,-5\n"
 badflows "mb not a number" "dlplan: $F:2:4: column 'mb': '1e3MB' is not a number in (0, 1000000000000] (MB)" \
     "$H\nf1,use-h100-0,usw-a100-0,1e3MB\n"
