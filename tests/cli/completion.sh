@@ -35,6 +35,15 @@ CMDS=$(dlplan --complete commands | tr '\n' ' ')
 PLANLONG=$(dlplan --complete options plan | grep '^--' | tr '\n' ' ')
 STRAT=$(dlplan --complete values plan --strategy | tr '\n' ' ')
 FAMILIES=$(dlplan --complete operands model | head -n 1 | tr '|' ' ')
+# The checks below compare with these lists; empty ones prove nothing.
+for v in CMDS PLANLONG STRAT FAMILIES; do
+	eval "_v=\$$v"
+	case $_v in
+	*[a-z]*) ;;
+	*) t_notok "dlplan --complete gives the words to expect ($v)" \
+	    "empty: is 'plan' or 'model' missing?" ;;
+	esac
+done
 
 # --- bash -------------------------------------------------------------
 # bash_complete MODE WORD...: COMPREPLY for the words (the last is the one

@@ -104,12 +104,14 @@ else
 	# the user's configuration out.
 	got=$(HOME=$TMP/home XDG_CONFIG_HOME=$TMP/home/.config \
 	    XDG_DATA_HOME=$TMP/home/.local/share XDG_DATA_DIRS=$P/share \
-	    PATH=$TMP/bin:$PATH fish -c 'complete -C"dlplan pla"' 2>&1 |
-	    cut -f1)
-	if [ "$got" = plan ]; then
+	    PATH=$TMP/bin:$PATH fish -c 'complete -C"dlplan "' 2>&1 |
+	    cut -f1 | sort | tr '\n' ' ')
+	want=$("$P/bin/dlplan" --complete commands | sort | tr '\n' ' ')
+	if [ -n "$want" ] && [ "$got" = "$want" ]; then
 		t_ok "fish finds it under the prefix"
 	else
-		t_notok "fish finds it under the prefix" "got: $got"
+		t_notok "fish finds it under the prefix" "got: $got" \
+		    "wanted: $want"
 	fi
 fi
 
