@@ -392,3 +392,25 @@ else
 	skip "output directory not writable" "root may write anywhere"
 	skip "not writable: old file kept, nothing added" "root"
 fi
+
+# --- a plan from the planner ---------------------------------------------
+# The ranks the scripts start are plan.csv's rows, in order.
+(cd "$TMP/run" && dlplan plan -c e2e-cluster -m e2e-model.csv \
+    --global-batch 16 -o planned) >/dev/null 2>"$TMP/plan.err"
+check "planner: plan for the e2e cluster" test -f "$TMP/run/planned/plan.csv"
+dlplan emit "$TMP/run/planned/plan.json" --launcher slurm -- python3 \
+    >/dev/null 2>&1
+run_ranks planned "$TMP/rp" sh "$TMP/run/planned/launch/plan.sbatch" \
+    >"$TMP/rp.txt"
+tail -n +2 "$TMP/run/planned/plan.csv" | cut -d, -f1-9 >"$TMP/want.csv"
+for _f in "$TMP"/rp/rank-*; do
+	head -n 1 "$_f"
+done | sed -n 's/^rank=\([0-9]*\) RANK=[0-9]* node=\([^ ]*\) slurmd=[^ ]* gpu=\([0-9]*\) group=\([0-9]*\) stage=\([0-9]*\) layers=\([0-9]*\):\([0-9]*\) mb=\([0-9]*\) tp=[^ ]* share=\([^ ]*\) .*/\1,\2,\3,\4,\5,\6,\7,\8,\9/p' |
+    sort -t, -k1,1n >"$TMP/got.csv"
+if [ -s "$TMP/want.csv" ] && cmp -s "$TMP/want.csv" "$TMP/got.csv"; then
+	t_ok "planner: every rank of plan.csv runs as planned"
+else
+	t_notok "planner: every rank of plan.csv runs as planned" \
+	    "$(diff "$TMP/want.csv" "$TMP/got.csv" | head -10)" \
+	    "$(head -5 "$TMP/rp.txt")"
+fi
