@@ -9,7 +9,14 @@
  * plan into), all or nothing: each file is first written to a temporary
  * file beside its target and only renamed into place when all of them
  * were written.  Files of other launchers already in launch/ are left
- * alone.
+ * alone (and so are torchrun-<node>.sh scripts of nodes a new plan no
+ * longer uses).
+ *
+ * Hosts.  A node's launcher host (nodes.csv "host", default its id) is
+ * what the files name it by: Slurm's node name in --nodelist, slurm-hosts
+ * and the SLURMD_NODENAME checks, the hostfile's host, and, for the first
+ * node of the plan, the rendezvous address MASTER_ADDR, so it must also
+ * resolve from every node.
  *
  * Rank numbering is plan.h's (plan_rank_table(): groups in plan order,
  * stages in pipeline order, a stage's GPUs in gpus[] order), the order of
