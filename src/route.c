@@ -26,6 +26,7 @@
 #define TIE_TOL		1e-9	/* policy ties: 1e-9 (1 + C_best) */
 #define UBAR_MAX	0.99	/* u_e(l) is clamped to [0, 0.99] */
 #define CACHE_MAX	128	/* solves kept */
+#define LOCAL_MIN	512	/* above: price only what a flow can reach */
 #define RING_EXACT_MAX	8	/* ring_order enumerates up to this size */
 #define RING_MULTISTART	128	/* greedy from every start up to this size */
 
@@ -442,13 +443,15 @@ cache_slot(struct dl_router *r)
 	return s;
 }
 
+/* A cached solve toward b for this size that has priced vertex a. */
 static struct solve *
-cache_find(struct dl_router *r, int b, double bytes)
+cache_find(struct dl_router *r, int a, int b, double bytes)
 {
 	for (int i = 0; i < r->ncache; i++) {
 		struct solve *s = &r->cache[i];
 
-		if (s->gen == r->gen && s->b == b && s->bytes == bytes)
+		if (s->gen == r->gen && s->b == b && s->bytes == bytes &&
+		    !isnan(s->C[(size_t)a * r->K]))
 			return s;
 	}
 	return NULL;
@@ -542,6 +545,138 @@ solve(struct dl_router *r, int b, double bytes, struct solve **out,
 }
 
 /*
+ * The same values for the vertices a flow from a can reach, computed in
+ * one pass.  Admissible moves lower D*, so the admissible graph is
+ * acyclic and ascending D* is a topological order of it: Dijkstra from b,
+ * stopped once a is settled, settles every vertex a can reach before a,
+ * and each value only needs values settled before it.  Synchronous
+ * sweeps reach this same fixed point, the same expression evaluated on
+ * the same successor values in the same order, so the numbers are equal
+ * to the last bit (test_route compares both).  Vertices not settled keep
+ * C = NaN: the cache knows they were not priced.
+ */
+static int
+solve_local(struct dl_router *r, int a, int b, double bytes,
+    struct solve **out)
+{
+	const struct dl_cluster *c = r->c;
+	int K = r->K;
+	size_t n = 0, nset = 0;
+	struct solve *s = cache_slot(r);
+	int *order = r->pol;	/* scratch: settle order */
+	double *q = xcalloc((size_t)K, sizeof(double));
+
+	for (size_t v = 0; v < c->nverts; v++)
+		r->dstar[v] = HUGE_VAL;
+	for (size_t i = 0; i < c->nverts * (size_t)K; i++) {
+		s->C[i] = NAN;
+		s->next[i] = -1;
+	}
+	r->dstar[b] = 0;
+	heap_push(r, &n, 0, b);
+	while (n > 0) {
+		double d;
+		int u;
+
+		heap_pop(r, &n, &d, &u);
+		if (d > r->dstar[u])
+			continue;
+		order[nset++] = u;
+		/* Small networks are priced whole, so one solve serves every
+		 * source; large ones stop at a. */
+		if (u == a && c->nverts > LOCAL_MIN)
+			break;
+		for (size_t k = c->in_off[u]; k < c->in_off[u + 1]; k++) {
+			int ed = c->in_edge[k], v = c->edges[ed].src;
+			double w = router_hop_cost(r, ed, 0, bytes), nd;
+
+			for (int l = 1; l < K; l++) {
+				double x = router_hop_cost(r, ed, l, bytes);
+
+				if (x < w)
+					w = x;
+			}
+			nd = w + d;
+			if (nd < r->dstar[v]) {
+				r->dstar[v] = nd;
+				heap_push(r, &n, nd, v);
+			}
+		}
+	}
+	for (int l = 0; l < K; l++)
+		s->C[(size_t)b * K + l] = 0;
+	for (size_t i = 0; i < nset; i++) {
+		int v = order[i];
+		double dv = r->dstar[v];
+
+		if (v == b)
+			continue;
+		for (int l = 0; l < K; l++) {
+			double best = HUGE_VAL;
+			int pick = -1;
+
+			/* Action values in listing order, as mdp.c forms them. */
+			for (size_t j = c->out_off[v]; j < c->out_off[v + 1];
+			    j++) {
+				int ed = r->sout[j], u = c->edges[ed].dst;
+				double sum = 0, val;
+
+				if (!(r->dstar[u] < dv))
+					continue;
+				for (int l2 = 0; l2 < K; l2++) {
+					double p = r->Q[l * K + l2];
+
+					if (p == 0)
+						continue;
+					sum += p * s->C[(size_t)u * K + l2];
+				}
+				val = router_hop_cost(r, ed, l, bytes) + 1 * sum;
+				if (val < best)
+					best = val;
+			}
+			s->C[(size_t)v * K + l] = best;
+			if (!isfinite(best))
+				continue;
+			/* The policy: first within the tie tolerance. */
+			for (size_t j = c->out_off[v]; j < c->out_off[v + 1];
+			    j++) {
+				int ed = r->sout[j], u = c->edges[ed].dst;
+				double sum = 0, val;
+
+				if (!(r->dstar[u] < dv))
+					continue;
+				for (int l2 = 0; l2 < K; l2++) {
+					double p = r->Q[l * K + l2];
+
+					if (p == 0)
+						continue;
+					sum += p * s->C[(size_t)u * K + l2];
+				}
+				val = router_hop_cost(r, ed, l, bytes) + 1 * sum;
+				if (val - best <= TIE_TOL + TIE_TOL *
+				    fabs(best)) {
+					pick = ed;
+					break;
+				}
+			}
+			s->next[(size_t)v * K + l] = pick;
+		}
+	}
+	/* a was never settled: it cannot reach b; price it infinite. */
+	if (r->dstar[a] == HUGE_VAL)
+		for (int l = 0; l < K; l++)
+			s->C[(size_t)a * K + l] = HUGE_VAL;
+	free(q);
+	s->b = b;
+	s->bytes = bytes;
+	s->gen = r->gen;
+	r->st.solves++;
+	r->st.sweeps++;
+	*out = s;
+	return DL_OK;
+}
+
+/*
  * The fast path of a cluster without links.csv: every node reaches every
  * other through its site's implicit switch only (a -> sw -> b), so the
  * values are those value iteration would reach, computed directly with
@@ -613,8 +748,10 @@ router_flow(struct dl_router *r, int a, int b, double bytes, int commit,
 		for (int l = 0; l < K; l++)
 			first[l] = c->edges[e1].dst;
 	} else {
-		if ((s = cache_find(r, b, bytes)) != NULL)
+		if ((s = cache_find(r, a, b, bytes)) != NULL)
 			r->st.cache_hits++;
+		else if (r->fast_ok)
+			solve_local(r, a, b, bytes, &s);
 		else if ((rc = solve(r, b, bytes, &s, e)) != DL_OK)
 			goto fail;
 		for (int l = 0; l < K; l++) {

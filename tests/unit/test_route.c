@@ -801,6 +801,89 @@ ring_twelve(void)
 	}
 }
 
+/*
+ * On networks above 512 vertices a flow prices only what it can reach, in
+ * one pass in ascending D*; the values and paths must equal those of full
+ * value iteration (fast paths off) to the last bit.
+ */
+static void
+local_equals_full(void)
+{
+	struct strbuf nodes = STRBUF_INIT, links = STRBUF_INIT,
+	    traffic = STRBUF_INIT;
+	struct dl_cluster c;
+	struct dl_router *fast, *full;
+	struct dl_err e = { 0 };
+	int same = 1, routed = 0;
+	unsigned long long x = 12345;
+
+	sb_adds(&nodes, NODEH);
+	sb_adds(&links, "src,dst,gbps,latency_ms\n");
+	sb_adds(&traffic, "t,src,dst,util\n");
+	/* 40 leaves of 12 nodes each, a spine of 4, a ring of leaves. */
+	for (int l = 0; l < 40; l++) {
+		for (int i = 0; i < 12; i++) {
+			sb_addf(&nodes, "n%d_%d,s%d,1,G,1,1,1,100\n", l, i,
+			    l % 4);
+			sb_addf(&links, "n%d_%d,leaf%d,%d,0.01\n", l, i, l,
+			    50 + (int)((x = x * 6364136223846793005ULL + 1) >>
+			    59));
+		}
+		for (int sp = 0; sp < 4; sp++)
+			sb_addf(&links, "leaf%d,spine%d,%d,0.02\n", l, sp,
+			    100 + 20 * sp);
+		sb_addf(&links, "leaf%d,leaf%d,25,%d\n", l, (l + 1) % 40,
+		    1 + l % 3);
+	}
+	for (int t = 0; t < 12; t++)
+		for (int l = 0; l < 40; l += 3) {
+			sb_addf(&traffic, "%d,leaf%d,spine%d,%.3f\n", t, l,
+			    l % 4, 0.1 + 0.07 * ((t * 7 + l) % 11));
+			sb_addf(&traffic, "%d,n%d_0,leaf%d,%.3f\n", t, l, l,
+			    0.05 * ((t + l) % 9));
+		}
+	load(&c, nodes.buf, links.buf, traffic.buf);
+	fast = router(&c, 3);
+	full = router(&c, 3);
+	router_fast_paths(full, 0);
+	ok(c.nverts > 512, "big network: %zu vertices", c.nverts);
+	for (int i = 0; i < 60; i++) {
+		struct dl_route r1, r2;
+		int a = (int)(((x = x * 6364136223846793005ULL + 1) >> 33) %
+		    480), b = (int)(((x = x * 6364136223846793005ULL + 1) >> 33)
+		    % 480);
+		double bytes = 1e6 * (1 + i % 5);
+
+		if (a == b)
+			continue;
+		if (router_flow(fast, a, b, bytes, i % 2, &r1, &e) != DL_OK ||
+		    router_flow(full, a, b, bytes, i % 2, &r2, &e) != DL_OK) {
+			same = 0;
+			break;
+		}
+		routed++;
+		if (r1.npath != r2.npath || memcmp(r1.path, r2.path,
+		    r1.npath * sizeof(int)) != 0 ||
+		    memcmp(r1.regime_s, r2.regime_s, 3 * sizeof(double)) != 0 ||
+		    memcmp(r1.first_hop, r2.first_hop, 3 * sizeof(int)) != 0)
+			same = 0;
+		route_clear(&r1);
+		route_clear(&r2);
+		if (i % 10 == 9) {
+			router_reset(fast);
+			router_reset(full);
+		}
+	}
+	ok(same && routed > 40, "one-pass pricing equals value iteration "
+	    "bit for bit (%d flows, with sharing)", routed);
+	router_free(fast);
+	router_free(full);
+	cluster_free(&c);
+	sb_free(&nodes);
+	sb_free(&links);
+	sb_free(&traffic);
+}
+
 int
 main(void)
 {
@@ -811,6 +894,7 @@ main(void)
 	regimes();
 	no_route();
 	cache();
+	local_equals_full();
 	brute_force();
 	ring_exact();
 	ring_twelve();
