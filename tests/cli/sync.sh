@@ -246,12 +246,24 @@ for f in $(cut -f1 "$TMP/schemas" | uniq); do
 		    sed 's/^</-/; s/^>/+/')"
 	fi
 done
+# A documented file the binary lists no schema for: its columns cannot be
+# checked, but some command's -h must still name it (steps.csv: replan's
+# STEPS.csv), or it documents a file no command reads.
+for c in $CMDS; do
+	dlplan "$c" -h
+done >"$TMP/allhelp" 2>&1
 stale=""
 for s in $(section "$MAN5" Sh "INPUT FILES" | sed -n 's/^\.Ss //p'); do
-	cut -f1 "$TMP/schemas" | grep -qx "$s" || stale="$stale $s"
+	cut -f1 "$TMP/schemas" | grep -qx "$s" && continue
+	if grep -qi "${s%.csv}" "$TMP/allhelp"; then
+		skip "$s: columns and ranges match dlplan-formats.5" \
+		    "the binary lists no schema for it (export it and add it to print_schemas() in src/main.c)"
+	else
+		stale="$stale $s"
+	fi
 done
-none "dlplan-formats.5 documents only real input files" "$stale" \
-    "no such schema:$stale"
+none "dlplan-formats.5 documents only input files dlplan reads" "$stale" \
+    "no schema and no command's -h names:$stale"
 
 # --- dlplan-formats(5): headers of the stable outputs -----------------
 # header NAME FILE: the first line of FILE (minus the comments) must be
