@@ -1,0 +1,1054 @@
+/*
+ * budget.c - the long-term cost schedule (DESIGN.md 5.6) and sub-clusters.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The rules, the cost definition and the bound are in budget.h.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "budget.h"
+#include "cost.h"
+#include "forecast.h"
+#include "gmc.h"
+
+/*
+ * Sub-clusters.
+ */
+
+static char *
+dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+static void
+copy_series(struct dl_series *dst, const struct dl_series *src)
+{
+	dst->n = src->n;
+	dst->t = xcalloc(src->n + 1, sizeof(long));
+	dst->v = xcalloc(src->n + 1, sizeof(double));
+	memcpy(dst->t, src->t, src->n * sizeof(long));
+	memcpy(dst->v, src->v, src->n * sizeof(double));
+}
+
+/* out_off/out_edge (or the in- lists) of sub, in edge order. */
+static void
+adjacency(const struct dl_cluster *s, int out, size_t **off, int **list)
+{
+	size_t *fill = xcalloc(s->nverts + 1, sizeof(size_t));
+
+	*off = xcalloc(s->nverts + 1, sizeof(size_t));
+	*list = xcalloc(s->nedges + 1, sizeof(int));
+	for (size_t i = 0; i < s->nedges; i++)
+		(*off)[(out ? s->edges[i].src : s->edges[i].dst) + 1]++;
+	for (size_t v = 0; v < s->nverts; v++)
+		(*off)[v + 1] += (*off)[v];
+	for (size_t i = 0; i < s->nedges; i++) {
+		int v = out ? s->edges[i].src : s->edges[i].dst;
+
+		(*list)[(*off)[v] + fill[v]++] = (int)i;
+	}
+	free(fill);
+}
+
+void
+budget_subcluster(struct dl_cluster *sub, const struct dl_cluster *c,
+    const unsigned char *keep, int *vmap)
+{
+	int *newidx = xcalloc(c->nverts + 1, sizeof(int));
+	size_t k = 0, nv = 0;
+
+	memset(sub, 0, sizeof(*sub));
+	for (size_t i = 0; i < c->nnodes; i++)
+		k += keep[i] != 0;
+	sub->nnodes = k;
+	sub->nodes = xcalloc(k + 1, sizeof(*sub->nodes));
+	if (c->load)
+		sub->load = xcalloc(k + 1, sizeof(*sub->load));
+	for (size_t i = 0, j = 0; i < c->nnodes; i++) {
+		struct dl_node *d = &sub->nodes[j];
+
+		if (!keep[i])
+			continue;
+		*d = c->nodes[i];
+		d->id = xstrdup(c->nodes[i].id);
+		d->site = xstrdup(c->nodes[i].site);
+		d->gpu_model = dup_or_null(c->nodes[i].gpu_model);
+		d->host = dup_or_null(c->nodes[i].host);
+		if (c->load)
+			copy_series(&sub->load[j], &c->load[i]);
+		j++;
+	}
+	sub->nsites = c->nsites;
+	sub->sites = xcalloc(c->nsites + 1, sizeof(char *));
+	for (size_t i = 0; i < c->nsites; i++)
+		sub->sites[i] = xstrdup(c->sites[i]);
+
+	/* Kept nodes first, then every other vertex in c's order. */
+	sub->nverts = c->nverts;
+	sub->verts = xcalloc(c->nverts + 1, sizeof(*sub->verts));
+	for (size_t i = 0; i < c->nnodes; i++)
+		if (keep[i])
+			vmap[nv] = (int)i, newidx[i] = (int)nv++;
+	for (size_t v = 0; v < c->nverts; v++)
+		if (v >= c->nnodes || !keep[v])
+			vmap[nv] = (int)v, newidx[v] = (int)nv++;
+	for (size_t v = 0; v < nv; v++) {
+		struct dl_vertex *d = &sub->verts[v];
+
+		*d = c->verts[vmap[v]];
+		d->id = xstrdup(d->id);
+		if (v < k) {
+			d->node = (int)v;
+		} else if (d->node >= 0) {
+			/* A node left out only relays traffic. */
+			d->node = -1;
+			d->site = -1;
+		}
+	}
+	sub->nedges = c->nedges;
+	sub->edges = xcalloc(c->nedges + 1, sizeof(*sub->edges));
+	for (size_t i = 0; i < c->nedges; i++) {
+		sub->edges[i] = c->edges[i];
+		sub->edges[i].src = newidx[c->edges[i].src];
+		sub->edges[i].dst = newidx[c->edges[i].dst];
+	}
+	adjacency(sub, 1, &sub->out_off, &sub->out_edge);
+	adjacency(sub, 0, &sub->in_off, &sub->in_edge);
+	if (c->traffic) {
+		sub->traffic = xcalloc(c->nedges + 1, sizeof(*sub->traffic));
+		for (size_t i = 0; i < c->nedges; i++)
+			copy_series(&sub->traffic[i], &c->traffic[i]);
+	}
+	sub->has_links = c->has_links;
+	sub->has_load = c->has_load;
+	sub->has_traffic = c->has_traffic;
+	sub->path_nodes = dup_or_null(c->path_nodes);
+	sub->path_links = dup_or_null(c->path_links);
+	sub->path_load = dup_or_null(c->path_load);
+	sub->path_traffic = dup_or_null(c->path_traffic);
+	free(newidx);
+}
+
+/*
+ * Slot forecasts.
+ */
+
+int
+budget_slot_loads(const struct dl_cluster *c, int nslots, int slot_steps,
+    double *uhat, struct dl_err *e)
+{
+	int H = nslots * slot_steps;
+	double *fc = xcalloc((size_t)H, sizeof(double));
+	int rc = DL_OK;
+
+	for (size_t i = 0; i < c->nnodes && rc == DL_OK; i++) {
+		const struct dl_series *s = c->load ? &c->load[i] : NULL;
+
+		if (s == NULL || s->n == 0) {
+			for (int h = 0; h < H; h++)
+				fc[h] = 0;
+		} else if (s->n < GMC_MIN_POINTS) {
+			for (int h = 0; h < H; h++)
+				fc[h] = s->v[s->n - 1];
+		} else {
+			struct gmc_opts go;
+			struct gmc_fit f;
+
+			gmc_opts_default(&go);
+			if ((rc = gmc_fit(s->v, s->n, &go, &f, e)) != DL_OK) {
+				char msg[sizeof(e->msg)];
+
+				snprintf(msg, sizeof(msg), "%s", e->msg);
+				rc = dl_seterr(e, rc, c->path_load, 0, 0,
+				    "node '%s': %s", c->nodes[i].id, msg);
+				break;
+			}
+			gmc_forecast(&f, H, fc);
+		}
+		for (int t = 0; t < nslots; t++) {
+			double sum = 0, u;
+
+			/* The same summation order as forecast_mean(). */
+			for (int h = t * slot_steps; h < (t + 1) * slot_steps;
+			    h++)
+				sum += fc[h];
+			u = sum / slot_steps;
+			uhat[(size_t)t * c->nnodes + i] = u < 0 ? 0 :
+			    u > FORECAST_LOAD_MAX ? FORECAST_LOAD_MAX : u;
+		}
+	}
+	free(fc);
+	return rc;
+}
+
+/*
+ * The choice and the queue.
+ */
+
+int
+budget_choose(int n, const double *T, const double *cost, double V,
+    double Q)
+{
+	int best = -1;
+	double bs = 0;
+
+	for (int i = 0; i < n; i++) {
+		double s = V * T[i] + Q * cost[i];
+
+		if (best < 0 || s < bs || (s == bs && cost[i] < cost[best])) {
+			best = i;
+			bs = s;
+		}
+	}
+	return best;
+}
+
+double
+budget_queue_next(double Q, double cost, double budget)
+{
+	double q = Q + cost - budget;
+
+	return q > 0 ? q : 0;
+}
+
+/*
+ * Candidates.
+ */
+
+/* A searched node subset, kept so that a later slot with the same nodes
+ * and the same speeds reuses it. */
+struct memo {
+	unsigned char *keep;
+	double *u;		/* the slot's uhat of the kept nodes */
+	int rc;			/* DL_OK or DL_EINFEAS */
+	struct dl_err err;
+	struct dl_plan plan;	/* for the whole cluster, not evaluated */
+};
+
+struct run {
+	const struct dl_cluster *c;
+	const struct dl_model *m;
+	const struct dl_opts *o;
+	struct search_opts so;
+	struct budget_stats *st;
+	struct memo *memo;
+	size_t nmemo, capmemo;
+};
+
+static struct memo *
+memo_find(const struct run *R, const unsigned char *keep, const double *u)
+{
+	size_t n = R->c->nnodes;
+
+	for (size_t i = 0; i < R->nmemo; i++) {
+		struct memo *me = &R->memo[i];
+		size_t j;
+
+		if (memcmp(me->keep, keep, n) != 0)
+			continue;
+		for (j = 0; j < n; j++)
+			if (keep[j] && me->u[j] != u[j])
+				break;
+		if (j == n)
+			return me;
+	}
+	return NULL;
+}
+
+/* The plan of sub-cluster nodes mapped onto c's nodes (not evaluated). */
+static void
+lift(struct dl_plan *dst, const struct dl_plan *src, const int *vmap,
+    const struct dl_costctx *xf)
+{
+	plan_init(dst);
+	dst->opts = src->opts;
+	dst->nnodes = xf->c->nnodes;
+	dst->uhat = xcalloc(dst->nnodes + 1, sizeof(double));
+	memcpy(dst->uhat, xf->uhat, dst->nnodes * sizeof(double));
+	dst->ngroups = src->ngroups;
+	dst->groups = xcalloc((size_t)src->ngroups + 1, sizeof(*dst->groups));
+	for (int g = 0; g < src->ngroups; g++) {
+		struct dl_group *d = &dst->groups[g];
+
+		d->micro_batches = src->groups[g].micro_batches;
+		d->nstages = src->groups[g].nstages;
+		d->stages = xcalloc((size_t)d->nstages, sizeof(*d->stages));
+		for (int j = 0; j < d->nstages; j++) {
+			d->stages[j] = src->groups[g].stages[j];
+			d->stages[j].node = vmap[d->stages[j].node];
+		}
+	}
+	snprintf(dst->status, sizeof(dst->status), "%s", src->status);
+	dst->gap = src->gap;
+	dst->bound_s = src->bound_s;
+	dst->solve_s = src->solve_s;
+}
+
+static void
+add_stats(struct budget_stats *st, const struct search_stats *ss)
+{
+	st->searches++;
+	st->structures += ss->structures;
+	st->evaluated += ss->evaluated;
+	st->milps += ss->milps;
+	st->time_s += ss->time_s;
+	st->exact |= ss->exact;
+}
+
+/*
+ * Search the nodes in keep for the slot whose whole-cluster context is xf
+ * (router: the whole cluster's), or reuse an earlier search of the same
+ * nodes at the same speeds.
+ */
+static struct memo *
+plan_subset(struct run *R, const struct dl_costctx *xf,
+    const unsigned char *keep, struct dl_err *e)
+{
+	const struct dl_cluster *c = R->c;
+	size_t n = c->nnodes, k = 0;
+	struct search_stats ss;
+	struct memo *me;
+	int rc;
+
+	if ((me = memo_find(R, keep, xf->uhat)) != NULL) {
+		R->st->reused++;
+		return me;
+	}
+	R->memo = xgrow(R->memo, &R->capmemo, R->nmemo + 1, sizeof(*me));
+	me = &R->memo[R->nmemo];
+	memset(me, 0, sizeof(*me));
+	me->keep = xcalloc(n, 1);
+	memcpy(me->keep, keep, n);
+	me->u = xcalloc(n, sizeof(double));
+	memcpy(me->u, xf->uhat, n * sizeof(double));
+	for (size_t i = 0; i < n; i++)
+		k += keep[i] != 0;
+	if (k == n) {
+		rc = search_plan(xf, &R->so, &me->plan, &ss, &me->err);
+		plan_clear_results(&me->plan);
+	} else {
+		struct dl_cluster sub;
+		struct dl_router *rs = NULL;
+		struct dl_route_opts ro = { R->o->states, R->o->horizon };
+		struct dl_costctx xs;
+		struct dl_plan ps;
+		int *vmap = xcalloc(c->nverts + 1, sizeof(int));
+		double *us = xcalloc(k + 1, sizeof(double));
+
+		budget_subcluster(&sub, c, keep, vmap);
+		for (size_t i = 0; i < k; i++)
+			us[i] = xf->uhat[vmap[i]];
+		memset(&ps, 0, sizeof(ps));
+		memset(&ss, 0, sizeof(ss));
+		rc = router_new(&rs, &sub, &ro, &me->err);
+		if (rc == DL_OK) {
+			rc = cost_init(&xs, &sub, R->m, R->o, us, rs, &me->err);
+			if (rc == DL_OK) {
+				rc = search_plan(&xs, &R->so, &ps, &ss,
+				    &me->err);
+				cost_free(&xs);
+			}
+		}
+		if (rc == DL_OK)
+			lift(&me->plan, &ps, vmap, xf);
+		plan_free(&ps);
+		router_free(rs);
+		cluster_free(&sub);
+		free(vmap);
+		free(us);
+	}
+	if (rc != DL_OK && rc != DL_EINFEAS) {
+		*e = me->err;
+		free(me->keep);
+		free(me->u);
+		plan_free(&me->plan);
+		return NULL;
+	}
+	add_stats(R->st, &ss);
+	me->rc = rc;
+	R->nmemo++;
+	return me;
+}
+
+static void
+cand_free(struct dl_budget_cand *c)
+{
+	free(c->used);
+	c->used = NULL;
+}
+
+/* Nodes the plan uses, ascending, and their price per hour. */
+static void
+cand_nodes(const struct dl_cluster *c, const struct dl_plan *p,
+    struct dl_budget_cand *cd)
+{
+	unsigned char *on = xcalloc(c->nnodes + 1, 1);
+
+	for (int g = 0; g < p->ngroups; g++)
+		for (int j = 0; j < p->groups[g].nstages; j++)
+			on[p->groups[g].stages[j].node] = 1;
+	cd->used = xcalloc(c->nnodes + 1, sizeof(int));
+	cd->nused = 0;
+	cd->cost = 0;
+	for (size_t i = 0; i < c->nnodes; i++)
+		if (on[i]) {
+			cd->used[cd->nused++] = (int)i;
+			cd->cost += c->nodes[i].cost_per_hour;
+		}
+	free(on);
+}
+
+/* Does candidate i use the same nodes at the same T as an earlier one? */
+static int
+same_as_earlier(const struct dl_budget_cand *cd, int i)
+{
+	for (int j = 0; j < i; j++)
+		if (cd[j].iteration_s == cd[i].iteration_s &&
+		    cd[j].nused == cd[i].nused && memcmp(cd[j].used,
+		    cd[i].used, (size_t)cd[i].nused * sizeof(int)) == 0)
+			return 1;
+	return 0;
+}
+
+/* Node order of a slot: peak effective FLOP/s per price, best first. */
+struct rank {
+	double v;
+	int node;
+};
+
+static int
+cmp_rank(const void *a, const void *b)
+{
+	const struct rank *x = a, *y = b;
+
+	if (x->v != y->v)
+		return x->v > y->v ? -1 : 1;
+	return (x->node > y->node) - (x->node < y->node);
+}
+
+static void
+rank_nodes(const struct dl_costctx *x, int *order)
+{
+	const struct dl_cluster *c = x->c;
+	struct rank *r = xcalloc(c->nnodes + 1, sizeof(*r));
+
+	for (size_t i = 0; i < c->nnodes; i++) {
+		const struct dl_node *nd = &c->nodes[i];
+
+		r[i].node = (int)i;
+		r[i].v = nd->cost_per_hour > 0 ? nd->gpus * x->speed[i] /
+		    nd->cost_per_hour : HUGE_VAL;
+	}
+	qsort(r, c->nnodes, sizeof(*r), cmp_rank);
+	for (size_t i = 0; i < c->nnodes; i++)
+		order[i] = r[i].node;
+	free(r);
+}
+
+/*
+ * Every candidate of one slot: cands (n entries) and their evaluated
+ * plans.  Returns the number of feasible candidates; 0 with e set to the
+ * whole cluster's reason when none fits; -1 on a hard error.
+ */
+static int
+slot_candidates(struct run *R, const struct dl_costctx *xf,
+    struct dl_budget_cand *cands, struct dl_plan *plans, struct dl_err *e)
+{
+	size_t n = R->c->nnodes;
+	int *order = xcalloc(n + 1, sizeof(int)), nc = 0, bad = 0;
+	unsigned char *keep = xcalloc(n + 1, 1);
+
+	rank_nodes(xf, order);
+	for (size_t k = 1; k <= n; k++) {
+		struct memo *me;
+		struct dl_plan *p = &plans[nc];
+		struct dl_err ee = { 0 };
+		int rc;
+
+		keep[order[k - 1]] = 1;
+		if ((me = plan_subset(R, xf, keep, e)) == NULL) {
+			bad = 1;
+			break;
+		}
+		if (me->rc != DL_OK) {
+			if (k == n && nc == 0)
+				*e = me->err;
+			continue;
+		}
+		plan_copy(p, &me->plan);
+		memcpy(p->uhat, xf->uhat, n * sizeof(double));
+		if ((rc = cost_eval(xf, p, &ee)) != DL_OK) {
+			plan_free(p);
+			if (rc == DL_EINFEAS)
+				continue;
+			*e = ee;
+			bad = 1;
+			break;
+		}
+		memset(&cands[nc], 0, sizeof(cands[nc]));
+		cands[nc].prefix = (int)k;
+		cands[nc].iteration_s = p->est.iteration_s;
+		cand_nodes(R->c, p, &cands[nc]);
+		if (same_as_earlier(cands, nc)) {
+			cand_free(&cands[nc]);
+			plan_free(p);
+			continue;
+		}
+		nc++;
+	}
+	free(order);
+	free(keep);
+	if (!bad)
+		return nc;
+	for (int i = 0; i < nc; i++) {
+		cand_free(&cands[i]);
+		plan_free(&plans[i]);
+	}
+	return -1;
+}
+
+/*
+ * The schedule.
+ */
+
+static int
+check_prices(const struct dl_cluster *c, struct dl_err *e)
+{
+	for (size_t i = 0; i < c->nnodes; i++)
+		if (c->nodes[i].cost_per_hour < 0)
+			return dl_seterr(e, DL_EDATA, c->path_nodes,
+			    c->nodes[i].line, 0, "node '%s' has no "
+			    "cost_per_hour (--budget needs the price of every "
+			    "node)", c->nodes[i].id);
+	return DL_OK;
+}
+
+/* C + Qmax / N of budget.h, or -1 when a slot has nothing within C. */
+static double
+drift_bound(const struct dl_schedule *s)
+{
+	double D = 0, cmax = 0, delta = HUGE_VAL, C = s->budget;
+
+	for (int t = 0; t < s->nslots; t++) {
+		const struct dl_budget_slot *sl = &s->slots[t];
+		double tmin = HUGE_VAL, tmax = 0, cmin = HUGE_VAL;
+
+		for (int i = 0; i < sl->ncand; i++) {
+			tmin = fmin(tmin, sl->cand[i].iteration_s);
+			tmax = fmax(tmax, sl->cand[i].iteration_s);
+			cmin = fmin(cmin, sl->cand[i].cost);
+			cmax = fmax(cmax, sl->cand[i].cost);
+		}
+		if (cmin > C)
+			return -1;
+		D = fmax(D, tmax - tmin);
+		for (int i = 0; i < sl->ncand; i++)
+			if (sl->cand[i].cost > C)
+				delta = fmin(delta, sl->cand[i].cost - cmin);
+	}
+	if (cmax <= C)
+		return C;
+	return C + (s->tradeoff * D / delta + (cmax - C)) / s->nslots;
+}
+
+/* Fail when the cheapest candidates of the slots average above C. */
+static int
+check_budget(const struct dl_schedule *s, const struct dl_cluster *c,
+    struct dl_err *e)
+{
+	double sum = 0, first = 0;
+	int arg = 0;
+
+	for (int t = 0; t < s->nslots; t++) {
+		const struct dl_budget_slot *sl = &s->slots[t];
+		int j = 0;
+
+		for (int i = 1; i < sl->ncand; i++)
+			if (sl->cand[i].cost < sl->cand[j].cost)
+				j = i;
+		sum += sl->cand[j].cost;
+		if (t == 0) {
+			first = sl->cand[j].cost;
+			arg = j;
+		}
+	}
+	if (sum / s->nslots <= s->budget)
+		return DL_OK;
+	{
+		const struct dl_budget_cand *cd = &s->slots[0].cand[arg];
+		struct strbuf sb = STRBUF_INIT;
+		char b1[DL_DBL_BUFSZ], b2[DL_DBL_BUFSZ], b3[DL_DBL_BUFSZ];
+
+		for (int i = 0; i < cd->nused; i++)
+			sb_addf(&sb, "%s'%s'", i ? ", " : "",
+			    c->nodes[cd->used[i]].id);
+		dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "budget %s per hour is "
+		    "below the cheapest plans that fit: %s per hour on average "
+		    "over %d slot%s (slot 1: %s per hour on %s)",
+		    fmt_double(b1, s->budget), fmt_double(b2, sum / s->nslots),
+		    s->nslots, s->nslots == 1 ? "" : "s", fmt_double(b3, first),
+		    sb.buf);
+		sb_free(&sb);
+	}
+	return DL_EINFEAS;
+}
+
+void
+budget_schedule_clear(struct dl_schedule *s)
+{
+	for (int t = 0; s->slots && t < s->nslots; t++) {
+		for (int i = 0; i < s->slots[t].ncand; i++)
+			cand_free(&s->slots[t].cand[i]);
+		free(s->slots[t].cand);
+		free(s->slots[t].plan);
+	}
+	free(s->slots);
+	memset(s, 0, sizeof(*s));
+}
+
+void
+budget_schedule_free(struct dl_schedule *s)
+{
+	if (s == NULL)
+		return;
+	budget_schedule_clear(s);
+	free(s);
+}
+
+struct dl_schedule *
+budget_schedule_dup(const struct dl_schedule *s)
+{
+	struct dl_schedule *d;
+
+	if (s == NULL)
+		return NULL;
+	d = xmalloc(sizeof(*d));
+	*d = *s;
+	d->slots = xcalloc((size_t)s->nslots + 1, sizeof(*d->slots));
+	for (int t = 0; t < s->nslots; t++) {
+		const struct dl_budget_slot *a = &s->slots[t];
+		struct dl_budget_slot *b = &d->slots[t];
+
+		*b = *a;
+		b->plan = dup_or_null(a->plan);
+		b->cand = xcalloc((size_t)a->ncand + 1, sizeof(*b->cand));
+		for (int i = 0; i < a->ncand; i++) {
+			b->cand[i] = a->cand[i];
+			b->cand[i].used = xcalloc((size_t)a->cand[i].nused + 1,
+			    sizeof(int));
+			memcpy(b->cand[i].used, a->cand[i].used,
+			    (size_t)a->cand[i].nused * sizeof(int));
+		}
+	}
+	return d;
+}
+
+int
+budget_run(const struct dl_cluster *c, const struct dl_model *m,
+    const struct dl_opts *o, struct dl_router *router,
+    const struct budget_opts *bo, struct dl_schedule *s,
+    struct dl_plan *plans, struct budget_stats *st, struct dl_err *e)
+{
+	size_t n = c->nnodes;
+	int N = bo->nslots, rc;
+	double *uhat = NULL, Q = 0;
+	struct dl_plan **cp = xcalloc((size_t)N, sizeof(*cp));
+	struct run R;
+
+	memset(s, 0, sizeof(*s));
+	memset(st, 0, sizeof(*st));
+	memset(&R, 0, sizeof(R));
+	/* Empty until a slot's choice is copied in (plan_free() takes it). */
+	memset(plans, 0, (size_t)N * sizeof(*plans));
+	if ((rc = check_prices(c, e)) != DL_OK)
+		goto out;
+	R.c = c;
+	R.m = m;
+	R.o = o;
+	R.so = bo->so;
+	if (R.so.exact < 0)
+		R.so.exact = cluster_gpus(c) <= 6;
+	R.st = st;
+	s->budget = bo->budget;
+	s->slot_steps = bo->slot_steps;
+	s->nslots = N;
+	s->slots = xcalloc((size_t)N, sizeof(*s->slots));
+	uhat = xcalloc((size_t)N * n, sizeof(double));
+	if ((rc = budget_slot_loads(c, N, bo->slot_steps, uhat, e)) != DL_OK)
+		goto out;
+
+	/* Every slot's candidates; they do not depend on the queue. */
+	for (int t = 0; t < N && rc == DL_OK; t++) {
+		struct dl_budget_slot *sl = &s->slots[t];
+		struct dl_costctx xf;
+		int nc;
+
+		if ((rc = cost_init(&xf, c, m, o, uhat + (size_t)t * n, router,
+		    e)) != DL_OK)
+			break;
+		sl->cand = xcalloc(n, sizeof(*sl->cand));
+		cp[t] = xcalloc(n, sizeof(struct dl_plan));
+		nc = slot_candidates(&R, &xf, sl->cand, cp[t], e);
+		cost_free(&xf);
+		if (nc < 0) {
+			rc = e->code ? e->code : DL_ESYS;
+			break;
+		}
+		sl->ncand = nc;
+		if (nc == 0) {
+			char msg[sizeof(e->msg)];
+
+			snprintf(msg, sizeof(msg), "%s", e->msg);
+			rc = dl_seterr(e, DL_EINFEAS, e->file, e->line, e->col,
+			    "slot %d: %s", t + 1, msg);
+			break;
+		}
+		/* The unconstrained best: the fastest, then the cheapest. */
+		sl->best_s = HUGE_VAL;
+		for (int i = 0; i < nc; i++)
+			if (sl->cand[i].iteration_s < sl->best_s ||
+			    (sl->cand[i].iteration_s == sl->best_s &&
+			    sl->cand[i].cost < sl->best_cost)) {
+				sl->best_s = sl->cand[i].iteration_s;
+				sl->best_cost = sl->cand[i].cost;
+			}
+	}
+	if (rc == DL_OK)
+		rc = check_budget(s, c, e);
+	if (rc != DL_OK)
+		goto out;
+
+	s->tradeoff = bo->tradeoff > 0 ? bo->tradeoff :
+	    bo->budget * bo->budget / s->slots[0].best_s;
+	for (int t = 0; t < N; t++) {
+		struct dl_budget_slot *sl = &s->slots[t];
+		double *T = xcalloc((size_t)sl->ncand, sizeof(double));
+		double *cost = xcalloc((size_t)sl->ncand, sizeof(double));
+		const struct dl_plan *pc;
+
+		for (int i = 0; i < sl->ncand; i++) {
+			T[i] = sl->cand[i].iteration_s;
+			cost[i] = sl->cand[i].cost;
+			sl->cand[i].score = s->tradeoff * T[i] + Q * cost[i];
+		}
+		sl->chosen = budget_choose(sl->ncand, T, cost, s->tradeoff, Q);
+		sl->queue = Q;
+		Q = budget_queue_next(Q, cost[sl->chosen], s->budget);
+		sl->queue_after = Q;
+		pc = &cp[t][sl->chosen];
+		plan_copy(&plans[t], pc);
+		s->avg_cost += cost[sl->chosen] / N;
+		s->avg_throughput += pc->est.throughput / N;
+		s->best_throughput += (double)o->global_batch / sl->best_s / N;
+		free(T);
+		free(cost);
+	}
+	s->bound = drift_bound(s);
+	/* The baselines of every slot's plan, at the slot's speeds. */
+	for (int t = 0; t < N && rc == DL_OK; t++) {
+		struct dl_costctx xf;
+
+		if ((rc = cost_init(&xf, c, m, o, uhat + (size_t)t * n, router,
+		    e)) != DL_OK)
+			break;
+		rc = cost_baselines(&xf, &plans[t], e);
+		cost_free(&xf);
+	}
+out:
+	for (int t = 0; t < N; t++) {
+		for (int i = 0; cp[t] && i < s->slots[t].ncand; i++)
+			plan_free(&cp[t][i]);
+		free(cp[t]);
+	}
+	free(cp);
+	for (size_t i = 0; i < R.nmemo; i++) {
+		free(R.memo[i].keep);
+		free(R.memo[i].u);
+		plan_free(&R.memo[i].plan);
+	}
+	free(R.memo);
+	free(uhat);
+	if (rc != DL_OK) {
+		budget_schedule_clear(s);
+		for (int t = 0; t < N; t++) {
+			plan_free(&plans[t]);
+			plan_init(&plans[t]);
+		}
+	}
+	return rc;
+}
+
+/*
+ * JSON.
+ */
+
+static json_t *
+jreal(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *
+jnodes(const struct dl_cluster *c, const int *nodes, int n)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; i < n; i++)
+		json_array_append_new(a, json_string(c->nodes[nodes[i]].id));
+	return a;
+}
+
+json_t *
+budget_schedule_json(const struct dl_schedule *s, const struct dl_cluster *c,
+    long global_batch)
+{
+	json_t *o = json_object(), *slots = json_array();
+
+	json_object_set_new(o, "budget_per_hour", jreal(s->budget));
+	json_object_set_new(o, "tradeoff", jreal(s->tradeoff));
+	json_object_set_new(o, "slot_steps", json_integer(s->slot_steps));
+	json_object_set_new(o, "average_cost_per_hour", jreal(s->avg_cost));
+	json_object_set_new(o, "cost_bound_per_hour", s->bound >= 0 ?
+	    jreal(s->bound) : json_null());
+	json_object_set_new(o, "average_throughput",
+	    jreal(s->avg_throughput));
+	json_object_set_new(o, "unconstrained_throughput",
+	    jreal(s->best_throughput));
+	for (int t = 0; t < s->nslots; t++) {
+		const struct dl_budget_slot *sl = &s->slots[t];
+		const struct dl_budget_cand *ch = &sl->cand[sl->chosen];
+		json_t *so = json_object(), *ca = json_array(), *fs;
+
+		json_object_set_new(so, "slot", json_integer(t + 1));
+		fs = json_array();
+		json_array_append_new(fs, json_integer((json_int_t)t *
+		    s->slot_steps + 1));
+		json_array_append_new(fs, json_integer((json_int_t)(t + 1) *
+		    s->slot_steps));
+		json_object_set_new(so, "forecast_steps", fs);
+		json_object_set_new(so, "queue", jreal(sl->queue));
+		json_object_set_new(so, "queue_after", jreal(sl->queue_after));
+		json_object_set_new(so, "chosen", json_integer(sl->chosen));
+		json_object_set_new(so, "nodes", jnodes(c, ch->used,
+		    ch->nused));
+		json_object_set_new(so, "iteration_s", jreal(ch->iteration_s));
+		json_object_set_new(so, "throughput", jreal((double)
+		    global_batch / ch->iteration_s));
+		json_object_set_new(so, "cost_per_hour", jreal(ch->cost));
+		json_object_set_new(so, "score", jreal(ch->score));
+		json_object_set_new(so, "unconstrained_s", jreal(sl->best_s));
+		json_object_set_new(so, "unconstrained_cost_per_hour",
+		    jreal(sl->best_cost));
+		if (sl->plan)
+			json_object_set_new(so, "plan", json_string(sl->plan));
+		for (int i = 0; i < sl->ncand; i++) {
+			const struct dl_budget_cand *cd = &sl->cand[i];
+			json_t *x = json_object();
+
+			json_object_set_new(x, "prefix",
+			    json_integer(cd->prefix));
+			json_object_set_new(x, "nodes", jnodes(c, cd->used,
+			    cd->nused));
+			json_object_set_new(x, "iteration_s",
+			    jreal(cd->iteration_s));
+			json_object_set_new(x, "cost_per_hour", jreal(cd->cost));
+			json_object_set_new(x, "score", jreal(cd->score));
+			json_array_append_new(ca, x);
+		}
+		json_object_set_new(so, "candidates", ca);
+		json_array_append_new(slots, so);
+	}
+	json_object_set_new(o, "slots", slots);
+	return o;
+}
+
+/* Reading: the member where of object o as a number (null: -1 when
+ * nullable). */
+struct jr {
+	const char *path;
+	struct dl_err *e;
+};
+
+static int
+jr_num(const struct jr *r, json_t *o, const char *where, const char *key,
+    int nullable, double *out)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (nullable && json_is_null(v)) {
+		*out = -1;
+		return DL_OK;
+	}
+	if (!json_is_number(v))
+		return dl_seterr(r->e, DL_EDATA, r->path, 0, 0, "%s.%s: "
+		    "expected a number", where, key);
+	*out = json_number_value(v);
+	return DL_OK;
+}
+
+static int
+jr_int(const struct jr *r, json_t *o, const char *where, const char *key,
+    long min, long max, long *out)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_integer(v) || json_integer_value(v) < min ||
+	    json_integer_value(v) > max)
+		return dl_seterr(r->e, DL_EDATA, r->path, 0, 0, "%s.%s: "
+		    "expected an integer in [%ld, %ld]", where, key, min, max);
+	*out = (long)json_integer_value(v);
+	return DL_OK;
+}
+
+static int
+jr_nodes(const struct jr *r, json_t *o, const char *where,
+    const struct dl_cluster *c, struct dl_budget_cand *cd)
+{
+	json_t *a = json_object_get(o, "nodes"), *v;
+	size_t i;
+
+	if (!json_is_array(a) || json_array_size(a) > c->nnodes)
+		return dl_seterr(r->e, DL_EDATA, r->path, 0, 0, "%s.nodes: "
+		    "expected an array of at most %zu node ids", where,
+		    c->nnodes);
+	cd->used = xcalloc(json_array_size(a) + 1, sizeof(int));
+	json_array_foreach(a, i, v) {
+		int nd = json_is_string(v) ? cluster_node(c,
+		    json_string_value(v)) : -1;
+
+		if (nd < 0)
+			return dl_seterr(r->e, DL_EDATA, r->path, 0, 0,
+			    "%s.nodes[%zu]: expected the id of a node of "
+			    "nodes.csv", where, i);
+		cd->used[cd->nused++] = nd;
+	}
+	return DL_OK;
+}
+
+static int
+read_cand(const struct jr *r, json_t *x, const char *w,
+    const struct dl_cluster *c, struct dl_budget_cand *cd)
+{
+	long v;
+	int rc;
+
+	if (!json_is_object(x))
+		return dl_seterr(r->e, DL_EDATA, r->path, 0, 0, "%s: expected "
+		    "an object", w);
+	if ((rc = jr_int(r, x, w, "prefix", 1, (long)c->nnodes, &v)) !=
+	    DL_OK)
+		return rc;
+	cd->prefix = (int)v;
+	if ((rc = jr_nodes(r, x, w, c, cd)) != DL_OK ||
+	    (rc = jr_num(r, x, w, "iteration_s", 0, &cd->iteration_s)) !=
+	    DL_OK ||
+	    (rc = jr_num(r, x, w, "cost_per_hour", 0, &cd->cost)) != DL_OK ||
+	    (rc = jr_num(r, x, w, "score", 0, &cd->score)) != DL_OK)
+		return rc;
+	return DL_OK;
+}
+
+static int
+read_slot(const struct jr *r, json_t *so, const char *w,
+    const struct dl_cluster *c, struct dl_budget_slot *sl)
+{
+	json_t *ca = json_object_get(so, "candidates"), *x, *pl;
+	char wc[160];
+	size_t i;
+	long v;
+	int rc;
+
+	if (!json_is_object(so))
+		return dl_seterr(r->e, DL_EDATA, r->path, 0, 0, "%s: expected "
+		    "an object", w);
+	if (!json_is_array(ca) || json_array_size(ca) == 0 ||
+	    json_array_size(ca) > c->nnodes)
+		return dl_seterr(r->e, DL_EDATA, r->path, 0, 0, "%s.candidates: "
+		    "expected an array of 1 to %zu candidates", w, c->nnodes);
+	sl->cand = xcalloc(json_array_size(ca), sizeof(*sl->cand));
+	json_array_foreach(ca, i, x) {
+		snprintf(wc, sizeof(wc), "%s.candidates[%zu]", w, i);
+		sl->ncand++;
+		if ((rc = read_cand(r, x, wc, c, &sl->cand[i])) != DL_OK)
+			return rc;
+	}
+	if ((rc = jr_int(r, so, w, "chosen", 0, sl->ncand - 1, &v)) != DL_OK ||
+	    (rc = jr_num(r, so, w, "queue", 0, &sl->queue)) != DL_OK ||
+	    (rc = jr_num(r, so, w, "queue_after", 0, &sl->queue_after)) !=
+	    DL_OK ||
+	    (rc = jr_num(r, so, w, "unconstrained_s", 0, &sl->best_s)) !=
+	    DL_OK ||
+	    (rc = jr_num(r, so, w, "unconstrained_cost_per_hour", 0,
+	    &sl->best_cost)) != DL_OK)
+		return rc;
+	sl->chosen = (int)v;
+	pl = json_object_get(so, "plan");
+	if (pl != NULL && !json_is_string(pl))
+		return dl_seterr(r->e, DL_EDATA, r->path, 0, 0, "%s.plan: "
+		    "expected a file name", w);
+	sl->plan = pl ? xstrdup(json_string_value(pl)) : NULL;
+	return DL_OK;
+}
+
+int
+budget_schedule_read(json_t *root, const struct dl_cluster *c,
+    const char *path, struct dl_schedule **out, struct dl_err *e)
+{
+	json_t *o = json_object_get(root, "schedule"), *sa, *x;
+	struct jr r = { path, e };
+	struct dl_schedule *s;
+	const char *w = "schedule";
+	char ws[64];
+	size_t i;
+	long v;
+	int rc;
+
+	*out = NULL;
+	if (o == NULL)
+		return DL_OK;
+	if (!json_is_object(o))
+		return dl_seterr(e, DL_EDATA, path, 0, 0, "schedule: expected "
+		    "an object");
+	s = xcalloc(1, sizeof(*s));
+	sa = json_object_get(o, "slots");
+	rc = jr_num(&r, o, w, "budget_per_hour", 0, &s->budget);
+	if (rc == DL_OK)
+		rc = jr_num(&r, o, w, "tradeoff", 0, &s->tradeoff);
+	if (rc == DL_OK && (rc = jr_int(&r, o, w, "slot_steps", 1, 1000000,
+	    &v)) == DL_OK)
+		s->slot_steps = (int)v;
+	if (rc == DL_OK)
+		rc = jr_num(&r, o, w, "average_cost_per_hour", 0, &s->avg_cost);
+	if (rc == DL_OK)
+		rc = jr_num(&r, o, w, "cost_bound_per_hour", 1, &s->bound);
+	if (rc == DL_OK)
+		rc = jr_num(&r, o, w, "average_throughput", 0,
+		    &s->avg_throughput);
+	if (rc == DL_OK)
+		rc = jr_num(&r, o, w, "unconstrained_throughput", 0,
+		    &s->best_throughput);
+	if (rc == DL_OK && (!json_is_array(sa) || json_array_size(sa) == 0 ||
+	    json_array_size(sa) > 1000000))
+		rc = dl_seterr(e, DL_EDATA, path, 0, 0, "schedule.slots: "
+		    "expected an array of at least one slot");
+	if (rc == DL_OK) {
+		s->slots = xcalloc(json_array_size(sa), sizeof(*s->slots));
+		json_array_foreach(sa, i, x) {
+			snprintf(ws, sizeof(ws), "schedule.slots[%zu]", i);
+			s->nslots++;
+			if ((rc = read_slot(&r, x, ws, c, &s->slots[i])) !=
+			    DL_OK)
+				break;
+		}
+	}
+	if (rc != DL_OK) {
+		budget_schedule_free(s);
+		return rc;
+	}
+	*out = s;
+	return DL_OK;
+}

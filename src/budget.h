@@ -1,0 +1,199 @@
+/*
+ * budget.h - the long-term cost schedule of DESIGN.md 5.6 (seed 001's
+ * time-averaged cost constraint, solved slot by slot with Lyapunov
+ * drift-plus-penalty), and sub-clusters restricted to a set of nodes.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The schedule.  The job runs for N slots of K load-history steps each
+ * ("plan --budget C --slots N --slot-steps K --tradeoff V").  Slot t
+ * (1-based) sees the mean of the GMC load forecast over steps
+ * (t-1)K+1 .. tK of every node (budget_slot_loads()); that gives the
+ * node speeds of section 4 for the slot.  Its candidates are node subsets:
+ * rank the nodes by peak effective FLOP/s per unit of price,
+ * gpus * s_n / cost_per_hour (s_n the slot's speed of one GPU; a free node
+ * ranks first; ties in nodes.csv order), and take every prefix of that
+ * ranking, 1..n nodes; the last prefix is the whole cluster, whose plan
+ * is the one "dlplan plan" would make for the slot.  Every candidate is
+ * planned by search_plan() on the sub-cluster of its nodes and then
+ * priced again by cost_eval() on the whole cluster, so that its numbers
+ * are the ones "eval" gives for the slot's plan file.  A prefix whose plan
+ * uses the same nodes at the same T as a shorter one is not listed again,
+ * and one that fits in no plan is left out.  The slot's unconstrained best
+ * is its fastest candidate (then the cheapest): usually the whole
+ * cluster's plan, but the structured search is a heuristic and a subset
+ * is sometimes faster.  The search mode (--exact auto) is chosen by the
+ * whole cluster's GPUs for every candidate, and a subset searched at the
+ * same speeds in an earlier slot is reused.
+ *
+ * Cost.  cost_t is the price per hour (the unit of cost_per_hour) of the
+ * nodes slot t's plan uses: the sum of their cost_per_hour.  The nodes a
+ * candidate's search leaves idle are not rented and not counted.  Every
+ * slot lasts the same wall time (K history steps), so the time average of
+ * cost_t over the slots is the average spending rate, and money spent over
+ * the job is that average times its duration; the budget C is such a
+ * rate.  This is seed 001's time-averaged constraint
+ * lim (1/N) sum_t cost_t <= C with fixed-length slots.
+ *
+ * Choice (drift-plus-penalty).  With the virtual queue Q_1 = 0, slot t
+ * takes the candidate i minimising
+ *	V * T_i + Q_t * cost_i
+ * (T_i its iteration time in seconds; ties to the lower cost, then to the
+ * shorter prefix) and then Q_{t+1} = max(Q_t + cost_t - C, 0).  V is in
+ * (price per hour)^2 per second; by default V = C^2 / T_ref with T_ref the
+ * unconstrained best iteration time of slot 1, so that at Q = C a 1 %
+ * longer iteration weighs as much as 1 % of the budget.
+ *
+ * Bound.  Let D = max over slots of (max_i T_i - min_i T_i) over that
+ * slot's candidates, cmax the highest candidate cost, and suppose every
+ * slot has a candidate that costs at most C (cmin_t <= C).  Let
+ * delta = min over slots and over candidates with cost_i > C of
+ * cost_i - cmin_t.  If Q_t > V D / delta, any candidate i over budget has
+ * Q_t (cost_i - cmin_t) > V D >= V (T_j - T_i) against the cheapest
+ * candidate j, so the choice costs at most C and Q_{t+1} <= Q_t;
+ * otherwise Q_{t+1} <= Q_t + cmax - C.  By induction from Q_1 = 0,
+ *	Q_t <= Qmax = V D / delta + max(cmax - C, 0)	for every t,
+ * and since Q_{N+1} >= sum_t (cost_t - C),
+ *	(1/N) sum_t cost_t <= C + Qmax / N.
+ * This is the deterministic form of the usual bound (with the drift
+ * constant B replaced by the largest one-slot overshoot); when no
+ * candidate costs more than C, Qmax = 0.  When some slot has no candidate
+ * within C the bound does not apply and is reported as absent; when the
+ * cheapest candidates of the slots cost more than C on average no
+ * schedule meets the budget and budget_run() fails with DL_EINFEAS.
+ */
+#ifndef DL_BUDGET_H
+#define DL_BUDGET_H
+
+#include <jansson.h>
+
+#include "cluster.h"
+#include "model.h"
+#include "plan.h"
+#include "route.h"
+#include "search.h"
+
+/*
+ * The cluster restricted to the nodes with keep[i] set, in nodes.csv
+ * order.  Every other vertex and every edge stays (so routes, link
+ * histories and congestion regimes are those of c): the vertices are the
+ * kept nodes first, then all other vertices of c in their order, the
+ * nodes left out becoming plain relay vertices (node -1).  vmap (c->nverts
+ * entries) receives, for every vertex of sub, its index in c; for a kept
+ * node that is its node index in c.  Sites keep their indices.  sub owns
+ * copies of everything and is released with cluster_free(); it has no id
+ * index, so cluster_vertex() and cluster_node() find nothing in it.
+ */
+void budget_subcluster(struct dl_cluster *sub, const struct dl_cluster *c,
+    const unsigned char *keep, int *vmap);
+
+/*
+ * uhat[t * c->nnodes + i], t = 0..nslots-1: the mean of node i's GMC
+ * forecast over steps t K + 1 .. (t + 1) K (section 5.1 defaults),
+ * clamped to [0, FORECAST_LOAD_MAX], with forecast.h's rule for short
+ * histories (none: 0; 1 to 3 points: the last value).  For one slot with
+ * K = h it equals forecast_node_loads() with horizon h.
+ */
+int budget_slot_loads(const struct dl_cluster *c, int nslots, int slot_steps,
+    double *uhat, struct dl_err *e);
+
+/* The drift-plus-penalty choice among n candidates (see above), and the
+ * queue update max(Q + cost - budget, 0). */
+int budget_choose(int n, const double *T, const double *cost, double V,
+    double Q);
+double budget_queue_next(double Q, double cost, double budget);
+
+/* One candidate of a slot. */
+struct dl_budget_cand {
+	int prefix;		/* nodes of the ranking it was planned on */
+	int nused;
+	int *used;		/* nodes its plan uses, ascending */
+	double iteration_s;	/* T on the whole cluster, slot speeds */
+	double cost;		/* price per hour of the nodes used */
+	double score;		/* V T + Q_t cost */
+};
+
+struct dl_budget_slot {
+	int ncand;
+	struct dl_budget_cand *cand;	/* by prefix (see above) */
+	int chosen;			/* index in cand */
+	double queue;			/* Q_t, before the choice */
+	double queue_after;		/* Q_{t+1} */
+	double best_s;			/* unconstrained best T of the slot */
+	double best_cost;		/* and its cost */
+	char *plan;			/* the slot's plan file name, or NULL */
+};
+
+struct dl_schedule {
+	double budget;		/* C, price per hour */
+	double tradeoff;	/* V used */
+	int slot_steps;		/* K */
+	int nslots;		/* N */
+	struct dl_budget_slot *slots;
+	double avg_cost;	/* (1/N) sum cost_t */
+	double bound;		/* C + Qmax / N; < 0 when it does not apply */
+	double avg_throughput;	/* (1/N) sum of the chosen throughputs */
+	double best_throughput;	/* the same for the unconstrained plans */
+};
+
+struct budget_opts {
+	double budget;		/* C > 0 */
+	int nslots;		/* N >= 1 */
+	int slot_steps;		/* K >= 1 */
+	double tradeoff;	/* V; <= 0 for the default */
+	struct search_opts so;	/* exact -1: by the whole cluster's GPUs */
+};
+
+/* Work done, over every candidate search. */
+struct budget_stats {
+	long searches;		/* search_plan() calls */
+	long reused;		/* candidates with the same nodes and speeds
+				   as an earlier slot's: not searched again */
+	long structures, evaluated, milps;
+	int exact;		/* the exhaustive search was used */
+	double time_s;
+};
+
+/*
+ * Plan the schedule.  Every node of c must have a cost_per_hour (else
+ * DL_EDATA naming nodes.csv and the node's line).  router is the whole
+ * cluster's (the candidates' sub-clusters get their own).  plans[t]
+ * (nslots entries, initialised here) receives slot t's chosen plan for c:
+ * groups, the slot's uhat, the estimate of cost_eval() and the search
+ * status; s receives the schedule (release with budget_schedule_clear()).
+ * Slots without any plan that fits, or a budget below the cheapest
+ * candidates: DL_EINFEAS.
+ */
+int budget_run(const struct dl_cluster *c, const struct dl_model *m,
+    const struct dl_opts *o, struct dl_router *router,
+    const struct budget_opts *bo, struct dl_schedule *s,
+    struct dl_plan *plans, struct budget_stats *st, struct dl_err *e);
+
+void budget_schedule_clear(struct dl_schedule *s);
+/* Deep copy in new memory (NULL for NULL), and free such a copy. */
+struct dl_schedule *budget_schedule_dup(const struct dl_schedule *s);
+void budget_schedule_free(struct dl_schedule *s);
+
+/*
+ * The plan JSON's "schedule" member (dlplan-formats(5)):
+ *	{ "budget_per_hour", "tradeoff", "slot_steps",
+ *	  "average_cost_per_hour", "cost_bound_per_hour" (null when the
+ *	  bound does not apply), "average_throughput",
+ *	  "unconstrained_throughput",
+ *	  "slots": [ { "slot" (1-based), "forecast_steps": [first, last],
+ *	    "queue", "queue_after", "nodes" (ids the plan uses),
+ *	    "iteration_s", "throughput", "cost_per_hour", "score",
+ *	    "unconstrained_s", "unconstrained_cost_per_hour",
+ *	    "plan" (file name, when written),
+ *	    "candidates": [ { "prefix", "nodes", "iteration_s",
+ *	      "cost_per_hour", "score" } ] } ] }
+ * budget_schedule_read() reads it back from a plan's root object (*out is
+ * NULL when the plan has none); errors are DL_EDATA naming path and the
+ * member.
+ */
+json_t *budget_schedule_json(const struct dl_schedule *s,
+    const struct dl_cluster *c, long global_batch);
+int budget_schedule_read(json_t *root, const struct dl_cluster *c,
+    const char *path, struct dl_schedule **out, struct dl_err *e);
+
+#endif
