@@ -24,6 +24,8 @@
  *			src, dst, bytes, expected_s, path, policy per regime
  *	estimate	iteration_s, lower_bound_s, efficiency, ...
  *	solver		status (optimal, feasible or given), gap, time_s
+ *	schedule	plan --budget: the slots and their choices (budget.h)
+ *	replan		how replan made the plan, from which log (replan.h)
  *
  * Only schema, options, groups (and in them micro_batches, node, gpus and
  * layers) are needed: a hand-written plan may leave out everything else
@@ -47,7 +49,9 @@
 
 #include <jansson.h>
 
+#include "budget.h"
 #include "plan.h"
+#include "replan.h"
 
 #define PLAN_SCHEMA "dlplan.plan/1"
 
@@ -127,6 +131,8 @@ plan_free(struct dl_plan *p)
 	free(p->generator);
 	free(p->strategy);
 	free(p->parent);
+	budget_schedule_free(p->schedule);
+	replan_lineage_free(p->lineage);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -155,6 +161,8 @@ plan_copy(struct dl_plan *dst, const struct dl_plan *src)
 	dst->generator = dup_str(src->generator);
 	dst->strategy = dup_str(src->strategy);
 	dst->parent = dup_str(src->parent);
+	dst->schedule = budget_schedule_dup(src->schedule);
+	dst->lineage = replan_lineage_dup(src->lineage);
 	dst->uhat = dup_array(src->uhat, src->nnodes, sizeof(double));
 	dst->inputs = dup_array(src->inputs, src->ninputs,
 	    sizeof(*src->inputs));
@@ -861,6 +869,12 @@ plan_to_json(const struct dl_plan *p, const struct dl_cluster *c,
 	if (p->strategy)
 		set(sv, "strategy", json_string(p->strategy));
 	set(o, "solver", sv);
+	/* Budgeted schedule (budget.c) and re-plan record (replan.c). */
+	if (p->schedule)
+		set(o, "schedule", budget_schedule_json(p->schedule, c,
+		    p->opts.global_batch));
+	if (p->lineage)
+		set(o, "replan", replan_lineage_json(p->lineage, c));
 	return o;
 }
 
@@ -1584,6 +1598,10 @@ plan_read_json(struct dl_plan *p, const char *path,
 		read_results(root, p);
 		rc = plan_validate(p, c, m, path, e);
 	}
+	if (rc == DL_OK)
+		rc = budget_schedule_read(root, c, path, &p->schedule, e);
+	if (rc == DL_OK)
+		rc = replan_lineage_read(root, c, path, &p->lineage, e);
 	json_decref(root);
 	if (rc != DL_OK)
 		plan_free(p);

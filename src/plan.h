@@ -20,6 +20,9 @@
 
 #define DL_MAX_TP 8
 
+struct dl_schedule;
+struct dl_lineage;
+
 /* Job options (DESIGN.md section 1) with their defaults. */
 struct dl_opts {
 	long global_batch;	/* samples per iteration */
@@ -138,6 +141,9 @@ struct dl_plan {
 	double solve_s;			/* wall time of the search */
 	char *strategy;
 	char *parent;			/* sha256 of the parent plan, or NULL */
+	/* Owned; NULL when absent.  JSON "schedule" and "replan". */
+	struct dl_schedule *schedule;	/* plan --budget (budget.h) */
+	struct dl_lineage *lineage;	/* how replan made it (replan.h) */
 };
 
 void plan_init(struct dl_plan *p);
