@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "cmds.h"
 #include "cmdutil.h"
 #include "cost.h"
@@ -18,11 +19,14 @@
 enum {
 	O_DUMP = 1, O_EXACT, O_FORMAT, O_GBATCH, O_GRAD, O_HORIZON, O_MAXS,
 	O_MAXTP, O_MEMRES, O_MFU, O_MODEL, O_MBATCH, O_OPT, O_OUT, O_PARAM,
-	O_STATES, O_STRAT, O_TLIM
+	O_STATES, O_STRAT, O_TLIM,
+	O_BUDGET, O_SLOTS, O_SLOTSTEPS, O_TRADEOFF
 };
 
 static const struct dl_opt plan_opts[] = {
 	DL_OPT_CLUSTER,
+	{ "budget", 0, O_BUDGET, "COST", NULL,
+	    "average price per hour the schedule may spend (needs --slots)" },
 	{ "dump-lp", 0, O_DUMP, "DIR", "dir",
 	    "write the final plan's MILPs to DIR in CPLEX LP format" },
 	{ "exact", 0, O_EXACT, "WHEN", "auto|yes|no",
@@ -48,12 +52,19 @@ static const struct dl_opt plan_opts[] = {
 	{ "outdir", 'o', O_OUT, "DIR", "dir",
 	    "write plan.json and plan.csv to DIR" },
 	{ "param-bytes", 0, O_PARAM, "B", NULL, "bytes per parameter (2)" },
+	{ "slot-steps", 0, O_SLOTSTEPS, "K", NULL,
+	    "load-history steps per slot of the schedule (1)" },
+	{ "slots", 0, O_SLOTS, "N", NULL,
+	    "plan a schedule of N slots under --budget" },
 	{ "states", 0, O_STATES, "K", NULL,
 	    "congestion regimes for routing (3)" },
 	{ "strategy", 0, O_STRAT, "S", "auto|dp|pp|hybrid",
 	    "restrict the plan space (auto)" },
 	{ "time-limit", 0, O_TLIM, "S", NULL,
 	    "time limit of each MILP in seconds (60)" },
+	{ "tradeoff", 0, O_TRADEOFF, "V", NULL,
+	    "weight of iteration time against the cost queue "
+	    "(budget^2 / T of slot 1)" },
 	DL_OPT_COMMON,
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
@@ -137,11 +148,154 @@ write_outputs(const struct dl_plan *p, const struct dl_cluster *c,
 	return rc;
 }
 
+/*
+ * The budgeted schedule ("--budget C --slots N", budget.h).  plan.json
+ * and plan.csv hold slot 1's plan with the "schedule" member; with -o,
+ * plan-slot<t>.json holds slot t's plan alone (a standalone plan that
+ * eval and emit take like any other), and the schedule names it.
+ */
+
+/* --budget and --slots go together; the other schedule options need them. */
+static int
+budget_usage(struct budget_opts *bo, const char *dump_dir, struct dl_err *e)
+{
+	if (bo->budget == 0 && (bo->nslots || bo->slot_steps || bo->tradeoff))
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option '%s' needs "
+		    "--budget COST", bo->nslots ? "--slots" : bo->slot_steps ?
+		    "--slot-steps" : "--tradeoff");
+	if (bo->budget == 0)
+		return DL_OK;
+	if (bo->nslots == 0)
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option '--budget' "
+		    "needs --slots N (the number of slots to schedule)");
+	if (dump_dir)
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option '--dump-lp' "
+		    "does not apply to a --budget schedule");
+	if (bo->slot_steps == 0)
+		bo->slot_steps = 1;
+	if ((long)bo->nslots * bo->slot_steps > 1000000)
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "--slots x "
+		    "--slot-steps is %ld forecast steps (at most 1000000)",
+		    (long)bo->nslots * bo->slot_steps);
+	return DL_OK;
+}
+
+static void
+print_schedule(const struct dl_schedule *s, const struct dl_cluster *c,
+    const struct budget_stats *bs, const char *outdir)
+{
+	printf("schedule  %d slot%s of %d load step%s, budget %.6g per hour, "
+	    "tradeoff V %.6g\n", s->nslots, s->nslots == 1 ? "" : "s",
+	    s->slot_steps, s->slot_steps == 1 ? "" : "s", s->budget,
+	    s->tradeoff);
+	printf("  %-5s %-11s %-11s %-11s %s\n", "slot", "queue", "cost/h",
+	    "T (s)", "nodes");
+	for (int t = 0; t < s->nslots; t++) {
+		const struct dl_budget_slot *sl = &s->slots[t];
+		const struct dl_budget_cand *ch = &sl->cand[sl->chosen];
+
+		printf("  %-5d %-11.6g %-11.6g %-11.6g ", t + 1, sl->queue,
+		    ch->cost, ch->iteration_s);
+		for (int i = 0; i < ch->nused; i++)
+			printf("%s%s", i ? "," : "", c->nodes[ch->used[i]].id);
+		printf("\n");
+	}
+	printf("cost      %.6g per hour on average (budget %.6g", s->avg_cost,
+	    s->budget);
+	if (s->bound >= 0)
+		printf(", bound %.6g", s->bound);
+	printf(")\n");
+	printf("throughput %.6g samples/s on average, %.1f%% of the "
+	    "unconstrained plans' %.6g\n", s->avg_throughput,
+	    100 * s->avg_throughput / s->best_throughput, s->best_throughput);
+	printf("searches  %ld node subsets searched, %ld reused from an earlier "
+	    "slot\n", bs->searches, bs->reused);
+	if (outdir)
+		printf("wrote     %s/plan-slot1.json .. plan-slot%d.json\n",
+		    outdir, s->nslots);
+}
+
+/* plan-slot<t>.json for every slot, and their names in the schedule. */
+static int
+write_slot_plans(const struct dl_plan *plans, struct dl_schedule *s,
+    const struct dl_cluster *c, const struct dl_model *m,
+    const char *outdir, struct dl_err *e)
+{
+	int rc = mkdir_p(outdir, e);
+
+	for (int t = 0; t < s->nslots && rc == DL_OK; t++) {
+		struct strbuf name = STRBUF_INIT, path = STRBUF_INIT;
+
+		sb_addf(&name, "plan-slot%d.json", t + 1);
+		sb_addf(&path, "%s/%s", outdir, name.buf);
+		rc = plan_write_json(&plans[t], c, m, path.buf, e);
+		free(s->slots[t].plan);
+		s->slots[t].plan = sb_detach(&name);
+		sb_free(&path);
+	}
+	return rc;
+}
+
+static int
+plan_budget(const struct dl_cluster *c, const struct dl_model *m,
+    const struct dl_opts *o, struct dl_router *router,
+    const struct budget_opts *bo, const char *strategy, const char *outdir,
+    int fmt, struct dl_err *e)
+{
+	struct dl_plan *plans = xcalloc((size_t)bo->nslots, sizeof(*plans));
+	struct dl_schedule s;
+	struct budget_stats bs;
+	struct dl_plan p;
+	int rc;
+
+	plan_init(&p);
+	rc = budget_run(c, m, o, router, bo, &s, plans, &bs, e);
+	for (int t = 0; t < bo->nslots && rc == DL_OK; t++) {
+		free(plans[t].strategy);
+		plans[t].strategy = xstrdup(strategy);
+		rc = plan_set_inputs(&plans[t], c, m, e);
+	}
+	if (rc == DL_OK && outdir)
+		rc = write_slot_plans(plans, &s, c, m, outdir, e);
+	if (rc == DL_OK) {
+		plan_free(&p);
+		plan_copy(&p, &plans[0]);
+		p.schedule = budget_schedule_dup(&s);
+		if (outdir)
+			rc = write_outputs(&p, c, m, outdir, e);
+	}
+	if (rc == DL_OK && fmt == 1) {
+		char *js;
+
+		if ((rc = plan_json_string(&p, c, m, NULL, &js, e)) == DL_OK) {
+			fputs(js, stdout);
+			free(js);
+		}
+	} else if (rc == DL_OK && dl_verbose >= 0) {
+		struct search_stats st = { 0 };
+
+		st.structures = bs.structures;
+		st.evaluated = bs.evaluated;
+		st.milps = bs.milps;
+		st.exact = bs.exact;
+		st.time_s = bs.time_s;
+		print_summary(&p, c, &st, outdir);
+		print_schedule(&s, c, &bs, outdir);
+	}
+	for (int t = 0; t < bo->nslots; t++)
+		plan_free(&plans[t]);
+	free(plans);
+	plan_free(&p);
+	budget_schedule_clear(&s);
+	return rc;
+}
+
 static int
 cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 {
 	struct dl_cluster_paths paths = { 0 };
 	struct search_opts so = { STRAT_AUTO, -1, NULL, 60 };
+	struct budget_opts bo = { 0, 0, 0, 0, { 0 } };
 	struct search_stats st;
 	struct dl_opts o;
 	struct optstate sto;
@@ -245,8 +399,28 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 				goto usage;
 			so.time_limit = o.time_limit;
 			break;
+		case O_BUDGET:
+			if (opt_double(&sto, 1e-9, 1e15, &bo.budget, &e))
+				goto usage;
+			break;
+		case O_SLOTS:
+			if (opt_long(&sto, 1, 10000, &v, &e))
+				goto usage;
+			bo.nslots = (int)v;
+			break;
+		case O_SLOTSTEPS:
+			if (opt_long(&sto, 1, 100000, &v, &e))
+				goto usage;
+			bo.slot_steps = (int)v;
+			break;
+		case O_TRADEOFF:
+			if (opt_double(&sto, 1e-300, 1e300, &bo.tradeoff, &e))
+				goto usage;
+			break;
 		}
 	}
+	if (budget_usage(&bo, so.dump_dir, &e) != DL_OK)
+		goto usage;
 	if (sto.npos > 0) {
 		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "unexpected argument '%s'",
 		    sto.pos[0]);
@@ -289,6 +463,12 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 
 		rc = router_new(&router, &c, &ro, &e);
 	}
+	if (rc == DL_OK && bo.budget > 0) {
+		bo.so = so;
+		rc = plan_budget(&c, &m, &o, router, &bo, strategy_names[
+		    so.strategy], outdir, fmt, &e);
+		goto done;
+	}
 	if (rc == DL_OK)
 		rc = cost_init(&x, &c, &m, &o, uhat, router, &e);
 	if (rc == DL_OK) {
@@ -318,6 +498,7 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 		} else if (dl_verbose >= 0)
 			print_summary(&p, &c, &st, outdir);
 	}
+done:
 	if (rc != DL_OK)
 		dl_perr(&e);
 	plan_free(&p);
