@@ -14,6 +14,7 @@
 #include "cmds.h"
 #include "csvin.h"
 #include "model.h"
+#include "replan.h"
 #include "route.h"
 
 const struct dl_cmd *const dl_cmds[] = {
@@ -22,6 +23,7 @@ const struct dl_cmd *const dl_cmds[] = {
 	&dl_cmd_route,
 	&dl_cmd_eval,
 	&dl_cmd_emit,
+	&dl_cmd_replan,
 	&dl_cmd_model,
 	NULL
 };
@@ -138,7 +140,8 @@ print_schemas(void)
 {
 	static const struct csv_schema *const schemas[] = {
 		&dl_nodes_schema, &dl_links_schema, &dl_load_schema,
-		&dl_traffic_schema, &dl_model_schema, &dl_flows_schema, NULL
+		&dl_traffic_schema, &dl_model_schema, &dl_flows_schema,
+		&dl_steps_schema, NULL
 	};
 	static const char *const type[] = { "text", "id", "integer",
 		"number" };
