@@ -9,7 +9,10 @@
  * ("plan --budget C --slots N --slot-steps K --tradeoff V").  Slot t
  * (1-based) sees the mean of the GMC load forecast over steps
  * (t-1)K+1 .. tK of every node (budget_slot_loads()); that gives the
- * node speeds of section 4 for the slot.  Its candidates are node subsets:
+ * node speeds of section 4 for the slot.  (Link congestion is not
+ * forecast per slot: the router's start regime is the plan's --horizon
+ * forecast in every slot, since route.h takes a mean from step 1 only.)
+ * Its candidates are node subsets:
  * rank the nodes by peak effective FLOP/s per unit of price,
  * gpus * s_n / cost_per_hour (s_n the slot's speed of one GPU; a free node
  * ranks first; ties in nodes.csv order), and take every prefix of that
@@ -158,7 +161,8 @@ struct budget_stats {
  * Plan the schedule.  Every node of c must have a cost_per_hour (else
  * DL_EDATA naming nodes.csv and the node's line).  router is the whole
  * cluster's (the candidates' sub-clusters get their own).  plans[t]
- * (nslots entries, initialised here) receives slot t's chosen plan for c:
+ * (nslots entries, emptied here; release each with plan_free(), also
+ * after a failure) receives slot t's chosen plan for c:
  * groups, the slot's uhat, the estimate of cost_eval() and the search
  * status; s receives the schedule (release with budget_schedule_clear()).
  * Slots without any plan that fits, or a budget below the cheapest
