@@ -338,6 +338,27 @@ ring_hop(void *ctx, int i, int j)
 	return *c >= 0 ? *c : HUGE_VAL;
 }
 
+/* Rings above this size are ordered by site and node, not priced. */
+#define RING_PRICED_MAX 64
+
+static const struct dl_costctx *sort_x;
+static const int *sort_node, *sort_slot;
+
+/* Members by site, then node index, then group (member 0 stays first). */
+static int
+cmp_member(const void *a, const void *b)
+{
+	int i = *(const int *)a, j = *(const int *)b;
+	int ni = sort_node[sort_slot[i]], nj = sort_node[sort_slot[j]];
+	int si = sort_x->c->nodes[ni].site_idx, sj = sort_x->c->nodes[nj].site_idx;
+
+	if (si != sj)
+		return si < sj ? -1 : 1;
+	if (ni != nj)
+		return ni < nj ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
 /*
  * Order the ring of segment r: the hop cost of two members is the
  * unloaded tau of hop_bytes between their nodes (the router has no flow
@@ -366,6 +387,22 @@ order_ring(const struct dl_costctx *x, struct dl_plan *p, struct dl_ring *r,
 		if (j == rc.nd)
 			rc.node[rc.nd++] = nd;
 		rc.slot[i] = j;
+	}
+	if (G > RING_PRICED_MAX) {
+		/*
+		 * Ordering needs every pair's hop cost, G^2 routed flows; a
+		 * large ring goes site by site, node by node instead, which
+		 * keeps all but one hop per site inside a site.
+		 */
+		sort_x = x;
+		sort_node = rc.node;
+		sort_slot = rc.slot;
+		for (int i = 0; i < G; i++)
+			order[i] = i;
+		qsort(order + 1, (size_t)G - 1, sizeof(int), cmp_member);
+		free(rc.node);
+		free(rc.slot);
+		return DL_OK;
 	}
 	rc.cost = xcalloc((size_t)rc.nd * rc.nd, sizeof(double));
 	for (int i = 0; i < rc.nd * rc.nd; i++)

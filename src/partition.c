@@ -538,8 +538,22 @@ split_milp(const struct split_group *g, int G, long total,
 	int zc, ws, rc;
 	char name[64];
 
-	/* The threshold search gives the starting incumbent. */
+	/* The threshold search gives the starting incumbent, put in the
+	 * order the symmetry rows below ask for. */
 	split_exact(g, G, total, warm, &wz, &ws);
+	for (int again = 1; again;) {
+		again = 0;
+		for (int i = 0; i < G; i++)
+			for (int j = i + 1; j < G; j++)
+				if (g[i].A == g[j].A && g[i].M == g[j].M &&
+				    g[i].cap == g[j].cap && warm[i] < warm[j]) {
+					long t = warm[i];
+
+					warm[i] = warm[j];
+					warm[j] = t;
+					again = 1;
+				}
+	}
 	lp = lp_new("split", 1);
 	for (int i = 0; i < G; i++) {
 		long cap = g[i].cap < total ? g[i].cap : total;
@@ -555,6 +569,23 @@ split_milp(const struct split_group *g, int G, long total,
 		vals[i] = 1;
 	}
 	lp_add_row(lp, "total", LP_EQ, (double)total, G, cols, vals);
+	/*
+	 * Symmetry: of two groups with the same A, M and cap, the earlier
+	 * takes at least as many micro-batches (any optimum can be reordered
+	 * so), which spares branch and bound the mirror images.
+	 */
+	for (int i = 0; i < G; i++)
+		for (int j = i + 1; j < G; j++) {
+			int cs[2] = { M[i], M[j] };
+			double vs[2] = { 1, -1 };
+
+			if (g[i].A != g[j].A || g[i].M != g[j].M ||
+			    g[i].cap != g[j].cap)
+				continue;
+			snprintf(name, sizeof(name), "sym_%d_%d", i, j);
+			lp_add_row(lp, name, LP_GE, 0, 2, cs, vs);
+			break;	/* the next equal one chains from j */
+		}
 	for (int i = 0; i < G; i++) {
 		long cap = g[i].cap < total ? g[i].cap : total;
 		int c2[3] = { M[i], U[i], zc };

@@ -26,7 +26,8 @@
 #define TIE_TOL		1e-9	/* policy ties: 1e-9 (1 + C_best) */
 #define UBAR_MAX	0.99	/* u_e(l) is clamped to [0, 0.99] */
 #define CACHE_MAX	128	/* solves kept */
-#define LOCAL_MIN	512	/* above: price only what a flow can reach */
+#define LOCAL_MIN	512	/* above: a committed flow prices only what it
+				   can reach */
 #define RING_EXACT_MAX	8	/* ring_order enumerates up to this size */
 #define RING_MULTISTART	128	/* greedy from every start up to this size */
 
@@ -556,7 +557,7 @@ solve(struct dl_router *r, int b, double bytes, struct solve **out,
  * C = NaN: the cache knows they were not priced.
  */
 static int
-solve_local(struct dl_router *r, int a, int b, double bytes,
+solve_local(struct dl_router *r, int a, int b, double bytes, int stop,
     struct solve **out)
 {
 	const struct dl_cluster *c = r->c;
@@ -582,9 +583,13 @@ solve_local(struct dl_router *r, int a, int b, double bytes,
 		if (d > r->dstar[u])
 			continue;
 		order[nset++] = u;
-		/* Small networks are priced whole, so one solve serves every
-		 * source; large ones stop at a. */
-		if (u == a && c->nverts > LOCAL_MIN)
+		/*
+		 * A flow about to be committed invalidates every cached solve,
+		 * so on a large network it prices only what it can reach;
+		 * otherwise the whole network is priced and the solve serves
+		 * every later source toward b.
+		 */
+		if (u == a && stop)
 			break;
 		for (size_t k = c->in_off[u]; k < c->in_off[u + 1]; k++) {
 			int ed = c->in_edge[k], v = c->edges[ed].src;
@@ -751,7 +756,8 @@ router_flow(struct dl_router *r, int a, int b, double bytes, int commit,
 		if ((s = cache_find(r, a, b, bytes)) != NULL)
 			r->st.cache_hits++;
 		else if (r->fast_ok)
-			solve_local(r, a, b, bytes, &s);
+			solve_local(r, a, b, bytes, commit &&
+			    c->nverts > LOCAL_MIN, &s);
 		else if ((rc = solve(r, b, bytes, &s, e)) != DL_OK)
 			goto fail;
 		for (int l = 0; l < K; l++) {

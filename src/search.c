@@ -107,6 +107,97 @@ tc_free(struct tcache *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/*
+ * Partitions already solved, keyed by everything the programs see: the
+ * stage count, micro-batches, each stage's speed, TP degree, memory and
+ * intra-node bandwidth, and every boundary's transfer price.  Groups of
+ * the same kinds of units then cost one solve, however many there are.
+ */
+struct pcache {
+	char **key;
+	size_t *klen;
+	struct part_result *res;
+	size_t cap, n;
+};
+
+static size_t
+pc_hash(const char *k, size_t n, size_t cap)
+{
+	unsigned long long h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)k[i]) * 1099511628211ULL;
+	return (size_t)h & (cap - 1);
+}
+
+static struct part_result *
+pc_find(const struct pcache *pc, const char *k, size_t n)
+{
+	if (pc->cap == 0)
+		return NULL;
+	for (size_t i = pc_hash(k, n, pc->cap); pc->key[i];
+	    i = (i + 1) & (pc->cap - 1))
+		if (pc->klen[i] == n && memcmp(pc->key[i], k, n) == 0)
+			return &pc->res[i];
+	return NULL;
+}
+
+static void
+pc_put(struct pcache *pc, const char *k, size_t n, const struct part_result *r)
+{
+	size_t i;
+
+	if (2 * (pc->n + 1) > pc->cap) {
+		struct pcache o = *pc;
+
+		pc->cap = o.cap ? 2 * o.cap : 256;
+		pc->n = 0;
+		pc->key = xcalloc(pc->cap, sizeof(char *));
+		pc->klen = xcalloc(pc->cap, sizeof(size_t));
+		pc->res = xcalloc(pc->cap, sizeof(struct part_result));
+		for (i = 0; i < o.cap; i++) {
+			size_t j;
+
+			if (o.key[i] == NULL)
+				continue;
+			for (j = pc_hash(o.key[i], o.klen[i], pc->cap);
+			    pc->key[j]; j = (j + 1) & (pc->cap - 1))
+				;
+			pc->key[j] = o.key[i];
+			pc->klen[j] = o.klen[i];
+			pc->res[j] = o.res[i];
+			pc->n++;
+		}
+		free(o.key);
+		free(o.klen);
+		free(o.res);
+	}
+	for (i = pc_hash(k, n, pc->cap); pc->key[i];
+	    i = (i + 1) & (pc->cap - 1))
+		;
+	pc->key[i] = xmalloc(n);
+	memcpy(pc->key[i], k, n);
+	pc->klen[i] = n;
+	pc->res[i] = *r;
+	pc->res[i].last = xcalloc((size_t)r->S, sizeof(int));
+	memcpy(pc->res[i].last, r->last, (size_t)r->S * sizeof(int));
+	pc->n++;
+}
+
+static void
+pc_free(struct pcache *pc)
+{
+	for (size_t i = 0; i < pc->cap; i++)
+		if (pc->key[i]) {
+			free(pc->key[i]);
+			free(pc->res[i].last);
+		}
+	free(pc->key);
+	free(pc->klen);
+	free(pc->res);
+	memset(pc, 0, sizeof(*pc));
+}
+
 struct ctx {
 	const struct dl_costctx *x;
 	const struct search_opts *so;
@@ -123,6 +214,7 @@ struct ctx {
 	struct dl_err err;	/* a hard error (DL_ESYS) stops the search */
 	int failed;
 	struct tcache tc;
+	struct pcache pc;
 };
 
 static double
@@ -269,6 +361,9 @@ strategy_allows(int strat, const struct shape *sh)
 	return 1;
 }
 
+static int partition_solve(struct ctx *, const struct part_group *, int,
+    const char *, struct part_result *, struct dl_err *);
+
 /*
  * Partition group g of sh for m micro-batches: the exact DP and then, for
  * two or more stages when use_milp is set, the MILP started from it.  With
@@ -299,7 +394,58 @@ partition(struct ctx *C, const struct shape *sh, int g, long m, int zero,
 	pg.m = m;
 	pg.comm = comm_cb;
 	pg.ctx = &cc;
-	rc = part_dp(C->x, &pg, 4096, r);
+	if (dump == NULL) {
+		struct strbuf key = STRBUF_INIT;
+		const struct dl_costctx *x = C->x;
+		struct part_result *hit;
+		double mu = (double)x->o->micro_batch;
+
+		sb_add(&key, (const char *)&S, sizeof(S));
+		sb_add(&key, (const char *)&m, sizeof(m));
+		sb_add(&key, (const char *)&zero, sizeof(zero));
+		for (int j = 0; j < S; j++) {
+			double f[3] = { x->speed[node[j]],
+			    cost_gpu_capacity(x, node[j]),
+			    x->c->nodes[node[j]].intra_gbps };
+
+			sb_add(&key, (const char *)f, sizeof(f));
+			sb_add(&key, (const char *)&k[j], sizeof(int));
+			for (int l = 0; j + 1 < S && l < C->L; l++) {
+				double cj = comm_cb(&cc, j, mu *
+				    x->m->layers[l].act_mb * 1e6);
+
+				sb_add(&key, (const char *)&cj, sizeof(cj));
+			}
+		}
+		if ((hit = pc_find(&C->pc, key.buf, key.len)) != NULL) {
+			*r = *hit;
+			r->last = xcalloc((size_t)S, sizeof(int));
+			memcpy(r->last, hit->last, (size_t)S * sizeof(int));
+			sb_free(&key);
+			free(node);
+			free(k);
+			return DL_OK;
+		}
+		rc = partition_solve(C, &pg, use_milp, NULL, r, e);
+		if (rc == DL_OK)
+			pc_put(&C->pc, key.buf, key.len, r);
+		sb_free(&key);
+	} else {
+		rc = partition_solve(C, &pg, use_milp, dump, r, e);
+	}
+	free(node);
+	free(k);
+	return rc;
+}
+
+/* The DP, and the MILP when the DP's scan was cut short. */
+static int
+partition_solve(struct ctx *C, const struct part_group *pg, int use_milp,
+    const char *dump, struct part_result *r, struct dl_err *e)
+{
+	int S = pg->S, rc;
+
+	rc = part_dp(C->x, pg, 4096, r);
 	/*
 	 * The DP is exact when its bottleneck scan finishes; GLPK proves the
 	 * rest when the scan was cut short.
@@ -308,7 +454,7 @@ partition(struct ctx *C, const struct shape *sh, int g, long m, int zero,
 		struct part_result mr;
 		struct lp_params prm = { C->so->time_limit, 0 };
 
-		rc = part_milp(C->x, &pg, r, &prm, dump, &mr, e);
+		rc = part_milp(C->x, pg, r, &prm, dump, &mr, e);
 		C->st->milps++;
 		if (rc == DL_OK) {
 			if (mr.status == LP_OPTIMAL || (mr.status ==
@@ -320,10 +466,14 @@ partition(struct ctx *C, const struct shape *sh, int g, long m, int zero,
 			}
 		}
 	}
-	free(node);
-	free(k);
 	return rc;
 }
+
+/* Up to this many groups the data split is solved as a MILP; above, by
+ * the exact threshold search (the same optimum: test_partition). */
+#define SPLIT_MILP_MAX 8
+/* Seconds GLPK may spend on one split before the exact search decides. */
+#define SPLIT_MILP_TIME 1.0
 
 /* Group speed for the first split: FLOP/s of its slowest stage times S. */
 static double
@@ -446,8 +596,9 @@ solve_shape(struct ctx *C, const struct shape *sh)
 		}
 		if (!ok)
 			break;
-		if (G <= 32) {
-			struct lp_params prm = { C->so->time_limit, 0 };
+		if (G <= SPLIT_MILP_MAX) {
+			struct lp_params prm = { fmin(C->so->time_limit,
+			    SPLIT_MILP_TIME), 0 };
 
 			if (split_milp(sg, G, C->total, &prm, NULL, m2, &z, &st,
 			    &C->err) != DL_OK) {
@@ -455,6 +606,8 @@ solve_shape(struct ctx *C, const struct shape *sh)
 				break;
 			}
 			C->st->milps++;
+			if (st != LP_OPTIMAL)
+				split_exact(sg, G, C->total, m2, &z, &st);
 		} else {
 			split_exact(sg, G, C->total, m2, &z, &st);
 		}
@@ -1013,6 +1166,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 		exhaustive(&C);
 	st->exact = exact && !C.failed;
 	tc_free(&C.tc);
+	pc_free(&C.pc);
 	if (!C.have_best && !C.failed) {
 		explain_infeasible(&C);
 		plan_free(&C.work);
