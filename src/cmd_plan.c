@@ -14,13 +14,15 @@
 #include "cost.h"
 #include "forecast.h"
 #include "route.h"
+#include "emit.h"
 #include "search.h"
 
 enum {
 	O_DUMP = 1, O_EXACT, O_FORMAT, O_GBATCH, O_GRAD, O_HORIZON, O_MAXS,
 	O_MAXTP, O_MEMRES, O_MFU, O_MODEL, O_MBATCH, O_OPT, O_OUT, O_PARAM,
 	O_STATES, O_STRAT, O_TLIM,
-	O_BUDGET, O_SLOTS, O_SLOTSTEPS, O_TRADEOFF
+	O_BUDGET, O_SLOTS, O_SLOTSTEPS, O_TRADEOFF,
+	O_JOB, O_LAUNCHER, O_PORT, O_PARTITION, O_SCRIPT, O_TIME
 };
 
 static const struct dl_opt plan_opts[] = {
@@ -37,6 +39,12 @@ static const struct dl_opt plan_opts[] = {
 	{ "grad-bytes", 0, O_GRAD, "B", NULL, "bytes per gradient (2)" },
 	{ "horizon", 0, O_HORIZON, "N", NULL,
 	    "forecast steps the job will run (1)" },
+	{ "job-name", 0, O_JOB, "NAME", NULL,
+	    "Slurm job name for --launcher (" EMIT_DEFAULT_JOB_NAME ")" },
+	{ "launcher", 0, O_LAUNCHER, "L", EMIT_LAUNCHERS,
+	    "also write OUTDIR/launch/ for slurm, torchrun, srun or hostfile" },
+	{ "master-port", 0, O_PORT, "N", NULL,
+	    "rendezvous port on the first host for --launcher (29500)" },
 	{ "max-stages", 0, O_MAXS, "N", NULL, "at most N pipeline stages" },
 	{ "max-tp", 0, O_MAXTP, "N", "1|2|4|8",
 	    "largest tensor-parallel degree (8)" },
@@ -52,6 +60,10 @@ static const struct dl_opt plan_opts[] = {
 	{ "outdir", 'o', O_OUT, "DIR", "dir",
 	    "write plan.json and plan.csv to DIR" },
 	{ "param-bytes", 0, O_PARAM, "B", NULL, "bytes per parameter (2)" },
+	{ "partition", 0, O_PARTITION, "P", NULL,
+	    "Slurm partition(s) for --launcher" },
+	{ "script", 0, O_SCRIPT, "FILE", "file",
+	    "training script every rank runs, for --launcher" },
 	{ "slot-steps", 0, O_SLOTSTEPS, "K", NULL,
 	    "load-history steps per slot of the schedule (1)" },
 	{ "slots", 0, O_SLOTS, "N", NULL,
@@ -62,6 +74,8 @@ static const struct dl_opt plan_opts[] = {
 	    "restrict the plan space (auto)" },
 	{ "time-limit", 0, O_TLIM, "S", NULL,
 	    "time limit of each MILP in seconds (60)" },
+	{ "time", 0, O_TIME, "T", NULL,
+	    "Slurm time limit for --launcher (MM, HH:MM:SS, D-HH:MM, ...)" },
 	{ "tradeoff", 0, O_TRADEOFF, "V", NULL,
 	    "weight of iteration time against the cost queue "
 	    "(budget^2 / T of slot 1)" },
@@ -74,7 +88,7 @@ static int cmd_plan(const struct dl_cmd *, int, char **);
 const struct dl_cmd dl_cmd_plan = {
 	"plan", cmd_plan,
 	"-c DIR -m MODEL.csv --global-batch N [--micro-batch N] [-o OUTDIR] "
-	"[options]",
+	"[--launcher L] [options] [-- COMMAND ...]",
 	"find the fastest plan for a cluster and a model",
 	plan_opts, 0
 };
@@ -307,10 +321,12 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 	struct dl_plan p;
 	const char *model = NULL, *outdir = NULL;
 	double *uhat;
-	int id, fmt = 0, rc, have_gb = 0;
+	int id, fmt = 0, rc, have_gb = 0, launch = -1;
+	struct emit_opts eo;
 	long v;
 
 	plan_opts_default(&o);
+	emit_opts_init(&eo);
 	opt_init(&sto, argc, argv);
 	while ((id = opt_next(&sto, cmd, &e)) != 0) {
 		if (id < 0)
@@ -413,6 +429,27 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 				goto usage;
 			bo.slot_steps = (int)v;
 			break;
+		case O_JOB:
+			eo.job_name = sto.arg;
+			break;
+		case O_LAUNCHER:
+			if ((launch = opt_choice(&sto, &e)) < 0)
+				goto usage;
+			eo.launcher = launch;
+			break;
+		case O_PORT:
+			if (opt_long(&sto, 1, 65535, &eo.master_port, &e))
+				goto usage;
+			break;
+		case O_PARTITION:
+			eo.partition = sto.arg;
+			break;
+		case O_SCRIPT:
+			eo.script = sto.arg;
+			break;
+		case O_TIME:
+			eo.time = sto.arg;
+			break;
 		case O_TRADEOFF:
 			if (opt_double(&sto, 1e-300, 1e300, &bo.tradeoff, &e))
 				goto usage;
@@ -421,10 +458,30 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 	}
 	if (budget_usage(&bo, so.dump_dir, &e) != DL_OK)
 		goto usage;
-	if (sto.npos > 0) {
+	/* Operands are the training command of the launch files. */
+	if (sto.npos > 0 && launch < 0) {
 		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "unexpected argument '%s'",
 		    sto.pos[0]);
 		goto usage;
+	}
+	if (launch >= 0) {
+		if (outdir == NULL) {
+			dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "option "
+			    "'--launcher' needs an output directory (-o DIR)");
+			goto usage;
+		}
+		if (bo.budget > 0) {
+			dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "option "
+			    "'--launcher' does not go with '--budget'; use "
+			    "'dlplan emit' on a slot's plan");
+			goto usage;
+		}
+		eo.args = sto.pos;
+		eo.nargs = sto.npos;
+		eo.outdir = outdir;
+		eo.plan_path = "plan.json";	/* checked here, set below */
+		if (emit_check_opts(&eo, &e) != DL_OK)
+			goto usage;
 	}
 	if (paths.dir == NULL && paths.nodes == NULL) {
 		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "no cluster given "
@@ -447,11 +504,13 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 		    o.micro_batch);
 		goto usage;
 	}
-	opt_free(&sto);
 
-	if ((rc = cluster_load(&c, &paths, &e)) != DL_OK)
+	if ((rc = cluster_load(&c, &paths, &e)) != DL_OK) {
+		opt_free(&sto);
 		return cmd_fail(&e);
+	}
 	if ((rc = model_load(&m, model, &e)) != DL_OK) {
+		opt_free(&sto);
 		cluster_free(&c);
 		return cmd_fail(&e);
 	}
@@ -486,6 +545,14 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 	}
 	if (rc == DL_OK && outdir)
 		rc = write_outputs(&p, &c, &m, outdir, &e);
+	if (rc == DL_OK && launch >= 0) {
+		struct strbuf pj = STRBUF_INIT;
+
+		sb_addf(&pj, "%s/plan.json", outdir);
+		eo.plan_path = pj.buf;
+		rc = emit_launch(&p, &c, &eo, NULL, &e);
+		sb_free(&pj);
+	}
 	if (rc == DL_OK) {
 		if (fmt == 1) {
 			char *js;
@@ -499,6 +566,8 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 			print_summary(&p, &c, &st, outdir);
 	}
 done:
+	/* The operands (the launch command) were in use until here. */
+	opt_free(&sto);
 	if (rc != DL_OK)
 		dl_perr(&e);
 	plan_free(&p);
