@@ -539,6 +539,7 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 		cost_free(&x);
 	}
 	if (rc == DL_OK) {
+		free(p.generator);
 		p.generator = xstrdup("dlplan " DLPLAN_VERSION);
 		p.strategy = xstrdup(strategy_names[so.strategy]);
 		rc = plan_set_inputs(&p, &c, &m, &e);

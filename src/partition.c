@@ -523,6 +523,102 @@ split_exact(const struct split_group *g, int G, long total, long *m,
 }
 
 int
+split_exact_all(const struct split_group *g, int G, long total, long *m,
+    double *z, int *status)
+{
+	double lo = 0, hi = 0;
+	long sum = 0;
+
+	*status = LP_INFEASIBLE;
+	if (G == 0 || total < G)
+		return DL_OK;
+	for (int i = 0; i < G; i++) {
+		long cap = g[i].cap < total ? g[i].cap : total;
+
+		if (cap < 1)
+			return DL_OK;
+		sum += cap;
+		lo = fmax(lo, g[i].A);
+		hi = fmax(hi, gtime(&g[i], cap));
+	}
+	if (sum < total)
+		return DL_OK;
+	if (total <= 64 * (long)G) {
+		/*
+		 * Few micro-batches: one each, then each next one to the group
+		 * whose time grows least (lowest index on ties).  This is
+		 * optimal: were some z below the result feasible, at the first
+		 * step past it every group would already hold all it can
+		 * within z, and their sum would fall short of total.
+		 */
+		for (int i = 0; i < G; i++)
+			m[i] = 1;
+		for (long left = total - G; left > 0; left--) {
+			int w = -1;
+
+			for (int i = 0; i < G; i++) {
+				long cap = g[i].cap < total ? g[i].cap : total;
+
+				if (m[i] < cap && (w < 0 || gtime(&g[i],
+				    m[i] + 1) < gtime(&g[w], m[w] + 1)))
+					w = i;
+			}
+			m[w]++;
+		}
+		*z = 0;
+		for (int i = 0; i < G; i++)
+			*z = fmax(*z, gtime(&g[i], m[i]));
+		*status = LP_OPTIMAL;
+		return DL_OK;
+	}
+	/* Every group runs, so z starts at the largest A. */
+	for (int it = 0; it < 200 && lo < hi; it++) {
+		double mid = lo + (hi - lo) / 2;
+		long cnt = 0;
+
+		if (mid <= lo || mid >= hi)
+			break;
+		for (int i = 0; i < G; i++)
+			cnt += fit(&g[i], mid, total);
+		if (cnt >= total)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	{
+		long cnt = 0;
+
+		for (int i = 0; i < G; i++)
+			cnt += fit(&g[i], lo, total);
+		if (cnt >= total)
+			hi = lo;
+	}
+	sum = 0;
+	for (int i = 0; i < G; i++) {
+		m[i] = fit(&g[i], hi, total);
+		if (m[i] < 1)
+			m[i] = 1;
+		sum += m[i];
+	}
+	/* Take back the surplus from the slowest groups, keeping one each. */
+	while (sum > total) {
+		int w = -1;
+
+		for (int i = 0; i < G; i++)
+			if (m[i] > 1 && (w < 0 ||
+			    gtime(&g[i], m[i]) >= gtime(&g[w], m[w])))
+				w = i;
+		m[w]--;
+		sum--;
+	}
+	*z = 0;
+	for (int i = 0; i < G; i++)
+		*z = fmax(*z, gtime(&g[i], m[i]));
+	*status = LP_OPTIMAL;
+	return DL_OK;
+}
+
+int
 split_milp(const struct split_group *g, int G, long total,
     const struct lp_params *prm, const char *dump, long *m, double *z,
     int *status, struct dl_err *e)

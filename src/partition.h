@@ -83,5 +83,8 @@ int split_milp(const struct split_group *g, int G, long total,
     int *status, struct dl_err *e);
 int split_exact(const struct split_group *g, int G, long total, long *m,
     double *z, int *status);
+/* The same with every group given at least one micro-batch. */
+int split_exact_all(const struct split_group *g, int G, long total, long *m,
+    double *z, int *status);
 
 #endif

@@ -819,7 +819,6 @@ struct exh {
 	int mem[64][64];	/* unit indices per group */
 	char **seen;
 	size_t nseen, capseen;
-	long *m;		/* split being tried */
 	int perm[64];
 };
 
@@ -858,105 +857,277 @@ first_cut(int *last, int S, int L)
 	last[S - 1] = L - 1;
 }
 
-/* Compute-only time of one group with these boundaries, or HUGE_VAL when
- * a GPU's memory is exceeded. */
-static double
+/*
+ * Compute-only sum and bottleneck of one group with these boundaries at
+ * m = 1, or 0 when a GPU's memory is exceeded even then.
+ */
+static int
 group_comp(const struct ctx *C, const struct shape *sh, int g, const int *last,
-    long m)
+    double *sum, double *bt)
 {
-	double sum = 0, bt = 0;
 	int S = sh->S[g];
 
+	*sum = *bt = 0;
 	for (int j = 0, a = 0; j < S; j++) {
 		const struct unit *u = sh->u[sh->off[g] + j];
 		double t;
 
 		if (cost_stage_memory(C->x, a, last[j], 1.0 / u->k, j + 1, S,
-		    m) > cost_gpu_capacity(C->x, u->node))
-			return HUGE_VAL;
+		    1) > cost_gpu_capacity(C->x, u->node))
+			return 0;
 		t = cost_stage_compute(C->x, u->node, u->k, a, last[j]);
-		sum += t;
-		bt = fmax(bt, t);
+		*sum += t;
+		*bt = fmax(*bt, t);
 		a = last[j] + 1;
 	}
-	return sum + (double)(m - 1) * bt;
+	return 1;
 }
 
-/* Enumerate the boundary product of all groups, scoring each plan. */
+/* The memory cap on m of group g with boundaries last. */
+static long
+group_cap(const struct ctx *C, const struct shape *sh, int g, const int *last)
+{
+	int S = sh->S[g], node[64], k[64];
+
+	for (int j = 0; j < S; j++) {
+		node[j] = sh->u[sh->off[g] + j]->node;
+		k[j] = sh->u[sh->off[g] + j]->k;
+	}
+	return part_mcap(C->x, S, k, node, last);
+}
+
+/* Boundaries kept for one group, with their compute-only A and M. */
+struct cutlist {
+	int n, S;
+	int *last;		/* n x S */
+	double *A, *M;
+	long *cap;		/* memory cap on m */
+};
+
+/*
+ * One combination of boundaries.  The micro-batch split does not change
+ * any transfer (sizes depend on the micro-batch, the order of flows on
+ * their sizes and the plan order) nor the sync, so one evaluation gives
+ * every group's A_g and M_g as priced, and the best split for them is the
+ * exact threshold search; a second evaluation scores that plan.  A
+ * compute-only split first bounds the combination from below.
+ */
 static void
-exh_cuts(struct exh *X, const struct shape *sh, int g, int **cuts,
-    int *ncuts, int **cur)
+exh_combo(struct exh *X, const struct shape *sh, int **cur, const double *Ac,
+    const double *Mc, const long *caps)
+{
+	struct ctx *C = X->C;
+	struct split_group sg[64];
+	long m[64];
+	double z;
+	int st;
+	struct dl_err e = { 0 };
+
+	for (int g = 0; g < sh->G; g++) {
+		sg[g].A = Ac[g];
+		sg[g].M = Mc[g];
+		sg[g].cap = caps[g];
+	}
+	split_exact_all(sg, sh->G, C->total, m, &z, &st);
+	if (st != LP_OPTIMAL || (C->have_best && z >= C->best_t)) {
+		C->st->pruned++;
+		return;
+	}
+	build_plan(C, &C->work, sh, cur, m);
+	C->st->evaluated++;
+	if (cost_eval(C->x, &C->work, &e) != DL_OK)
+		return;
+	for (int g = 0; g < sh->G; g++) {
+		const struct dl_group *gr = &C->work.groups[g];
+		double A = 0, M = 0;
+
+		for (int j = 0; j < gr->nstages; j++) {
+			const struct dl_stage *s = &gr->stages[j];
+
+			A += s->compute_s + s->p2p_s;
+			M = fmax(M, fmax(s->compute_s, s->p2p_s));
+		}
+		sg[g].A = A;
+		sg[g].M = M;
+	}
+	{
+		double sync = C->work.est.sync_s;
+
+		split_exact_all(sg, sh->G, C->total, m, &z, &st);
+		if (st != LP_OPTIMAL || (C->have_best && z + sync >=
+		    C->best_t * (1 + 1e-12)))
+			return;
+	}
+	build_plan(C, &C->work, sh, cur, m);
+	consider(C);
+}
+
+static void
+exh_product(struct exh *X, const struct shape *sh, int g,
+    const struct cutlist *cl, int **cur, double *Ac, double *Mc, long *caps)
 {
 	struct ctx *C = X->C;
 
 	if (C->failed)
 		return;
 	if (g == sh->G) {
-		build_plan(C, &C->work, sh, cur, X->m);
-		consider(C);
+		exh_combo(X, sh, cur, Ac, Mc, caps);
 		return;
 	}
-	for (int i = 0; i < ncuts[g]; i++) {
-		cur[g] = cuts[g] + (size_t)i * (size_t)sh->S[g];
-		exh_cuts(X, sh, g + 1, cuts, ncuts, cur);
+	for (int i = 0; i < cl[g].n; i++) {
+		cur[g] = cl[g].last + (size_t)i * (size_t)cl[g].S;
+		Ac[g] = cl[g].A[i];
+		Mc[g] = cl[g].M[i];
+		caps[g] = cl[g].cap[i];
+		exh_product(X, sh, g + 1, cl, cur, Ac, Mc, caps);
 	}
 }
 
-/* All splits of the micro-batches over the groups of sh (each >= 1). */
+/*
+ * Least compute-only sum and least bottleneck over every boundary choice
+ * of group g that fits in memory at one micro-batch (two small DPs).
+ * Returns 0 when none fits.
+ */
+static int
+group_bounds(const struct ctx *C, const struct shape *sh, int g, double *amin,
+    double *mmin)
+{
+	int S = sh->S[g], L = C->L;
+	double *fs = xcalloc((size_t)S * (size_t)L, sizeof(double));
+	double *fm = xcalloc((size_t)S * (size_t)L, sizeof(double));
+
+	for (int j = 0; j < S; j++) {
+		const struct unit *u = sh->u[sh->off[g] + j];
+
+		for (int b = 0; b < L; b++) {
+			double bs = HUGE_VAL, bm = HUGE_VAL;
+
+			if (!(b < j || L - 1 - b < S - 1 - j))
+				for (int a = j; a <= b; a++) {
+					double ps = j == 0 ? (a == 0 ? 0 :
+					    HUGE_VAL) : fs[(j - 1) * L + a - 1];
+					double pm = j == 0 ? (a == 0 ? 0 :
+					    HUGE_VAL) : fm[(j - 1) * L + a - 1];
+					double t;
+
+					if (ps == HUGE_VAL || cost_stage_memory(
+					    C->x, a, b, 1.0 / u->k, j + 1, S, 1) >
+					    cost_gpu_capacity(C->x, u->node))
+						continue;
+					t = cost_stage_compute(C->x, u->node,
+					    u->k, a, b);
+					bs = fmin(bs, ps + t);
+					bm = fmin(bm, fmax(pm, t));
+				}
+			fs[j * L + b] = bs;
+			fm[j * L + b] = bm;
+		}
+	}
+	*amin = fs[(S - 1) * L + L - 1];
+	*mmin = fm[(S - 1) * L + L - 1];
+	free(fs);
+	free(fm);
+	return *amin < HUGE_VAL;
+}
+
+/* All boundary combinations of a shape (each group's list pruned by its
+ * compute-only time at one micro-batch, a bound on any T). */
 static void
-exh_split(struct exh *X, const struct shape *sh, int g, long left)
+exh_cuts(struct exh *X, const struct shape *sh)
 {
 	struct ctx *C = X->C;
+	struct cutlist *cl = xcalloc((size_t)sh->G, sizeof(*cl));
+	int **cur = xcalloc((size_t)sh->G, sizeof(int *));
+	double *Ac = xcalloc((size_t)sh->G, sizeof(double));
+	double *Mc = xcalloc((size_t)sh->G, sizeof(double));
+	long *caps = xcalloc((size_t)sh->G, sizeof(long));
+	int *last = xcalloc((size_t)C->L, sizeof(int));
+	int prune = 0;
 
-	if (C->failed)
-		return;
-	if (g < sh->G - 1) {
-		for (long v = 1; v <= left - (sh->G - 1 - g); v++) {
-			X->m[g] = v;
-			exh_split(X, sh, g + 1, left - v);
-		}
-		return;
-	}
-	X->m[g] = left;
-	/* Lower bound: every group's best compute-only time. */
+	/*
+	 * The shape as a whole: every group at its least sum and least
+	 * bottleneck, split at best, is a bound on every combination.
+	 */
+	struct split_group sg[64];
+
 	{
-		int **cuts = xcalloc((size_t)sh->G, sizeof(int *));
-		int *ncuts = xcalloc((size_t)sh->G, sizeof(int));
-		int **cur = xcalloc((size_t)sh->G, sizeof(int *));
-		int *last = xcalloc((size_t)C->L, sizeof(int));
-		int prune = 0;
+		long m[64];
+		double z;
+		int st;
 
 		for (int q = 0; q < sh->G && !prune; q++) {
-			size_t cap = 0;
-			int S = sh->S[q];
-
-			first_cut(last, S, C->L);
-			do {
-				double t = group_comp(C, sh, q, last, X->m[q]);
-
-				if (t == HUGE_VAL || (C->have_best &&
-				    t >= C->best_t))
-					continue;
-				cuts[q] = xgrow(cuts[q], &cap, (size_t)(ncuts[q]
-				    + 1) * (size_t)S, sizeof(int));
-				memcpy(cuts[q] + (size_t)ncuts[q] * (size_t)S,
-				    last, (size_t)S * sizeof(int));
-				ncuts[q]++;
-			} while (next_cut(last, S, C->L));
-			if (ncuts[q] == 0)
+			sg[q].cap = LONG_MAX;
+			if (!group_bounds(C, sh, q, &sg[q].A, &sg[q].M))
 				prune = 1;
 		}
-		if (prune)
-			C->st->pruned++;
-		else
-			exh_cuts(X, sh, 0, cuts, ncuts, cur);
-		for (int q = 0; q < sh->G; q++)
-			free(cuts[q]);
-		free(cuts);
-		free(ncuts);
-		free(cur);
-		free(last);
+		if (!prune) {
+			split_exact_all(sg, sh->G, C->total, m, &z, &st);
+			if (st != LP_OPTIMAL || (C->have_best &&
+			    z >= C->best_t))
+				prune = 1;
+		}
 	}
+	for (int q = 0; q < sh->G && !prune; q++) {
+		size_t cap = 0, cap2 = 0, cap3 = 0, cap4 = 0;
+		int S = sh->S[q];
+
+		cl[q].S = S;
+		first_cut(last, S, C->L);
+		do {
+			double sum, bt;
+
+			if (!group_comp(C, sh, q, last, &sum, &bt) ||
+			    (C->have_best && sum >= C->best_t))
+				continue;
+			/* This cut with every other group at its best. */
+			if (C->have_best && sh->G > 1) {
+				struct split_group one = sg[q];
+				long m[64];
+				double z;
+				int st;
+
+				sg[q].A = sum;
+				sg[q].M = bt;
+				split_exact_all(sg, sh->G, C->total, m, &z,
+				    &st);
+				sg[q] = one;
+				if (st != LP_OPTIMAL || z >= C->best_t)
+					continue;
+			}
+			cl[q].last = xgrow(cl[q].last, &cap, (size_t)(cl[q].n +
+			    1) * (size_t)S, sizeof(int));
+			cl[q].A = xgrow(cl[q].A, &cap2, (size_t)cl[q].n + 1,
+			    sizeof(double));
+			cl[q].M = xgrow(cl[q].M, &cap3, (size_t)cl[q].n + 1,
+			    sizeof(double));
+			cl[q].cap = xgrow(cl[q].cap, &cap4, (size_t)cl[q].n + 1,
+			    sizeof(long));
+			cl[q].cap[cl[q].n] = group_cap(C, sh, q, last);
+			memcpy(cl[q].last + (size_t)cl[q].n * (size_t)S, last,
+			    (size_t)S * sizeof(int));
+			cl[q].A[cl[q].n] = sum;
+			cl[q].M[cl[q].n] = bt;
+			cl[q].n++;
+		} while (next_cut(last, S, C->L));
+		if (cl[q].n == 0)
+			prune = 1;
+	}
+	if (prune)
+		C->st->pruned++;
+	else
+		exh_product(X, sh, 0, cl, cur, Ac, Mc, caps);
+	for (int q = 0; q < sh->G; q++) {
+		free(cl[q].cap);
+		free(cl[q].last);
+		free(cl[q].A);
+		free(cl[q].M);
+	}
+	free(cl);
+	free(cur);
+	free(Ac);
+	free(Mc);
+	free(caps);
+	free(last);
 }
 
 /* Score one shape (groups in the order of X->perm). */
@@ -996,7 +1167,7 @@ exh_shape(struct exh *X)
 		if (S[q] > C->L)
 			return;
 	C->st->structures++;
-	exh_split(X, &sh, 0, C->total);
+	exh_cuts(X, &sh);
 }
 
 /* Every order of the current groups. */
@@ -1087,12 +1258,10 @@ exhaustive(struct ctx *C)
 	struct exh *X = xcalloc(1, sizeof(*X));
 
 	X->C = C;
-	X->m = xcalloc(64, sizeof(long));
 	exh_units(X, 0, C->x->c->nodes[0].gpus, DL_MAX_TP, 0);
 	for (size_t i = 0; i < X->nseen; i++)
 		free(X->seen[i]);
 	free(X->seen);
-	free(X->m);
 	free(X);
 }
 
@@ -1137,6 +1306,26 @@ explain_infeasible(struct ctx *C)
 	free(last);
 }
 
+/*
+ * Automatic exhaustive search: at most 6 GPUs, and at most this many
+ * boundary choices for one pipeline (C(L-1, S-1) for S up to the GPUs),
+ * which keeps it to seconds; --exact yes lifts the second limit.
+ */
+#define EXACT_CUTS_MAX 2e5
+
+static double
+cut_space(const struct dl_costctx *x, long gpus)
+{
+	double L = (double)x->m->nlayers, c = 1, most = 1;
+
+	/* c = C(L-1, S-1) for S = 1 .. min(gpus, L). */
+	for (long S = 2; S <= gpus && S <= (long)L; S++) {
+		c = c * (L - (double)S + 1) / (double)(S - 1);
+		most = fmax(most, c);
+	}
+	return most;
+}
+
 int
 search_plan(const struct dl_costctx *x, const struct search_opts *so,
     struct dl_plan *best, struct search_stats *st, struct dl_err *e)
@@ -1144,7 +1333,8 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	struct ctx C;
 	double t0 = now();
 	long gpus = cluster_gpus(x->c);
-	int exact = so->exact < 0 ? gpus <= 6 : so->exact;
+	int exact = so->exact < 0 ? gpus <= 6 && cut_space(x, gpus) <=
+	    EXACT_CUTS_MAX : so->exact;
 
 	memset(&C, 0, sizeof(C));
 	memset(st, 0, sizeof(*st));

@@ -189,14 +189,16 @@ gtime(const struct split_group *g, long m)
 	return m <= 0 ? 0 : g->A + (double)(m - 1) * g->M;
 }
 
-/* Brute force over every split of total into G parts >= 0. */
+/* Brute force over every split of total into G parts >= lo. */
+static long split_lo;
+
 static double
 split_brute(const struct split_group *g, int G, long total, long *m, int i)
 {
 	double best = HUGE_VAL;
 
 	if (i == G - 1) {
-		if (total > g[i].cap)
+		if (total > g[i].cap || total < split_lo)
 			return HUGE_VAL;
 		m[i] = total;
 		best = 0;
@@ -204,7 +206,7 @@ split_brute(const struct split_group *g, int G, long total, long *m, int i)
 			best = fmax(best, gtime(&g[q], m[q]));
 		return best;
 	}
-	for (long v = 0; v <= total && v <= g[i].cap; v++) {
+	for (long v = split_lo; v <= total && v <= g[i].cap; v++) {
 		double t;
 
 		m[i] = v;
@@ -219,7 +221,7 @@ static void
 test_split(void)
 {
 	struct fixture f;
-	int good_exact = 1, good_milp = 1, n = 0;
+	int good_exact = 1, good_milp = 1, good_all = 1, n = 0;
 
 	fx_begin(&f);
 	for (int seed = 1; seed <= 200; seed++) {
@@ -231,16 +233,36 @@ test_split(void)
 		struct lp_params prm = { 10, 0 };
 
 		fx_seed(&f, (uint64_t)seed + 1000);
-		G = fx_int(&f, 1, 5);
-		total = fx_int(&f, 1, 10);
+		/* The last fifty have many micro-batches (the bisection). */
+		G = seed > 150 ? fx_int(&f, 1, 3) : fx_int(&f, 1, 5);
+		total = seed > 150 ? fx_int(&f, 200, 400) : fx_int(&f, 1, 10);
 		for (int i = 0; i < G; i++) {
 			g[i].A = 1 + 9 * fx_rand(&f);
 			g[i].M = fx_rand(&f) * g[i].A;
 			/* Equal groups now and then, to test ties. */
 			if (i > 0 && seed % 5 == 0)
 				g[i] = g[0];
-			g[i].cap = seed % 3 == 0 ? fx_int(&f, 0, 4) : LONG_MAX;
+			g[i].cap = seed % 3 == 0 ? fx_int(&f, 0, seed > 150 ?
+			    200 : 4) : LONG_MAX;
 		}
+		split_lo = 1;
+		bf = split_brute(g, G, total, m, 0);
+		split_exact_all(g, G, total, m, &z, &st);
+		if (bf == HUGE_VAL)
+			good_all &= st == LP_INFEASIBLE;
+		else {
+			long sum = 0;
+
+			for (int i = 0; i < G; i++)
+				sum += m[i];
+			if (st != LP_OPTIMAL || sum != total ||
+			    fabs(z - bf) > 1e-12 * bf) {
+				good_all = 0;
+				printf("# seed %d: all %.17g brute %.17g\n",
+				    seed, z, bf);
+			}
+		}
+		split_lo = 0;
 		bf = split_brute(g, G, total, m, 0);
 		split_exact(g, G, total, m, &z, &st);
 		n++;
@@ -275,6 +297,7 @@ test_split(void)
 	ok(good_exact, "data split threshold search equals brute force (%d)",
 	    n);
 	ok(good_milp, "data split MILP equals brute force");
+	ok(good_all, "data split with every group used equals brute force");
 }
 
 int
