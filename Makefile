@@ -61,6 +61,15 @@ demo:
 	@$(MAKE) --no-print-directory dlplan
 	./$(BIN) check -c datasets/clusters/hetero-lab
 
+# Regenerate the model presets in datasets/models (tests/cli/model.sh
+# checks them).
+datasets: dlplan
+	DLPLAN=$(CURDIR)/$(BIN) sh datasets/models/regen.sh
+
+# Regenerate the example plans in plans/ (tests/cli/plans.sh checks them).
+plans: dlplan
+	DLPLAN=$(CURDIR)/$(BIN) sh plans/regen.sh
+
 install: dlplan
 	mkdir -p $(DESTDIR)$(BINPREFIX) $(DESTDIR)$(MANPREFIX)/man1 \
 		$(DESTDIR)$(MANPREFIX)/man5 $(DESTDIR)$(BASHCOMPDIR) \
@@ -83,4 +92,4 @@ uninstall:
 clean:
 	rm -rf build dlplan tests/out
 
-.PHONY: all dlplan unit check demo install uninstall clean
+.PHONY: all dlplan unit check demo datasets plans install uninstall clean

@@ -1369,7 +1369,13 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 			    "try --strategy auto)");
 		}
 		if (C.have_infeas) {
+			char why[sizeof(e->msg)];
+
+			snprintf(why, sizeof(why), "%s", C.infeas.msg);
 			*e = C.infeas;
+			snprintf(e->msg, sizeof(e->msg), "no plan fits in GPU "
+			    "memory; even one pipeline over every GPU fails: "
+			    "%.1400s", why);
 			return e->code;
 		}
 		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "no plan fits the "
@@ -1404,7 +1410,7 @@ search_dump(const struct dl_costctx *x, const struct search_opts *so,
 	long *m;
 	double z;
 	int n = 0, rc, status;
-	struct strbuf path = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT, objs = STRBUF_INIT;
 
 	if ((rc = mkdir_p(so->dump_dir, e)) != DL_OK)
 		return rc;
@@ -1476,8 +1482,13 @@ search_dump(const struct dl_costctx *x, const struct search_opts *so,
 			pg.comm = comm_cb;
 			pg.ctx = &cc;
 			rc = part_milp(x, &pg, NULL, &prm, path.buf, &r, e);
-			if (rc == DL_OK)
+			if (rc == DL_OK) {
+				sb_addf(&objs, "partition-g%d.lp %s ", g,
+				    lp_status_name(r.status));
+				sb_adddbl(&objs, r.obj);
+				sb_addc(&objs, '\n');
 				part_result_free(&r);
+			}
 			for (int j = 0, a = 0; j < sh.S[g]; j++) {
 				double t = cost_stage_compute(x, node[j], k[j],
 				    a, gr->stages[j].last);
@@ -1520,7 +1531,20 @@ search_dump(const struct dl_costctx *x, const struct search_opts *so,
 		}
 		rc = split_milp(sg, p->ngroups, C.total, &prm, path.buf, m, &z,
 		    &status, e);
+		if (rc == DL_OK) {
+			sb_addf(&objs, "split.lp %s ", lp_status_name(status));
+			sb_adddbl(&objs, z);
+			sb_addc(&objs, '\n');
+		}
 	}
+	/* What GLPK found, for comparison with glpsol or cbc. */
+	if (rc == DL_OK) {
+		sb_reset(&path);
+		sb_addf(&path, "%s/objectives.txt", so->dump_dir);
+		rc = af_write_file(path.buf, objs.buf ? objs.buf : "",
+		    objs.len, e);
+	}
+	sb_free(&objs);
 	sb_free(&path);
 	free(sh.S);
 	free(sh.off);

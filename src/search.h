@@ -56,7 +56,8 @@ int search_plan(const struct dl_costctx *x, const struct search_opts *so,
  * partition-gN.lp (the layer partition of group N, for its micro-batches;
  * groups of one stage have none) and split.lp (the data split over the
  * plan's groups with their stages fixed), so that glpsol or cbc can solve
- * them again.
+ * them again, and objectives.txt: "FILE STATUS OBJECTIVE" per program as
+ * GLPK solved it here.
  */
 int search_dump(const struct dl_costctx *x, const struct search_opts *so,
     const struct dl_plan *p, struct dl_err *e);

@@ -1,0 +1,164 @@
+# dlplan plan: the example plans are current, plans are deterministic,
+# the dumped programs re-solve to the same objective with glpsol and
+# cbc, launch files come out with the plan, and every failure path.
+
+J="--global-batch 256 --micro-batch 4"
+H2=datasets/clusters/hetero-lab
+LL=datasets/models/llama2-7b.csv
+GX=datasets/models/gpt2-xl.csv
+
+# Plans compared without the wall time of the search.
+plan_same() {
+	/usr/bin/python3 - "$1" "$2" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for d in (a, b):
+    d["solver"].pop("time_s", None)
+sys.exit(0 if a == b else 1)
+PY
+}
+
+# --- plans/ is current -------------------------------------------------
+mkdir -p "$TMP/plans"
+if DLPLAN="$DLPLAN" sh plans/regen.sh "$TMP/plans" 2>"$TMP/regen.err"; then
+	for d in plans/*--*/; do
+		n=$(basename "$d")
+		check "plans/$n/plan.csv is current" cmp "$d/plan.csv" \
+		    "$TMP/plans/$n/plan.csv"
+		# Input paths are relative to the plan; compare in place.
+		sed 's|"path": "../../|"path": "|' "$d/plan.json" >"$TMP/a.json"
+		sed "s|\"path\": \"$SRCDIR/|\"path\": \"|" \
+		    "$TMP/plans/$n/plan.json" >"$TMP/b.json"
+		check "plans/$n/plan.json is current (run make plans)" \
+		    plan_same "$TMP/a.json" "$TMP/b.json"
+	done
+else
+	t_notok "plans/regen.sh runs" "$(head -5 "$TMP/regen.err")"
+fi
+
+# --- determinism and outputs -------------------------------------------
+expect_run "plan two-dc" 0 - - -- dlplan plan -c datasets/clusters/two-dc \
+    -m $GX $J -o "$TMP/p1"
+expect_run "plan two-dc again" 0 - - -- dlplan plan \
+    -c datasets/clusters/two-dc -m $GX $J -o "$TMP/p2"
+check "same inputs give the same plan" plan_same "$TMP/p1/plan.json" \
+    "$TMP/p2/plan.json"
+check "same inputs give the same plan.csv" cmp "$TMP/p1/plan.csv" \
+    "$TMP/p2/plan.csv"
+check "plan.csv header" sh -c "head -1 '$TMP/p1/plan.csv' | grep -q \
+'^rank,node,local_gpu,group,stage,first_layer,last_layer,micro_batches,tp_share'"
+expect_run "eval agrees with the plan" 0 - - -- dlplan eval \
+    "$TMP/p1/plan.json" --format json
+check "eval prices the plan as plan did" /usr/bin/python3 -c "
+import json, sys
+p = json.load(open('$TMP/p1/plan.json'))['estimate']['iteration_s']
+e = json.load(open('$TMP/out'))['estimate']['iteration_s']
+sys.exit(0 if p == e else 1)"
+expect_run "json summary on stdout" 0 - - -- dlplan plan -c $H2 -m $GX $J \
+    --format json
+check "json summary has the stable keys" /usr/bin/python3 -c "
+import json
+d = json.load(open('$TMP/out'))
+assert d['schema'] == 'dlplan.plan/1'
+e = d['estimate']
+assert e['iteration_s'] > 0 and 0 < e['efficiency'] <= 1
+assert e['lower_bound_s'] <= e['iteration_s']
+for g in d['groups']:
+    assert g['micro_batches'] >= 1
+    for s in g['stages']:
+        assert len(s['gpus']) == len(s['tp_shares'])
+        assert len(s['layers']) == 2 and s['node']"
+expect_empty_dir "no -o writes nothing" "$TMP/none-written" 2>/dev/null ||
+    true
+
+# --- the dumped programs re-solve the same ------------------------------
+for c in hetero-lab two-dc; do
+	rm -rf "$TMP/lp"
+	expect_run "dump-lp $c" 0 - - -- dlplan plan -c datasets/clusters/$c \
+	    -m $GX $J --dump-lp "$TMP/lp" -q
+	while read -r f st obj; do
+		g=$(glpsol --lp "$TMP/lp/$f" -o "$TMP/glp.txt" >/dev/null 2>&1;
+		    sed -n 's/^Objective: *[^=]*= *\([-0-9.e+]*\).*/\1/p' \
+		    "$TMP/glp.txt")
+		b=$(cbc "$TMP/lp/$f" solve quit 2>/dev/null |
+		    sed -n 's/^Objective value: *\([-0-9.e+]*\).*/\1/p')
+		check "$c $f: glpsol ($g) and cbc ($b) match dlplan ($obj, $st)" \
+		    /usr/bin/python3 -c "
+import sys
+o, g, b = float('$obj'), float('$g'), float('$b')
+sys.exit(0 if abs(o - g) <= 1e-6 * o and abs(o - b) <= 1e-6 * o else 1)"
+	done <"$TMP/lp/objectives.txt"
+done
+check "a multi-group plan dumps its data split" test -f "$TMP/lp/split.lp"
+
+# --- exhaustive search on a small cluster --------------------------------
+mkdir -p "$TMP/six"
+printf 'node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps\na,s,2,A100,312,80,2400,100\nb,s,2,V100,125,32,1200,25\nc,s,2,T4,65,16,256,25\n' >"$TMP/six/nodes.csv"
+expect_run "six GPUs: exhaustive" 0 - - -- dlplan plan -c "$TMP/six" \
+    -m datasets/models/bert-large.csv --global-batch 64 --micro-batch 2
+check "six GPUs: proven optimal" grep -q "exhaustive (optimal)" "$TMP/out"
+expect_run "six GPUs, gpt2-xl: boundary space too big for auto" 0 - - -- \
+    dlplan plan -c "$TMP/six" -m $GX --global-batch 64 --micro-batch 2
+check "six GPUs, gpt2-xl: structured, gap reported" grep -q "^gap " "$TMP/out"
+
+# --- degenerate cases -----------------------------------------------------
+mkdir -p "$TMP/one"
+printf 'node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps\nsolo,s,1,A100,312,80,2400,100\n' >"$TMP/one/nodes.csv"
+printf 'layer,fwd_gflop,params_m,act_mb,mem_mb\nonly,100,50,4,20\n' >"$TMP/one/model.csv"
+expect_run "one GPU, one layer" 0 - - -- dlplan plan -c "$TMP/one" \
+    -m "$TMP/one/model.csv" --global-batch 8 --micro-batch 2 -o "$TMP/one/out"
+check "one GPU: efficiency 1" /usr/bin/python3 -c "
+import json, sys
+e = json.load(open('$TMP/one/out/plan.json'))['estimate']
+sys.exit(0 if abs(e['efficiency'] - 1) < 1e-12 else 1)"
+
+# --- launch files from plan ---------------------------------------------------
+expect_run "plan --launcher slurm" 0 - - -- dlplan plan -c $H2 -m $LL $J \
+    -o "$TMP/l" --launcher slurm -- python3 train.py
+check "plan --launcher writes plan.sbatch" test -f "$TMP/l/launch/plan.sbatch"
+check "plan.sbatch passes sh -n" sh -n "$TMP/l/launch/plan.sbatch"
+
+# --- failures ---------------------------------------------------------------
+expect_err "no cluster" 1 \
+    "dlplan: no cluster given (expected -c DIR or --nodes FILE)" -- \
+    dlplan plan -m $LL $J
+expect_err "no model" 1 "dlplan: no model given (expected -m MODEL.csv)" -- \
+    dlplan plan -c $H2 $J
+expect_err "no batch" 1 \
+    "dlplan: no batch size given (expected --global-batch N)" -- \
+    dlplan plan -c $H2 -m $LL
+expect_err "batch not a multiple" 1 \
+    "dlplan: global batch 10 is not a multiple of the micro-batch 4" -- \
+    dlplan plan -c $H2 -m $LL --global-batch 10 --micro-batch 4
+expect_err "bad strategy" 1 \
+    "dlplan: option '--strategy': 'zz' is not one of auto|dp|pp|hybrid" -- \
+    dlplan plan -c $H2 -m $LL $J --strategy zz
+expect_err "bad mfu" 1 \
+    "dlplan: option '--mfu': '2' is out of range [1e-06, 1]" -- \
+    dlplan plan -c $H2 -m $LL $J --mfu 2
+expect_err "bad max-tp" 1 \
+    "dlplan: option '--max-tp': '3' is not one of 1|2|4|8" -- \
+    dlplan plan -c $H2 -m $LL $J --max-tp 3
+expect_err "stray operand" 1 "dlplan: unexpected argument 'x'" -- \
+    dlplan plan -c $H2 -m $LL $J x
+expect_err "launcher needs -o" 1 \
+    "dlplan: option '--launcher' needs an output directory (-o DIR)" -- \
+    dlplan plan -c $H2 -m $LL $J --launcher slurm -- python3 t.py
+expect_err "exhaustive on a big cluster" 1 \
+    "dlplan: exhaustive search is limited to 12 GPUs (this cluster has 20)" -- \
+    dlplan plan -c $H2 -m $LL $J --exact yes
+expect_err "bad model file" 2 \
+    "dlplan: $TMP/nope.csv: cannot open file: No such file or directory" -- \
+    dlplan plan -c $H2 -m "$TMP/nope.csv" $J
+
+# Memory: a model no GPU set can hold; nothing is written.
+printf 'layer,fwd_gflop,params_m,act_mb,mem_mb\nhuge,100,900000,4,20\n' >"$TMP/huge.csv"
+expect_run "model too big: infeasible" 3 - - -- dlplan plan -c $H2 \
+    -m "$TMP/huge.csv" $J -o "$TMP/inf"
+check "infeasible: the message names a GPU and the bytes over" grep -q \
+    "^dlplan: no plan fits in GPU memory; even one pipeline over every GPU fails: memory does not fit on GPU .* of node '.*'.*over by [0-9]* bytes" "$TMP/err"
+check "infeasible: no output directory written" test ! -e "$TMP/inf/plan.json"
+expect_run "strategy dp without TP cannot hold llama2-7b" 3 - - -- \
+    dlplan plan -c $H2 -m $LL $J --strategy dp --max-tp 1
+check "strategy dp: the message says no plan fits" grep -q \
+    "^dlplan: no plan .*fits in.* memory" "$TMP/err"
