@@ -302,5 +302,20 @@ emit_run direct e2e-plan-uneven.json torchrun $((BASE + 8))
 run_nodes direct
 check_ranks direct e2e-plan-uneven.json DLPLAN_NODE
 
+# --- the planner's own plan, launch files written by dlplan plan --------
+mkdir -p "$R/planned/out"
+if dlplan plan -c "$R/e2e-cluster" -m "$R/e2e-model.csv" --global-batch 32 \
+    --micro-batch 2 -o "$R/planned" --launcher slurm \
+    --master-port $((BASE + 10)) --script "$WORKER" -- "$R/planned/out" \
+    "$ARGS_1" "$ARGS_2" "$ARGS_3" >"$R/planned/plan.out" \
+    2>"$R/planned/plan.err"; then
+	t_ok "planned: dlplan plan --launcher slurm"
+	sbatch_run planned
+	check_ranks planned planned/plan.json SLURMD_NODENAME
+else
+	t_notok "planned: dlplan plan --launcher slurm" \
+	    "$(cat "$R/planned/plan.err")"
+fi
+
 check "hostile arguments never ran" test ! -e "$TMP/pwned"
 printf '# e2e_slurm: %s s with Slurm up\n' "$(($(date +%s) - T0))"
