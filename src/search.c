@@ -677,7 +677,7 @@ cmp_unit(const void *a, const void *b)
 }
 
 /*
- * The structured mode over the sites in use[]: for each TP degree and
+ * The structured mode over the nodes in use[]: for each TP degree and
  * stage count, list the units site by site (fastest first inside a site,
  * so a pipeline's hops stay in one node or site), cut the list into
  * pipelines of S units, and solve.  Also the same with only the fastest
@@ -708,11 +708,9 @@ structured_sites(struct ctx *C, const int *use)
 		for (size_t s = 0; s < x->c->nsites; s++) {
 			size_t first = m;
 
-			if (!use[s])
-				continue;
 			for (size_t i = 0; i < n; i++)
 				if (x->c->nodes[units[i].node].site_idx ==
-				    (int)s)
+				    (int)s && use[units[i].node])
 					ord[m++] = &units[i];
 			qsort(ord + first, m - first, sizeof(*ord), cmp_unit);
 		}
@@ -752,52 +750,81 @@ structured_sites(struct ctx *C, const int *use)
 	free(fast);
 }
 
+/* Largest number of nodes for which node subsets are tried too. */
+#define NODE_SUBSETS_MAX 64
+
+static const double *rank_key;
+
+static int
+cmp_rank(const void *a, const void *b)
+{
+	int i = *(const int *)a, j = *(const int *)b;
+
+	if (rank_key[i] != rank_key[j])
+		return rank_key[i] > rank_key[j] ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
 /*
- * Every site together; then, on a multi-site cluster, each site alone and
+ * Every node together; then, on a multi-site cluster, each site alone and
  * the fastest 2, 4, 8 ... sites, since a ring over a slow WAN link can
- * cost more than the GPUs behind it bring.
+ * cost more than the GPUs behind it bring; then (up to 64 nodes) the
+ * fastest 1, 2, 4 ... nodes, since a data-parallel ring inside one node
+ * can beat one that leaves it.
  */
 static void
 structured(struct ctx *C)
 {
 	const struct dl_cluster *c = C->x->c;
-	size_t ns = c->nsites;
-	int *use = xcalloc(ns, sizeof(int));
+	size_t ns = c->nsites, nn = c->nnodes;
+	int *use = xcalloc(nn, sizeof(int));
 	double *speed = xcalloc(ns, sizeof(double));
-	int *rank = xcalloc(ns, sizeof(int));
+	double *nspeed = xcalloc(nn, sizeof(double));
+	int *rank = xcalloc(ns > nn ? ns : nn, sizeof(int));
 
-	for (size_t s = 0; s < ns; s++)
-		use[s] = 1;
+	for (size_t i = 0; i < nn; i++)
+		use[i] = 1;
 	structured_sites(C, use);
 	if (ns > 1) {
-		for (size_t i = 0; i < c->nnodes; i++)
+		for (size_t i = 0; i < nn; i++)
 			speed[c->nodes[i].site_idx] += c->nodes[i].gpus *
 			    C->x->speed[i];
 		for (size_t s = 0; s < ns; s++)
 			rank[s] = (int)s;
-		/* Sites by speed, fastest first (ties in site order). */
-		for (size_t i = 1; i < ns; i++)
-			for (size_t j = i; j > 0 && speed[rank[j]] >
-			    speed[rank[j - 1]]; j--) {
-				int t = rank[j];
-
-				rank[j] = rank[j - 1];
-				rank[j - 1] = t;
-			}
+		rank_key = speed;
+		qsort(rank, ns, sizeof(int), cmp_rank);
 		for (size_t s = 0; s < ns && s < 16 && !C->failed; s++) {
-			memset(use, 0, ns * sizeof(int));
-			use[s] = 1;
+			for (size_t i = 0; i < nn; i++)
+				use[i] = c->nodes[i].site_idx == (int)s;
 			structured_sites(C, use);
 		}
 		for (size_t top = 2; top < ns && !C->failed; top *= 2) {
-			memset(use, 0, ns * sizeof(int));
-			for (size_t i = 0; i < top; i++)
-				use[rank[i]] = 1;
+			for (size_t i = 0; i < nn; i++) {
+				use[i] = 0;
+				for (size_t k = 0; k < top; k++)
+					use[i] |= c->nodes[i].site_idx ==
+					    rank[k];
+			}
+			structured_sites(C, use);
+		}
+	}
+	if (nn > 1 && nn <= NODE_SUBSETS_MAX) {
+		for (size_t i = 0; i < nn; i++) {
+			nspeed[i] = c->nodes[i].gpus * C->x->speed[i];
+			rank[i] = (int)i;
+		}
+		rank_key = nspeed;
+		qsort(rank, nn, sizeof(int), cmp_rank);
+		for (size_t top = 1; top < nn && !C->failed; top *= 2) {
+			memset(use, 0, nn * sizeof(int));
+			for (size_t k = 0; k < top; k++)
+				use[rank[k]] = 1;
 			structured_sites(C, use);
 		}
 	}
 	free(use);
 	free(speed);
+	free(nspeed);
 	free(rank);
 }
 
@@ -1385,6 +1412,25 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	if (C.failed) {
 		*e = C.err;
 		return e->code ? e->code : DL_ESYS;
+	}
+	/*
+	 * The two data-parallel baselines over the chosen GPUs are plans of
+	 * the same space; the structured mode may miss one that fits.
+	 */
+	for (int kind = COST_EVEN; kind <= COST_PROPORTIONAL && !st->exact;
+	    kind++) {
+		struct dl_plan b;
+		struct dl_err be = { 0 };
+
+		if (cost_baseline(x, best, kind, &b, &be) == DL_OK &&
+		    b.est.iteration_s < best->est.iteration_s &&
+		    (C.so->strategy == STRAT_AUTO || C.so->strategy ==
+		    STRAT_DP)) {
+			plan_free(best);
+			plan_copy(best, &b);
+			st->evaluated++;
+		}
+		plan_free(&b);
 	}
 	st->time_s = now() - t0;
 	snprintf(best->status, sizeof(best->status), "%s", st->exact ?
