@@ -55,11 +55,28 @@ check:
 	@$(MAKE) --no-print-directory dlplan unit
 	@DLPLAN=$(CURDIR)/$(BIN) BUILD=$(CURDIR)/$(BUILD) sh tests/run
 
+# Benchmarks (not part of check): one table on stdout; CSV and SVG in
+# tests/bench/out/.  BENCH_RUNS, BENCH_LIMIT, BENCH_SCALES, BENCH_LAYERS:
+# see tests/bench/run.sh.  Always the optimised build, never SANITIZE.
+bench:
+	@$(MAKE) --no-print-directory SANITIZE= dlplan build/std/tests/test_balanced
+	@DLPLAN=$(CURDIR)/build/std/dlplan BUILD=$(CURDIR)/build/std \
+		sh tests/bench/run.sh
+
+# libFuzzer targets built with clang (ASan + UBSan), each run for
+# FUZZ_SECONDS; see tests/fuzz/run.sh.
+FUZZ_SECONDS = 60
+FUZZ_CC = clang
+fuzz:
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_CC=$(FUZZ_CC) sh tests/fuzz/run.sh
+
 # Build and run the main job on the bundled default dataset.
 demo:
 	@sh tests/deps.sh
 	@$(MAKE) --no-print-directory dlplan
-	./$(BIN) check -c datasets/clusters/hetero-lab
+	./$(BIN) check -c datasets/clusters/hetero-lab -m datasets/models/gpt2-xl.csv
+	./$(BIN) plan -c datasets/clusters/hetero-lab -m datasets/models/gpt2-xl.csv \
+		--global-batch 64 --micro-batch 2
 
 # Regenerate the model presets in datasets/models (tests/cli/model.sh
 # checks them).
