@@ -18,6 +18,7 @@
 #include "route.h"
 
 const struct dl_cmd *const dl_cmds[] = {
+	&dl_cmd_plan,
 	&dl_cmd_check,
 	&dl_cmd_predict,
 	&dl_cmd_route,
