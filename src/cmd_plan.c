@@ -531,6 +531,7 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 	if (rc == DL_OK)
 		rc = cost_init(&x, &c, &m, &o, uhat, router, &e);
 	if (rc == DL_OK) {
+		plan_free(&p);		/* search_plan() initialises it */
 		rc = search_plan(&x, &so, &p, &st, &e);
 		if (rc == DL_OK && so.dump_dir)
 			rc = search_dump(&x, &so, &p, &e);
