@@ -10,6 +10,8 @@
  * "dlplan emit OUT/plan.json" write the same place.  Their paths are
  * printed on standard output, one per line.
  */
+#include <sys/stat.h>
+
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +24,7 @@
 
 enum {
 	O_JOB = 1, O_LAUNCHER, O_MODEL, O_OUT, O_PARTITION, O_PORT, O_SCRIPT,
-	O_TIME
+	O_SLOT, O_TIME
 };
 
 static const struct dl_opt emit_opts_table[] = {
@@ -40,6 +42,8 @@ static const struct dl_opt emit_opts_table[] = {
 	{ "partition", 0, O_PARTITION, "P", NULL, "Slurm partition(s)" },
 	{ "script", 0, O_SCRIPT, "FILE", "file",
 	    "training script every rank runs with $DLPLAN_PYTHON" },
+	{ "slot", 0, O_SLOT, "N", NULL,
+	    "launch budget slot N (plan-slotN.json beside PLAN.json)" },
 	{ "time", 0, O_TIME, "T", NULL,
 	    "Slurm time limit (MM, HH:MM:SS, D-HH:MM, ...)" },
 	DL_OPT_COMMON,
@@ -52,7 +56,7 @@ const struct dl_cmd dl_cmd_emit = {
 	"emit", cmd_emit,
 	"PLAN.json --launcher slurm|torchrun|srun|hostfile [-o OUTDIR] "
 	"[--script FILE] [--partition P] [--time T] [--master-port N] "
-	"[-- COMMAND|ARGS...]",
+	"[--slot N] [-- COMMAND|ARGS...]",
 	"write launch files (Slurm, torchrun, srun, hostfile) for a plan",
 	emit_opts_table, 0
 };
@@ -110,7 +114,8 @@ cmd_emit(const struct dl_cmd *cmd, int argc, char **argv)
 	struct dl_model m;
 	struct dl_plan p;
 	const char *model = NULL;
-	char *outdir = NULL;
+	char *outdir = NULL, *slotpath = NULL;
+	long slot = 0;
 	int id, rc, launcher = -1, last = 1, npre = 0, before;
 
 	emit_opts_init(&eo);
@@ -153,6 +158,10 @@ cmd_emit(const struct dl_cmd *cmd, int argc, char **argv)
 		case O_SCRIPT:
 			eo.script = st.arg;
 			break;
+		case O_SLOT:
+			if (opt_long(&st, 1, 100000, &slot, &e))
+				goto usage;
+			break;
 		case O_TIME:
 			eo.time = st.arg;
 			break;
@@ -186,6 +195,37 @@ cmd_emit(const struct dl_cmd *cmd, int argc, char **argv)
 	}
 	eo.launcher = launcher;
 	eo.plan_path = st.pos[0];
+	if (slot > 0) {
+		/*
+		 * A budgeted plan writes each slot's plan as plan-slotN.json
+		 * beside plan.json; its launch files go to OUTDIR/slotN/.
+		 */
+		char *tmp = xstrdup(eo.plan_path), *dir = dirname(tmp);
+		struct strbuf sp = STRBUF_INIT;
+		struct stat sst;
+
+		sb_addf(&sp, "%s/plan-slot%ld.json", dir, slot);
+		if (stat(sp.buf, &sst) != 0) {
+			dl_seterr(&e, DL_EDATA, eo.plan_path, 0, 0, "no plan "
+			    "for slot %ld (expected '%s', written by 'dlplan "
+			    "plan --budget ... --slots N -o DIR')", slot,
+			    sp.buf);
+			free(tmp);
+			sb_free(&sp);
+			opt_free(&st);
+			free(outdir);
+			return cmd_fail(&e);
+		}
+		if (eo.outdir == NULL) {
+			struct strbuf od = STRBUF_INIT;
+
+			sb_addf(&od, "%s/slot%ld", dir, slot);
+			eo.outdir = outdir = sb_detach(&od);
+		}
+		slotpath = sb_detach(&sp);
+		eo.plan_path = slotpath;
+		free(tmp);
+	}
 	eo.args = st.pos + 1;
 	eo.nargs = st.npos - 1;
 	if (eo.outdir == NULL) {
@@ -202,6 +242,7 @@ cmd_emit(const struct dl_cmd *cmd, int argc, char **argv)
 	    DL_OK) {
 		opt_free(&st);
 		free(outdir);
+		free(slotpath);
 		return cmd_fail(&e);
 	}
 	rc = emit_launch(&p, &c, &eo, &res, &e);
@@ -222,9 +263,11 @@ cmd_emit(const struct dl_cmd *cmd, int argc, char **argv)
 	cluster_free(&c);
 	opt_free(&st);
 	free(outdir);
+	free(slotpath);
 	return rc;
 usage:
 	opt_free(&st);
 	free(outdir);
+	free(slotpath);
 	return opt_usage_error(cmd, &e);
 }

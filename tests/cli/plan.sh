@@ -162,3 +162,23 @@ expect_run "strategy dp without TP cannot hold llama2-7b" 3 - - -- \
     dlplan plan -c $H2 -m $LL $J --strategy dp --max-tp 1
 check "strategy dp: the message says no plan fits" grep -q \
     "^dlplan: no plan .*fits in.* memory" "$TMP/err"
+
+# --- a budgeted plan's slots launch one by one (emit --slot) -------------
+expect_run "budgeted plan with slots" 0 - - -- dlplan plan -c $H2 -m $GX \
+    --global-batch 64 --micro-batch 2 --budget 40 --slots 3 -o "$TMP/bud" -q
+expect_run "emit --slot 2" 0 - - -- dlplan emit "$TMP/bud/plan.json" \
+    --launcher hostfile --slot 2 -- true
+check "emit --slot 2 writes slot2/launch/hostfile" \
+    test -f "$TMP/bud/slot2/launch/hostfile"
+check "emit --slot 2 launches slot 2's nodes" /usr/bin/python3 -c "
+import json, sys
+p = json.load(open('$TMP/bud/plan-slot2.json'))
+nodes = {s['node'] for g in p['groups'] for s in g['stages']}
+hosts = {l.split()[0] for l in open('$TMP/bud/slot2/launch/hostfile')}
+sys.exit(0 if nodes == hosts else 1)"
+expect_err "emit --slot beyond the schedule" 2 \
+    "dlplan: $TMP/bud/plan.json: no plan for slot 7 (expected '$TMP/bud/plan-slot7.json', written by 'dlplan plan --budget ... --slots N -o DIR')" -- \
+    dlplan emit "$TMP/bud/plan.json" --launcher hostfile --slot 7 -- true
+expect_err "emit --slot 0" 1 \
+    "dlplan: option '--slot': '0' is out of range [1, 100000]" -- \
+    dlplan emit "$TMP/bud/plan.json" --launcher hostfile --slot 0 -- true
