@@ -180,7 +180,8 @@ cmd_emit(const struct dl_cmd *cmd, int argc, char **argv)
 				before++;
 	}
 	if (before == 0) {
-		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "no plan given");
+		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "no plan given "
+		    "(expected PLAN.json)");
 		goto usage;
 	}
 	if (before > 1) {

@@ -221,7 +221,7 @@ opt_usage_error(const struct dl_cmd *cmd, const struct dl_err *e)
 {
 	dl_perr(e);
 	opt_usage_line(cmd, stderr);
-	fprintf(stderr, "Try 'dlplan %s -h' for more information.\n",
+	fprintf(stderr, "try 'dlplan %s -h' for more information\n",
 	    cmd->name);
 	return DL_EUSAGE;
 }

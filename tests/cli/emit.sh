@@ -306,7 +306,7 @@ fi
 
 # --- usage errors (exit 1) ---------------------------------------------
 _u="usage: dlplan emit PLAN.json"
-expect_err "no plan" 1 "dlplan: no plan given" -- \
+expect_err "no plan" 1 "dlplan: no plan given (expected PLAN.json)" -- \
     dlplan emit --launcher slurm -- x
 expect_err "no launcher" 1 \
     "dlplan: no launcher given (expected --launcher slurm|torchrun|srun|hostfile)" \
