@@ -13,6 +13,7 @@
 #include "cmdutil.h"
 #include "cost.h"
 #include "forecast.h"
+#include "partition.h"
 #include "route.h"
 #include "emit.h"
 #include "search.h"
@@ -511,6 +512,12 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 	}
 	if ((rc = model_load(&m, model, &e)) != DL_OK) {
 		opt_free(&sto);
+		cluster_free(&c);
+		return cmd_fail(&e);
+	}
+	if ((rc = part_max_layers(&m, &e)) != DL_OK) {
+		opt_free(&sto);
+		model_free(&m);
 		cluster_free(&c);
 		return cmd_fail(&e);
 	}

@@ -15,6 +15,7 @@
 #include "cmdutil.h"
 #include "cost.h"
 #include "forecast.h"
+#include "partition.h"
 #include "replan.h"
 #include "route.h"
 
@@ -332,7 +333,10 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 		opt_free(&st);
 		return cmd_fail(&e);
 	}
-	rc = run(path, &p, &c, &m, observed, &ro, &np, &e);
+	memset(&np, 0, sizeof(np));	/* run() fills it */
+	rc = ro.repartition ? part_max_layers(&m, &e) : DL_OK;
+	if (rc == DL_OK)
+		rc = run(path, &p, &c, &m, observed, &ro, &np, &e);
 	if (rc == DL_OK && outdir)
 		rc = write_outputs(&np, &c, &m, outdir, &e);
 	if (rc == DL_OK && fmt == 1) {

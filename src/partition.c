@@ -245,6 +245,17 @@ out:
 	return DL_OK;
 }
 
+int
+part_max_layers(const struct dl_model *m, struct dl_err *e)
+{
+	if (m->nlayers <= PART_MAX_LAYERS)
+		return DL_OK;
+	return dl_seterr(e, DL_EDATA, m->path, 0, 0, "%zu layers: dlplan "
+	    "partitions at most %d (the layer partition grows with the "
+	    "square of the layer count); merge consecutive layers into "
+	    "blocks", m->nlayers, PART_MAX_LAYERS);
+}
+
 void
 part_result_free(struct part_result *r)
 {

@@ -58,6 +58,15 @@ struct part_result {
 int part_dp(const struct dl_costctx *x, const struct part_group *g,
     long max_scan, struct part_result *r);
 /*
+ * The largest model the commands partition.  part_dp() takes O(S L^2)
+ * time per candidate bottleneck and O(S L^2) memory for the candidates,
+ * so far beyond this no search can finish: part_max_layers() fails with
+ * DL_EDATA and a message naming the model when m has more layers, and
+ * plan and replan --repartition call it before they start.
+ */
+#define PART_MAX_LAYERS 4096
+int part_max_layers(const struct dl_model *m, struct dl_err *e);
+/*
  * MILP (GLPK), warm-started from warm (may be NULL).  dump: when not NULL,
  * the program is also written there in CPLEX LP format.
  */

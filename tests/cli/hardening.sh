@@ -1,0 +1,343 @@
+# Hardening: faults while writing outputs, interrupted solves, and huge or
+# hostile inputs.  Every failure must be the documented exit status (2
+# bad input, 4 system or I/O error, 128+N for a fatal signal N) with a
+# "dlplan: " message, and must leave no partial or temporary file; no
+# input may crash dlplan, hang it, or make it take unbounded memory.
+#
+# Root-only faults (a directory nobody may write, mounted read-only and
+# full file systems) skip with the reason when they cannot be set up.
+# The timing and memory bounds do not hold under DLPLAN_WRAP (valgrind):
+# those checks skip there, the rest still run.  Sizes and peak RSS of the
+# big inputs are printed as "# " lines (tests/out/hardening.tap).
+
+ONE="-c $DATA/eval/one -m $DATA/eval/m4.csv --global-batch 6"
+TWODC=datasets/clusters/two-dc
+MEASURE=1
+[ -n "${DLPLAN_WRAP:-}" ] && MEASURE=""
+TIMER=""
+[ -x /usr/bin/time ] && TIMER=/usr/bin/time
+
+# no_leftovers NAME DIR: DIR holds no plan file and no temporary file.
+no_leftovers() {
+	_left=$(find "$2" \( -name 'plan.json' -o -name 'plan.csv' -o \
+	    -name '*.tmp-*' \) -print 2>/dev/null | head -5)
+	if [ -z "$_left" ]; then
+		t_ok "$1"
+	else
+		t_notok "$1" "left behind: $_left"
+	fi
+}
+
+# bounded NAME SECONDS MAXKB STATUSES -- CMD...: CMD ends within SECONDS
+# (killed after that) with one of STATUSES ("0 2 3"), a "dlplan: "
+# first line on stderr when it fails, and a peak RSS of at most MAXKB.
+# Prints "# NAME: T s, RSS KB".
+bounded() {
+	_n=$1 _s=$2 _kb=$3 _ok=$4
+	shift 4
+	[ "$1" = -- ] && shift
+	if [ -z "$MEASURE" ]; then
+		skip "$_n" "time and memory bounds do not hold under DLPLAN_WRAP"
+		return 0
+	fi
+	_t0=$(date +%s.%N)
+	if [ -n "$TIMER" ]; then
+		$TIMER -f %M -o "$TMP/rss" timeout -s KILL "$_s" "$@" \
+		    >"$TMP/out" 2>"$TMP/err" </dev/null
+	else
+		timeout -s KILL "$_s" "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+	fi
+	_rc=$?
+	_t1=$(date +%s.%N)
+	_rss=0
+	[ -n "$TIMER" ] && _rss=$(tail -n 1 "$TMP/rss" | tr -dc 0-9)
+	_el=$(awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%.2f", b - a }')
+	printf '# %s: %s s, peak RSS %s KB, status %s\n' "$_n" "$_el" \
+	    "${_rss:-?}" "$_rc"
+	_why=""
+	case " $_ok " in
+	*" $_rc "*) ;;
+	*) _why="exit status $_rc, expected one of: $_ok" ;;
+	esac
+	[ "$_rc" -eq 137 ] && _why="killed after $_s s (hang?)"
+	if [ "$_rc" -ne 0 ] && [ "$_rc" -ne 137 ] &&
+	    ! head -n 1 "$TMP/err" | grep -q '^dlplan: '; then
+		_why="$_why${_why:+; }no 'dlplan: ' message"
+	fi
+	[ "${_rss:-0}" -le "$_kb" ] ||
+	    _why="$_why${_why:+; }peak RSS $_rss KB > $_kb KB"
+	if [ -z "$_why" ]; then
+		t_ok "$_n"
+	else
+		t_notok "$_n" "$_why" "stderr: $(head -c 300 "$TMP/err")"
+	fi
+}
+
+# --- output directory not writable -------------------------------------
+: >"$TMP/file"
+expect_err "-o under a regular file" 4 \
+    "dlplan: $TMP/file/out: cannot create directory: Not a directory" -- \
+    dlplan plan $ONE -o "$TMP/file/out"
+check "-o under a regular file: file untouched" test ! -s "$TMP/file"
+
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null 2>&1; then
+	skip "-o in a directory nobody may write" "needs root and setpriv"
+else
+	mkdir -p "$TMP/pub/locked"
+	chmod 755 "$TMP" "$TMP/pub" "$TMP/pub/locked"
+	_as_nobody="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+	if ! $_as_nobody test -r "$DATA/eval/m4.csv"; then
+		skip "-o in a directory nobody may write" \
+		    "user nobody cannot read $DATA"
+	else
+		expect_err "-o in a directory nobody may write" 4 \
+		    "dlplan: $TMP/pub/locked/plan.json: cannot create file: Permission denied" -- \
+		    $_as_nobody ${DLPLAN_WRAP:-} "$DLPLAN" plan $ONE \
+		    -o "$TMP/pub/locked"
+		expect_err "-o below a directory nobody may write" 4 \
+		    "dlplan: $TMP/pub/locked/new: cannot create directory: Permission denied" -- \
+		    $_as_nobody ${DLPLAN_WRAP:-} "$DLPLAN" plan $ONE \
+		    -o "$TMP/pub/locked/new"
+		expect_empty_dir "nothing written where nobody may write" \
+		    "$TMP/pub/locked"
+	fi
+	chmod 700 "$TMP"
+fi
+
+# tmpfs DIR OPTIONS: mount a small tmpfs (root only); fails quietly.
+tmpfs() {
+	mkdir -p "$1" && [ "$(id -u)" -eq 0 ] &&
+	    mount -t tmpfs -o "$2" dlplan-test "$1" 2>/dev/null
+}
+
+if tmpfs "$TMP/ro" ro,size=64k; then
+	expect_err "-o on a read-only file system" 4 \
+	    "dlplan: $TMP/ro/out: cannot create directory: Read-only file system" -- \
+	    dlplan plan $ONE -o "$TMP/ro/out"
+	expect_empty_dir "read-only file system: nothing written" "$TMP/ro"
+	umount "$TMP/ro"
+else
+	skip "-o on a read-only file system" "cannot mount a tmpfs (not root?)"
+fi
+
+# --- disk full ----------------------------------------------------------
+if tmpfs "$TMP/full" size=16k; then
+	dd if=/dev/zero of="$TMP/full/fill" bs=1k 2>/dev/null
+	mkdir "$TMP/full/out" 2>/dev/null
+	expect_err "plan -o on a full file system" 4 \
+	    "dlplan: $TMP/full/out/plan.json: cannot write file: No space left on device" -- \
+	    dlplan plan $ONE -o "$TMP/full/out"
+	no_leftovers "full file system: no partial or temporary file" \
+	    "$TMP/full"
+	expect_err "model -o on a full file system" 4 \
+	    "dlplan: $TMP/full/m.csv: cannot write file: No space left on device" -- \
+	    dlplan model llama --preset llama2-7b -o "$TMP/full/m.csv"
+	check "model -o on a full file system: no file" \
+	    test ! -e "$TMP/full/m.csv"
+	umount "$TMP/full"
+else
+	skip "plan -o on a full file system" "cannot mount a tmpfs (not root?)"
+fi
+
+# A file size limit fails the write the way a full disk does, anywhere.
+mkdir "$TMP/fsz"
+expect_err "plan -o past the file size limit" 4 \
+    "dlplan: $TMP/fsz/plan.json: cannot write file: File too large" -- \
+    sh -c 'ulimit -f 2; trap "" XFSZ; exec "$@"' sh ${DLPLAN_WRAP:-} \
+    "$DLPLAN" plan -c $TWODC -m datasets/models/llama2-7b.csv \
+    --global-batch 64 -o "$TMP/fsz"
+no_leftovers "file size limit: no partial or temporary file" "$TMP/fsz"
+
+for cmd in "plan $ONE --format json" "check -c $TWODC" \
+    "model llama --preset llama2-7b" "predict -H $DATA/predict-load.csv"; do
+	expect_err "${cmd%% *}: standard output on /dev/full" 4 \
+	    "dlplan: cannot write standard output: No space left on device" -- \
+	    sh -c 'exec "$@" >/dev/full' sh ${DLPLAN_WRAP:-} "$DLPLAN" $cmd
+done
+
+# plan.json a symlink to /dev/full: replaced by the new file, never
+# written through (outputs are a temporary file renamed into place).
+mkdir "$TMP/sl"
+ln -s /dev/full "$TMP/sl/plan.json"
+expect_run "plan.json a symlink to /dev/full is replaced" 0 - - -- \
+    dlplan plan $ONE -o "$TMP/sl"
+check "the replaced plan.json is a complete plan" \
+    sh -c "test ! -L '$TMP/sl/plan.json' && grep -q '\"schema\"' '$TMP/sl/plan.json'"
+
+# --- output path is a directory -----------------------------------------
+mkdir -p "$TMP/isdir/plan.json"
+expect_err "plan.json is a directory" 4 \
+    "dlplan: $TMP/isdir/plan.json: cannot write file: Is a directory" -- \
+    dlplan plan $ONE -o "$TMP/isdir"
+check "plan.json directory untouched, no temporary file" \
+    sh -c "test -d '$TMP/isdir/plan.json' && test -z \"\$(ls -A '$TMP/isdir/plan.json')\" && test -z \"\$(find '$TMP/isdir' -name '*.tmp-*')\""
+mkdir "$TMP/adir"
+expect_err "model -o a directory" 4 \
+    "dlplan: $TMP/adir: cannot write file: Is a directory" -- \
+    dlplan model llama --preset llama2-7b -o "$TMP/adir"
+expect_empty_dir "model -o a directory: nothing in it" "$TMP/adir"
+
+# --- interrupted solve --------------------------------------------------
+# A 4,096-GPU cluster takes the structured search well over 5 s; the
+# signal comes after 2 s.  The exit status is 128 + the signal, and
+# neither plan file nor a temporary file may be left.
+python3 tests/bench/gen-cluster.py 4096 8 "$TMP/big" --types 5
+for sig in INT TERM; do
+	mkdir -p "$TMP/int-$sig"
+	# Not through the dlplan function: $! must be dlplan (or its
+	# wrapper) itself.
+	${DLPLAN_WRAP:-} "$DLPLAN" plan -c "$TMP/big" \
+	    -m datasets/models/llama2-70b.csv --global-batch 16384 \
+	    -o "$TMP/int-$sig/out" >"$TMP/int.out" 2>"$TMP/int.err" &
+	_pid=$!
+	sleep 2
+	if kill -s "$sig" "$_pid" 2>/dev/null; then
+		wait "$_pid" 2>/dev/null
+		_rc=$?
+		_want=130
+		[ "$sig" = TERM ] && _want=143
+		if [ "$_rc" -eq "$_want" ]; then
+			t_ok "SIG$sig during a solve: exit status $_want"
+		else
+			t_notok "SIG$sig during a solve: exit status $_want" \
+			    "got $_rc" "stderr: $(head -3 "$TMP/int.err")"
+		fi
+		no_leftovers "SIG$sig during a solve: no plan or temporary file" \
+		    "$TMP/int-$sig"
+	else
+		wait "$_pid" 2>/dev/null
+		skip "SIG$sig during a solve" "the plan finished within 2 s"
+	fi
+done
+
+# --- huge and hostile inputs ---------------------------------------------
+mkdir -p "$TMP/h"
+# One 10 MB header name; 10 MB of empty header names.
+head -c 10000000 /dev/zero | tr '\0' a >"$TMP/h/nodes.csv"
+echo >>"$TMP/h/nodes.csv"
+bounded "10 MB header-only line, one name" 20 262144 2 -- \
+    "$DLPLAN" check -c "$TMP/h"
+check "10 MB header name: error names the column" \
+    grep -q "^dlplan: $TMP/h/nodes.csv:1:1: unknown column 'aaaa" "$TMP/err"
+head -c 10000000 /dev/zero | tr '\0' , >"$TMP/h/nodes.csv"
+echo >>"$TMP/h/nodes.csv"
+bounded "10 MB header-only line of empty names" 20 1048576 2 -- \
+    "$DLPLAN" check -c "$TMP/h"
+# A million x_ columns after a valid header, then no row.
+awk 'BEGIN { printf "node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps"
+    for (i = 0; i < 1000000; i++) printf ",x_%d", i; print "" }' \
+    >"$TMP/h/nodes.csv"
+bounded "a million x_ columns, no row" 20 524288 2 -- \
+    "$DLPLAN" check -c "$TMP/h"
+check "no row: says so" grep -q "no nodes" "$TMP/err"
+
+# 1,000,000 rows of load history: 8 nodes x 125,000 steps.
+mkdir -p "$TMP/l"
+cp $TWODC/nodes.csv $TWODC/links.csv "$TMP/l/"
+awk -F, '/^#/ { next } h++ { n[++k] = $1 }
+    END { print "node,t,util"
+	for (i = 1; i <= k; i++) for (t = 0; t < 1000000 / k; t++)
+	    printf "%s,%d,%.3f\n", n[i], t, (t * 7 + i * 13) % 100 / 100 }' \
+    $TWODC/nodes.csv >"$TMP/l/load.csv"
+printf '# load.csv: %s rows, %s bytes\n' "$(($(wc -l <"$TMP/l/load.csv") - 1))" \
+    "$(wc -c <"$TMP/l/load.csv")"
+bounded "check with 1,000,000 load rows" 60 524288 0 -- \
+    "$DLPLAN" check -c "$TMP/l"
+bounded "predict on 1,000,000 load rows" 60 524288 0 -- \
+    "$DLPLAN" predict -H "$TMP/l/load.csv" --format csv
+check "predict on 1,000,000 rows: a forecast per node" \
+    sh -c "test \$(grep -c ',1,' '$TMP/out') -eq \$(grep -vc '^#\|^node' '$TWODC/nodes.csv')"
+
+# 100,000 layers: hopeless for the exact layer partition (O(S L^2) per
+# candidate bottleneck), so plan refuses more than 4,096 layers up front
+# instead of hanging; replan --repartition too.
+awk 'BEGIN { print "layer,fwd_gflop,params_m,act_mb,mem_mb"
+    for (i = 0; i < 100000; i++) printf "l%d,%.3f,%.3f,1,2\n", i, 1 + i % 7, 0.5 + i % 3 }' \
+    >"$TMP/h/100k.csv"
+bounded "plan with 100,000 layers fails fast" 10 262144 2 -- \
+    "$DLPLAN" plan -c datasets/clusters/hetero-lab -m "$TMP/h/100k.csv" \
+    --global-batch 64 --time-limit 5
+expect_err "plan with 100,000 layers: the message" 2 \
+    "dlplan: $TMP/h/100k.csv: 100000 layers: dlplan partitions at most 4096 (the layer partition grows with the square of the layer count); merge consecutive layers into blocks" -- \
+    dlplan plan -c datasets/clusters/hetero-lab -m "$TMP/h/100k.csv" \
+    --global-batch 64 --time-limit 5
+# replan --repartition of a two-stage plan of 4,097 layers; without
+# --repartition only the data split is solved again, which is cheap.
+awk 'BEGIN { print "layer,fwd_gflop,params_m,act_mb,mem_mb"
+    for (i = 0; i < 4097; i++) printf "l%d,1,0.001,1,0.01\n", i }' \
+    >"$TMP/h/4097.csv"
+cp "$DATA/replan/nodes.csv" "$TMP/h/nodes.csv"
+printf '%s\n' '{ "schema": "dlplan.plan/1",' \
+    '  "inputs": [ { "kind": "nodes", "path": "nodes.csv" },' \
+    '              { "kind": "model", "path": "4097.csv" } ],' \
+    '  "options": { "global_batch": 8, "micro_batch": 1 },' \
+    '  "groups": [ { "micro_batches": 8, "stages": [' \
+    '      { "node": "a", "gpus": [0], "layers": [0, 2047] },' \
+    '      { "node": "b", "gpus": [0], "layers": [2048, 4096] } ] } ] }' \
+    >"$TMP/h/p.json"
+awk 'BEGIN { print "rank,step,seconds"
+    for (s = 0; s < 10; s++) for (r = 0; r < 2; r++) printf "%d,%d,%.2f\n", r, s, 2 + r }' \
+    >"$TMP/h/steps.csv"
+expect_err "replan --repartition with 4,097 layers" 2 \
+    "dlplan: $TMP/h/4097.csv: 4097 layers: dlplan partitions at most 4096 (the layer partition grows with the square of the layer count); merge consecutive layers into blocks" -- \
+    dlplan replan "$TMP/h/p.json" --observed "$TMP/h/steps.csv" --repartition
+bounded "replan without --repartition, 4,097 layers" 60 524288 0 -- \
+    "$DLPLAN" replan "$TMP/h/p.json" --observed "$TMP/h/steps.csv"
+
+# Extreme but valid numbers (1e-300 TFLOPS and Gbps next to 1e6): a
+# result or a clear error, never a crash or a hang.
+printf 'node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps\na,s,2,G,1e-300,1000000,1e-300,1e-300\nb,s,1,G,1000000,1e-300,1000000,1e-300\n' \
+    >"$TMP/h/nodes.csv"
+printf 'layer,fwd_gflop,params_m,act_mb,mem_mb\nl0,1000000000,0,1e9,0\nl1,1e9,0,1e-300,0\n' \
+    >"$TMP/h/x.csv"
+bounded "plan on extreme numbers" 60 524288 "0 2 3 4" -- \
+    "$DLPLAN" plan -c "$TMP/h" -m "$TMP/h/x.csv" --global-batch 1000000 \
+    --format json
+check "plan on extreme numbers: no NaN or Inf in the output" \
+    sh -c "! grep -qi 'nan\|inf' '$TMP/out'"
+
+# Links: one link repeated 100,000 times; a chain of 20,000 switches.
+mkdir -p "$TMP/d"
+printf 'node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps\na,s,1,G,100,80,800,100\nb,s,1,G,100,80,800,100\n' \
+    >"$TMP/d/nodes.csv"
+awk 'BEGIN { print "src,dst,gbps,latency_ms"
+    for (i = 0; i < 100000; i++) print "a,b,100,0.01" }' >"$TMP/d/links.csv"
+bounded "100,000 duplicated links" 30 524288 "0 2" -- \
+    "$DLPLAN" check -c "$TMP/d"
+awk 'BEGIN { print "src,dst,gbps,latency_ms"; print "a,s0,100,0.001"
+    for (i = 1; i < 20000; i++) printf "s%d,s%d,100,0.001\n", i - 1, i
+    print "s19999,b,100,0.001" }' >"$TMP/d/links.csv"
+printf 'flow,src,dst,mb\nf,a,b,100\n' >"$TMP/d/flows.csv"
+bounded "route over a chain of 20,000 switches" 60 524288 0 -- \
+    "$DLPLAN" route -c "$TMP/d" --flows "$TMP/d/flows.csv" --format csv
+check "the route takes all 20,001 hops" \
+    sh -c "tail -n 1 '$TMP/out' | tr '>' '\n' | wc -l | grep -qx 20002"
+
+# util = 1e308 and friends: out of range, exit 2, the cell named.
+mkdir -p "$TMP/u"
+cp $TWODC/nodes.csv $TWODC/links.csv "$TMP/u/"
+printf 'node,t,util\nuse-h100-0,0,1e308\n' >"$TMP/u/load.csv"
+expect_err "load util 1e308" 2 \
+    "dlplan: $TMP/u/load.csv:2:3: column 'util': '1e308' is out of range (expected a number in [0, 1])" -- \
+    dlplan check -c "$TMP/u"
+printf 'node,t,util\nuse-h100-0,0,1e999\n' >"$TMP/u/load.csv"
+expect_err "load util 1e999 (overflows to inf)" 2 \
+    "dlplan: $TMP/u/load.csv:2:3: column 'util': '1e999' is out of range (expected a number in [0, 1])" -- \
+    dlplan check -c "$TMP/u"
+expect_err "predict: util 1e999" 2 \
+    "dlplan: $TMP/u/load.csv:2:3: column 'util': '1e999' is out of range (expected a number in [0, 1])" -- \
+    dlplan predict -H "$TMP/u/load.csv"
+rm "$TMP/u/load.csv"
+printf 't,src,dst,util\n0,use-h100-0,sw-a,1e308\n' >"$TMP/u/traffic.csv"
+expect_err "traffic util 1e308" 2 \
+    "dlplan: $TMP/u/traffic.csv:2:4: column 'util': '1e308' is out of range (expected a number in [0, 1])" -- \
+    dlplan check -c "$TMP/u"
+rm "$TMP/u/traffic.csv"
+printf 'layer,fwd_gflop,params_m,act_mb,mem_mb\nl0,1e308,1,1,1\n' >"$TMP/u/m.csv"
+expect_err "model fwd_gflop 1e308" 2 \
+    "dlplan: $TMP/u/m.csv:2:2: column 'fwd_gflop': '1e308' is out of range (expected a number in [0, 1000000000] (GFLOP per sample))" -- \
+    dlplan plan -c "$TMP/u" -m "$TMP/u/m.csv" --global-batch 8
+printf 'flow,src,dst,mb\nf,use-h100-0,usw-l4-0,1e308\n' >"$TMP/u/flows.csv"
+expect_err "flow mb 1e308" 2 \
+    "dlplan: $TMP/u/flows.csv:2:4: column 'mb': '1e308' is out of range (expected a number in (0, 1000000000000] (MB))" -- \
+    dlplan route -c "$TMP/u" --flows "$TMP/u/flows.csv"
