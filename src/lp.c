@@ -299,6 +299,8 @@ lp_solve(struct dl_lp *lp, const struct lp_params *prm, struct lp_result *res,
 		/* After a GLPK error the environment must be freed whole. */
 		glp_free_env();
 		free(start1);
+		free(res->x);
+		res->x = NULL;
 		return dl_seterr(e, DL_ESYS, NULL, 0, 0, "GLPK failed while "
 		    "solving program '%s'", lp->name);
 	}
