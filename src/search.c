@@ -606,8 +606,12 @@ solve_shape(struct ctx *C, const struct shape *sh)
 				break;
 			}
 			C->st->milps++;
-			if (st != LP_OPTIMAL)
-				split_exact(sg, G, C->total, m2, &z, &st);
+			/*
+			 * The threshold search gives the same optimum (tested)
+			 * with fixed tie rules; taking its split keeps the plan
+			 * independent of how far GLPK got within its time cap.
+			 */
+			split_exact(sg, G, C->total, m2, &z, &st);
 		} else {
 			split_exact(sg, G, C->total, m2, &z, &st);
 		}
