@@ -113,6 +113,8 @@ else
 fi
 
 # tmpfs DIR OPTIONS: mount a small tmpfs (root only); fails quietly.
+# The mounts go before $TMP does, however the script ends.
+trap 'umount "$TMP/ro" "$TMP/full" 2>/dev/null; rm -rf "$TMP"' EXIT
 tmpfs() {
 	mkdir -p "$1" && [ "$(id -u)" -eq 0 ] &&
 	    mount -t tmpfs -o "$2" dlplan-test "$1" 2>/dev/null
