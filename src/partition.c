@@ -14,7 +14,8 @@
 /* Per-group tables shared by the DP and the MILP. */
 struct tab {
 	int S, L;
-	double *comm;		/* S x L: c_j if stage j ends at layer l */
+	const double **comm;	/* S rows of L: c_j if stage j ends at layer l */
+	double *own;		/* the rows when computed here */
 	double *cap;		/* S: usable bytes per GPU of unit j */
 	double *phi;		/* S: largest TP share of unit j */
 };
@@ -36,7 +37,9 @@ tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
 
 	T->S = g->S;
 	T->L = (int)m->nlayers;
-	T->comm = xcalloc((size_t)T->S * (size_t)T->L, sizeof(double));
+	T->comm = xcalloc((size_t)T->S, sizeof(double *));
+	T->own = g->commv ? NULL : xcalloc((size_t)T->S * (size_t)T->L,
+	    sizeof(double));
 	T->cap = xcalloc((size_t)T->S, sizeof(double));
 	T->phi = xcalloc((size_t)T->S, sizeof(double));
 	for (int j = 0; j < T->S; j++) {
@@ -44,9 +47,14 @@ tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
 		T->phi[j] = 1.0 / g->k[j];
 		if (j == T->S - 1)
 			continue;
+		if (g->commv) {
+			T->comm[j] = g->commv[j];
+			continue;
+		}
 		for (int l = 0; l < T->L; l++)
-			T->comm[j * T->L + l] = g->comm(g->ctx, j,
+			T->own[j * T->L + l] = g->comm(g->ctx, j,
 			    mu * m->layers[l].act_mb * 1e6);
+		T->comm[j] = T->own + j * T->L;
 	}
 }
 
@@ -54,6 +62,7 @@ static void
 tab_free(struct tab *T)
 {
 	free(T->comm);
+	free(T->own);
 	free(T->cap);
 	free(T->phi);
 }
@@ -68,9 +77,17 @@ stage(const struct dl_costctx *x, const struct part_group *g,
 	if (mem > T->cap[j])
 		return 0;
 	*t = cost_stage_compute(x, g->node[j], g->k[j], a, b);
-	*c = j < g->S - 1 ? T->comm[j * T->L + b] : 0;
+	*c = j < g->S - 1 ? T->comm[j][b] : 0;
 	return isfinite(*c);	/* no route: not a usable boundary */
 }
+
+/*
+ * Both DPs below scan the first layer a of stage j downwards from its last
+ * layer b: a stage's memory and compute time only grow as it takes more
+ * layers, so the scan stops at the first a that does not fit or is already
+ * too slow.  Ties go to the smallest a, as an upward scan with a strict
+ * comparison would give.
+ */
 
 /*
  * Least sum of (t + c) over partitions whose every stage has
@@ -94,19 +111,17 @@ sum_dp(const struct dl_costctx *x, const struct part_group *g,
 			/* Stage j needs j layers before it and S-1-j after. */
 			if (b < j || L - 1 - b < S - 1 - j)
 				continue;
-			for (int a = j; a <= b; a++) {
+			for (int a = b; a >= j; a--) {
 				double prev = j == 0 ? (a == 0 ? 0 : HUGE_VAL) :
 				    f[(j - 1) * L + a - 1];
 				double v;
 
-				if (prev == HUGE_VAL)
-					continue;
-				if (!stage(x, g, T, j, a, b, &t, &c))
-					continue;
-				if (fmax(t, c) > B)
+				if (!stage(x, g, T, j, a, b, &t, &c) || t > B)
+					break;
+				if (prev == HUGE_VAL || c > B)
 					continue;
 				v = prev + t + c;
-				if (v < best) {
+				if (v <= best) {
 					best = v;
 					ba = a;
 				}
@@ -137,12 +152,14 @@ minmax_dp(const struct dl_costctx *x, const struct part_group *g,
 			double best = HUGE_VAL;
 
 			if (!(b < j || L - 1 - b < S - 1 - j))
-				for (int a = j; a <= b; a++) {
+				for (int a = b; a >= j; a--) {
 					double prev = j == 0 ? (a == 0 ? 0 :
 					    HUGE_VAL) : f[(j - 1) * L + a - 1];
 
-					if (prev == HUGE_VAL ||
-					    !stage(x, g, T, j, a, b, &t, &c))
+					if (!stage(x, g, T, j, a, b, &t, &c) ||
+					    t >= best)
+						break;
+					if (prev == HUGE_VAL)
 						continue;
 					if (fmax(prev, fmax(t, c)) < best)
 						best = fmax(prev, fmax(t, c));
@@ -160,89 +177,285 @@ cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int
-part_dp(const struct dl_costctx *x, const struct part_group *g,
-    long max_scan, struct part_result *r)
-{
+/*
+ * The frontier.  For a candidate bottleneck B, sum_dp() does not depend on
+ * m, and neither do the memory rows once m >= S (a stage never holds more
+ * than S - p + 1 micro-batches).  The frontier keeps, in scan order, the
+ * points (B, least sum, true bottleneck, stage ends) that no earlier point
+ * dominates (a point with sum and bottleneck both no smaller than an
+ * earlier one's never wins: ties go to the earlier).  T(m) is the least
+ * sum + (m - 1) * bottleneck over them; the scan is extended only as far
+ * as a query needs.
+ *
+ * That the answer equals a scan for that m alone: the scan for m stops at
+ * the first candidate B_i with sinf + (m - 1) B_i >= the best so far; a
+ * later point that is not dominated has bottleneck B_i exactly (one below
+ * B_i is itself an earlier candidate, whose point is at least as good),
+ * so its value is at least that bound and cannot be strictly better.
+ */
+struct part_front {
+	const struct dl_costctx *x;
+	struct part_group g;	/* node and k owned; m = min(m, S) */
 	struct tab T;
-	int S = g->S, L = (int)x->m->nlayers;
-	double *f, *cand, t, c, bmin, sinf, best = HUGE_VAL;
+	long max_scan;		/* candidates a query may scan (0: all) */
+	int status;		/* LP_INFEASIBLE, or LP_OPTIMAL */
+	double sinf;		/* least sum, any bottleneck */
+	int *sinf_last;
+	double bmin;		/* least bottleneck */
+	double *cand;		/* distinct candidate bottlenecks, ascending */
+	size_t ncand;		/* of them kept in cand */
+	size_t nall;		/* of them in all (up to max_scan + 1) */
+	size_t next;		/* index of the first not scanned */
+	size_t n, cap;		/* points */
+	double *psum, *pbt;
+	size_t *pidx;
+	int *plast;		/* n x S */
+	double *f;
 	int *arg, *tmp;
+};
+
+/* Allocate the DP scratch of F (need), or free it. */
+static void
+front_scratch(struct part_front *F, int need)
+{
+	size_t n = (size_t)F->g.S * (size_t)F->T.L;
+
+	if (need && F->f == NULL) {
+		F->f = xcalloc(n, sizeof(double));
+		F->arg = xcalloc(n, sizeof(int));
+		F->tmp = xcalloc((size_t)F->g.S, sizeof(int));
+	} else if (!need) {
+		free(F->f);
+		free(F->arg);
+		free(F->tmp);
+		F->f = NULL;
+		F->arg = NULL;
+		F->tmp = NULL;
+	}
+}
+
+/* Candidates a frontier keeps between queries; more are listed again. */
+#define FRONT_KEEP 64
+
+/*
+ * List the distinct candidate bottlenecks, every feasible stage's
+ * max(t, c) >= bmin, ascending; keep the first keep of them (and never
+ * more than a query can look at).
+ */
+static void
+front_cands(struct part_front *F, size_t keep)
+{
+	const struct dl_costctx *x = F->x;
+	int S = F->g.S, L = F->T.L;
+	double t, c;
 	size_t nc = 0;
-	long scanned = 0;
+
+	free(F->cand);
+	F->cand = xcalloc((size_t)S * (size_t)L * (size_t)(L + 1) / 2 + 1,
+	    sizeof(double));
+	for (int j = 0; j < S; j++)
+		for (int a = j; a < L; a++)
+			for (int b = a; b < L; b++) {
+				if (!stage(x, &F->g, &F->T, j, a, b, &t, &c)) {
+					/* Memory only grows with b. */
+					if (cost_stage_memory(x, a, b,
+					    F->T.phi[j], j + 1, S, F->g.m) >
+					    F->T.cap[j])
+						break;
+					continue;
+				}
+				if (fmax(t, c) >= F->bmin)
+					F->cand[nc++] = fmax(t, c);
+			}
+	qsort(F->cand, nc, sizeof(double), cmp_dbl);
+	F->ncand = 0;
+	for (size_t i = 0; i < nc; i++)
+		if (i == 0 || F->cand[i] != F->cand[i - 1])
+			F->cand[F->ncand++] = F->cand[i];
+	F->nall = F->ncand;
+	/* A query looks at most one candidate past the scan limit. */
+	if (F->max_scan > 0 && F->nall > (size_t)F->max_scan + 1)
+		F->nall = (size_t)F->max_scan + 1;
+	F->ncand = F->nall < keep ? F->nall : keep;
+	F->cand = xreallocarray(F->cand, F->ncand + 1, sizeof(double));
+}
+
+struct part_front *
+part_front_new(const struct dl_costctx *x, const struct part_group *g,
+    long max_scan)
+{
+	struct part_front *F = xcalloc(1, sizeof(*F));
+	int S = g->S, L = (int)x->m->nlayers;
+	int *node, *k;
+	double bmin;
+
+	F->x = x;
+	F->max_scan = max_scan;
+	F->g = *g;
+	F->g.m = g->m < S ? g->m : S;
+	F->g.node = F->g.k = NULL;
+	F->status = LP_INFEASIBLE;
+	if (S < 1 || S > L)
+		return F;
+	node = xcalloc((size_t)S, sizeof(int));
+	k = xcalloc((size_t)S, sizeof(int));
+	memcpy(node, g->node, (size_t)S * sizeof(int));
+	memcpy(k, g->k, (size_t)S * sizeof(int));
+	F->g.node = node;
+	F->g.k = k;
+	tab_init(&F->T, x, &F->g);
+	F->g.comm = NULL;
+	F->g.ctx = NULL;
+	F->g.commv = NULL;
+	front_scratch(F, 1);
+	F->sinf_last = xcalloc((size_t)S, sizeof(int));
+	bmin = minmax_dp(x, &F->g, &F->T, F->f);
+	if (bmin == HUGE_VAL)
+		return F;
+	F->sinf = sum_dp(x, &F->g, &F->T, HUGE_VAL, F->f, F->arg,
+	    F->sinf_last);
+	F->status = LP_OPTIMAL;
+	F->bmin = bmin;
+	front_cands(F, FRONT_KEEP);
+	/* The scratch is only needed while the scan runs. */
+	front_scratch(F, 0);
+	return F;
+}
+
+/* Scan the next candidate; keep its point unless an earlier dominates. */
+static void
+front_step(struct part_front *F)
+{
+	const struct dl_costctx *x = F->x;
+	int S = F->g.S;
+	double B = F->cand[F->next], s, bt = 0, sum = 0, t, c;
+
+	s = sum_dp(x, &F->g, &F->T, B, F->f, F->arg, F->tmp);
+	if (s != HUGE_VAL) {
+		/* Score with the true bottleneck of this partition. */
+		for (int j = 0, a = 0; j < S; j++) {
+			stage(x, &F->g, &F->T, j, a, F->tmp[j], &t, &c);
+			bt = fmax(bt, fmax(t, c));
+			sum += t + c;
+			a = F->tmp[j] + 1;
+		}
+		for (size_t i = 0; i < F->n; i++)
+			if (F->psum[i] <= sum && F->pbt[i] <= bt)
+				goto done;
+		if (F->n == F->cap) {
+			F->cap = F->cap ? 2 * F->cap : 8;
+			F->psum = xreallocarray(F->psum, F->cap, sizeof(double));
+			F->pbt = xreallocarray(F->pbt, F->cap, sizeof(double));
+			F->pidx = xreallocarray(F->pidx, F->cap, sizeof(size_t));
+			F->plast = xreallocarray(F->plast, F->cap * (size_t)S,
+			    sizeof(int));
+		}
+		F->psum[F->n] = sum;
+		F->pbt[F->n] = bt;
+		F->pidx[F->n] = F->next;
+		memcpy(F->plast + F->n * (size_t)S, F->tmp,
+		    (size_t)S * sizeof(int));
+		F->n++;
+	}
+done:
+	F->next++;
+}
+
+int
+part_front_query(struct part_front *F, long m, struct part_result *r)
+{
+	long max_scan = F->max_scan;
+	int S = F->g.S;
 	double t0 = now();
 
 	memset(r, 0, sizeof(*r));
 	r->S = S;
-	r->last = xcalloc((size_t)S, sizeof(int));
-	r->status = LP_INFEASIBLE;
-	if (S < 1 || S > L)
-		return DL_OK;
-	tab_init(&T, x, g);
-	f = xcalloc((size_t)S * (size_t)L, sizeof(double));
-	arg = xcalloc((size_t)S * (size_t)L, sizeof(int));
-	tmp = xcalloc((size_t)S, sizeof(int));
-	bmin = minmax_dp(x, g, &T, f);
-	if (bmin == HUGE_VAL)
+	r->last = xcalloc((size_t)(S > 0 ? S : 1), sizeof(int));
+	r->status = F->status;
+	r->obj = HUGE_VAL;
+	if (F->status == LP_INFEASIBLE)
 		goto out;
-	sinf = sum_dp(x, g, &T, HUGE_VAL, f, arg, tmp);
-	if (g->m <= 1) {
-		best = sinf;
-		memcpy(r->last, tmp, (size_t)S * sizeof(int));
-		r->status = LP_OPTIMAL;
+	if (m <= 1) {
+		r->obj = F->sinf;
+		memcpy(r->last, F->sinf_last, (size_t)S * sizeof(int));
 		goto out;
 	}
-	/* Candidate bottlenecks: every feasible stage's max(t, c) >= bmin. */
-	cand = xcalloc((size_t)S * (size_t)L * (size_t)L / 2 + 1 +
-	    (size_t)L, sizeof(double));
-	for (int j = 0; j < S; j++)
-		for (int a = j; a < L; a++)
-			for (int b = a; b < L; b++)
-				if (stage(x, g, &T, j, a, b, &t, &c) &&
-				    fmax(t, c) >= bmin)
-					cand[nc++] = fmax(t, c);
-	qsort(cand, nc, sizeof(double), cmp_dbl);
-	r->status = LP_OPTIMAL;
-	for (size_t i = 0; i < nc; i++) {
-		double B = cand[i], s;
+	for (;;) {
+		double best = HUGE_VAL;
+		long bi = -1;
 
-		if (i > 0 && cand[i] == cand[i - 1])
-			continue;
-		/* No larger bottleneck can win any more. */
-		if (sinf + (double)(g->m - 1) * B >= best)
+		for (size_t i = 0; i < F->n; i++) {
+			double v = F->psum[i] + (double)(m - 1) * F->pbt[i];
+
+			if ((max_scan <= 0 || F->pidx[i] < (size_t)max_scan) &&
+			    v < best) {
+				best = v;
+				bi = (long)i;
+			}
+		}
+		if (bi >= 0) {
+			r->obj = best;
+			memcpy(r->last, F->plast + (size_t)bi * (size_t)S,
+			    (size_t)S * sizeof(int));
+		}
+		if (F->next >= F->nall)
 			break;
-		if (max_scan > 0 && scanned++ >= max_scan) {
+		if (F->next >= F->ncand)
+			front_cands(F, F->nall);
+		if (F->sinf + (double)(m - 1) * F->cand[F->next] >= best)
+			break;
+		if (max_scan > 0 && F->next >= (size_t)max_scan) {
 			r->status = LP_FEASIBLE;
 			break;
 		}
-		s = sum_dp(x, g, &T, B, f, arg, tmp);
-		if (s == HUGE_VAL)
-			continue;
-		/* Score with the true bottleneck of this partition. */
-		{
-			double bt = 0, sum = 0;
-
-			for (int j = 0, a = 0; j < S; j++) {
-				stage(x, g, &T, j, a, tmp[j], &t, &c);
-				bt = fmax(bt, fmax(t, c));
-				sum += t + c;
-				a = tmp[j] + 1;
-			}
-			if (sum + (double)(g->m - 1) * bt < best) {
-				best = sum + (double)(g->m - 1) * bt;
-				memcpy(r->last, tmp, (size_t)S * sizeof(int));
-			}
-		}
+		front_scratch(F, 1);
+		front_step(F);
 	}
-	free(cand);
+	front_scratch(F, 0);
+	if (F->ncand > FRONT_KEEP) {
+		F->ncand = FRONT_KEEP;
+		F->cand = xreallocarray(F->cand, F->ncand + 1,
+		    sizeof(double));
+	}
 out:
-	r->obj = best;
 	r->time_s = now() - t0;
-	free(f);
-	free(arg);
-	free(tmp);
-	tab_free(&T);
 	return DL_OK;
+}
+
+void
+part_front_free(struct part_front *F)
+{
+	if (F == NULL)
+		return;
+	if (F->g.node != NULL) {
+		free((int *)F->g.node);
+		free((int *)F->g.k);
+		tab_free(&F->T);
+	}
+	free(F->f);
+	free(F->arg);
+	free(F->tmp);
+	free(F->sinf_last);
+	free(F->cand);
+	free(F->psum);
+	free(F->pbt);
+	free(F->pidx);
+	free(F->plast);
+	free(F);
+}
+
+int
+part_dp(const struct dl_costctx *x, const struct part_group *g,
+    long max_scan, struct part_result *r)
+{
+	double t0 = now();
+	struct part_front *F = part_front_new(x, g, max_scan);
+	int rc;
+
+	rc = part_front_query(F, g->m, r);
+	part_front_free(F);
+	r->time_s = now() - t0;
+	return rc;
 }
 
 int
@@ -301,7 +514,7 @@ part_milp(const struct dl_costctx *x, const struct part_group *g,
 		for (int l = 0; l + 1 < L; l++) {
 			snprintf(name, sizeof(name), "y_%d_%d", l, j);
 			Y[j * L + l] = lp_add_col(lp, name, LP_CONT, 0, 1,
-			    T.comm[j * L + l]);
+			    T.comm[j][l]);
 		}
 	z = lp_add_col(lp, "z", LP_CONT, 0, HUGE_VAL, mcoef);
 	for (int l = 0; l < L; l++) {
@@ -359,7 +572,7 @@ part_milp(const struct dl_costctx *x, const struct part_group *g,
 		/* z >= c_j and the end markers. */
 		for (int l = 0; l + 1 < L; l++) {
 			cols[k] = Y[j * L + l];
-			vals[k++] = T.comm[j * L + l];
+			vals[k++] = T.comm[j][l];
 		}
 		cols[k] = z;
 		vals[k++] = -1;

@@ -38,6 +38,12 @@ struct part_group {
 	/* c for boundary j (0 <= j < S-1) and a transfer of bytes each way */
 	double (*comm)(void *ctx, int j, double bytes);
 	void *ctx;
+	/*
+	 * Or, when not NULL, the prices already known: commv[j][l] is c_j
+	 * when stage j ends at layer l.  A frontier keeps these pointers, so
+	 * they must outlive it.
+	 */
+	const double *const *commv;
 };
 
 struct part_result {
@@ -57,6 +63,21 @@ struct part_result {
  */
 int part_dp(const struct dl_costctx *x, const struct part_group *g,
     long max_scan, struct part_result *r);
+/*
+ * The same DP for every m at once.  part_front_new() prepares group g
+ * (node and k are copied, the transfer prices taken once; the comm
+ * callback is not kept); part_front_query() then answers for any m with
+ * min(m, S) = min(g->m, S) (the memory rows depend on m only below S),
+ * exactly as part_dp(x, g, max_scan, r) would for that m, extending the
+ * candidate scan only as far as that m needs.  The frontier owns its
+ * memory (at most max_scan + 1 candidates when max_scan > 0):
+ * part_front_free().
+ */
+struct part_front;
+struct part_front *part_front_new(const struct dl_costctx *x,
+    const struct part_group *g, long max_scan);
+int part_front_query(struct part_front *f, long m, struct part_result *r);
+void part_front_free(struct part_front *f);
 /*
  * The largest model the commands partition.  part_dp() takes O(S L^2)
  * time per candidate bottleneck and O(S L^2) memory for the candidates,

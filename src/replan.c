@@ -484,7 +484,7 @@ repartition(const struct dl_costctx *x, struct dl_plan *p, double tlim,
 		int *k = xcalloc((size_t)S, sizeof(int)), rc;
 		struct bnd b = { x, node };
 		struct part_group pg = { S, node, k, gr->micro_batches,
-		    boundary_cost, &b };
+		    boundary_cost, &b, NULL };
 		struct part_result r;
 
 		for (int j = 0; j < S; j++) {

@@ -108,94 +108,165 @@ tc_free(struct tcache *t)
 }
 
 /*
- * Partitions already solved, keyed by everything the programs see: the
- * stage count, micro-batches, each stage's speed, TP degree, memory and
- * intra-node bandwidth, and every boundary's transfer price.  Groups of
- * the same kinds of units then cost one solve, however many there are.
+ * Partition caches, keyed by everything the programs see: the stage
+ * count, the micro-batches, each stage's speed, TP degree, memory and
+ * intra-node bandwidth, and each boundary's transfer prices (as the id of
+ * its price vector, see struct cids).  Groups of the same kinds of units
+ * then cost one solve, however many there are.  A key maps to an owned
+ * value, freed with the cache by vfree.
  */
-struct pcache {
+struct kcache {
 	char **key;
 	size_t *klen;
-	struct part_result *res;
+	unsigned long long *hash;
+	void **val;
 	size_t cap, n;
+	void (*vfree)(void *);
 };
 
-static size_t
-pc_hash(const char *k, size_t n, size_t cap)
+static unsigned long long
+kc_hash(const char *k, size_t n)
 {
 	unsigned long long h = 1469598103934665603ULL;
+	size_t i = 0;
 
-	for (size_t i = 0; i < n; i++)
+	/* FNV-1a over 8-byte words, then the tail byte by byte. */
+	for (; i + 8 <= n; i += 8) {
+		unsigned long long w;
+
+		memcpy(&w, k + i, 8);
+		h = (h ^ w) * 1099511628211ULL;
+		h ^= h >> 29;
+	}
+	for (; i < n; i++)
 		h = (h ^ (unsigned char)k[i]) * 1099511628211ULL;
-	return (size_t)h & (cap - 1);
+	return h ^ (h >> 32);
 }
 
-static struct part_result *
-pc_find(const struct pcache *pc, const char *k, size_t n)
+static void *
+kc_find(const struct kcache *kc, const char *k, size_t n)
 {
-	if (pc->cap == 0)
+	unsigned long long h;
+
+	if (kc->cap == 0)
 		return NULL;
-	for (size_t i = pc_hash(k, n, pc->cap); pc->key[i];
-	    i = (i + 1) & (pc->cap - 1))
-		if (pc->klen[i] == n && memcmp(pc->key[i], k, n) == 0)
-			return &pc->res[i];
+	h = kc_hash(k, n);
+	for (size_t i = h & (kc->cap - 1); kc->key[i];
+	    i = (i + 1) & (kc->cap - 1))
+		if (kc->hash[i] == h && kc->klen[i] == n &&
+		    memcmp(kc->key[i], k, n) == 0)
+			return kc->val[i];
 	return NULL;
 }
 
+/* Add key k (not present) with value v, which the cache then owns. */
 static void
-pc_put(struct pcache *pc, const char *k, size_t n, const struct part_result *r)
+kc_put(struct kcache *kc, const char *k, size_t n, void *v)
 {
 	size_t i;
 
-	if (2 * (pc->n + 1) > pc->cap) {
-		struct pcache o = *pc;
+	if (2 * (kc->n + 1) > kc->cap) {
+		struct kcache o = *kc;
 
-		pc->cap = o.cap ? 2 * o.cap : 256;
-		pc->n = 0;
-		pc->key = xcalloc(pc->cap, sizeof(char *));
-		pc->klen = xcalloc(pc->cap, sizeof(size_t));
-		pc->res = xcalloc(pc->cap, sizeof(struct part_result));
-		for (i = 0; i < o.cap; i++) {
-			size_t j;
-
-			if (o.key[i] == NULL)
+		kc->cap = o.cap ? 2 * o.cap : 256;
+		kc->key = xcalloc(kc->cap, sizeof(char *));
+		kc->klen = xcalloc(kc->cap, sizeof(size_t));
+		kc->hash = xcalloc(kc->cap, sizeof(*kc->hash));
+		kc->val = xcalloc(kc->cap, sizeof(void *));
+		for (size_t j = 0; j < o.cap; j++) {
+			if (o.key[j] == NULL)
 				continue;
-			for (j = pc_hash(o.key[i], o.klen[i], pc->cap);
-			    pc->key[j]; j = (j + 1) & (pc->cap - 1))
+			for (i = o.hash[j] & (kc->cap - 1); kc->key[i];
+			    i = (i + 1) & (kc->cap - 1))
 				;
-			pc->key[j] = o.key[i];
-			pc->klen[j] = o.klen[i];
-			pc->res[j] = o.res[i];
-			pc->n++;
+			kc->key[i] = o.key[j];
+			kc->klen[i] = o.klen[j];
+			kc->hash[i] = o.hash[j];
+			kc->val[i] = o.val[j];
 		}
 		free(o.key);
 		free(o.klen);
-		free(o.res);
+		free(o.hash);
+		free(o.val);
 	}
-	for (i = pc_hash(k, n, pc->cap); pc->key[i];
-	    i = (i + 1) & (pc->cap - 1))
-		;
-	pc->key[i] = xmalloc(n);
-	memcpy(pc->key[i], k, n);
-	pc->klen[i] = n;
-	pc->res[i] = *r;
-	pc->res[i].last = xcalloc((size_t)r->S, sizeof(int));
-	memcpy(pc->res[i].last, r->last, (size_t)r->S * sizeof(int));
-	pc->n++;
+	{
+		unsigned long long h = kc_hash(k, n);
+
+		for (i = h & (kc->cap - 1); kc->key[i];
+		    i = (i + 1) & (kc->cap - 1))
+			;
+		kc->hash[i] = h;
+	}
+	kc->key[i] = xmalloc(n);
+	memcpy(kc->key[i], k, n);
+	kc->klen[i] = n;
+	kc->val[i] = v;
+	kc->n++;
 }
 
 static void
-pc_free(struct pcache *pc)
+kc_free(struct kcache *kc)
 {
-	for (size_t i = 0; i < pc->cap; i++)
-		if (pc->key[i]) {
-			free(pc->key[i]);
-			free(pc->res[i].last);
+	for (size_t i = 0; i < kc->cap; i++)
+		if (kc->key[i]) {
+			free(kc->key[i]);
+			kc->vfree(kc->val[i]);
 		}
-	free(pc->key);
-	free(pc->klen);
-	free(pc->res);
-	memset(pc, 0, sizeof(*pc));
+	free(kc->key);
+	free(kc->klen);
+	free(kc->hash);
+	free(kc->val);
+	kc->key = NULL;
+	kc->klen = NULL;
+	kc->hash = NULL;
+	kc->val = NULL;
+	kc->cap = kc->n = 0;
+}
+
+static void
+free_result(void *p)
+{
+	part_result_free(p);
+	free(p);
+}
+
+static void
+free_front(void *p)
+{
+	part_front_free(p);
+}
+
+/*
+ * Transfer price vectors.  A pipeline boundary from node a to node b costs
+ * c(l), the unshared price of layer l's activations each way; the vector
+ * over all layers gets an id, the same for every pair with the same
+ * prices, so that cache keys hold one int per boundary.
+ */
+struct cids {
+	struct kcache pair;	/* (a, b) -> id */
+	struct kcache vec;	/* price vector -> id */
+	double **v;		/* id -> price vector (owned) */
+	int n;
+	size_t cap;
+	double *zero;		/* the prices when transfers are left out */
+};
+
+static void
+cids_free(struct cids *c)
+{
+	kc_free(&c->pair);
+	kc_free(&c->vec);
+	for (int i = 0; i < c->n; i++)
+		free(c->v[i]);
+	free(c->v);
+	free(c->zero);
+	memset(c, 0, sizeof(*c));
+}
+
+static void
+free_id(void *p)
+{
+	free(p);
 }
 
 struct ctx {
@@ -214,7 +285,9 @@ struct ctx {
 	struct dl_err err;	/* a hard error (DL_ESYS) stops the search */
 	int failed;
 	struct tcache tc;
-	struct pcache pc;
+	struct kcache pc;	/* key with m -> struct part_result */
+	struct kcache fc;	/* key with min(m, S) -> struct part_front */
+	struct cids cid;
 };
 
 static double
@@ -361,30 +434,86 @@ strategy_allows(int strat, const struct shape *sh)
 	return 1;
 }
 
-static int partition_solve(struct ctx *, const struct part_group *, int,
-    const char *, struct part_result *, struct dl_err *);
+/* Candidate bottlenecks the DP scans before the MILP takes over. */
+#define PART_SCAN 4096
+
+static int partition_solve(struct ctx *, const struct part_group *,
+    struct part_front *, int, const char *, struct part_result *,
+    struct dl_err *);
+
+/*
+ * The id of the price vector of boundary j of cc's pipeline (node j to
+ * node j + 1); -1 when transfers are left out.
+ */
+static int
+comm_id(struct ctx *C, const struct commctx *cc, int j)
+{
+	const struct dl_costctx *x = C->x;
+	int ab[2] = { cc->node[j], cc->node[j + 1] }, *id, *pid;
+	double mu = (double)x->o->micro_batch, *v;
+	size_t n = (size_t)C->L * sizeof(double);
+
+	if (cc->zero)
+		return -1;
+	if ((id = kc_find(&C->cid.pair, (const char *)ab, sizeof(ab))) != NULL)
+		return *id;
+	C->cid.pair.vfree = C->cid.vec.vfree = free_id;
+	v = xcalloc((size_t)C->L, sizeof(double));
+	for (int l = 0; l < C->L; l++)
+		v[l] = comm_cb((void *)cc, j, mu * x->m->layers[l].act_mb * 1e6);
+	if ((id = kc_find(&C->cid.vec, (const char *)v, n)) == NULL) {
+		id = xmalloc(sizeof(int));
+		*id = C->cid.n;
+		kc_put(&C->cid.vec, (const char *)v, n, id);
+		C->cid.v = xgrow(C->cid.v, &C->cid.cap, (size_t)C->cid.n + 1,
+		    sizeof(double *));
+		C->cid.v[C->cid.n++] = v;
+	} else {
+		free(v);
+	}
+	pid = xmalloc(sizeof(int));
+	*pid = *id;
+	kc_put(&C->cid.pair, (const char *)ab, sizeof(ab), pid);
+	return *pid;
+}
+
+/* Append n bytes at p to key buffer k at *len. */
+static void
+key_add(char *k, size_t *len, const void *p, size_t n)
+{
+	memcpy(k + *len, p, n);
+	*len += n;
+}
 
 /*
  * Partition group g of sh for m micro-batches: the exact DP and then, for
  * two or more stages when use_milp is set, the MILP started from it.  With
- * zero the transfers are left out (the compute-only lower bound).
+ * zero the transfers are left out (the compute-only lower bound).  Answers
+ * are cached; so is each group's DP frontier, which serves every m.
  */
 static int
 partition(struct ctx *C, const struct shape *sh, int g, long m, int zero,
     int use_milp, const char *dump, struct part_result *r, struct dl_err *e)
 {
+	const struct dl_costctx *x = C->x;
 	int S = sh->S[g];
 	int *node = xcalloc((size_t)S, sizeof(int));
 	int *k = xcalloc((size_t)S, sizeof(int));
 	struct commctx cc;
-	struct part_group pg;
+	struct part_group pg = { 0 };
+	struct part_result *hit;
+	struct part_front *F;
+	const double **commv;
+	char *key;
+	size_t len = 0, plen;
+	long mm = m < S ? m : S;
 	int rc;
 
 	for (int j = 0; j < S; j++) {
 		node[j] = sh->u[sh->off[g] + j]->node;
 		k[j] = sh->u[sh->off[g] + j]->k;
 	}
-	cc.x = C->x;
+	cc.x = x;
 	cc.node = node;
 	cc.zero = zero;
 	cc.cache = &C->tc;
@@ -394,58 +523,80 @@ partition(struct ctx *C, const struct shape *sh, int g, long m, int zero,
 	pg.m = m;
 	pg.comm = comm_cb;
 	pg.ctx = &cc;
-	if (dump == NULL) {
-		struct strbuf key = STRBUF_INIT;
-		const struct dl_costctx *x = C->x;
-		struct part_result *hit;
-		double mu = (double)x->o->micro_batch;
-
-		sb_add(&key, (const char *)&S, sizeof(S));
-		sb_add(&key, (const char *)&m, sizeof(m));
-		sb_add(&key, (const char *)&zero, sizeof(zero));
-		for (int j = 0; j < S; j++) {
-			double f[3] = { x->speed[node[j]],
-			    cost_gpu_capacity(x, node[j]),
-			    x->c->nodes[node[j]].intra_gbps };
-
-			sb_add(&key, (const char *)f, sizeof(f));
-			sb_add(&key, (const char *)&k[j], sizeof(int));
-			for (int l = 0; j + 1 < S && l < C->L; l++) {
-				double cj = comm_cb(&cc, j, mu *
-				    x->m->layers[l].act_mb * 1e6);
-
-				sb_add(&key, (const char *)&cj, sizeof(cj));
-			}
-		}
-		if ((hit = pc_find(&C->pc, key.buf, key.len)) != NULL) {
-			*r = *hit;
-			r->last = xcalloc((size_t)S, sizeof(int));
-			memcpy(r->last, hit->last, (size_t)S * sizeof(int));
-			sb_free(&key);
-			free(node);
-			free(k);
-			return DL_OK;
-		}
-		rc = partition_solve(C, &pg, use_milp, NULL, r, e);
-		if (rc == DL_OK)
-			pc_put(&C->pc, key.buf, key.len, r);
-		sb_free(&key);
-	} else {
-		rc = partition_solve(C, &pg, use_milp, dump, r, e);
+	if (dump != NULL) {
+		rc = partition_solve(C, &pg, NULL, use_milp, dump, r, e);
+		free(node);
+		free(k);
+		return rc;
 	}
+	key = xmalloc(2 * sizeof(int) + (size_t)S * (3 * sizeof(double) +
+	    2 * sizeof(int)) + 2 * sizeof(long));
+	commv = xcalloc((size_t)S, sizeof(*commv));
+	if (C->cid.zero == NULL)
+		C->cid.zero = xcalloc((size_t)C->L, sizeof(double));
+	key_add(key, &len, &S, sizeof(S));
+	key_add(key, &len, &zero, sizeof(zero));
+	for (int j = 0; j < S; j++) {
+		double f[3] = { x->speed[node[j]], cost_gpu_capacity(x,
+		    node[j]), x->c->nodes[node[j]].intra_gbps };
+		int id = j + 1 < S ? comm_id(C, &cc, j) : -2;
+
+		if (j + 1 < S)
+			commv[j] = id >= 0 ? C->cid.v[id] : C->cid.zero;
+		key_add(key, &len, f, sizeof(f));
+		key_add(key, &len, &k[j], sizeof(int));
+		key_add(key, &len, &id, sizeof(int));
+	}
+	plen = len;
+	key_add(key, &len, &m, sizeof(m));
+	C->fc.vfree = free_front;
+	C->pc.vfree = free_result;
+	if ((hit = kc_find(&C->pc, key, len)) != NULL) {
+		*r = *hit;
+		r->last = xcalloc((size_t)S, sizeof(int));
+		memcpy(r->last, hit->last, (size_t)S * sizeof(int));
+		rc = DL_OK;
+		goto out;
+	}
+	len = plen;
+	key_add(key, &len, &mm, sizeof(mm));
+	if ((F = kc_find(&C->fc, key, len)) == NULL) {
+		pg.commv = (const double *const *)commv;
+		F = part_front_new(x, &pg, PART_SCAN);
+		pg.commv = NULL;
+		kc_put(&C->fc, key, len, F);
+	}
+	rc = partition_solve(C, &pg, F, use_milp, NULL, r, e);
+	if (rc == DL_OK) {
+		hit = xmalloc(sizeof(*hit));
+		*hit = *r;
+		hit->last = xcalloc((size_t)S, sizeof(int));
+		memcpy(hit->last, r->last, (size_t)S * sizeof(int));
+		len = plen;
+		key_add(key, &len, &m, sizeof(m));
+		kc_put(&C->pc, key, len, hit);
+	}
+out:
+	free(key);
+	free(commv);
 	free(node);
 	free(k);
 	return rc;
 }
 
-/* The DP, and the MILP when the DP's scan was cut short. */
+/*
+ * The DP (from frontier F when given), and the MILP when the DP's scan
+ * was cut short.
+ */
 static int
-partition_solve(struct ctx *C, const struct part_group *pg, int use_milp,
-    const char *dump, struct part_result *r, struct dl_err *e)
+partition_solve(struct ctx *C, const struct part_group *pg,
+    struct part_front *F, int use_milp, const char *dump,
+    struct part_result *r, struct dl_err *e)
 {
 	int S = pg->S, rc;
 
-	rc = part_dp(C->x, pg, 4096, r);
+	rc = F ? part_front_query(F, pg->m, r) :
+	    part_dp(C->x, pg, PART_SCAN, r);
 	/*
 	 * The DP is exact when its bottleneck scan finishes; GLPK proves the
 	 * rest when the scan was cut short.
@@ -1387,7 +1538,9 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 		exhaustive(&C);
 	st->exact = exact && !C.failed;
 	tc_free(&C.tc);
-	pc_free(&C.pc);
+	kc_free(&C.pc);
+	kc_free(&C.fc);
+	cids_free(&C.cid);
 	if (!C.have_best && !C.failed) {
 		explain_infeasible(&C);
 		plan_free(&C.work);
@@ -1514,7 +1667,7 @@ search_dump(const struct dl_costctx *x, const struct search_opts *so,
 			struct commctx cc;
 			int *node = xcalloc((size_t)sh.S[g], sizeof(int));
 			int *k = xcalloc((size_t)sh.S[g], sizeof(int));
-			struct part_group pg;
+			struct part_group pg = { 0 };
 			struct lp_params prm = { so->time_limit, 0 };
 
 			for (int j = 0; j < sh.S[g]; j++) {

@@ -188,7 +188,7 @@ compare(struct fixture *f, const struct dl_model *m, int k, long micro,
 	struct dl_opts o;
 	struct dl_costctx x;
 	struct dl_err e = { 0 };
-	struct part_group g;
+	struct part_group g = { 0 };
 	struct part_result r;
 	int n = (int)m->nlayers, *node, *kk, *last;
 	double *w;

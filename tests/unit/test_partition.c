@@ -99,6 +99,63 @@ random_instance(struct fixture *f, int nodes, int L, int tight)
 	sb_free(&sb);
 }
 
+/*
+ * A random group for seed: nodes, a model of lo..hi layers (memory binding
+ * when mem), a micro-batch of 1..4, S of 1..smax stages with random nodes,
+ * TP degrees and transfer weights w.  0 when the fixture loads.
+ */
+struct inst {
+	struct dl_cluster c;
+	struct dl_model m;
+	struct dl_opts o;
+	struct dl_costctx x;
+	int L, node[8], k[8];
+	double w[8];
+	struct part_group g;
+};
+
+static int
+inst_make(struct fixture *f, uint64_t seed, int lo, int hi, int smax,
+    int mem, struct inst *in)
+{
+	struct dl_err e = { 0 };
+	int nodes, S;
+
+	memset(in, 0, sizeof(*in));
+	fx_seed(f, seed);
+	nodes = fx_int(f, 1, 4);
+	in->L = fx_int(f, lo, hi);
+	random_instance(f, nodes, in->L, mem);
+	if (fx_load(f, &in->c, &in->m) != 0)
+		return -1;
+	plan_opts_default(&in->o);
+	in->o.micro_batch = fx_int(f, 1, 4);
+	in->o.global_batch = in->o.micro_batch * 8;
+	cost_init(&in->x, &in->c, &in->m, &in->o, NULL, NULL, &e);
+	S = fx_int(f, 1, in->L < smax ? in->L : smax);
+	for (int j = 0; j < S; j++) {
+		in->node[j] = fx_int(f, 0, nodes - 1);
+		in->k[j] = 1 << fx_int(f, 0, 1);
+		if (in->k[j] > in->c.nodes[in->node[j]].gpus)
+			in->k[j] = 1;
+		in->w[j] = fx_rand(f);
+	}
+	in->g.S = S;
+	in->g.node = in->node;
+	in->g.k = in->k;
+	in->g.comm = comm;
+	in->g.ctx = in->w;
+	return 0;
+}
+
+static void
+inst_free(struct inst *in)
+{
+	cost_free(&in->x);
+	model_free(&in->m);
+	cluster_free(&in->c);
+}
+
 static void
 test_partition(void)
 {
@@ -107,46 +164,20 @@ test_partition(void)
 
 	fx_begin(&f);
 	for (int seed = 1; seed <= 60; seed++) {
-		struct dl_cluster c;
-		struct dl_model m;
-		struct dl_opts o;
-		struct dl_costctx x;
+		struct inst in;
 		struct dl_err e = { 0 };
-		int L, S, nodes, node[8], k[8];
-		double w[8];
-		struct part_group g;
 		struct part_result r, r2;
 		struct lp_params prm = { 30, 0 };
 		double bf;
 
-		fx_seed(&f, (uint64_t)seed);
-		nodes = fx_int(&f, 1, 4);
-		L = fx_int(&f, 1, 9);
-		random_instance(&f, nodes, L, seed % 4 == 0);
-		if (fx_load(&f, &c, &m) != 0) {
+		if (inst_make(&f, (uint64_t)seed, 1, 9, 5, seed % 4 == 0,
+		    &in) != 0) {
 			ok(0, "fixture %d loads", seed);
 			continue;
 		}
-		plan_opts_default(&o);
-		o.micro_batch = fx_int(&f, 1, 4);
-		o.global_batch = o.micro_batch * 8;
-		cost_init(&x, &c, &m, &o, NULL, NULL, &e);
-		S = fx_int(&f, 1, L < 5 ? L : 5);
-		for (int j = 0; j < S; j++) {
-			node[j] = fx_int(&f, 0, nodes - 1);
-			k[j] = 1 << fx_int(&f, 0, 1);
-			if (k[j] > c.nodes[node[j]].gpus)
-				k[j] = 1;
-			w[j] = fx_rand(&f);
-		}
-		g.S = S;
-		g.node = node;
-		g.k = k;
-		g.m = fx_int(&f, 1, 8);
-		g.comm = comm;
-		g.ctx = w;
-		bf = brute(&x, &g, L);
-		part_dp(&x, &g, 0, &r);
+		in.g.m = fx_int(&f, 1, 8);
+		bf = brute(&in.x, &in.g, in.L);
+		part_dp(&in.x, &in.g, 0, &r);
 		n++;
 		if (bf == HUGE_VAL) {
 			ninf++;
@@ -158,7 +189,7 @@ test_partition(void)
 			printf("# seed %d: dp %.17g brute %.17g\n", seed, r.obj,
 			    bf);
 		}
-		if (part_milp(&x, &g, seed % 2 ? &r : NULL, &prm, NULL, &r2,
+		if (part_milp(&in.x, &in.g, seed % 2 ? &r : NULL, &prm, NULL, &r2,
 		    &e) != DL_OK) {
 			agree_milp = 0;
 		} else if (bf == HUGE_VAL) {
@@ -172,15 +203,81 @@ test_partition(void)
 		}
 		part_result_free(&r);
 		part_result_free(&r2);
-		cost_free(&x);
-		model_free(&m);
-		cluster_free(&c);
+		inst_free(&in);
 	}
 	fx_end(&f);
 	ok(agree_dp, "layer partition DP equals brute force (%d instances)", n);
 	ok(agree_milp, "layer partition MILP equals brute force");
 	ok(infeas_ok && ninf > 0, "memory-infeasible instances are reported "
 	    "as such (%d of them)", ninf);
+}
+
+/*
+ * One frontier answers every m as part_dp() does for that m alone: the
+ * same objective bit for bit, the same stage ends and status, whatever
+ * order the queries come in, with and without a scan limit.
+ */
+static void
+test_front(void)
+{
+	static const long ms[] = { 40, 2, 1000, 5, 3, 17, 1, 8, 250, 4 };
+	struct fixture f;
+	int same = 1, n = 0, cut = 0;
+
+	fx_begin(&f);
+	for (int seed = 1; seed <= 60; seed++) {
+		struct inst in;
+		int S;
+
+		if (inst_make(&f, (uint64_t)seed + 1000, 2, 24, 6, seed % 3 == 0,
+		    &in) != 0) {
+			ok(0, "fixture %d loads", seed);
+			continue;
+		}
+		S = in.g.S;
+		for (int lim = 0; lim < 2; lim++) {
+			long scan = lim ? 3 : 0;
+			struct part_front *big, *small[8] = { 0 };
+
+			in.g.m = 1000;
+			big = part_front_new(&in.x, &in.g, scan);
+			for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
+				struct part_result r1, r2;
+				struct part_front *F = big;
+
+				in.g.m = ms[i];
+				if (ms[i] < S) {
+					if (small[ms[i]] == NULL)
+						small[ms[i]] = part_front_new(
+						    &in.x, &in.g, scan);
+					F = small[ms[i]];
+				}
+				part_front_query(F, ms[i], &r1);
+				part_dp(&in.x, &in.g, scan, &r2);
+				n++;
+				cut += r2.status == LP_FEASIBLE;
+				if (r1.status != r2.status || (r1.status !=
+				    LP_INFEASIBLE && (memcmp(&r1.obj, &r2.obj,
+				    sizeof(double)) != 0 || memcmp(r1.last,
+				    r2.last, (size_t)S * sizeof(int)) != 0))) {
+					same = 0;
+					printf("# seed %d m %ld scan %ld: front "
+					    "%.17g (%d) dp %.17g (%d)\n", seed,
+					    ms[i], scan, r1.obj, r1.status,
+					    r2.obj, r2.status);
+				}
+				part_result_free(&r1);
+				part_result_free(&r2);
+			}
+			part_front_free(big);
+			for (int i = 0; i < 8; i++)
+				part_front_free(small[i]);
+		}
+		inst_free(&in);
+	}
+	fx_end(&f);
+	ok(same, "a frontier answers every m as part_dp does (%d queries)", n);
+	ok(cut > 0, "some of them hit the scan limit (%d)", cut);
 }
 
 static double
@@ -304,6 +401,7 @@ int
 main(void)
 {
 	test_partition();
+	test_front();
 	test_split();
 	return done_testing();
 }
