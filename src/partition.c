@@ -310,8 +310,10 @@ part_front_new(const struct dl_costctx *x, const struct part_group *g,
 	front_scratch(F, 1);
 	F->sinf_last = xcalloc((size_t)S, sizeof(int));
 	bmin = minmax_dp(x, &F->g, &F->T, F->f);
-	if (bmin == HUGE_VAL)
+	if (bmin == HUGE_VAL) {
+		front_scratch(F, 0);
 		return F;
+	}
 	F->sinf = sum_dp(x, &F->g, &F->T, HUGE_VAL, F->f, F->arg,
 	    F->sinf_last);
 	F->status = LP_OPTIMAL;
