@@ -153,6 +153,27 @@ cost_intra(const struct dl_costctx *x, int node, double bytes)
 }
 
 double
+cost_boundary(const struct dl_costctx *x, int u, int v, double bytes)
+{
+	double t = 0;
+
+	if (u == v)
+		return 2 * cost_intra(x, u, bytes);
+	for (int dir = 0; dir < 2; dir++) {
+		double td;
+
+		if (x->router == NULL)
+			return HUGE_VAL;
+		router_reset(x->router);
+		if (router_price(x->router, dir ? v : u, dir ? u : v, bytes,
+		    &td, NULL) != DL_OK)
+			return HUGE_VAL;
+		t += td;
+	}
+	return t;
+}
+
+double
 cost_stage_compute(const struct dl_costctx *x, int node, int k, int first,
     int last)
 {
@@ -316,7 +337,6 @@ ring_hop(void *ctx, int i, int j)
 	struct ringcost *rc = ctx;
 	int a = rc->slot[i], b = rc->slot[j];
 	double *c = &rc->cost[a * rc->nd + b];
-	struct dl_route rt;
 
 	if (*c >= 0 || rc->status != DL_OK)
 		return *c >= 0 ? *c : HUGE_VAL;
@@ -328,12 +348,12 @@ ring_hop(void *ctx, int i, int j)
 		rc->status = dl_seterr(rc->e, DL_ESYS, NULL, 0, 0, "plan has "
 		    "transfers between nodes but no router was set up");
 	} else {
-		memset(&rt, 0, sizeof(rt));
-		rc->status = router_flow(rc->x->router, rc->node[a],
-		    rc->node[b], rc->bytes, 0, &rt, rc->e);
+		double t;
+
+		rc->status = router_price(rc->x->router, rc->node[a],
+		    rc->node[b], rc->bytes, &t, rc->e);
 		if (rc->status == DL_OK)
-			*c = rt.expected_s;
-		route_clear(&rt);
+			*c = t;
 	}
 	return *c >= 0 ? *c : HUGE_VAL;
 }
@@ -494,6 +514,231 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 	free(order);
 	free(pos);
 	return rc;
+}
+
+/* A binary min-heap of (key, vertex) with lazy deletion. */
+struct sheap {
+	double *key;
+	int *v;
+	size_t cap;
+};
+
+static void
+sheap_push(struct sheap *h, size_t *n, double key, int v)
+{
+	size_t i = (*n)++, cap = h->cap;
+
+	if (*n > cap) {
+		h->key = xgrow(h->key, &cap, *n, sizeof(double));
+		h->v = xgrow(h->v, &h->cap, *n, sizeof(int));
+	}
+	for (; i > 0 && h->key[(i - 1) / 2] > key; i = (i - 1) / 2) {
+		h->key[i] = h->key[(i - 1) / 2];
+		h->v[i] = h->v[(i - 1) / 2];
+	}
+	h->key[i] = key;
+	h->v[i] = v;
+}
+
+static void
+sheap_pop(struct sheap *h, size_t *n, double *key, int *v)
+{
+	double k;
+	int x;
+	size_t i = 0;
+
+	*key = h->key[0];
+	*v = h->v[0];
+	k = h->key[--*n];
+	x = h->v[*n];
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h->key[c + 1] < h->key[c])
+			c++;
+		if (h->key[c] >= k)
+			break;
+		h->key[i] = h->key[c];
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	h->key[i] = k;
+	h->v[i] = x;
+}
+
+/*
+ * For every pair of sites (A, B), over every path from a node of A to a
+ * node of B: the least total latency (seconds) and the widest bottleneck
+ * bandwidth (Gbps; an implicit switch forwards without serialising, so
+ * its out-edges do not narrow a path).  Any transfer of S bytes between
+ * the two sites then takes at least lat + 8 S / (bw 1e9), whatever the
+ * route, load and sharing.  Dijkstra from all nodes of A at once, twice.
+ */
+static void
+sites_init(struct dl_sitebound *sb, const struct dl_cluster *c)
+{
+	size_t ns = c->nsites, nv = c->nverts;
+	double *d = xcalloc(nv, sizeof(double));
+	unsigned char *done = xcalloc(nv, 1);
+	struct sheap h = { 0 };
+
+	sb->lat = xcalloc(ns * ns, sizeof(double));
+	sb->bw = xcalloc(ns * ns, sizeof(double));
+	for (size_t A = 0; A < ns; A++)
+		for (int widest = 0; widest < 2; widest++) {
+			size_t nh = 0;
+
+			/* Keys are negated for the widest path: a min-heap. */
+			for (size_t v = 0; v < nv; v++) {
+				int n = c->verts[v].node;
+
+				done[v] = 0;
+				d[v] = widest ? -1 : HUGE_VAL;
+				if (n >= 0 && c->nodes[n].site_idx == (int)A) {
+					d[v] = widest ? HUGE_VAL : 0;
+					sheap_push(&h, &nh, widest ? -d[v] : d[v],
+					    (int)v);
+				}
+			}
+			while (nh > 0) {
+				double key;
+				int u;
+
+				sheap_pop(&h, &nh, &key, &u);
+				if (done[u])
+					continue;
+				done[u] = 1;
+				for (size_t k = c->out_off[u];
+				    k < c->out_off[u + 1]; k++) {
+					const struct dl_edge *ed =
+					    &c->edges[c->out_edge[k]];
+					double w;
+
+					if (widest) {
+						w = fmin(d[u], ed->from_switch ?
+						    HUGE_VAL : ed->gbps);
+						if (w <= d[ed->dst])
+							continue;
+					} else {
+						w = d[u] + ed->latency_ms / 1000;
+						if (w >= d[ed->dst])
+							continue;
+					}
+					d[ed->dst] = w;
+					sheap_push(&h, &nh, widest ? -w : w,
+					    ed->dst);
+				}
+			}
+			for (size_t B = 0; B < ns; B++)
+				(widest ? sb->bw : sb->lat)[A * ns + B] =
+				    widest ? 0 : HUGE_VAL;
+			for (size_t v = 0; v < nv; v++) {
+				int n = c->verts[v].node;
+				double *o;
+
+				if (n < 0)
+					continue;
+				o = (widest ? sb->bw : sb->lat) + A * ns +
+				    (size_t)c->nodes[n].site_idx;
+				if (widest ? d[v] > *o : d[v] < *o)
+					*o = d[v];
+			}
+		}
+	free(d);
+	free(done);
+	free(h.key);
+	free(h.v);
+}
+
+/*
+ * A lower bound on T_sync of plan p (section 4): a ring whose members sit
+ * in two or more sites has a hop from one of them to another, which takes
+ * at least the site bound of that pair; other hops are bounded by 0.
+ */
+double
+cost_sync_bound(const struct dl_costctx *x, struct dl_sitebound *sb,
+    const struct dl_plan *p)
+{
+	size_t ns = x->c->nsites;
+	int G = p->ngroups, L = (int)x->m->nlayers, nst = 0;
+	int *pos, *base, *sites, nsite;
+	unsigned char *seen;
+	double *acc, worst = 0;
+
+	if (G < 2 || ns < 2)
+		return 0;
+	if (sb->lat == NULL)
+		sites_init(sb, x->c);
+	pos = xcalloc((size_t)G, sizeof(int));
+	base = xcalloc((size_t)G, sizeof(int));
+	for (int g = 0; g < G; g++) {
+		base[g] = nst;
+		nst += p->groups[g].nstages;
+	}
+	acc = xcalloc((size_t)nst, sizeof(double));
+	sites = xcalloc(ns, sizeof(int));
+	seen = xcalloc(ns, 1);
+	for (int first = 0; first < L;) {
+		int last = L - 1;
+		double hb = HUGE_VAL, bytes;
+
+		/* The segment ends at the first stage end at or after first. */
+		for (int g = 0; g < G; g++) {
+			const struct dl_group *gr = &p->groups[g];
+
+			while (gr->stages[pos[g]].last < first)
+				pos[g]++;
+			if (pos[g] + 1 < gr->nstages &&
+			    gr->stages[pos[g]].last < last)
+				last = gr->stages[pos[g]].last;
+		}
+		bytes = cost_range_params(x, first, last) *
+		    x->o->grad_bytes / G;
+		nsite = 0;
+		for (int g = 0; g < G; g++) {
+			int si = x->c->nodes[p->groups[g].stages[pos[g]].node]
+			    .site_idx;
+
+			if (!seen[si]) {
+				seen[si] = 1;
+				sites[nsite++] = si;
+			}
+		}
+		for (int i = 0; i < nsite; i++)
+			for (int j = 0; j < nsite; j++) {
+				size_t ab = (size_t)sites[i] * ns +
+				    (size_t)sites[j];
+
+				if (i != j && sb->bw[ab] > 0)
+					hb = fmin(hb, sb->lat[ab] + 8 *
+					    bytes / (sb->bw[ab] * 1e9));
+			}
+		for (int i = 0; i < nsite; i++)
+			seen[sites[i]] = 0;
+		if (nsite >= 2 && hb < HUGE_VAL && bytes > 0)
+			for (int g = 0; g < G; g++)
+				acc[base[g] + pos[g]] += 2.0 * (G - 1) * hb;
+		first = last + 1;
+	}
+	for (int i = 0; i < nst; i++)
+		worst = fmax(worst, acc[i]);
+	free(pos);
+	free(base);
+	free(acc);
+	free(sites);
+	free(seen);
+	/* Rounding must never make the bound pass the true value. */
+	return worst * (1 - 1e-9);
+}
+
+void
+cost_sitebound_free(struct dl_sitebound *sb)
+{
+	free(sb->lat);
+	free(sb->bw);
+	sb->lat = sb->bw = NULL;
 }
 
 /*

@@ -64,6 +64,28 @@ double cost_range_mem(const struct dl_costctx *x, int first, int last);
 double cost_range_tp(const struct dl_costctx *x, int first, int last);
 /* 8 S / (intra_gbps 1e9): a transfer between two GPUs of node n. */
 double cost_intra(const struct dl_costctx *x, int node, double bytes);
+/*
+ * The transfer cost c of a pipeline boundary from node u to node v, bytes
+ * each way (activations forward, gradients back), each direction priced
+ * alone (every n_e = 1); inside one node, the intra-node time both ways.
+ * HUGE_VAL when there is no route.
+ */
+double cost_boundary(const struct dl_costctx *x, int u, int v, double bytes);
+/*
+ * A lower bound on T_sync of plan p that routes nothing: a ring whose
+ * members sit in two or more sites has a hop from one of them to another,
+ * and any transfer of S bytes from site A to site B takes at least the
+ * least latency plus 8 S over the widest bottleneck of any A-B path.
+ * sb caches those per site pair: zero it before the first call, free it
+ * with cost_sitebound_free().
+ */
+struct dl_sitebound {
+	double *lat;		/* nsites x nsites, seconds */
+	double *bw;		/* nsites x nsites, Gbps (0: no path) */
+};
+double cost_sync_bound(const struct dl_costctx *x, struct dl_sitebound *sb,
+    const struct dl_plan *p);
+void cost_sitebound_free(struct dl_sitebound *sb);
 
 /*
  * Evaluate a whole plan: fills stage times, group times, rings (ordered),

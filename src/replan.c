@@ -455,22 +455,8 @@ static double
 boundary_cost(void *ctx, int j, double bytes)
 {
 	const struct bnd *b = ctx;
-	int u = b->node[j], v = b->node[j + 1];
-	double t = 0;
 
-	if (u == v)
-		return 2 * cost_intra(b->x, u, bytes);
-	for (int dir = 0; dir < 2; dir++) {
-		struct dl_route r;
-
-		router_reset(b->x->router);
-		if (router_flow(b->x->router, dir ? v : u, dir ? u : v, bytes, 0,
-		    &r, NULL) != DL_OK)
-			return HUGE_VAL;
-		t += r.expected_s;
-		route_clear(&r);
-	}
-	return t;
+	return cost_boundary(b->x, b->node[j], b->node[j + 1], bytes);
 }
 
 /* New layer boundaries for every group of p, for its micro-batches. */

@@ -18,6 +18,7 @@
 
 #include "csvin.h"
 #include "forecast.h"
+#include "gmc.h"
 #include "mdp.h"
 #include "route.h"
 
@@ -67,6 +68,7 @@ struct dl_router {
 
 	struct solve cache[CACHE_MAX];
 	int ncache, nextslot;
+	int mru;		/* the slot cache_find() found last */
 };
 
 /* Regime of a mean utilisation m: floor(m K) clamped to [0, K - 1]. */
@@ -444,17 +446,32 @@ cache_slot(struct dl_router *r)
 	return s;
 }
 
-/* A cached solve toward b for this size that has priced vertex a. */
+/* Whether slot s is a solve toward b for this size that priced a. */
+static int
+cache_fits(const struct dl_router *r, const struct solve *s, int a, int b,
+    double bytes)
+{
+	return s->gen == r->gen && s->b == b && s->bytes == bytes &&
+	    !isnan(s->C[(size_t)a * r->K]);
+}
+
+/*
+ * A cached solve toward b for this size that has priced vertex a: the
+ * last one found when it fits (prices toward one destination come in
+ * runs), else the first that does.  Two solves that fit hold the same
+ * values, so which one answers does not matter.
+ */
 static struct solve *
 cache_find(struct dl_router *r, int a, int b, double bytes)
 {
-	for (int i = 0; i < r->ncache; i++) {
-		struct solve *s = &r->cache[i];
-
-		if (s->gen == r->gen && s->b == b && s->bytes == bytes &&
-		    !isnan(s->C[(size_t)a * r->K]))
-			return s;
-	}
+	if (r->mru < r->ncache && cache_fits(r, &r->cache[r->mru], a, b,
+	    bytes))
+		return &r->cache[r->mru];
+	for (int i = 0; i < r->ncache; i++)
+		if (cache_fits(r, &r->cache[i], a, b, bytes)) {
+			r->mru = i;
+			return &r->cache[i];
+		}
 	return NULL;
 }
 
@@ -814,6 +831,47 @@ fail:
 	return rc;
 }
 
+int
+router_price(struct dl_router *r, int a, int b, double bytes, double *t,
+    struct dl_err *e)
+{
+	const struct dl_cluster *c = r->c;
+	int K = r->K, l0 = r->l0, e1, e2;
+	double Ca[GMC_MAX_STATES];
+	struct solve *s = NULL;
+	int rc;
+
+	if (a < 0 || b < 0 || (size_t)a >= c->nverts ||
+	    (size_t)b >= c->nverts || a == b || !(bytes > 0) ||
+	    !isfinite(bytes) || K > GMC_MAX_STATES)
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "bad flow: vertices "
+		    "%d -> %d, %g bytes", a, b, bytes);
+	r->st.flows++;
+	if (fast_path(r, a, b, bytes, &e1, &e2, Ca)) {
+		r->st.fast++;
+		*t = Ca[l0];
+		return DL_OK;
+	}
+	if ((s = cache_find(r, a, b, bytes)) != NULL)
+		r->st.cache_hits++;
+	else if (r->fast_ok)
+		solve_local(r, a, b, bytes, 0, &s);
+	else if ((rc = solve(r, b, bytes, &s, e)) != DL_OK)
+		return rc;
+	/* The same walk as router_flow(): a dead end is no route. */
+	for (int v = a; v != b;) {
+		int ed = s->next[(size_t)v * K + l0];
+
+		if (ed < 0)
+			return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "no route "
+			    "from '%s' to '%s' in the network",
+			    c->verts[a].id, c->verts[b].id);
+		v = c->edges[ed].dst;
+	}
+	*t = s->C[(size_t)a * K + l0];
+	return DL_OK;
+}
+
 void
 route_clear(struct dl_route *rt)
 {
@@ -1091,8 +1149,9 @@ ring_order_sites(int n, const int *site, double (*hop_cost)(void *, int, int),
 		return;
 	}
 	w = xcalloc((size_t)n * n, sizeof(double));
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j < n; j++)
+	/* Column by column: a router prices toward one destination at a time. */
+	for (int j = 0; j < n; j++)
+		for (int i = 0; i < n; i++)
 			w[i * n + j] = i == j ? 0 : hop_cost(ctx, i, j);
 	if (n <= RING_EXACT_MAX)
 		ring_exact(n, w, order);

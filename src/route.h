@@ -56,6 +56,12 @@ void router_reset(struct dl_router *r);
  * out (may be NULL) receives the route; free it with route_clear().
  * No admissible path: DL_EINFEAS naming both ends.
  */
+/*
+ * The expected time router_flow(r, a, b, bytes, 0, ...) would report, in
+ * *t, without building the route: the same errors, nothing committed.
+ */
+int router_price(struct dl_router *r, int a, int b, double bytes, double *t,
+    struct dl_err *e);
 int router_flow(struct dl_router *r, int a, int b, double bytes, int commit,
     struct dl_route *out, struct dl_err *e);
 void route_clear(struct dl_route *rt);

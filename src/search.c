@@ -288,6 +288,7 @@ struct ctx {
 	struct kcache pc;	/* key with m -> struct part_result */
 	struct kcache fc;	/* key with min(m, S) -> struct part_front */
 	struct cids cid;
+	struct dl_sitebound sb;
 };
 
 static double
@@ -315,30 +316,16 @@ static double
 comm_cb(void *p, int j, double bytes)
 {
 	const struct commctx *cc = p;
-	const struct dl_cluster *c = cc->x->c;
 	int a = cc->node[j], b = cc->node[j + 1];
-	struct dl_route r;
-	double t = 0;
-
-	double *hit;
+	double t, *hit;
 
 	if (cc->zero)
 		return 0;
-	if (a == b)
-		return 2 * 8 * bytes / (c->nodes[a].intra_gbps * 1e9);
-	if (cc->cache && (hit = tc_find(cc->cache, a, b, bytes)) != NULL)
+	if (a != b && cc->cache && (hit = tc_find(cc->cache, a, b,
+	    bytes)) != NULL)
 		return *hit;
-	for (int dir = 0; dir < 2; dir++) {
-		router_reset(cc->x->router);
-		if (router_flow(cc->x->router, dir ? b : a, dir ? a : b, bytes,
-		    0, &r, NULL) != DL_OK) {
-			t = HUGE_VAL;
-			break;
-		}
-		t += r.expected_s;
-		route_clear(&r);
-	}
-	if (cc->cache)
+	t = cost_boundary(cc->x, a, b, bytes);
+	if (a != b && cc->cache)
 		tc_put(cc->cache, a, b, bytes, t);
 	return t;
 }
@@ -776,7 +763,12 @@ solve_shape(struct ctx *C, const struct shape *sh)
 			C->st->pruned++;
 		} else {
 			build_plan(C, &C->work, sh, last, m2);
-			if (C->work.ngroups > 0)
+			/* Nor can one whose sync alone would make up the rest. */
+			if (C->work.ngroups > 0 && C->have_best &&
+			    z + cost_sync_bound(C->x, &C->sb,
+			    &C->work) >= C->best_t)
+				C->st->pruned++;
+			else if (C->work.ngroups > 0)
 				consider(C);
 		}
 		if (memcmp(m, m2, (size_t)G * sizeof(long)) == 0)
@@ -1541,6 +1533,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	kc_free(&C.pc);
 	kc_free(&C.fc);
 	cids_free(&C.cid);
+	cost_sitebound_free(&C.sb);
 	if (!C.have_best && !C.failed) {
 		explain_infeasible(&C);
 		plan_free(&C.work);

@@ -30,6 +30,9 @@ struct oracle {
 	long M;
 	double best;
 	long evals;
+	/* cost_sync_bound() against the T_sync of every plan scored */
+	struct dl_sitebound sb;
+	long bounded, over;
 	/* current structure */
 	int G, len[16], seq[16];	/* groups as consecutive runs of seq */
 	long m[16];
@@ -71,8 +74,15 @@ o_score(struct oracle *O)
 		}
 	}
 	O->evals++;
-	if (cost_eval(O->x, &p, &e) == DL_OK && p.est.iteration_s < O->best)
-		O->best = p.est.iteration_s;
+	if (cost_eval(O->x, &p, &e) == DL_OK) {
+		double lb = cost_sync_bound(O->x, &O->sb, &p);
+
+		O->bounded += lb > 0;
+		if (lb > p.est.sync_s)
+			O->over++;
+		if (p.est.iteration_s < O->best)
+			O->best = p.est.iteration_s;
+	}
 	plan_free(&p);
 }
 
@@ -254,7 +264,7 @@ main(void)
 {
 	struct fixture f;
 	int n = 0, match = 0, never_better = 1, infeasible = 0, bad = 0;
-	long evals = 0;
+	long evals = 0, bounded = 0, over = 0;
 
 	fx_begin(&f);
 	for (int seed = 1; seed <= 80; seed++) {
@@ -289,6 +299,9 @@ main(void)
 		O.best = HUGE_VAL;
 		o_units(&O, 0);
 		evals += O.evals;
+		bounded += O.bounded;
+		over += O.over;
+		cost_sitebound_free(&O.sb);
 		rc = search_plan(&x, &so, &p, &st, &e);
 		n++;
 		if (O.best == HUGE_VAL) {
@@ -331,5 +344,8 @@ main(void)
 	    "infeasible instances (%d) as such", infeasible);
 	ok(n - infeasible >= 50, "at least 50 feasible instances (%d)",
 	    n - infeasible);
+	ok(over == 0 && bounded > 1000, "the sync lower bound never exceeds "
+	    "T_sync (%ld of %ld plans over; %ld with a bound > 0)", over, evals,
+	    bounded);
 	return done_testing();
 }
