@@ -4,6 +4,7 @@
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <limits.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,14 +170,6 @@ minmax_dp(const struct dl_costctx *x, const struct part_group *g,
 	return f[(S - 1) * L + L - 1];
 }
 
-static int
-cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The frontier.  For a candidate bottleneck B, sum_dp() does not depend on
  * m, and neither do the memory rows once m >= S (a stage never holds more
@@ -204,7 +197,8 @@ struct part_front {
 	double bmin;		/* least bottleneck */
 	double *cand;		/* distinct candidate bottlenecks, ascending */
 	size_t ncand;		/* of them kept in cand */
-	size_t nall;		/* of them in all (up to max_scan + 1) */
+	size_t nall;		/* of them in all (up to max_scan + 1), or
+				 * SIZE_MAX until known */
 	size_t next;		/* index of the first not scanned */
 	size_t n, cap;		/* points */
 	double *psum, *pbt;
@@ -238,46 +232,148 @@ front_scratch(struct part_front *F, int need)
 #define FRONT_KEEP 64
 
 /*
+ * The candidate lists.  For stage j ending at layer b, the stages [a, b]
+ * for a = b, b - 1, ... j give max(t, c) in ascending order (t grows with
+ * every layer taken, c depends on b only) until the first that does not
+ * fit in memory.  A heap merges these S x L sorted lists.
+ */
+struct cheap {
+	double *v;
+	int *j, *b, *a;
+	size_t n;
+};
+
+static void
+cheap_push(struct cheap *h, double v, int j, int b, int a)
+{
+	size_t i = h->n++;
+
+	/* Ties by (j, b): the order is fixed, although only values count. */
+	for (; i > 0; i = (i - 1) / 2) {
+		size_t p = (i - 1) / 2;
+
+		if (h->v[p] < v || (h->v[p] == v && (h->j[p] < j ||
+		    (h->j[p] == j && h->b[p] < b))))
+			break;
+		h->v[i] = h->v[p];
+		h->j[i] = h->j[p];
+		h->b[i] = h->b[p];
+		h->a[i] = h->a[p];
+	}
+	h->v[i] = v;
+	h->j[i] = j;
+	h->b[i] = b;
+	h->a[i] = a;
+}
+
+static void
+cheap_pop(struct cheap *h)
+{
+	size_t i = 0, n = --h->n;
+	double v = h->v[n];
+	int j = h->j[n], b = h->b[n], a = h->a[n];
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && (h->v[c + 1] < h->v[c] || (h->v[c + 1] ==
+		    h->v[c] && (h->j[c + 1] < h->j[c] || (h->j[c + 1] ==
+		    h->j[c] && h->b[c + 1] < h->b[c])))))
+			c++;
+		if (v < h->v[c] || (v == h->v[c] && (j < h->j[c] ||
+		    (j == h->j[c] && b < h->b[c]))))
+			break;
+		h->v[i] = h->v[c];
+		h->j[i] = h->j[c];
+		h->b[i] = h->b[c];
+		h->a[i] = h->a[c];
+		i = c;
+	}
+	h->v[i] = v;
+	h->j[i] = j;
+	h->b[i] = b;
+	h->a[i] = a;
+}
+
+/*
  * List the distinct candidate bottlenecks, every feasible stage's
- * max(t, c) >= bmin, ascending; keep the first keep of them (and never
- * more than a query can look at).
+ * max(t, c) >= bmin, ascending: the first keep of them (0: all), and
+ * never more than a query can look at (max_scan + 1).  F->nall becomes
+ * their exact number when the listing reached the end, else stays
+ * unknown (SIZE_MAX) unless known before.
  */
 static void
 front_cands(struct part_front *F, size_t keep)
 {
 	const struct dl_costctx *x = F->x;
 	int S = F->g.S, L = F->T.L;
+	size_t cap = F->max_scan > 0 ? (size_t)F->max_scan + 1 : SIZE_MAX;
+	size_t want = keep > 0 && keep < cap ? keep : cap, got = 0, room;
+	struct cheap h;
 	double t, c;
-	size_t nc = 0;
 
-	free(F->cand);
-	F->cand = xcalloc((size_t)S * (size_t)L * (size_t)(L + 1) / 2 + 1,
-	    sizeof(double));
+	h.n = 0;
+	h.v = xcalloc((size_t)S * (size_t)L, sizeof(double));
+	h.j = xcalloc((size_t)S * (size_t)L, sizeof(int));
+	h.b = xcalloc((size_t)S * (size_t)L, sizeof(int));
+	h.a = xcalloc((size_t)S * (size_t)L, sizeof(int));
 	for (int j = 0; j < S; j++)
-		for (int a = j; a < L; a++)
-			for (int b = a; b < L; b++) {
-				if (!stage(x, &F->g, &F->T, j, a, b, &t, &c)) {
-					/* Memory only grows with b. */
-					if (cost_stage_memory(x, a, b,
-					    F->T.phi[j], j + 1, S, F->g.m) >
-					    F->T.cap[j])
-						break;
+		for (int b = j; b < L; b++) {
+			int lo = j, hi = b, a;
+
+			c = j < S - 1 ? F->T.comm[j][b] : 0;
+			if (!isfinite(c))
+				continue;
+			/* The first a (from b down) with max(t, c) >= bmin. */
+			if (c < F->bmin) {
+				if (cost_stage_compute(x, F->g.node[j],
+				    F->g.k[j], j, b) < F->bmin)
 					continue;
+				while (lo < hi) {
+					int mid = lo + (hi - lo + 1) / 2;
+
+					if (cost_stage_compute(x, F->g.node[j],
+					    F->g.k[j], mid, b) >= F->bmin)
+						lo = mid;
+					else
+						hi = mid - 1;
 				}
-				if (fmax(t, c) >= F->bmin)
-					F->cand[nc++] = fmax(t, c);
+			} else {
+				lo = b;
 			}
-	qsort(F->cand, nc, sizeof(double), cmp_dbl);
-	F->ncand = 0;
-	for (size_t i = 0; i < nc; i++)
-		if (i == 0 || F->cand[i] != F->cand[i - 1])
-			F->cand[F->ncand++] = F->cand[i];
-	F->nall = F->ncand;
-	/* A query looks at most one candidate past the scan limit. */
-	if (F->max_scan > 0 && F->nall > (size_t)F->max_scan + 1)
-		F->nall = (size_t)F->max_scan + 1;
-	F->ncand = F->nall < keep ? F->nall : keep;
-	F->cand = xreallocarray(F->cand, F->ncand + 1, sizeof(double));
+			a = lo;
+			if (!stage(x, &F->g, &F->T, j, a, b, &t, &c))
+				continue;
+			cheap_push(&h, fmax(t, c), j, b, a);
+		}
+	free(F->cand);
+	room = want < 64 ? want : 64;
+	F->cand = xcalloc(room + 1, sizeof(double));
+	while (h.n > 0 && got < want) {
+		double v = h.v[0];
+		int j = h.j[0], b = h.b[0], a = h.a[0] - 1;
+
+		if (got == 0 || v != F->cand[got - 1]) {
+			if (got == room) {
+				room *= 2;
+				F->cand = xreallocarray(F->cand, room + 1,
+				    sizeof(double));
+			}
+			F->cand[got++] = v;
+		}
+		cheap_pop(&h);
+		if (a >= j && stage(x, &F->g, &F->T, j, a, b, &t, &c))
+			cheap_push(&h, fmax(t, c), j, b, a);
+	}
+	F->ncand = got;
+	if (h.n == 0 || got == cap)
+		F->nall = got;
+	free(h.v);
+	free(h.j);
+	free(h.b);
+	free(h.a);
 }
 
 struct part_front *
@@ -318,6 +414,7 @@ part_front_new(const struct dl_costctx *x, const struct part_group *g,
 	    F->sinf_last);
 	F->status = LP_OPTIMAL;
 	F->bmin = bmin;
+	F->nall = SIZE_MAX;
 	front_cands(F, FRONT_KEEP);
 	/* The scratch is only needed while the scan runs. */
 	front_scratch(F, 0);
@@ -402,8 +499,11 @@ part_front_query(struct part_front *F, long m, struct part_result *r)
 		}
 		if (F->next >= F->nall)
 			break;
-		if (F->next >= F->ncand)
-			front_cands(F, F->nall);
+		if (F->next >= F->ncand) {
+			front_cands(F, 0);
+			if (F->next >= F->nall)
+				break;
+		}
 		if (F->sinf + (double)(m - 1) * F->cand[F->next] >= best)
 			break;
 		if (max_scan > 0 && F->next >= (size_t)max_scan) {
