@@ -823,6 +823,15 @@ cmp_unit(const void *a, const void *b)
 	return (*x)->gpu0 < (*y)->gpu0 ? -1 : (*x)->gpu0 > (*y)->gpu0;
 }
 
+/* 2^i or 3 * 2^i: the stage counts above 8 the structured mode tries. */
+static int
+stage_count_tried(int S)
+{
+	while (S % 2 == 0)
+		S /= 2;
+	return S == 1 || S == 3;
+}
+
 /*
  * The structured mode over the nodes in use[]: for each TP degree and
  * stage count, list the units site by site (fastest first inside a site,
@@ -868,8 +877,11 @@ structured_sites(struct ctx *C, const int *use)
 		if (x->o->max_stages > 0 && maxs > x->o->max_stages)
 			maxs = x->o->max_stages;
 		for (int S = 1; S <= maxs && !C->failed; S++) {
-			/* Beyond 8 stages try only a few counts. */
-			if (S > 8 && S % 4 != 0 && S != maxs)
+			/*
+			 * Beyond 8 stages try only 12, 16, 24, 32, 48 ...
+			 * (each about 1.4 times the last) and the most.
+			 */
+			if (S > 8 && !stage_count_tried(S) && S != maxs)
 				continue;
 			for (int half = 0; half < 2; half++) {
 				size_t use_n = half ? n / 2 : n;
