@@ -364,6 +364,31 @@ front_cands(struct part_front *F, size_t keep)
 			F->cand[got++] = v;
 		}
 		cheap_pop(&h);
+		c = j < S - 1 ? F->T.comm[j][b] : 0;
+		/*
+		 * While t <= c the list repeats c: skip to the first layer
+		 * that makes t exceed it (the stages between repeat a value
+		 * already listed, and memory only grows on the way).
+		 */
+		if (a >= j && cost_stage_compute(x, F->g.node[j], F->g.k[j], a,
+		    b) <= c) {
+			int lo = j, hi = a;
+
+			if (cost_stage_compute(x, F->g.node[j], F->g.k[j], j,
+			    b) <= c)
+				continue;
+			/* The largest a' < a with t(a', b) > c. */
+			while (lo < hi) {
+				int mid = lo + (hi - lo + 1) / 2;
+
+				if (cost_stage_compute(x, F->g.node[j],
+				    F->g.k[j], mid, b) > c)
+					lo = mid;
+				else
+					hi = mid - 1;
+			}
+			a = lo;
+		}
 		if (a >= j && stage(x, &F->g, &F->T, j, a, b, &t, &c))
 			cheap_push(&h, fmax(t, c), j, b, a);
 	}

@@ -20,10 +20,10 @@ comm(void *ctx, int j, double bytes)
 	return w[j] * 1e-3 + bytes * 1e-10 * (1 + j);
 }
 
-/* T(m) of a partition, straight from the formulas. */
+/* T(m) of a partition, straight from the formulas; *btp its bottleneck. */
 static double
-direct(const struct dl_costctx *x, const struct part_group *g,
-    const int *last, int *fits)
+direct_bt(const struct dl_costctx *x, const struct part_group *g,
+    const int *last, int *fits, double *btp)
 {
 	double sum = 0, bt = 0;
 
@@ -42,12 +42,14 @@ direct(const struct dl_costctx *x, const struct part_group *g,
 		bt = fmax(bt, fmax(t, c));
 		a = last[j] + 1;
 	}
+	*btp = bt;
 	return sum + (double)(g->m - 1) * bt;
 }
 
-/* Best T over every boundary choice (brute force). */
+/* Best T over every boundary choice with bottleneck <= cap (brute force). */
 static double
-brute(const struct dl_costctx *x, const struct part_group *g, int L)
+brute_cap(const struct dl_costctx *x, const struct part_group *g, int L,
+    double cap)
 {
 	int last[16], S = g->S;
 	double best = HUGE_VAL;
@@ -57,9 +59,9 @@ brute(const struct dl_costctx *x, const struct part_group *g, int L)
 	last[S - 1] = L - 1;
 	for (;;) {
 		int fits;
-		double t = direct(x, g, last, &fits);
+		double bt, t = direct_bt(x, g, last, &fits, &bt);
 
-		if (fits && t < best)
+		if (fits && bt <= cap && t < best)
 			best = t;
 		{
 			int j;
@@ -75,6 +77,77 @@ brute(const struct dl_costctx *x, const struct part_group *g, int L)
 		}
 	}
 	return best;
+}
+
+static double
+brute(const struct dl_costctx *x, const struct part_group *g, int L)
+{
+	return brute_cap(x, g, L, HUGE_VAL);
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The n-th smallest distinct candidate bottleneck (1-based; the largest
+ * when there are fewer), listed by brute force: max(t, c) of every stage
+ * that fits, at least the least bottleneck of any partition.
+ */
+static double
+nth_candidate(const struct dl_costctx *x, const struct part_group *g, int L,
+    int n)
+{
+	double *v = calloc((size_t)g->S * (size_t)L * (size_t)L + 1,
+	    sizeof(double)), bmin = HUGE_VAL, r;
+	int nv = 0, nd = 0, last[16], S = g->S;
+
+	/* bmin: the least bottleneck over partitions that fit. */
+	for (int j = 0; j < S; j++)
+		last[j] = j;
+	last[S - 1] = L - 1;
+	for (;;) {
+		int fits, j;
+		double bt;
+
+		direct_bt(x, g, last, &fits, &bt);
+		if (fits && bt < bmin)
+			bmin = bt;
+		for (j = S - 2; j >= 0; j--)
+			if (last[j] < L - 1 - (S - 1 - j))
+				break;
+		if (j < 0)
+			break;
+		last[j]++;
+		for (int i = j + 1; i < S - 1; i++)
+			last[i] = last[i - 1] + 1;
+	}
+	for (int j = 0; j < S; j++)
+		for (int a = j; a < L; a++)
+			for (int b = a; b < L; b++) {
+				double t = cost_stage_compute(x, g->node[j],
+				    g->k[j], a, b);
+				double c = j + 1 < S ? g->comm(g->ctx, j,
+				    (double)x->o->micro_batch *
+				    x->m->layers[b].act_mb * 1e6) : 0;
+
+				if (cost_stage_memory(x, a, b, 1.0 / g->k[j],
+				    j + 1, S, g->m) > cost_gpu_capacity(x,
+				    g->node[j]) || fmax(t, c) < bmin)
+					continue;
+				v[nv++] = fmax(t, c);
+			}
+	qsort(v, (size_t)nv, sizeof(double), cmp_double);
+	for (int i = 0; i < nv; i++)
+		if (i == 0 || v[i] != v[i - 1])
+			v[nd++] = v[i];
+	r = nd == 0 ? HUGE_VAL : v[(n < nd ? n : nd) - 1];
+	free(v);
+	return r;
 }
 
 static void
@@ -222,7 +295,7 @@ test_front(void)
 {
 	static const long ms[] = { 40, 2, 1000, 5, 3, 17, 1, 8, 250, 4 };
 	struct fixture f;
-	int same = 1, n = 0, cut = 0;
+	int same = 1, n = 0, cut = 0, capped = 1, ncap = 0;
 
 	fx_begin(&f);
 	for (int seed = 1; seed <= 60; seed++) {
@@ -235,6 +308,24 @@ test_front(void)
 			continue;
 		}
 		S = in.g.S;
+		/* The scan limit against brute force, on the smaller ones. */
+		for (int lim = 1; lim <= 4 && in.L <= 12; lim++) {
+			struct part_result r;
+			double want, B;
+
+			in.g.m = 2 + seed % 7;
+			B = nth_candidate(&in.x, &in.g, in.L, lim);
+			want = brute_cap(&in.x, &in.g, in.L, B);
+			part_dp(&in.x, &in.g, lim, &r);
+			ncap++;
+			if (want == HUGE_VAL ? r.status != LP_INFEASIBLE :
+			    fabs(r.obj - want) > 1e-9 * want) {
+				capped = 0;
+				printf("# seed %d limit %d: dp %.17g brute "
+				    "%.17g\n", seed, lim, r.obj, want);
+			}
+			part_result_free(&r);
+		}
 		for (int lim = 0; lim < 2; lim++) {
 			long scan = lim ? 3 : 0;
 			struct part_front *big, *small[8] = { 0 };
@@ -278,6 +369,9 @@ test_front(void)
 	fx_end(&f);
 	ok(same, "a frontier answers every m as part_dp does (%d queries)", n);
 	ok(cut > 0, "some of them hit the scan limit (%d)", cut);
+	ok(capped, "with a scan limit of n, the DP's answer is the best "
+	    "partition whose bottleneck is at most the n-th candidate (%d "
+	    "checks)", ncap);
 }
 
 static double
