@@ -280,12 +280,61 @@ series_sort(const struct history *hs, struct series *s, struct dl_err *e)
 	return DL_OK;
 }
 
+/* Where history_row finds its columns (schema column indices). */
+struct hist_cols {
+	struct history *hs;
+	size_t ct, cv, cn, cs, cd;
+	size_t last;		/* series of the previous row */
+};
+
+/* csvin_parse_each callback: add one row to its series. */
+static int
+history_row(void *arg, const struct csv_table *t, const struct csv_cell *row,
+    long line, struct dl_err *e)
+{
+	struct hist_cols *hc = arg;
+	struct history *hs = hc->hs;
+	const char *name = row[hc->cn].s;
+	char link[2 * 64 + 2];
+
+	(void)t;
+	(void)e;
+	if (hs->traffic) {
+		const char *a = row[hc->cs].s, *b = row[hc->cd].s;
+		size_t na = strlen(a), nb = strlen(b);
+
+		/* Ids are at most 63 characters (csvin checks). */
+		memcpy(link, a, na);
+		link[na] = '>';
+		memcpy(link + na + 1, b, nb + 1);
+		name = link;
+	}
+	/* Rows of one series often follow each other. */
+	if (hs->ns == 0 || strcmp(hs->s[hc->last].name, name) != 0)
+		hc->last = (size_t)(series_get(hs, name) - hs->s);
+	series_push(&hs->s[hc->last], (long)row[hc->ct].num, row[hc->cv].num,
+	    line);
+	return DL_OK;
+}
+
+/* Schema column index by name. */
+static size_t
+schema_col(const struct csv_schema *sc, const char *name)
+{
+	size_t k = 0;
+
+	while (strcmp(sc->cols[k].name, name) != 0)
+		k++;
+	return k;
+}
+
 /* Read path into hs: one series per node or directed link. */
 static int
 history_read(const char *path, struct history *hs, struct dl_err *e)
 {
+	const struct csv_schema *sc;
+	struct hist_cols hc;
 	struct csv_table t;
-	size_t ct, cv, cn = 0, cs = 0, cd = 0;
 	char *data;
 	size_t len;
 	int rc;
@@ -295,48 +344,30 @@ history_read(const char *path, struct history *hs, struct dl_err *e)
 	if ((rc = read_file(path, &data, &len, e)) != DL_OK)
 		return rc;
 	rc = detect_kind(path, data, len, &hs->traffic, e);
+	sc = hs->traffic ? &dl_traffic_schema : &dl_load_schema;
+	memset(&hc, 0, sizeof(hc));
+	hc.hs = hs;
+	hc.ct = schema_col(sc, "t");
+	hc.cv = schema_col(sc, "util");
+	if (hs->traffic) {
+		hc.cs = schema_col(sc, "src");
+		hc.cd = schema_col(sc, "dst");
+	} else {
+		hc.cn = schema_col(sc, "node");
+	}
 	if (rc == DL_OK)
-		rc = csvin_parse(path, data, len, hs->traffic ?
-		    &dl_traffic_schema : &dl_load_schema, &t, e);
+		rc = csvin_parse_each(path, data, len, sc, &t, history_row,
+		    &hc, e);
 	free(data);
 	if (rc != DL_OK)
 		return rc;
-	ct = csv_colidx(&t, "t");
-	cv = csv_colidx(&t, "util");
-	if (hs->traffic) {
-		cs = csv_colidx(&t, "src");
-		cd = csv_colidx(&t, "dst");
-	} else {
-		cn = csv_colidx(&t, "node");
-	}
-	hs->tcol = t.fcol[ct];
+	hs->tcol = t.fcol[hc.ct];
 	if (t.nrows == 0) {
 		rc = dl_seterr(e, DL_EDATA, path, t.header_line, 0, "no "
 		    "history rows (expected at least one row after the "
 		    "header)");
 		csvin_free(&t);
 		return rc;
-	}
-	for (size_t r = 0, last = 0; r < t.nrows; r++) {
-		const char *name = hs->traffic ? NULL : csv_str(&t, r, cn);
-		char link[2 * 64 + 2];
-
-		if (hs->traffic) {
-			const char *a = csv_str(&t, r, cs);
-			const char *b = csv_str(&t, r, cd);
-			size_t na = strlen(a), nb = strlen(b);
-
-			/* Ids are at most 63 characters (csvin checks). */
-			memcpy(link, a, na);
-			link[na] = '>';
-			memcpy(link + na + 1, b, nb + 1);
-			name = link;
-		}
-		/* Rows of one series often follow each other. */
-		if (hs->ns == 0 || strcmp(hs->s[last].name, name) != 0)
-			last = (size_t)(series_get(hs, name) - hs->s);
-		series_push(&hs->s[last], (long)csv_num(&t, r, ct),
-		    csv_num(&t, r, cv), t.line[r]);
 	}
 	csvin_free(&t);
 	for (size_t k = 0; k < hs->ns; k++)
