@@ -416,8 +416,19 @@ static const char *const corr_names[] = { "expect", "argmax" };
 
 /* --- forecasts ----------------------------------------------------- */
 
+/*
+ * What the outputs show of a fit.  Not the whole struct gmc_fit: with its
+ * K x K Markov tables that is 12 KB, 120 MB for 10,000 series.
+ */
+struct fit_summary {
+	size_t n;
+	double a, b, shift, mre, C, P;
+	int ratio_ok;
+	enum gmc_grade grade;
+};
+
 struct result {
-	struct gmc_fit f;
+	struct fit_summary f;
 	double *fc;		/* horizon values */
 	double mean;		/* their mean */
 };
@@ -426,25 +437,38 @@ static int
 fit_all(const struct params *pa, const struct history *hs,
     struct result *res, struct dl_err *e)
 {
+	struct gmc_fit *f = xmalloc(sizeof(*f));
+
 	for (size_t k = 0; k < hs->ns; k++) {
 		const struct series *s = &hs->s[k];
 		double sum = 0;
 		int rc;
 
-		if ((rc = gmc_fit(s->v, s->n, &pa->o, &res[k].f, e)) != DL_OK) {
+		if ((rc = gmc_fit(s->v, s->n, &pa->o, f, e)) != DL_OK) {
 			char msg[sizeof(e->msg)];
 
+			free(f);
 			snprintf(msg, sizeof(msg), "%s", e->msg);
 			return dl_seterr(e, rc, pa->path, 0, 0, "%s '%s': %s",
 			    hs->traffic && !pa->meanlink ? "link" : "series",
 			    s->name, msg);
 		}
+		res[k].f.n = f->n;
+		res[k].f.a = f->a;
+		res[k].f.b = f->b;
+		res[k].f.shift = f->shift;
+		res[k].f.mre = f->mre;
+		res[k].f.C = f->C;
+		res[k].f.P = f->P;
+		res[k].f.ratio_ok = f->ratio_ok;
+		res[k].f.grade = f->grade;
 		res[k].fc = xcalloc((size_t)pa->horizon, sizeof(double));
-		gmc_forecast(&res[k].f, pa->horizon, res[k].fc);
+		gmc_forecast(f, pa->horizon, res[k].fc);
 		for (int h = 0; h < pa->horizon; h++)
 			sum += res[k].fc[h];
 		res[k].mean = sum / pa->horizon;
 	}
+	free(f);
 	return DL_OK;
 }
 
@@ -458,7 +482,7 @@ print_csv(const struct params *pa, const struct history *hs,
 
 	printf("node,h,forecast,a,b,shift,ratio_ok,mre,C,P,grade\n");
 	for (size_t k = 0; k < hs->ns; k++) {
-		const struct gmc_fit *f = &res[k].f;
+		const struct fit_summary *f = &res[k].f;
 
 		fmt_double(b2, f->a);
 		fmt_double(b3, f->b);
@@ -576,7 +600,7 @@ print_table(const struct params *pa, const struct history *hs,
 	for (int h = 1; h <= steps; h++)
 		tbl_set(&tb, 10 + (size_t)h, "h=%d", h);
 	for (size_t k = 0; k < hs->ns; k++) {
-		const struct gmc_fit *f = &res[k].f;
+		const struct fit_summary *f = &res[k].f;
 
 		tbl_row(&tb);
 		tbl_set(&tb, 0, "%s", hs->s[k].name);
@@ -627,7 +651,7 @@ print_json(const struct params *pa, const struct history *hs,
 
 	json_head(o, "dlplan.predict/1", pa, hs);
 	for (size_t k = 0; k < hs->ns; k++) {
-		const struct gmc_fit *f = &res[k].f;
+		const struct fit_summary *f = &res[k].f;
 		json_t *s = json_object(), *fa = json_array();
 
 		json_object_set_new(s, "node", json_string(hs->s[k].name));
