@@ -145,17 +145,21 @@ series_get(struct history *hs, const char *name)
 	return &hs->s[hs->ns - 1];
 }
 
+/* Make room for c points (at least n). */
+static void
+series_reserve(struct series *s, size_t c)
+{
+	s->t = xreallocarray(s->t, c, sizeof(long));
+	s->v = xreallocarray(s->v, c, sizeof(double));
+	s->line = xreallocarray(s->line, c, sizeof(long));
+	s->cap = c;
+}
+
 static void
 series_push(struct series *s, long t, double v, long line)
 {
-	if (s->n == s->cap) {
-		size_t c = s->cap;
-
-		s->t = xgrow(s->t, &c, s->n + 1, sizeof(long));
-		s->v = xreallocarray(s->v, c, sizeof(double));
-		s->line = xreallocarray(s->line, c, sizeof(long));
-		s->cap = c;
-	}
+	if (s->n == s->cap)
+		series_reserve(s, s->cap < 8 ? 8 : 2 * s->cap);
 	s->t[s->n] = t;
 	s->v[s->n] = v;
 	s->line[s->n] = line;
@@ -310,8 +314,18 @@ history_row(void *arg, const struct csv_table *t, const struct csv_cell *row,
 		name = link;
 	}
 	/* Rows of one series often follow each other. */
-	if (hs->ns == 0 || strcmp(hs->s[hc->last].name, name) != 0)
+	if (hs->ns == 0 || strcmp(hs->s[hc->last].name, name) != 0) {
+		size_t ns = hs->ns, prev = hs->ns ? hs->s[hc->last].n : 0;
+
 		hc->last = (size_t)(series_get(hs, name) - hs->s);
+		/*
+		 * A new series after a run of another: histories are mostly
+		 * equally long, so make room for as many points at once
+		 * (no regrowing, no slack from doubling).
+		 */
+		if (hs->ns > ns && prev > 0)
+			series_reserve(&hs->s[hc->last], prev);
+	}
 	series_push(&hs->s[hc->last], (long)row[hc->ct].num, row[hc->cv].num,
 	    line);
 	return DL_OK;
