@@ -73,8 +73,10 @@ cb_field(void *s, size_t len, void *data)
 		return;
 	if (s == NULL)
 		len = 0;
-	r->off = xgrow(r->off, &r->cap, r->nf + 1, sizeof(size_t));
-	r->buf = xgrow(r->buf, &r->bufcap, r->len + len + 1, 1);
+	if (r->nf == r->cap)
+		r->off = xgrow(r->off, &r->cap, r->nf + 1, sizeof(size_t));
+	if (r->len + len + 1 > r->bufcap)
+		r->buf = xgrow(r->buf, &r->bufcap, r->len + len + 1, 1);
 	r->off[r->nf++] = r->len;
 	if (len)
 		memcpy(r->buf + r->len, s, len);

@@ -190,7 +190,7 @@ parse_decimal_fast(const char *s, double *out)
 	}
 	if (*p != '\0' || !digits || m > (uint64_t)1 << 53 || k > 22)
 		return -1;
-	v = (double)m / p10[k];
+	v = k ? (double)m / p10[k] : (double)m;	/* no division for integers */
 	*out = neg ? -v : v;
 	return 0;
 #else
