@@ -1,8 +1,8 @@
 /*
- * test_util.c - number parsing in util.c: parse_double reads every plain
- * decimal to exactly the double strtod gives (its fast path for short
- * decimals must not change a single bit), and keeps rejecting what it
- * rejected before.
+ * test_util.c - util.c: parse_double reads every plain decimal to exactly
+ * the double strtod gives (its fast path for short decimals must not
+ * change a single bit) and keeps rejecting what it rejected before;
+ * read_file reads regular files, pipes and procfs files whole.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -11,6 +11,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "util.h"
@@ -211,11 +214,97 @@ test_rejects(void)
 	}
 }
 
+/* Write len bytes of a pattern to path; return the bytes. */
+static char *
+pattern_file(const char *path, size_t len)
+{
+	char *want = malloc(len + 1);
+	FILE *fp = fopen(path, "wb");
+
+	for (size_t i = 0; i < len; i++)
+		want[i] = (char)('a' + i % 23);
+	want[len] = '\0';
+	if (fp) {
+		fwrite(want, 1, len, fp);
+		fclose(fp);
+	}
+	return want;
+}
+
+static void
+test_read_file(void)
+{
+	char dir[] = "/tmp/dlplan-test-util-XXXXXX", path[64], fifo[64];
+	static const size_t sizes[] = { 0, 1, 65535, 65536, 65537, 300001 };
+	struct dl_err e;
+	char *data, *want;
+	size_t len;
+	int rc;
+
+	if (!ok(mkdtemp(dir) != NULL, "temporary directory"))
+		return;
+	snprintf(path, sizeof(path), "%s/f", dir);
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+		want = pattern_file(path, sizes[i]);
+		data = NULL;
+		rc = read_file(path, &data, &len, &e);
+		ok(rc == DL_OK && len == sizes[i] && data[len] == '\0' &&
+		    memcmp(data, want, len) == 0, "read_file of %zu bytes",
+		    sizes[i]);
+		free(data);
+		free(want);
+	}
+
+	/* A pipe has no size: read until the end, growing as it comes. */
+	snprintf(fifo, sizeof(fifo), "%s/p", dir);
+	if (mkfifo(fifo, 0600) == 0) {
+		pid_t pid;
+
+		want = pattern_file(path, 200000);
+		fflush(stdout);
+		if ((pid = fork()) == 0) {
+			FILE *fp = fopen(fifo, "wb");
+
+			if (fp) {
+				fwrite(want, 1, 200000, fp);
+				fclose(fp);
+			}
+			_exit(0);
+		}
+		data = NULL;
+		rc = read_file(fifo, &data, &len, &e);
+		ok(rc == DL_OK && len == 200000 && data[len] == '\0' &&
+		    memcmp(data, want, len) == 0, "read_file of a pipe");
+		waitpid(pid, NULL, 0);
+		free(data);
+		free(want);
+		unlink(fifo);
+	}
+
+	/* procfs says 0 bytes for files that are not empty. */
+	data = NULL;
+	rc = read_file("/proc/self/status", &data, &len, &e);
+	ok(rc == DL_OK && len > 0 && strlen(data) == len,
+	    "read_file of a file whose size stat does not know");
+	free(data);
+
+	rc = read_file(dir, &data, &len, &e);
+	ok(rc == DL_ESYS && strcmp(e.msg, "cannot read file: Is a directory")
+	    == 0, "read_file of a directory: %s", e.msg);
+	unlink(path);
+	rc = read_file(path, &data, &len, &e);
+	ok(rc == DL_EDATA && strcmp(e.msg, "cannot open file: No such file "
+	    "or directory") == 0 && strcmp(e.file, path) == 0,
+	    "read_file of a missing file: %s", e.msg);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
 	test_edges();
 	test_random();
 	test_rejects();
+	test_read_file();
 	return done_testing();
 }
