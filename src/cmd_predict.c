@@ -145,17 +145,21 @@ series_get(struct history *hs, const char *name)
 	return &hs->s[hs->ns - 1];
 }
 
+/* Make room for c points (at least n). */
+static void
+series_reserve(struct series *s, size_t c)
+{
+	s->t = xreallocarray(s->t, c, sizeof(long));
+	s->v = xreallocarray(s->v, c, sizeof(double));
+	s->line = xreallocarray(s->line, c, sizeof(long));
+	s->cap = c;
+}
+
 static void
 series_push(struct series *s, long t, double v, long line)
 {
-	if (s->n == s->cap) {
-		size_t c = s->cap;
-
-		s->t = xgrow(s->t, &c, s->n + 1, sizeof(long));
-		s->v = xreallocarray(s->v, c, sizeof(double));
-		s->line = xreallocarray(s->line, c, sizeof(long));
-		s->cap = c;
-	}
+	if (s->n == s->cap)
+		series_reserve(s, s->cap < 8 ? 8 : 2 * s->cap);
 	s->t[s->n] = t;
 	s->v[s->n] = v;
 	s->line[s->n] = line;
@@ -280,12 +284,71 @@ series_sort(const struct history *hs, struct series *s, struct dl_err *e)
 	return DL_OK;
 }
 
+/* Where history_row finds its columns (schema column indices). */
+struct hist_cols {
+	struct history *hs;
+	size_t ct, cv, cn, cs, cd;
+	size_t last;		/* series of the previous row */
+};
+
+/* csvin_parse_each callback: add one row to its series. */
+static int
+history_row(void *arg, const struct csv_table *t, const struct csv_cell *row,
+    long line, struct dl_err *e)
+{
+	struct hist_cols *hc = arg;
+	struct history *hs = hc->hs;
+	const char *name = row[hc->cn].s;
+	char link[2 * 64 + 2];
+
+	(void)t;
+	(void)e;
+	if (hs->traffic) {
+		const char *a = row[hc->cs].s, *b = row[hc->cd].s;
+		size_t na = strlen(a), nb = strlen(b);
+
+		/* Ids are at most 63 characters (csvin checks). */
+		memcpy(link, a, na);
+		link[na] = '>';
+		memcpy(link + na + 1, b, nb + 1);
+		name = link;
+	}
+	/* Rows of one series often follow each other. */
+	if (hs->ns == 0 || strcmp(hs->s[hc->last].name, name) != 0) {
+		size_t ns = hs->ns, prev = hs->ns ? hs->s[hc->last].n : 0;
+
+		hc->last = (size_t)(series_get(hs, name) - hs->s);
+		/*
+		 * A new series after a run of another: histories are mostly
+		 * equally long, so make room for as many points at once
+		 * (no regrowing, no slack from doubling).
+		 */
+		if (hs->ns > ns && prev > 0)
+			series_reserve(&hs->s[hc->last], prev);
+	}
+	series_push(&hs->s[hc->last], (long)row[hc->ct].num, row[hc->cv].num,
+	    line);
+	return DL_OK;
+}
+
+/* Schema column index by name. */
+static size_t
+schema_col(const struct csv_schema *sc, const char *name)
+{
+	size_t k = 0;
+
+	while (strcmp(sc->cols[k].name, name) != 0)
+		k++;
+	return k;
+}
+
 /* Read path into hs: one series per node or directed link. */
 static int
 history_read(const char *path, struct history *hs, struct dl_err *e)
 {
+	const struct csv_schema *sc;
+	struct hist_cols hc;
 	struct csv_table t;
-	size_t ct, cv, cn = 0, cs = 0, cd = 0;
 	char *data;
 	size_t len;
 	int rc;
@@ -295,48 +358,30 @@ history_read(const char *path, struct history *hs, struct dl_err *e)
 	if ((rc = read_file(path, &data, &len, e)) != DL_OK)
 		return rc;
 	rc = detect_kind(path, data, len, &hs->traffic, e);
+	sc = hs->traffic ? &dl_traffic_schema : &dl_load_schema;
+	memset(&hc, 0, sizeof(hc));
+	hc.hs = hs;
+	hc.ct = schema_col(sc, "t");
+	hc.cv = schema_col(sc, "util");
+	if (hs->traffic) {
+		hc.cs = schema_col(sc, "src");
+		hc.cd = schema_col(sc, "dst");
+	} else {
+		hc.cn = schema_col(sc, "node");
+	}
 	if (rc == DL_OK)
-		rc = csvin_parse(path, data, len, hs->traffic ?
-		    &dl_traffic_schema : &dl_load_schema, &t, e);
+		rc = csvin_parse_each(path, data, len, sc, &t, history_row,
+		    &hc, e);
 	free(data);
 	if (rc != DL_OK)
 		return rc;
-	ct = csv_colidx(&t, "t");
-	cv = csv_colidx(&t, "util");
-	if (hs->traffic) {
-		cs = csv_colidx(&t, "src");
-		cd = csv_colidx(&t, "dst");
-	} else {
-		cn = csv_colidx(&t, "node");
-	}
-	hs->tcol = t.fcol[ct];
+	hs->tcol = t.fcol[hc.ct];
 	if (t.nrows == 0) {
 		rc = dl_seterr(e, DL_EDATA, path, t.header_line, 0, "no "
 		    "history rows (expected at least one row after the "
 		    "header)");
 		csvin_free(&t);
 		return rc;
-	}
-	for (size_t r = 0, last = 0; r < t.nrows; r++) {
-		const char *name = hs->traffic ? NULL : csv_str(&t, r, cn);
-		char link[2 * 64 + 2];
-
-		if (hs->traffic) {
-			const char *a = csv_str(&t, r, cs);
-			const char *b = csv_str(&t, r, cd);
-			size_t na = strlen(a), nb = strlen(b);
-
-			/* Ids are at most 63 characters (csvin checks). */
-			memcpy(link, a, na);
-			link[na] = '>';
-			memcpy(link + na + 1, b, nb + 1);
-			name = link;
-		}
-		/* Rows of one series often follow each other. */
-		if (hs->ns == 0 || strcmp(hs->s[last].name, name) != 0)
-			last = (size_t)(series_get(hs, name) - hs->s);
-		series_push(&hs->s[last], (long)csv_num(&t, r, ct),
-		    csv_num(&t, r, cv), t.line[r]);
 	}
 	csvin_free(&t);
 	for (size_t k = 0; k < hs->ns; k++)
@@ -385,8 +430,19 @@ static const char *const corr_names[] = { "expect", "argmax" };
 
 /* --- forecasts ----------------------------------------------------- */
 
+/*
+ * What the outputs show of a fit.  Not the whole struct gmc_fit: with its
+ * K x K Markov tables that is 12 KB, 120 MB for 10,000 series.
+ */
+struct fit_summary {
+	size_t n;
+	double a, b, shift, mre, C, P;
+	int ratio_ok;
+	enum gmc_grade grade;
+};
+
 struct result {
-	struct gmc_fit f;
+	struct fit_summary f;
 	double *fc;		/* horizon values */
 	double mean;		/* their mean */
 };
@@ -395,25 +451,38 @@ static int
 fit_all(const struct params *pa, const struct history *hs,
     struct result *res, struct dl_err *e)
 {
+	struct gmc_fit *f = xmalloc(sizeof(*f));
+
 	for (size_t k = 0; k < hs->ns; k++) {
 		const struct series *s = &hs->s[k];
 		double sum = 0;
 		int rc;
 
-		if ((rc = gmc_fit(s->v, s->n, &pa->o, &res[k].f, e)) != DL_OK) {
+		if ((rc = gmc_fit(s->v, s->n, &pa->o, f, e)) != DL_OK) {
 			char msg[sizeof(e->msg)];
 
+			free(f);
 			snprintf(msg, sizeof(msg), "%s", e->msg);
 			return dl_seterr(e, rc, pa->path, 0, 0, "%s '%s': %s",
 			    hs->traffic && !pa->meanlink ? "link" : "series",
 			    s->name, msg);
 		}
+		res[k].f.n = f->n;
+		res[k].f.a = f->a;
+		res[k].f.b = f->b;
+		res[k].f.shift = f->shift;
+		res[k].f.mre = f->mre;
+		res[k].f.C = f->C;
+		res[k].f.P = f->P;
+		res[k].f.ratio_ok = f->ratio_ok;
+		res[k].f.grade = f->grade;
 		res[k].fc = xcalloc((size_t)pa->horizon, sizeof(double));
-		gmc_forecast(&res[k].f, pa->horizon, res[k].fc);
+		gmc_forecast(f, pa->horizon, res[k].fc);
 		for (int h = 0; h < pa->horizon; h++)
 			sum += res[k].fc[h];
 		res[k].mean = sum / pa->horizon;
 	}
+	free(f);
 	return DL_OK;
 }
 
@@ -427,7 +496,7 @@ print_csv(const struct params *pa, const struct history *hs,
 
 	printf("node,h,forecast,a,b,shift,ratio_ok,mre,C,P,grade\n");
 	for (size_t k = 0; k < hs->ns; k++) {
-		const struct gmc_fit *f = &res[k].f;
+		const struct fit_summary *f = &res[k].f;
 
 		fmt_double(b2, f->a);
 		fmt_double(b3, f->b);
@@ -545,7 +614,7 @@ print_table(const struct params *pa, const struct history *hs,
 	for (int h = 1; h <= steps; h++)
 		tbl_set(&tb, 10 + (size_t)h, "h=%d", h);
 	for (size_t k = 0; k < hs->ns; k++) {
-		const struct gmc_fit *f = &res[k].f;
+		const struct fit_summary *f = &res[k].f;
 
 		tbl_row(&tb);
 		tbl_set(&tb, 0, "%s", hs->s[k].name);
@@ -596,7 +665,7 @@ print_json(const struct params *pa, const struct history *hs,
 
 	json_head(o, "dlplan.predict/1", pa, hs);
 	for (size_t k = 0; k < hs->ns; k++) {
-		const struct gmc_fit *f = &res[k].f;
+		const struct fit_summary *f = &res[k].f;
 		json_t *s = json_object(), *fa = json_array();
 
 		json_object_set_new(s, "node", json_string(hs->s[k].name));

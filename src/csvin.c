@@ -17,9 +17,15 @@
 
 #include "csvin.h"
 
-/* What the parser callbacks collect for one record. */
+/*
+ * What the parser callbacks collect for one record: the fields one after
+ * the other in buf, each NUL-terminated, starting at off[i].  Both buffers
+ * are reused from record to record (no allocation per field).
+ */
 struct rec {
-	char **f;
+	char *buf;
+	size_t len, bufcap;
+	size_t *off;
 	size_t nf, cap;
 	long line;
 };
@@ -37,25 +43,45 @@ struct ctx {
 	int have_header;
 	size_t nfile;		/* fields in the header */
 	int *map;		/* per file column: schema column or -1 */
+	csvin_row_fn fn;	/* streaming: called per row, else NULL */
+	void *arg;
+	struct csv_cell *row;	/* streaming: the cells of the current row */
+	int fnrc;		/* what fn returned when it failed */
 };
 
 static void
 rec_clear(struct rec *r)
 {
-	for (size_t i = 0; i < r->nf; i++)
-		free(r->f[i]);
 	r->nf = 0;
+	r->len = 0;
+}
+
+/* Field i of the current record. */
+static char *
+rec_field(const struct rec *r, size_t i)
+{
+	return r->buf + r->off[i];
 }
 
 static void
 cb_field(void *s, size_t len, void *data)
 {
 	struct ctx *c = data;
+	struct rec *r = &c->rec;
 
 	if (c->failed)
 		return;
-	c->rec.f = xgrow(c->rec.f, &c->rec.cap, c->rec.nf + 1, sizeof(char *));
-	c->rec.f[c->rec.nf++] = xstrndup(s ? s : "", s ? len : 0);
+	if (s == NULL)
+		len = 0;
+	if (r->nf == r->cap)
+		r->off = xgrow(r->off, &r->cap, r->nf + 1, sizeof(size_t));
+	if (r->len + len + 1 > r->bufcap)
+		r->buf = xgrow(r->buf, &r->bufcap, r->len + len + 1, 1);
+	r->off[r->nf++] = r->len;
+	if (len)
+		memcpy(r->buf + r->len, s, len);
+	r->len += len;
+	r->buf[r->len++] = '\0';
 }
 
 static size_t
@@ -98,7 +124,7 @@ range_text(const struct csv_col *col, char *buf, size_t sz)
 
 /* Check one value; return 0 or fill the error. */
 static int
-check_value(struct ctx *c, const struct csv_col *col, const char *v,
+check_value(struct ctx *c, const struct csv_col *col, char *v,
     long fcol, struct csv_cell *cell)
 {
 	char exp[160];
@@ -112,7 +138,7 @@ check_value(struct ctx *c, const struct csv_col *col, const char *v,
 				return dl_seterr(c->e, DL_EDATA, c->name,
 				    c->rec_line, fcol, "column '%s': control "
 				    "character in text", col->name);
-		cell->s = xstrdup(v);
+		cell->s = c->fn ? v : xstrdup(v);
 		break;
 	case CSV_ID:
 		if (!valid_id(v))
@@ -120,7 +146,7 @@ check_value(struct ctx *c, const struct csv_col *col, const char *v,
 			    fcol, "column '%s': '%.80s' is not a valid id "
 			    "(expected 1 to 63 of A-Z a-z 0-9 . _ -)",
 			    col->name, v);
-		cell->s = xstrdup(v);
+		cell->s = c->fn ? v : xstrdup(v);
 		break;
 	case CSV_INT:
 	case CSV_NUM:
@@ -163,7 +189,7 @@ do_header(struct ctx *c)
 	c->map = xcalloc(c->nfile, sizeof(int));
 	t->header_line = c->rec_line;
 	for (size_t i = 0; i < c->nfile; i++) {
-		const char *h = c->rec.f[i];
+		const char *h = rec_field(&c->rec, i);
 		size_t k;
 
 		c->map[i] = -1;
@@ -213,21 +239,25 @@ do_row(struct ctx *c)
 		    c->rec.nf > c->nfile ? (long)c->nfile + 1 : 0,
 		    "expected %zu fields as in the header, found %zu",
 		    c->nfile, c->rec.nf), -1;
-	if (row == c->rowcap) {
-		size_t cap = c->rowcap;
+	if (c->fn) {
+		cells = c->row;
+	} else {
+		if (row == c->rowcap) {
+			size_t cap = c->rowcap;
 
-		t->cells = xgrow(t->cells, &cap, row + 1, nc *
-		    sizeof(struct csv_cell));
-		t->line = xreallocarray(t->line, cap, sizeof(long));
-		c->rowcap = cap;
+			t->cells = xgrow(t->cells, &cap, row + 1, nc *
+			    sizeof(struct csv_cell));
+			t->line = xreallocarray(t->line, cap, sizeof(long));
+			c->rowcap = cap;
+		}
+		cells = &t->cells[row * nc];
+		t->line[row] = c->rec_line;
 	}
-	cells = &t->cells[row * nc];
 	memset(cells, 0, nc * sizeof(*cells));
-	t->line[row] = c->rec_line;
 	t->nrows++;
 	for (size_t i = 0; i < c->nfile; i++) {
 		const struct csv_col *col;
-		const char *v = c->rec.f[i];
+		char *v = rec_field(&c->rec, i);
 
 		if (c->map[i] < 0)
 			continue;
@@ -243,6 +273,9 @@ do_row(struct ctx *c)
 		if (check_value(c, col, v, (long)i + 1, &cells[c->map[i]]))
 			return -1;
 	}
+	if (c->fn && (c->fnrc = c->fn(c->arg, t, cells, c->rec_line,
+	    c->e)) != DL_OK)
+		return -1;
 	return 0;
 }
 
@@ -274,9 +307,10 @@ blank_or_comment(const char *p, const char *end)
 	return p == end || *p == '#';
 }
 
-int
-csvin_parse(const char *name, const char *data, size_t len,
-    const struct csv_schema *schema, struct csv_table *t, struct dl_err *e)
+static int
+parse(const char *name, const char *data, size_t len,
+    const struct csv_schema *schema, struct csv_table *t, csvin_row_fn fn,
+    void *arg, struct dl_err *e)
 {
 	struct csv_parser p;
 	struct ctx c;
@@ -293,6 +327,10 @@ csvin_parse(const char *name, const char *data, size_t len,
 	c.schema = schema;
 	c.t = t;
 	c.e = e;
+	c.fn = fn;
+	c.arg = arg;
+	if (fn)
+		c.row = xcalloc(t->ncols, sizeof(*c.row));
 
 	if (memchr(data, '\0', len) != NULL) {
 		const char *z = memchr(data, '\0', len);
@@ -302,12 +340,14 @@ csvin_parse(const char *name, const char *data, size_t len,
 			ln += *q == '\n';
 		dl_seterr(e, DL_EDATA, name, ln, 0,
 		    "NUL byte in file (expected text)");
+		free(c.row);
 		csvin_free(t);
 		return DL_EDATA;
 	}
 	if (len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
 		s += 3;
 	if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
+		free(c.row);
 		csvin_free(t);
 		return dl_seterr(e, DL_ESYS, name, 0, 0, "out of memory");
 	}
@@ -345,19 +385,35 @@ csvin_parse(const char *name, const char *data, size_t len,
 		c.failed = 1;
 	}
 	csv_free(&p);
-	rec_clear(&c.rec);
-	free(c.rec.f);
+	free(c.rec.buf);
+	free(c.rec.off);
 	free(c.map);
+	free(c.row);
 	if (!c.failed && !c.have_header) {
 		dl_seterr(e, DL_EDATA, name, 0, 0, "empty file (expected a "
 		    "%s header row)", schema->kind);
 		c.failed = 1;
 	}
 	if (c.failed) {
-		rc = e && e->code ? e->code : DL_EDATA;
+		rc = c.fnrc ? c.fnrc : e && e->code ? e->code : DL_EDATA;
 		csvin_free(t);
 	}
 	return rc;
+}
+
+int
+csvin_parse(const char *name, const char *data, size_t len,
+    const struct csv_schema *schema, struct csv_table *t, struct dl_err *e)
+{
+	return parse(name, data, len, schema, t, NULL, NULL, e);
+}
+
+int
+csvin_parse_each(const char *name, const char *data, size_t len,
+    const struct csv_schema *schema, struct csv_table *t, csvin_row_fn fn,
+    void *arg, struct dl_err *e)
+{
+	return parse(name, data, len, schema, t, fn, arg, e);
 }
 
 int

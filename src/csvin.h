@@ -70,6 +70,24 @@ int csvin_parse(const char *name, const char *data, size_t len,
     const struct csv_schema *schema, struct csv_table *t, struct dl_err *e);
 void csvin_free(struct csv_table *t);
 
+/*
+ * Streaming: check like csvin_parse(), but instead of keeping the rows,
+ * hand each one to fn as soon as it is read and checked.  row holds the
+ * row's cells by schema column (t->ncols of them); its text cells (s)
+ * point into csvin's buffers and are valid only during the call (copy
+ * what you keep).  line is where the row starts.  fn returns DL_OK to go
+ * on, or a DL_* code after filling e, which stops the parse; that code is
+ * returned.  t is as after csvin_parse() except that it keeps no rows:
+ * cells and line are NULL (so csv_cell(), csv_cellerr() and the other
+ * cell accessors must not be used), nrows counts the rows passed to fn.
+ * Free it with csvin_free(); on failure t is left empty.
+ */
+typedef int (*csvin_row_fn)(void *arg, const struct csv_table *t,
+    const struct csv_cell *row, long line, struct dl_err *e);
+int csvin_parse_each(const char *name, const char *data, size_t len,
+    const struct csv_schema *schema, struct csv_table *t, csvin_row_fn fn,
+    void *arg, struct dl_err *e);
+
 /* Index of a schema column by name (abort()s on a programming error). */
 size_t csv_colidx(const struct csv_table *t, const char *name);
 /* Does the file have this column at all? */

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -145,6 +146,60 @@ xgrow(void *p, size_t *cap, size_t need, size_t sz)
 	return p;
 }
 
+/*
+ * Plain decimals the easy way: "-?D*.?D*" with at least one digit, whose
+ * digits (leading zeros dropped) make an integer m <= 2^53 and with at
+ * most 22 of them after the point.  Then m and 10^k are exact doubles and
+ * m / 10^k is one correctly rounded IEEE division: the double strtod
+ * returns too (Clinger's fast path).  Returns 0 with *out set, or -1 for
+ * anything else (which strtod then reads).  Only where double arithmetic
+ * is done in double precision (not x87 extended).
+ */
+static int
+parse_decimal_fast(const char *s, double *out)
+{
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+	static const double p10[] = {
+		1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+		1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20,
+		1e21, 1e22
+	};
+	const char *p = s;
+	uint64_t m = 0;
+	int neg = 0, point = 0, digits = 0, sig = 0, k = 0;
+	double v;
+
+	if (*p == '-') {
+		neg = 1;
+		p++;
+	}
+	for (;; p++) {
+		if (*p >= '0' && *p <= '9') {
+			digits = 1;
+			k += point;
+			if (m == 0 && *p == '0')
+				continue;	/* a leading zero */
+			if (++sig > 16)
+				return -1;	/* > 2^53 */
+			m = 10 * m + (uint64_t)(*p - '0');
+		} else if (*p == '.' && !point) {
+			point = 1;
+		} else {
+			break;
+		}
+	}
+	if (*p != '\0' || !digits || m > (uint64_t)1 << 53 || k > 22)
+		return -1;
+	v = k ? (double)m / p10[k] : (double)m;	/* no division for integers */
+	*out = neg ? -v : v;
+	return 0;
+#else
+	(void)s;
+	(void)out;
+	return -1;
+#endif
+}
+
 int
 parse_double(const char *s, double min, double max, double *out)
 {
@@ -153,6 +208,12 @@ parse_double(const char *s, double min, double max, double *out)
 
 	if (s == NULL || *s == '\0' || *s == ' ' || *s == '\t')
 		return -1;
+	if (parse_decimal_fast(s, &v) == 0) {
+		if (v < min || v > max)
+			return -2;
+		*out = v;
+		return 0;
+	}
 	/* strtod accepts "nan", "inf" and hex floats; only plain decimals here. */
 	for (const char *p = s; *p; p++)
 		if (strchr("0123456789+-.eE", *p) == NULL)
@@ -491,27 +552,47 @@ mkdir_p(const char *path, struct dl_err *e)
 int
 read_file(const char *path, char **data, size_t *len, struct dl_err *e)
 {
-	FILE *fp = fopen(path, "rb");
-	struct strbuf sb = STRBUF_INIT;
-	char buf[65536];
-	size_t n;
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	size_t cap = 65536, n = 0;
+	char *buf;
 
-	if (fp == NULL)
+	if (fd < 0)
 		return dl_seterr(e, errno == ENOENT ? DL_EDATA : DL_ESYS, path,
 		    0, 0, "cannot open file: %s", strerror(errno));
-	while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
-		sb_add(&sb, buf, n);
-	if (ferror(fp)) {
-		int err = errno;
+	/*
+	 * A regular file goes straight into a buffer of its size plus one
+	 * byte (for the NUL, and to see the end without regrowing): no
+	 * copy through stdio, no reallocs.  Others grow as they come.
+	 */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uintmax_t)st.st_size < SIZE_MAX / 2)
+		cap = (size_t)st.st_size + 1;
+	buf = xmalloc(cap);
+	for (;;) {
+		ssize_t r;
 
-		fclose(fp);
-		sb_free(&sb);
-		return dl_seterr(e, DL_ESYS, path, 0, 0, "cannot read file: %s",
-		    strerror(err ? err : EIO));
+		if (n == cap)
+			buf = xgrow(buf, &cap, n + 65536, 1);
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int err = errno;
+
+			close(fd);
+			free(buf);
+			return dl_seterr(e, DL_ESYS, path, 0, 0, "cannot read "
+			    "file: %s", strerror(err ? err : EIO));
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
 	}
-	fclose(fp);
-	*len = sb.len;
-	*data = sb_detach(&sb);
+	close(fd);
+	buf[n] = '\0';	/* n < cap: the last read had room and saw the end */
+	*len = n;
+	*data = buf;
 	return DL_OK;
 }
 

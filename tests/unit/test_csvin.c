@@ -1,0 +1,159 @@
+/*
+ * test_csvin.c - the streaming reader csvin_parse_each() sees the same
+ * rows as csvin_parse() and fails on the same inputs with the same
+ * errors; a callback's error stops the parse.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csvin.h"
+#include "tap.h"
+
+static const struct csv_col cols[] = {
+	{ "name", CSV_ID, 1, 0, 0, 0, 0, NULL },
+	{ "n", CSV_INT, 1, 0, 1000, 0, 0, NULL },
+	{ "x", CSV_NUM, 0, 0, HUGE_VAL, 1, 0, "Gbps" },
+	{ "note", CSV_STR, 0, 0, 0, 0, 0, NULL },
+	{ NULL, 0, 0, 0, 0, 0, 0, NULL }
+};
+static const struct csv_schema schema = { "test.csv", cols };
+
+/* What the callback saw, compared with the table row by row. */
+struct seen {
+	const struct csv_table *ref;
+	size_t row;
+	int same;
+	size_t stop_at;		/* fail on this row (1-based), 0 never */
+};
+
+static int
+same_cell(const struct csv_cell *a, const struct csv_cell *b)
+{
+	if (a->present != b->present)
+		return 0;
+	if (!a->present)
+		return 1;
+	if ((a->s == NULL) != (b->s == NULL))
+		return 0;
+	if (a->s)
+		return strcmp(a->s, b->s) == 0;
+	return memcmp(&a->num, &b->num, sizeof(a->num)) == 0;
+}
+
+static int
+row_cb(void *arg, const struct csv_table *t, const struct csv_cell *row,
+    long line, struct dl_err *e)
+{
+	struct seen *s = arg;
+
+	if (s->stop_at && s->row + 1 == s->stop_at) {
+		s->row++;
+		return dl_seterr(e, DL_EINFEAS, t->file, line, 0, "stop at "
+		    "row %zu", s->row);
+	}
+	if (s->ref == NULL || s->row >= s->ref->nrows ||
+	    line != s->ref->line[s->row] || t->ncols != s->ref->ncols)
+		s->same = 0;
+	else
+		for (size_t k = 0; k < t->ncols; k++)
+			if (!same_cell(&row[k], csv_cell(s->ref, s->row, k)))
+				s->same = 0;
+	s->row++;
+	return DL_OK;
+}
+
+static void
+both(const char *what, const char *data)
+{
+	struct csv_table ta, tb;
+	struct dl_err ea, eb;
+	struct seen s = { NULL, 0, 1, 0 };
+	int ra, rb;
+
+	memset(&ea, 0, sizeof(ea));
+	memset(&eb, 0, sizeof(eb));
+	ra = csvin_parse("in.csv", data, strlen(data), &schema, &ta, &ea);
+	s.ref = ra == DL_OK ? &ta : NULL;
+	rb = csvin_parse_each("in.csv", data, strlen(data), &schema, &tb,
+	    row_cb, &s, &eb);
+	if (ra == DL_OK) {
+		ok(rb == DL_OK && s.same && s.row == ta.nrows &&
+		    tb.nrows == ta.nrows && tb.header_line == ta.header_line &&
+		    tb.cells == NULL && tb.line == NULL &&
+		    memcmp(tb.fcol, ta.fcol, ta.ncols * sizeof(int)) == 0,
+		    "%s: the same %zu rows", what, ta.nrows);
+		csvin_free(&ta);
+		csvin_free(&tb);
+	} else {
+		if (!ok(rb == ra && ea.code == eb.code && ea.line == eb.line &&
+		    ea.col == eb.col && strcmp(ea.msg, eb.msg) == 0 &&
+		    strcmp(ea.file, eb.file) == 0 && tb.fcol == NULL,
+		    "%s: the same error", what))
+			printf("#   table: %d %ld:%ld %s\n#  stream: %d "
+			    "%ld:%ld %s\n", ra, ea.line, ea.col, ea.msg, rb,
+			    eb.line, eb.col, eb.msg);
+	}
+}
+
+static void
+test_same(void)
+{
+	both("plain", "name,n,x,note\na,1,2.5,hello\nb,2,,\n"
+	    "c,3,1e3,\"q,\"\"x\"\"\"\n");
+	both("columns reordered, x_ ignored, CRLF",
+	    "note,x_z,n,name\r\nhi,zz,7,a.b\r\n,,8,c-d\r\n");
+	both("comments, blank lines, BOM, quoted id",
+	    "\xef\xbb\xbf# c\n\nname,n\n# c\na,1\n\n\"b\",2\n");
+	both("a newline in a quoted text field", "name,n,note\na,1,\"x\ny\"\nb,2,z\n");
+	both("header only", "name,n\n");
+	both("no final newline", "name,n,x\na,1,0.25");
+	both("empty file", "");
+	both("unknown column", "name,n,y\na,1,2\n");
+	both("twice", "name,n,n\na,1,2\n");
+	both("missing required", "name,x\na,1\n");
+	both("bad id", "name,n\na b,1\n");
+	both("bad int", "name,n\na,1.5\n");
+	both("int out of range", "name,n\na,1001\n");
+	both("bad number", "name,n,x\na,1,abc\n");
+	both("number at an open bound", "name,n,x\na,1,0\n");
+	both("number too big", "name,n,x\na,1,1e999\n");
+	both("empty required", "name,n\na,\n");
+	both("too many fields", "name,n\na,1,2\n");
+	both("too few fields", "name,n,x\na,1\n");
+	both("control character", "name,n,note\na,1,\"x\ty\"\n");
+	both("bad quote", "name,n\n\"a\"x,1\n");
+	both("unterminated quote", "name,n\na,1\n\"b,2\n");
+	both("error after good rows", "name,n\na,1\nb,2\nc,x\n");
+}
+
+static void
+test_stop(void)
+{
+	const char *data = "name,n\na,1\nb,2\nc,3\nd,4\n";
+	struct seen s = { NULL, 0, 1, 2 };
+	struct csv_table t;
+	struct dl_err e;
+	int rc;
+
+	rc = csvin_parse_each("in.csv", data, strlen(data), &schema, &t,
+	    row_cb, &s, &e);
+	ok(rc == DL_EINFEAS && s.row == 2 && e.line == 3 &&
+	    strcmp(e.msg, "stop at row 2") == 0 && t.fcol == NULL &&
+	    t.nrows == 0, "a callback's error stops the parse and is "
+	    "returned");
+	s.row = 0;
+	rc = csvin_parse_each("in.csv", data, strlen(data), &schema, &t,
+	    row_cb, &s, NULL);
+	ok(rc == DL_EINFEAS, "... also without an error struct");
+}
+
+int
+main(void)
+{
+	test_same();
+	test_stop();
+	return done_testing();
+}

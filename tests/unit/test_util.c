@@ -1,0 +1,310 @@
+/*
+ * test_util.c - util.c: parse_double reads every plain decimal to exactly
+ * the double strtod gives (its fast path for short decimals must not
+ * change a single bit) and keeps rejecting what it rejected before;
+ * read_file reads regular files, pipes and procfs files whole.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "util.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t
+next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static unsigned
+below(unsigned n)
+{
+	return (unsigned)(next() % n);
+}
+
+/* Is parse_double(s) the very double strtod(s) reads (bit for bit)? */
+static int
+same_as_strtod(const char *s)
+{
+	double got = 12345, want;
+	char *end;
+
+	if (parse_double(s, -HUGE_VAL, HUGE_VAL, &got) != 0)
+		return 0;
+	want = strtod(s, &end);
+	return *end == '\0' && memcmp(&got, &want, sizeof(got)) == 0;
+}
+
+static void
+exact(const char *s)
+{
+	double got = 12345, want = strtod(s, NULL);
+
+	if (!ok(same_as_strtod(s), "'%s' reads as strtod does", s)) {
+		parse_double(s, -HUGE_VAL, HUGE_VAL, &got);
+		printf("#   got %a\n#  want %a\n", got, want);
+	}
+}
+
+/* A random decimal: sign, leading zeros, 1..ndig digits, a point. */
+static void
+random_decimal(char *buf, unsigned maxdig)
+{
+	char *p = buf;
+	unsigned nd = 1 + below(maxdig), lead = below(4) ? 0 : below(4);
+	unsigned pt = below(nd + 2);	/* nd + 1: no point */
+
+	if (below(3) == 0)
+		*p++ = '-';
+	while (lead--)
+		*p++ = '0';
+	for (unsigned i = 0; i < nd; i++) {
+		if (i == pt)
+			*p++ = '.';
+		/* Runs of 9s and 0s probe the rounding boundaries. */
+		switch (below(4)) {
+		case 0:
+			*p++ = '9';
+			break;
+		case 1:
+			*p++ = '0';
+			break;
+		default:
+			*p++ = (char)('0' + below(10));
+		}
+	}
+	if (pt == nd)
+		*p++ = '.';
+	*p = '\0';
+}
+
+static void
+test_random(void)
+{
+	char buf[64], bad[64] = "";
+	long n = 0, fails = 0;
+
+	for (unsigned maxdig = 1; maxdig <= 17; maxdig++)
+		for (int i = 0; i < 20000; i++, n++) {
+			random_decimal(buf, maxdig);
+			if (!same_as_strtod(buf) && fails++ == 0)
+				strcpy(bad, buf);
+		}
+	if (!ok(fails == 0, "%ld random decimals of 1..17 digits read as "
+	    "strtod does", n))
+		printf("#   %ld differ, the first '%s'\n", fails, bad);
+
+	/* Doubles printed with 1..17 significant digits, all magnitudes. */
+	fails = 0;
+	for (int i = 0; i < 100000; i++) {
+		uint64_t bits = next();
+		double d;
+		int e;
+
+		memcpy(&d, &bits, sizeof(d));
+		if (!isfinite(d))
+			continue;
+		d = ldexp(frexp(d, &e), (int)below(120) - 60);
+		snprintf(buf, sizeof(buf), "%.*f", (int)below(23), d);
+		if (!same_as_strtod(buf) && fails++ == 0)
+			strcpy(bad, buf);
+	}
+	if (!ok(fails == 0, "100000 printed doubles read as strtod does"))
+		printf("#   %ld differ, the first '%s'\n", fails, bad);
+}
+
+static void
+test_edges(void)
+{
+	static const char *const s[] = {
+		/* the fast path */
+		"0", "-0", "0.0", "-0.0", "00", "0.", ".5", "-.5", "5.",
+		"0.1", "0.2", "0.3", "1.1", "0.7", "3.14159", "0.0001",
+		"-123.456", "1", "10", "1000000000000000000000",
+		"10000000000000000000000", "0.0000000000000000000001",
+		"0.1234567890123456", "123456789012345.6", "999999999999999",
+		"9007199254740992", "9007199254740991", "900719925474099.2",
+		"0.9007199254740992", "4503599627370497", "1.7976931348623157",
+		"000000000000000000000000000000001.5", "0.30000000000000004",
+		"8.5", "0.05", "0.95", "1.0000", "0.5000",
+		/* the long way: more digits, exponents, '+', tiny, huge */
+		"9007199254740993", "9007199254740993.0", "9007199254740995",
+		"90071992547409930", "0.9007199254740993", "18014398509481985",
+		"12345678901234567890", "1.2345678901234567890",
+		"100000000000000000000000", "0.00000000000000000000001",
+		"0.000000000000000000000000000001", "1e22", "1e23", "1E22",
+		"1e-22", "-1e22", "+1", "+0.5", "+.5", "1.e5",
+		"2.2250738585072014e-308",
+		"1.7976931348623157e308", "0.1e1", "123e-2",
+		"2.5e-1", "0.500000000000000000000000000000000000000001",
+		"1.00000000000000011102230246251565404236316680908203125",
+		"1.00000000000000011102230246251565404236316680908203124",
+		"1.00000000000000011102230246251565404236316680908203126",
+		"7.2057594037927933e16", "72057594037927933",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(s); i++)
+		exact(s[i]);
+	{
+		double d = 1;
+
+		ok(parse_double("-0", -1, 1, &d) == 0 && d == 0 && signbit(d),
+		    "'-0' reads as negative zero");
+		ok(parse_double("-0.0", 0, 1, &d) == 0,
+		    "'-0.0' is in [0, 1] (negative zero equals zero)");
+	}
+}
+
+static void
+rejects(const char *s, int want)
+{
+	double d = 12345;
+	int r = parse_double(s, -HUGE_VAL, HUGE_VAL, &d);
+
+	if (!ok(r == want && d == 12345, "'%s' gives %d", s, want))
+		printf("#   got %d (value %g)\n", r, d);
+}
+
+static void
+test_rejects(void)
+{
+	static const char *const syntax[] = {
+		"", " ", " 1", "1 ", "\t1", "-", "+", ".", "-.", "..",
+		"1..2", "1.2.3", "--1", "-+1", "+-1", "1-", "1-2", "0x10",
+		"0X1p3", "inf", "-inf", "INF", "infinity", "nan", "NaN",
+		"nan(1)", "1e", "1e+", "e5", ".e5", "1,5", "1_000", "1f",
+		"\xd9\xa1", "0.5%", "5e2.0",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(syntax); i++)
+		rejects(syntax[i], -1);
+	rejects("1e400", -2);
+	rejects("-1e400", -2);
+	rejects("1e-400", -2);
+	{
+		double d = 7;
+
+		ok(parse_double(NULL, 0, 1, &d) == -1 && d == 7,
+		    "NULL is a syntax error");
+		ok(parse_double("1.5", 0, 1, &d) == -2 && d == 7,
+		    "1.5 is out of [0, 1]");
+		ok(parse_double("-0.25", 0, 1, &d) == -2 && d == 7,
+		    "-0.25 is out of [0, 1]");
+		ok(parse_double("1", 0, 1, &d) == 0 && d == 1,
+		    "1 is in [0, 1]");
+		ok(parse_double("1.0000000000000002", 0, 1, &d) == -2,
+		    "1.0000000000000002 is out of [0, 1]");
+		ok(parse_double("1e0", 0, 1, &d) == 0 && d == 1,
+		    "1e0 is in [0, 1]");
+		ok(parse_double("0.99999999999999999", 0, 1, &d) == 0 &&
+		    d == 1, "0.99999999999999999 rounds to 1, in [0, 1]");
+	}
+}
+
+/* Write len bytes of a pattern to path; return the bytes. */
+static char *
+pattern_file(const char *path, size_t len)
+{
+	char *want = malloc(len + 1);
+	FILE *fp = fopen(path, "wb");
+
+	for (size_t i = 0; i < len; i++)
+		want[i] = (char)('a' + i % 23);
+	want[len] = '\0';
+	if (fp) {
+		fwrite(want, 1, len, fp);
+		fclose(fp);
+	}
+	return want;
+}
+
+static void
+test_read_file(void)
+{
+	char dir[] = "/tmp/dlplan-test-util-XXXXXX", path[64], fifo[64];
+	static const size_t sizes[] = { 0, 1, 65535, 65536, 65537, 300001 };
+	struct dl_err e;
+	char *data, *want;
+	size_t len;
+	int rc;
+
+	if (!ok(mkdtemp(dir) != NULL, "temporary directory"))
+		return;
+	snprintf(path, sizeof(path), "%s/f", dir);
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+		want = pattern_file(path, sizes[i]);
+		data = NULL;
+		rc = read_file(path, &data, &len, &e);
+		ok(rc == DL_OK && len == sizes[i] && data[len] == '\0' &&
+		    memcmp(data, want, len) == 0, "read_file of %zu bytes",
+		    sizes[i]);
+		free(data);
+		free(want);
+	}
+
+	/* A pipe has no size: read until the end, growing as it comes. */
+	snprintf(fifo, sizeof(fifo), "%s/p", dir);
+	if (mkfifo(fifo, 0600) == 0) {
+		pid_t pid;
+
+		want = pattern_file(path, 200000);
+		fflush(stdout);
+		if ((pid = fork()) == 0) {
+			FILE *fp = fopen(fifo, "wb");
+
+			if (fp) {
+				fwrite(want, 1, 200000, fp);
+				fclose(fp);
+			}
+			_exit(0);
+		}
+		data = NULL;
+		rc = read_file(fifo, &data, &len, &e);
+		ok(rc == DL_OK && len == 200000 && data[len] == '\0' &&
+		    memcmp(data, want, len) == 0, "read_file of a pipe");
+		waitpid(pid, NULL, 0);
+		free(data);
+		free(want);
+		unlink(fifo);
+	}
+
+	/* procfs says 0 bytes for files that are not empty. */
+	data = NULL;
+	rc = read_file("/proc/self/status", &data, &len, &e);
+	ok(rc == DL_OK && len > 0 && strlen(data) == len,
+	    "read_file of a file whose size stat does not know");
+	free(data);
+
+	rc = read_file(dir, &data, &len, &e);
+	ok(rc == DL_ESYS && strcmp(e.msg, "cannot read file: Is a directory")
+	    == 0, "read_file of a directory: %s", e.msg);
+	unlink(path);
+	rc = read_file(path, &data, &len, &e);
+	ok(rc == DL_EDATA && strcmp(e.msg, "cannot open file: No such file "
+	    "or directory") == 0 && strcmp(e.file, path) == 0,
+	    "read_file of a missing file: %s", e.msg);
+	rmdir(dir);
+}
+
+int
+main(void)
+{
+	test_edges();
+	test_random();
+	test_rejects();
+	test_read_file();
+	return done_testing();
+}
