@@ -26,6 +26,8 @@ CSV_LIBS = -lcsv
 JSON_CFLAGS =
 JSON_LIBS = -ljansson
 LDLIBS_EXTRA = -lm
+# The search runs on several threads (plan --jobs).
+THREAD_FLAGS = -pthread
 
 # make check SANITIZE=address,undefined
 SANITIZE =

@@ -23,7 +23,7 @@ enum {
 	O_MAXTP, O_MEMRES, O_MFU, O_MODEL, O_MBATCH, O_OPT, O_OUT, O_PARAM,
 	O_STATES, O_STRAT, O_TLIM,
 	O_BUDGET, O_SLOTS, O_SLOTSTEPS, O_TRADEOFF,
-	O_JOB, O_LAUNCHER, O_PORT, O_PARTITION, O_SCRIPT, O_TIME
+	O_JOB, O_LAUNCHER, O_PORT, O_PARTITION, O_SCRIPT, O_TIME, O_JOBS
 };
 
 static const struct dl_opt plan_opts[] = {
@@ -42,6 +42,8 @@ static const struct dl_opt plan_opts[] = {
 	    "forecast steps the job will run (1)" },
 	{ "job-name", 0, O_JOB, "NAME", NULL,
 	    "Slurm job name for --launcher (" EMIT_DEFAULT_JOB_NAME ")" },
+	{ "jobs", 'j', O_JOBS, "N", NULL,
+	    "threads for the search (the online CPUs)" },
 	{ "launcher", 0, O_LAUNCHER, "L", EMIT_LAUNCHERS,
 	    "also write OUTDIR/launch/ for slurm, torchrun, srun or hostfile" },
 	{ "master-port", 0, O_PORT, "N", NULL,
@@ -309,7 +311,8 @@ static int
 cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 {
 	struct dl_cluster_paths paths = { 0 };
-	struct search_opts so = { STRAT_AUTO, -1, NULL, 60 };
+	struct search_opts so = { STRAT_AUTO, -1, NULL, 60,
+	    search_default_jobs() };
 	struct budget_opts bo = { 0, 0, 0, 0, { 0 } };
 	struct search_stats st;
 	struct dl_opts o;
@@ -415,6 +418,11 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 			if (opt_double(&sto, 0.001, 1e6, &o.time_limit, &e))
 				goto usage;
 			so.time_limit = o.time_limit;
+			break;
+		case O_JOBS:
+			if (opt_long(&sto, 1, SEARCH_JOBS_MAX, &v, &e))
+				goto usage;
+			so.jobs = (int)v;
 			break;
 		case O_BUDGET:
 			if (opt_double(&sto, 1e-9, 1e15, &bo.budget, &e))

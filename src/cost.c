@@ -238,7 +238,8 @@ add_flow(struct dl_plan *p, size_t *cap, int phase, int a, int b, int dir,
 }
 
 /* Order of routing: largest flow first, ties in plan order. */
-static const struct dl_flow *sort_base;
+/* qsort() has no context argument: the keys, one set per thread. */
+static _Thread_local const struct dl_flow *sort_base;
 
 static int
 by_bytes(const void *a, const void *b)
@@ -361,8 +362,8 @@ ring_hop(void *ctx, int i, int j)
 /* Rings above this size are ordered by site and node, not priced. */
 #define RING_PRICED_MAX 64
 
-static const struct dl_costctx *sort_x;
-static const int *sort_node, *sort_slot;
+static _Thread_local const struct dl_costctx *sort_x;
+static _Thread_local const int *sort_node, *sort_slot;
 
 /* Members by site, then node index, then group (member 0 stays first). */
 static int

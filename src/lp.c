@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include <glpk.h>
+#include <pthread.h>
 
 #include "lp.h"
 
@@ -38,6 +39,13 @@ struct dl_lp {
 	double *start;
 	int has_int;
 };
+
+/*
+ * GLPK keeps its state (memory accounting, hooks) in one environment per
+ * process unless built with thread-local storage, and lp_jmp is shared
+ * too: every call into GLPK holds this lock.
+ */
+static pthread_mutex_t glpk_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Where a GLPK error jumps back to, and what the callback tracks. */
 static jmp_buf lp_jmp;
@@ -273,9 +281,9 @@ now(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-int
-lp_solve(struct dl_lp *lp, const struct lp_params *prm, struct lp_result *res,
-    struct dl_err *e)
+static int
+solve_locked(struct dl_lp *lp, const struct lp_params *prm,
+    struct lp_result *res, struct dl_err *e)
 {
 	glp_prob *volatile P = NULL;
 	double *volatile start1 = NULL;
@@ -399,8 +407,8 @@ lp_result_free(struct lp_result *res)
 	res->x = NULL;
 }
 
-int
-lp_write(struct dl_lp *lp, const char *path, struct dl_err *e)
+static int
+write_locked(struct dl_lp *lp, const char *path, struct dl_err *e)
 {
 	glp_prob *volatile P = NULL;
 	struct afile af;
@@ -431,4 +439,27 @@ lp_write(struct dl_lp *lp, const char *path, struct dl_err *e)
 		return dl_seterr(e, DL_ESYS, path, 0, 0, "cannot write LP file");
 	}
 	return af_commit(&af, e);
+}
+
+int
+lp_solve(struct dl_lp *lp, const struct lp_params *prm, struct lp_result *res,
+    struct dl_err *e)
+{
+	int rc;
+
+	pthread_mutex_lock(&glpk_lock);
+	rc = solve_locked(lp, prm, res, e);
+	pthread_mutex_unlock(&glpk_lock);
+	return rc;
+}
+
+int
+lp_write(struct dl_lp *lp, const char *path, struct dl_err *e)
+{
+	int rc;
+
+	pthread_mutex_lock(&glpk_lock);
+	rc = write_locked(lp, path, e);
+	pthread_mutex_unlock(&glpk_lock);
+	return rc;
 }

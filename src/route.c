@@ -246,6 +246,49 @@ router_new(struct dl_router **rp, const struct dl_cluster *c,
 	return DL_OK;
 }
 
+int
+router_clone(struct dl_router **rp, const struct dl_router *o)
+{
+	const struct dl_cluster *c = o->c;
+	size_t ne = c->nedges, nv = c->nverts, K = (size_t)o->K;
+	struct dl_router *r = xcalloc(1, sizeof(*r));
+
+	r->c = c;
+	r->K = o->K;
+	r->l0 = o->l0;
+	r->forecast = o->forecast;
+	r->nsteps = o->nsteps;
+	r->fast_ok = o->fast_ok;
+	r->dirty = o->dirty;
+	r->steps = xcalloc(K, sizeof(size_t));
+	memcpy(r->steps, o->steps, K * sizeof(size_t));
+	r->count = xcalloc(K * K, sizeof(long));
+	memcpy(r->count, o->count, K * K * sizeof(long));
+	r->Q = xcalloc(K * K, sizeof(double));
+	memcpy(r->Q, o->Q, K * K * sizeof(double));
+	r->ubar = xcalloc(ne * K + 1, sizeof(double));
+	memcpy(r->ubar, o->ubar, ne * K * sizeof(double));
+	r->ne = xcalloc(ne + 1, sizeof(int));
+	memcpy(r->ne, o->ne, ne * sizeof(int));
+	r->sout = xcalloc(ne + 1, sizeof(int));
+	memcpy(r->sout, o->sout, ne * sizeof(int));
+	r->cost = xcalloc(ne * K + 1, sizeof(double));
+	r->dstar = xcalloc(nv + 1, sizeof(double));
+	r->heapcap = o->heapcap;
+	r->heapv = xcalloc(r->heapcap, sizeof(int));
+	r->heapd = xcalloc(r->heapcap, sizeof(double));
+	r->act_off = xcalloc(nv * K + 1, sizeof(int));
+	r->term = xcalloc(nv * K + 1, 1);
+	r->pol = xcalloc(nv * K + 1, sizeof(int));
+	r->acost = xcalloc(ne * K + 1, sizeof(double));
+	r->act_edge = xcalloc(ne * K + 1, sizeof(int));
+	r->tr_off = xcalloc(ne * K + 1, sizeof(int));
+	r->tr_to = xcalloc(ne * K * K + 1, sizeof(int));
+	r->tr_p = xcalloc(ne * K * K + 1, sizeof(double));
+	*rp = r;
+	return DL_OK;
+}
+
 void
 router_free(struct dl_router *r)
 {

@@ -47,6 +47,12 @@ struct dl_route {
 int router_new(struct dl_router **r, const struct dl_cluster *c,
     const struct dl_route_opts *o, struct dl_err *e);
 void router_free(struct dl_router *r);
+/*
+ * A second router over the same network, regimes and n_e as o, with
+ * caches and scratch of its own: one per thread, since a router is not
+ * safe to share.
+ */
+int router_clone(struct dl_router **r, const struct dl_router *o);
 /* Start a new phase: every n_e = 1 (the cache survives when no n_e had
  * moved). */
 void router_reset(struct dl_router *r);

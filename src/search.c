@@ -5,9 +5,11 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "partition.h"
 #include "search.h"
@@ -289,6 +291,33 @@ struct ctx {
 	struct kcache fc;	/* key with min(m, S) -> struct part_front */
 	struct cids cid;
 	struct dl_sitebound sb;
+
+	/*
+	 * The structured mode's jobs (see run_jobs()).  With a pool, the
+	 * best plan, the infeasibility note and a failure go to the pool's
+	 * root, under its lock; each plan's key is (T, job, round), so that
+	 * the winner does not depend on which thread got there first.
+	 */
+	struct pool *pool;
+	long job;
+	int round;
+	long best_job, infeas_job, gerr_job;
+	int best_round, infeas_round;
+	struct dl_err gerr;	/* the first failure of any thread */
+	int gfailed;
+	/* The units of the last job run (run_job()). */
+	struct unit *units;
+	const struct unit **ord, **fast;
+	int *shS, *shoff;
+	int cur_use, cur_k;
+	size_t cur_n;
+};
+
+struct pool {
+	pthread_mutex_t mu;
+	struct ctx *root;
+	const struct joblist *jl;
+	size_t next;
 };
 
 static double
@@ -370,36 +399,87 @@ build_plan(const struct ctx *C, struct dl_plan *p, const struct shape *sh,
 	}
 }
 
+/* Whether key (t, j, r) comes before (t2, j2, r2). */
+static int
+key_before(double t, long j, int r, double t2, long j2, int r2)
+{
+	if (t != t2)
+		return t < t2;
+	if (j != j2)
+		return j < j2;
+	return r < r2;
+}
+
+static void
+pool_lock(const struct ctx *C)
+{
+	if (C->pool)
+		pthread_mutex_lock(&C->pool->mu);
+}
+
+static void
+pool_unlock(const struct ctx *C)
+{
+	if (C->pool)
+		pthread_mutex_unlock(&C->pool->mu);
+}
+
+/*
+ * Whether a plan of C's job and round whose time is at least lb cannot
+ * win: it would not come before the best so far.
+ */
+static int
+cut(struct ctx *C, double lb)
+{
+	struct ctx *R = C->pool ? C->pool->root : C;
+	int r;
+
+	pool_lock(C);
+	r = R->have_best && !key_before(lb, C->job, C->round, R->best_t,
+	    R->best_job, R->best_round);
+	pool_unlock(C);
+	return r;
+}
+
 /* Score the plan in C->work; keep it when it is the best so far. */
 static void
 consider(struct ctx *C)
 {
+	struct ctx *R = C->pool ? C->pool->root : C;
 	struct dl_plan *p = &C->work;
 	struct dl_err e = { 0 };
+	double t;
 	int rc;
 
 	C->st->evaluated++;
 	rc = cost_eval(C->x, p, &e);
-	if (rc == DL_EINFEAS) {
-		if (!C->have_infeas || p->est.iteration_s < C->infeas_t) {
-			C->infeas = e;
-			C->infeas_t = p->est.iteration_s;
-			C->have_infeas = 1;
-		}
-		return;
-	}
-	if (rc != DL_OK) {
+	t = p->est.iteration_s;
+	if (rc != DL_OK && rc != DL_EINFEAS) {
 		if (!C->failed)
 			C->err = e;
 		C->failed = 1;
 		return;
 	}
-	if (!C->have_best || p->est.iteration_s < C->best_t) {
-		plan_free(C->best);
-		plan_copy(C->best, p);
-		C->best_t = p->est.iteration_s;
-		C->have_best = 1;
+	pool_lock(C);
+	if (rc == DL_EINFEAS) {
+		if (!R->have_infeas || key_before(t, C->job, C->round,
+		    R->infeas_t, R->infeas_job, R->infeas_round)) {
+			R->infeas = e;
+			R->infeas_t = t;
+			R->infeas_job = C->job;
+			R->infeas_round = C->round;
+			R->have_infeas = 1;
+		}
+	} else if (!R->have_best || key_before(t, C->job, C->round,
+	    R->best_t, R->best_job, R->best_round)) {
+		plan_free(R->best);
+		plan_copy(R->best, p);
+		R->best_t = t;
+		R->best_job = C->job;
+		R->best_round = C->round;
+		R->have_best = 1;
 	}
+	pool_unlock(C);
 }
 
 static int
@@ -678,6 +758,7 @@ solve_shape(struct ctx *C, const struct shape *sh)
 		int ok = 1, st;
 		double z;
 
+		C->round = round;
 		for (int g = 0; g < G && ok; g++) {
 			struct part_result r;
 			long mg = m[g] > 0 ? m[g] : 1;
@@ -759,14 +840,13 @@ solve_shape(struct ctx *C, const struct shape *sh)
 		 * z prices every transfer unshared and leaves out the sync,
 		 * so a plan with z above the best T so far cannot win.
 		 */
-		if (C->have_best && z >= C->best_t) {
+		if (cut(C, z)) {
 			C->st->pruned++;
 		} else {
 			build_plan(C, &C->work, sh, last, m2);
 			/* Nor can one whose sync alone would make up the rest. */
-			if (C->work.ngroups > 0 && C->have_best &&
-			    z + cost_sync_bound(C->x, &C->sb,
-			    &C->work) >= C->best_t)
+			if (C->work.ngroups > 0 && cut(C, z +
+			    cost_sync_bound(C->x, &C->sb, &C->work)))
 				C->st->pruned++;
 			else if (C->work.ngroups > 0)
 				consider(C);
@@ -833,50 +913,93 @@ stage_count_tried(int S)
 }
 
 /*
- * The structured mode over the nodes in use[]: for each TP degree and
- * stage count, list the units site by site (fastest first inside a site,
- * so a pipeline's hops stay in one node or site), cut the list into
- * pipelines of S units, and solve.  Also the same with only the fastest
- * half of the units, when slow units would only hold the others back.
+ * The units of TP degree k on the nodes in use[], listed site by site
+ * (fastest first inside a site, so that a pipeline's hops stay in one
+ * node or site) in ord, and all of them fastest first in fast.  Returns
+ * their number; 0 when k > 1 changes no unit (the degree is skipped).
  */
+static size_t
+list_units(const struct ctx *C, const int *use, int k, struct unit *units,
+    const struct unit **ord, const struct unit **fast)
+{
+	const struct dl_costctx *x = C->x;
+	size_t n = make_units(x, k, units), m = 0, any = 0;
+
+	for (size_t i = 0; i < n; i++)
+		any += units[i].k == k;
+	if (k > 1 && any == 0)
+		return 0;
+	for (size_t s = 0; s < x->c->nsites; s++) {
+		size_t first = m;
+
+		for (size_t i = 0; i < n; i++)
+			if (x->c->nodes[units[i].node].site_idx == (int)s &&
+			    use[units[i].node])
+				ord[m++] = &units[i];
+		qsort(ord + first, m - first, sizeof(*ord), cmp_unit);
+	}
+	memcpy(fast, ord, m * sizeof(*fast));
+	qsort(fast, m, sizeof(*fast), cmp_unit);
+	return m;
+}
+
+/*
+ * The structured mode's structures, in a fixed order: for each set of
+ * nodes, TP degree and stage count, the units cut into pipelines of S
+ * (all of them, and only the fastest half, when slow units would hold
+ * the others back).
+ */
+struct job {
+	int use;		/* index of the node set */
+	int k, S, half;
+};
+
+struct joblist {
+	int **use;		/* node sets: per node, 1 when used */
+	size_t nuse;
+	struct job *job;
+	size_t n, cap;
+};
+
+/* Units the job uses (0: none) and its number of groups. */
+static size_t
+job_units(const struct ctx *C, size_t n, int S, int half, int *G)
+{
+	size_t use_n = half ? n / 2 : n;
+
+	use_n -= use_n % (size_t)S;
+	if (use_n == 0 || (half && n < 4))
+		return 0;
+	*G = (int)(use_n / (size_t)S);
+	if (*G > C->total)
+		*G = (int)C->total;
+	return use_n;
+}
+
+/* Add the jobs over the nodes in use[] (copied) to jl. */
 static void
-structured_sites(struct ctx *C, const int *use)
+add_jobs(const struct ctx *C, struct joblist *jl, const int *use)
 {
 	const struct dl_costctx *x = C->x;
 	long gpus = cluster_gpus(x->c);
+	size_t nn = x->c->nnodes;
 	struct unit *units = xcalloc((size_t)gpus, sizeof(struct unit));
 	const struct unit **ord = xcalloc((size_t)gpus, sizeof(*ord));
 	const struct unit **fast = xcalloc((size_t)gpus, sizeof(*fast));
-	struct shape sh;
-	int maxs;
+	int u = (int)jl->nuse;
 
-	sh.S = xcalloc((size_t)gpus, sizeof(int));
-	sh.off = xcalloc((size_t)gpus, sizeof(int));
-	for (int k = 1; k <= x->o->max_tp && k <= DL_MAX_TP && !C->failed;
-	    k *= 2) {
-		size_t n = make_units(x, k, units), m = 0, any = 0;
+	jl->use = xreallocarray(jl->use, jl->nuse + 1, sizeof(int *));
+	jl->use[jl->nuse] = xcalloc(nn, sizeof(int));
+	memcpy(jl->use[jl->nuse++], use, nn * sizeof(int));
+	for (int k = 1; k <= x->o->max_tp && k <= DL_MAX_TP; k *= 2) {
+		size_t n = list_units(C, use, k, units, ord, fast);
+		int maxs = (int)n < C->L ? (int)n : C->L;
 
-		for (size_t i = 0; i < n; i++)
-			any += units[i].k == k;
-		/* Skip a degree that changes no unit. */
-		if (k > 1 && any == 0)
+		if (n == 0)
 			continue;
-		for (size_t s = 0; s < x->c->nsites; s++) {
-			size_t first = m;
-
-			for (size_t i = 0; i < n; i++)
-				if (x->c->nodes[units[i].node].site_idx ==
-				    (int)s && use[units[i].node])
-					ord[m++] = &units[i];
-			qsort(ord + first, m - first, sizeof(*ord), cmp_unit);
-		}
-		n = m;
-		memcpy(fast, ord, n * sizeof(*fast));
-		qsort(fast, n, sizeof(*fast), cmp_unit);
-		maxs = (int)n < C->L ? (int)n : C->L;
 		if (x->o->max_stages > 0 && maxs > x->o->max_stages)
 			maxs = x->o->max_stages;
-		for (int S = 1; S <= maxs && !C->failed; S++) {
+		for (int S = 1; S <= maxs; S++) {
 			/*
 			 * Beyond 8 stages try only 12, 16, 24, 32, 48 ...
 			 * (each about 1.4 times the last) and the most.
@@ -884,29 +1007,82 @@ structured_sites(struct ctx *C, const int *use)
 			if (S > 8 && !stage_count_tried(S) && S != maxs)
 				continue;
 			for (int half = 0; half < 2; half++) {
-				size_t use_n = half ? n / 2 : n;
+				int G, ok;
 
-				use_n -= use_n % (size_t)S;
-				if (use_n == 0 || (half && n < 4))
+				if (job_units(C, n, S, half, &G) == 0)
 					continue;
-				sh.G = (int)(use_n / (size_t)S);
-				if (sh.G > C->total)
-					sh.G = (int)C->total;
-				sh.u = half ? fast : ord;
-				for (int g = 0; g < sh.G; g++) {
-					sh.S[g] = S;
-					sh.off[g] = g * S;
+				switch (C->so->strategy) {
+				case STRAT_DP:
+					ok = S == 1;
+					break;
+				case STRAT_PP:
+					ok = G == 1;
+					break;
+				case STRAT_HYBRID:
+					ok = G >= 2 && S >= 2;
+					break;
+				default:
+					ok = 1;
 				}
-				if (strategy_allows(C->so->strategy, &sh))
-					solve_shape(C, &sh);
+				if (!ok)
+					continue;
+				jl->job = xgrow(jl->job, &jl->cap, jl->n + 1,
+				    sizeof(struct job));
+				jl->job[jl->n].use = u;
+				jl->job[jl->n].k = k;
+				jl->job[jl->n].S = S;
+				jl->job[jl->n].half = half;
+				jl->n++;
 			}
 		}
 	}
-	free(sh.S);
-	free(sh.off);
 	free(units);
 	free(ord);
 	free(fast);
+}
+
+static void
+joblist_free(struct joblist *jl)
+{
+	for (size_t i = 0; i < jl->nuse; i++)
+		free(jl->use[i]);
+	free(jl->use);
+	free(jl->job);
+	memset(jl, 0, sizeof(*jl));
+}
+
+/* Run job j of jl on C: list its units (unless the last job had them). */
+static void
+run_job(struct ctx *C, const struct joblist *jl, size_t j)
+{
+	const struct job *jb = &jl->job[j];
+	long gpus = cluster_gpus(C->x->c);
+	struct shape sh = { 0 };
+
+	if (C->units == NULL) {
+		C->units = xcalloc((size_t)gpus, sizeof(struct unit));
+		C->ord = xcalloc((size_t)gpus, sizeof(*C->ord));
+		C->fast = xcalloc((size_t)gpus, sizeof(*C->fast));
+		C->shS = xcalloc((size_t)gpus, sizeof(int));
+		C->shoff = xcalloc((size_t)gpus, sizeof(int));
+		C->cur_use = -1;
+	}
+	if (C->cur_use != jb->use || C->cur_k != jb->k) {
+		C->cur_n = list_units(C, jl->use[jb->use], jb->k, C->units,
+		    C->ord, C->fast);
+		C->cur_use = jb->use;
+		C->cur_k = jb->k;
+	}
+	job_units(C, C->cur_n, jb->S, jb->half, &sh.G);
+	sh.S = C->shS;
+	sh.off = C->shoff;
+	sh.u = jb->half ? C->fast : C->ord;
+	for (int g = 0; g < sh.G; g++) {
+		sh.S[g] = jb->S;
+		sh.off[g] = g * jb->S;
+	}
+	C->job = (long)j;
+	solve_shape(C, &sh);
 }
 
 /* Largest number of nodes for which node subsets are tried too. */
@@ -925,14 +1101,14 @@ cmp_rank(const void *a, const void *b)
 }
 
 /*
- * Every node together; then, on a multi-site cluster, each site alone and
- * the fastest 2, 4, 8 ... sites, since a ring over a slow WAN link can
- * cost more than the GPUs behind it bring; then (up to 64 nodes) the
- * fastest 1, 2, 4 ... nodes, since a data-parallel ring inside one node
- * can beat one that leaves it.
+ * The node sets: every node together; then, on a multi-site cluster,
+ * each site alone and the fastest 2, 4, 8 ... sites, since a ring over a
+ * slow WAN link can cost more than the GPUs behind it bring; then (up to
+ * 64 nodes) the fastest 1, 2, 4 ... nodes, since a data-parallel ring
+ * inside one node can beat one that leaves it.
  */
 static void
-structured(struct ctx *C)
+make_jobs(const struct ctx *C, struct joblist *jl)
 {
 	const struct dl_cluster *c = C->x->c;
 	size_t ns = c->nsites, nn = c->nnodes;
@@ -943,7 +1119,7 @@ structured(struct ctx *C)
 
 	for (size_t i = 0; i < nn; i++)
 		use[i] = 1;
-	structured_sites(C, use);
+	add_jobs(C, jl, use);
 	if (ns > 1) {
 		for (size_t i = 0; i < nn; i++)
 			speed[c->nodes[i].site_idx] += c->nodes[i].gpus *
@@ -952,19 +1128,19 @@ structured(struct ctx *C)
 			rank[s] = (int)s;
 		rank_key = speed;
 		qsort(rank, ns, sizeof(int), cmp_rank);
-		for (size_t s = 0; s < ns && s < 16 && !C->failed; s++) {
+		for (size_t s = 0; s < ns && s < 16; s++) {
 			for (size_t i = 0; i < nn; i++)
 				use[i] = c->nodes[i].site_idx == (int)s;
-			structured_sites(C, use);
+			add_jobs(C, jl, use);
 		}
-		for (size_t top = 2; top < ns && !C->failed; top *= 2) {
+		for (size_t top = 2; top < ns; top *= 2) {
 			for (size_t i = 0; i < nn; i++) {
 				use[i] = 0;
 				for (size_t k = 0; k < top; k++)
 					use[i] |= c->nodes[i].site_idx ==
 					    rank[k];
 			}
-			structured_sites(C, use);
+			add_jobs(C, jl, use);
 		}
 	}
 	if (nn > 1 && nn <= NODE_SUBSETS_MAX) {
@@ -974,17 +1150,161 @@ structured(struct ctx *C)
 		}
 		rank_key = nspeed;
 		qsort(rank, nn, sizeof(int), cmp_rank);
-		for (size_t top = 1; top < nn && !C->failed; top *= 2) {
+		for (size_t top = 1; top < nn; top *= 2) {
 			memset(use, 0, nn * sizeof(int));
 			for (size_t k = 0; k < top; k++)
 				use[rank[k]] = 1;
-			structured_sites(C, use);
+			add_jobs(C, jl, use);
 		}
 	}
 	free(use);
 	free(speed);
 	free(nspeed);
 	free(rank);
+}
+
+/* Free what a context owns apart from the plans it points to. */
+static void
+ctx_free(struct ctx *C)
+{
+	tc_free(&C->tc);
+	kc_free(&C->pc);
+	kc_free(&C->fc);
+	cids_free(&C->cid);
+	cost_sitebound_free(&C->sb);
+	free(C->units);
+	free(C->ord);
+	free(C->fast);
+	free(C->shS);
+	free(C->shoff);
+	C->units = NULL;
+	C->ord = C->fast = NULL;
+	C->shS = C->shoff = NULL;
+}
+
+/* A thread's loop: take the next job until none is left or one failed. */
+static void *
+worker(void *arg)
+{
+	struct ctx *C = arg;
+	struct pool *pl = C->pool;
+	struct ctx *R = pl->root;
+
+	for (;;) {
+		size_t j;
+
+		pthread_mutex_lock(&pl->mu);
+		if (R->gfailed || pl->next >= pl->jl->n) {
+			pthread_mutex_unlock(&pl->mu);
+			break;
+		}
+		j = pl->next++;
+		pthread_mutex_unlock(&pl->mu);
+		run_job(C, pl->jl, j);
+		if (C->failed) {
+			pthread_mutex_lock(&pl->mu);
+			if (!R->gfailed || (long)j < R->gerr_job) {
+				R->gerr = C->err;
+				R->gerr_job = (long)j;
+			}
+			R->gfailed = 1;
+			pthread_mutex_unlock(&pl->mu);
+			break;
+		}
+	}
+	return NULL;
+}
+
+int
+search_default_jobs(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > SEARCH_JOBS_MAX ? SEARCH_JOBS_MAX : (int)n;
+}
+
+/* Below this many GPUs the structured mode runs on one thread. */
+#define THREADS_MIN_GPUS 256
+
+/*
+ * The structured mode: every job of make_jobs(), on so->jobs threads
+ * (C itself is one of them; the others get their own router and caches,
+ * which hold the same values, so the plan does not depend on the number
+ * of threads, only how many plans are scored before the bounds cut the
+ * rest does).
+ */
+static void
+structured(struct ctx *C)
+{
+	struct joblist jl = { 0 };
+	int nt = C->so->jobs > 1 ? C->so->jobs : 1;
+
+	make_jobs(C, &jl);
+	if (cluster_gpus(C->x->c) < THREADS_MIN_GPUS)
+		nt = 1;
+	if ((size_t)nt > jl.n)
+		nt = (int)jl.n;
+	if (nt <= 1) {
+		for (size_t j = 0; j < jl.n && !C->failed; j++)
+			run_job(C, &jl, j);
+	} else {
+		struct pool pl;
+		struct ctx *W = xcalloc((size_t)nt, sizeof(*W));
+		struct search_stats *ws = xcalloc((size_t)nt, sizeof(*ws));
+		pthread_t *tid = xcalloc((size_t)nt, sizeof(*tid));
+
+		pthread_mutex_init(&pl.mu, NULL);
+		pl.root = C;
+		pl.jl = &jl;
+		pl.next = 0;
+		C->pool = &pl;
+		for (int i = 1; i < nt; i++) {
+			struct dl_costctx *xc = xmalloc(sizeof(*xc));
+
+			*xc = *C->x;
+			if (C->x->router != NULL)
+				router_clone(&xc->router, C->x->router);
+			W[i].x = xc;
+			W[i].so = C->so;
+			W[i].st = &ws[i];
+			W[i].total = C->total;
+			W[i].L = C->L;
+			W[i].pool = &pl;
+			plan_init(&W[i].work);
+			if (pthread_create(&tid[i], NULL, worker, &W[i]) != 0) {
+				/* Fewer threads: the jobs still all run. */
+				W[i].pool = NULL;
+			}
+		}
+		worker(C);
+		for (int i = 1; i < nt; i++) {
+			struct dl_costctx *xc = (struct dl_costctx *)W[i].x;
+
+			if (W[i].pool != NULL)
+				pthread_join(tid[i], NULL);
+			C->st->structures += ws[i].structures;
+			C->st->evaluated += ws[i].evaluated;
+			C->st->pruned += ws[i].pruned;
+			C->st->milps += ws[i].milps;
+			plan_free(&W[i].work);
+			ctx_free(&W[i]);
+			router_free(xc->router);
+			free(xc);
+		}
+		C->pool = NULL;
+		pthread_mutex_destroy(&pl.mu);
+		if (C->gfailed && !C->failed) {
+			C->failed = 1;
+			C->err = C->gerr;
+		}
+		free(W);
+		free(ws);
+		free(tid);
+	}
+	/* Anything scored later comes after every job. */
+	C->job = (long)jl.n;
+	C->round = 0;
+	joblist_free(&jl);
 }
 
 /*
@@ -1541,11 +1861,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	if (exact && !C.failed)
 		exhaustive(&C);
 	st->exact = exact && !C.failed;
-	tc_free(&C.tc);
-	kc_free(&C.pc);
-	kc_free(&C.fc);
-	cids_free(&C.cid);
-	cost_sitebound_free(&C.sb);
+	ctx_free(&C);
 	if (!C.have_best && !C.failed) {
 		explain_infeasible(&C);
 		plan_free(&C.work);

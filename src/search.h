@@ -30,7 +30,13 @@ struct search_opts {
 	int exact;		/* -1 auto (<= 6 GPUs), 0 never, 1 always */
 	const char *dump_dir;	/* write the final plan's MILPs here */
 	double time_limit;	/* seconds per MILP */
+	int jobs;		/* threads for the structured mode (0, 1: one) */
 };
+
+/* The most threads plan --jobs takes. */
+#define SEARCH_JOBS_MAX 64
+/* The default number of threads: the online CPUs, 1 .. SEARCH_JOBS_MAX. */
+int search_default_jobs(void);
 
 struct search_stats {
 	long structures;	/* structures tried */

@@ -184,3 +184,50 @@ expect_err "emit --slot beyond the schedule" 2 \
 expect_err "emit --slot 0" 1 \
     "dlplan: option '--slot': '0' is out of range [1, 100000]" -- \
     dlplan emit "$TMP/bud/plan.json" --launcher hostfile --slot 0 -- true
+
+# --- threads: the plan does not depend on --jobs ------------------------
+# 36 nodes of 8 GPUs (288 GPUs: above the one-thread limit of 256) in two
+# sites, three kinds of node, loads that differ node by node.
+mkdir -p "$TMP/thr"
+{
+	echo "node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps"
+	i=0
+	while [ $i -lt 36 ]; do
+		echo "t$i,s$((i % 2)),8,G$((i % 3)),$((100 + 150 * (i % 3))),80,2400,400"
+		i=$((i + 1))
+	done
+} >"$TMP/thr/nodes.csv"
+{
+	echo "src,dst,gbps,latency_ms"
+	i=0
+	while [ $i -lt 36 ]; do
+		echo "t$i,sw$((i % 2)),400,0.005"
+		i=$((i + 1))
+	done
+	echo "sw0,sw1,100,12"
+} >"$TMP/thr/links.csv"
+{
+	echo "node,t,util"
+	i=0
+	while [ $i -lt 36 ]; do
+		for t in 1 2 3 4 5; do
+			echo "t$i,$t,0.$(( (i * 7 + t * 3) % 9 ))"
+		done
+		i=$((i + 1))
+	done
+} >"$TMP/thr/load.csv"
+for j in 1 2 3; do
+	expect_run "plan -j $j on 288 GPUs" 0 - - -- dlplan plan -c "$TMP/thr" \
+	    -m $LL --global-batch 1152 --micro-batch 4 -j $j -o "$TMP/thr/j$j" -q
+done
+check "-j 2 gives the plan of -j 1" plan_same "$TMP/thr/j1/plan.json" \
+    "$TMP/thr/j2/plan.json"
+check "-j 3 gives the plan of -j 1" plan_same "$TMP/thr/j1/plan.json" \
+    "$TMP/thr/j3/plan.json"
+expect_err "-j 0" 1 "dlplan: option '-j': '0' is out of range [1, 64]" -- \
+    dlplan plan -c $H2 -m $LL $J -j 0
+expect_err "--jobs 65" 1 \
+    "dlplan: option '--jobs': '65' is out of range [1, 64]" -- \
+    dlplan plan -c $H2 -m $LL $J --jobs 65
+expect_err "-j abc" 1 "dlplan: option '-j': 'abc' is not an integer" -- \
+    dlplan plan -c $H2 -m $LL $J -j abc
