@@ -186,6 +186,27 @@ cmp_by_dst(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The scratch of one solve, sized for r's network and regimes. */
+static void
+alloc_scratch(struct dl_router *r)
+{
+	size_t ne = r->c->nedges, nv = r->c->nverts, K = (size_t)r->K;
+
+	r->cost = xcalloc(ne * K + 1, sizeof(double));
+	r->dstar = xcalloc(nv + 1, sizeof(double));
+	r->heapcap = ne + 2;
+	r->heapv = xcalloc(r->heapcap, sizeof(int));
+	r->heapd = xcalloc(r->heapcap, sizeof(double));
+	r->act_off = xcalloc(nv * K + 1, sizeof(int));
+	r->term = xcalloc(nv * K + 1, 1);
+	r->pol = xcalloc(nv * K + 1, sizeof(int));
+	r->acost = xcalloc(ne * K + 1, sizeof(double));
+	r->act_edge = xcalloc(ne * K + 1, sizeof(int));
+	r->tr_off = xcalloc(ne * K + 1, sizeof(int));
+	r->tr_to = xcalloc(ne * K * K + 1, sizeof(int));
+	r->tr_p = xcalloc(ne * K * K + 1, sizeof(double));
+}
+
 int
 router_new(struct dl_router **rp, const struct dl_cluster *c,
     const struct dl_route_opts *o, struct dl_err *e)
@@ -229,19 +250,7 @@ router_new(struct dl_router **rp, const struct dl_cluster *c,
 		qsort(r->sout + a, b - a, sizeof(int), cmp_by_dst);
 	}
 
-	r->cost = xcalloc(ne * K + 1, sizeof(double));
-	r->dstar = xcalloc(nv + 1, sizeof(double));
-	r->heapcap = ne + 2;
-	r->heapv = xcalloc(r->heapcap, sizeof(int));
-	r->heapd = xcalloc(r->heapcap, sizeof(double));
-	r->act_off = xcalloc(nv * K + 1, sizeof(int));
-	r->term = xcalloc(nv * K + 1, 1);
-	r->pol = xcalloc(nv * K + 1, sizeof(int));
-	r->acost = xcalloc(ne * K + 1, sizeof(double));
-	r->act_edge = xcalloc(ne * K + 1, sizeof(int));
-	r->tr_off = xcalloc(ne * K + 1, sizeof(int));
-	r->tr_to = xcalloc(ne * K * K + 1, sizeof(int));
-	r->tr_p = xcalloc(ne * K * K + 1, sizeof(double));
+	alloc_scratch(r);
 	*rp = r;
 	return DL_OK;
 }
@@ -250,7 +259,7 @@ int
 router_clone(struct dl_router **rp, const struct dl_router *o)
 {
 	const struct dl_cluster *c = o->c;
-	size_t ne = c->nedges, nv = c->nverts, K = (size_t)o->K;
+	size_t ne = c->nedges, K = (size_t)o->K;
 	struct dl_router *r = xcalloc(1, sizeof(*r));
 
 	r->c = c;
@@ -272,19 +281,7 @@ router_clone(struct dl_router **rp, const struct dl_router *o)
 	memcpy(r->ne, o->ne, ne * sizeof(int));
 	r->sout = xcalloc(ne + 1, sizeof(int));
 	memcpy(r->sout, o->sout, ne * sizeof(int));
-	r->cost = xcalloc(ne * K + 1, sizeof(double));
-	r->dstar = xcalloc(nv + 1, sizeof(double));
-	r->heapcap = o->heapcap;
-	r->heapv = xcalloc(r->heapcap, sizeof(int));
-	r->heapd = xcalloc(r->heapcap, sizeof(double));
-	r->act_off = xcalloc(nv * K + 1, sizeof(int));
-	r->term = xcalloc(nv * K + 1, 1);
-	r->pol = xcalloc(nv * K + 1, sizeof(int));
-	r->acost = xcalloc(ne * K + 1, sizeof(double));
-	r->act_edge = xcalloc(ne * K + 1, sizeof(int));
-	r->tr_off = xcalloc(ne * K + 1, sizeof(int));
-	r->tr_to = xcalloc(ne * K * K + 1, sizeof(int));
-	r->tr_p = xcalloc(ne * K * K + 1, sizeof(double));
+	alloc_scratch(r);
 	*rp = r;
 	return DL_OK;
 }
