@@ -361,6 +361,8 @@ ring_hop(void *ctx, int i, int j)
 
 /* Rings above this size are ordered by site and node, not priced. */
 #define RING_PRICED_MAX 64
+/* Ring orders x->rings keeps at most. */
+#define RING_CACHE_MAX 65536
 
 static _Thread_local const struct dl_costctx *sort_x;
 static _Thread_local const int *sort_node, *sort_slot;
@@ -424,6 +426,35 @@ order_ring(const struct dl_costctx *x, struct dl_plan *p, struct dl_ring *r,
 		free(rc.node);
 		free(rc.slot);
 		return DL_OK;
+	}
+	/* The same members and size: the same order (every n_e is 1). */
+	if (x->rings != NULL) {
+		size_t klen = sizeof(double) + (size_t)G * sizeof(int);
+		char *key = xmalloc(klen);
+		int *hit;
+
+		memcpy(key, &rc.bytes, sizeof(double));
+		for (int i = 0; i < G; i++)
+			memcpy(key + sizeof(double) + (size_t)i * sizeof(int),
+			    &rc.node[rc.slot[i]], sizeof(int));
+		if ((hit = kc_find(x->rings, key, klen)) != NULL) {
+			memcpy(order, hit, (size_t)G * sizeof(int));
+		} else {
+			rc.cost = xcalloc((size_t)rc.nd * rc.nd, sizeof(double));
+			for (int i = 0; i < rc.nd * rc.nd; i++)
+				rc.cost[i] = -1;
+			ring_order(G, ring_hop, &rc, order);
+			free(rc.cost);
+			if (rc.status == DL_OK && x->rings->n < RING_CACHE_MAX) {
+				hit = xcalloc((size_t)G, sizeof(int));
+				memcpy(hit, order, (size_t)G * sizeof(int));
+				kc_put(x->rings, key, klen, hit);
+			}
+		}
+		free(key);
+		free(rc.node);
+		free(rc.slot);
+		return rc.status;
 	}
 	rc.cost = xcalloc((size_t)rc.nd * rc.nd, sizeof(double));
 	for (int i = 0; i < rc.nd * rc.nd; i++)

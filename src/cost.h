@@ -37,6 +37,12 @@ struct dl_costctx {
 	 */
 	double *lo_flops, *lo_params, *lo_mem, *lo_tp;
 	double speed_total;	/* sum of s over every GPU of the cluster */
+	/*
+	 * Optional (NULL: none): ring orders already found, keyed by the hop
+	 * size and the members' nodes; the planner scores many plans whose
+	 * rings repeat.  Its values are int arrays; set vfree to free.
+	 */
+	struct kcache *rings;
 };
 
 /* uhat: per node forecast load (copied; clamped to [0, 0.95]); NULL = 0. */

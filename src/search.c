@@ -110,121 +110,13 @@ tc_free(struct tcache *t)
 }
 
 /*
- * Partition caches, keyed by everything the programs see: the stage
- * count, the micro-batches, each stage's speed, TP degree, memory and
- * intra-node bandwidth, and each boundary's transfer prices (as the id of
- * its price vector, see struct cids).  Groups of the same kinds of units
- * then cost one solve, however many there are.  A key maps to an owned
- * value, freed with the cache by vfree.
+ * Partition caches (struct kcache, util.h), keyed by everything the
+ * programs see: the stage count, the micro-batches, each stage's speed,
+ * TP degree, memory and intra-node bandwidth, and each boundary's
+ * transfer prices (as the id of its price vector, see struct cids).
+ * Groups of the same kinds of units then cost one solve, however many
+ * there are.
  */
-struct kcache {
-	char **key;
-	size_t *klen;
-	unsigned long long *hash;
-	void **val;
-	size_t cap, n;
-	void (*vfree)(void *);
-};
-
-static unsigned long long
-kc_hash(const char *k, size_t n)
-{
-	unsigned long long h = 1469598103934665603ULL;
-	size_t i = 0;
-
-	/* FNV-1a over 8-byte words, then the tail byte by byte. */
-	for (; i + 8 <= n; i += 8) {
-		unsigned long long w;
-
-		memcpy(&w, k + i, 8);
-		h = (h ^ w) * 1099511628211ULL;
-		h ^= h >> 29;
-	}
-	for (; i < n; i++)
-		h = (h ^ (unsigned char)k[i]) * 1099511628211ULL;
-	return h ^ (h >> 32);
-}
-
-static void *
-kc_find(const struct kcache *kc, const char *k, size_t n)
-{
-	unsigned long long h;
-
-	if (kc->cap == 0)
-		return NULL;
-	h = kc_hash(k, n);
-	for (size_t i = h & (kc->cap - 1); kc->key[i];
-	    i = (i + 1) & (kc->cap - 1))
-		if (kc->hash[i] == h && kc->klen[i] == n &&
-		    memcmp(kc->key[i], k, n) == 0)
-			return kc->val[i];
-	return NULL;
-}
-
-/* Add key k (not present) with value v, which the cache then owns. */
-static void
-kc_put(struct kcache *kc, const char *k, size_t n, void *v)
-{
-	size_t i;
-
-	if (2 * (kc->n + 1) > kc->cap) {
-		struct kcache o = *kc;
-
-		kc->cap = o.cap ? 2 * o.cap : 256;
-		kc->key = xcalloc(kc->cap, sizeof(char *));
-		kc->klen = xcalloc(kc->cap, sizeof(size_t));
-		kc->hash = xcalloc(kc->cap, sizeof(*kc->hash));
-		kc->val = xcalloc(kc->cap, sizeof(void *));
-		for (size_t j = 0; j < o.cap; j++) {
-			if (o.key[j] == NULL)
-				continue;
-			for (i = o.hash[j] & (kc->cap - 1); kc->key[i];
-			    i = (i + 1) & (kc->cap - 1))
-				;
-			kc->key[i] = o.key[j];
-			kc->klen[i] = o.klen[j];
-			kc->hash[i] = o.hash[j];
-			kc->val[i] = o.val[j];
-		}
-		free(o.key);
-		free(o.klen);
-		free(o.hash);
-		free(o.val);
-	}
-	{
-		unsigned long long h = kc_hash(k, n);
-
-		for (i = h & (kc->cap - 1); kc->key[i];
-		    i = (i + 1) & (kc->cap - 1))
-			;
-		kc->hash[i] = h;
-	}
-	kc->key[i] = xmalloc(n);
-	memcpy(kc->key[i], k, n);
-	kc->klen[i] = n;
-	kc->val[i] = v;
-	kc->n++;
-}
-
-static void
-kc_free(struct kcache *kc)
-{
-	for (size_t i = 0; i < kc->cap; i++)
-		if (kc->key[i]) {
-			free(kc->key[i]);
-			kc->vfree(kc->val[i]);
-		}
-	free(kc->key);
-	free(kc->klen);
-	free(kc->hash);
-	free(kc->val);
-	kc->key = NULL;
-	kc->klen = NULL;
-	kc->hash = NULL;
-	kc->val = NULL;
-	kc->cap = kc->n = 0;
-}
-
 static void
 free_result(void *p)
 {
@@ -291,6 +183,7 @@ struct ctx {
 	struct kcache fc;	/* key with min(m, S) -> struct part_front */
 	struct cids cid;
 	struct dl_sitebound sb;
+	struct kcache rings;	/* x->rings: see cost.h */
 
 	/*
 	 * The structured mode's jobs (see run_jobs()).  With a pool, the
@@ -1172,6 +1065,7 @@ ctx_free(struct ctx *C)
 	kc_free(&C->fc);
 	cids_free(&C->cid);
 	cost_sitebound_free(&C->sb);
+	kc_free(&C->rings);
 	free(C->units);
 	free(C->ord);
 	free(C->fast);
@@ -1264,6 +1158,8 @@ structured(struct ctx *C)
 			*xc = *C->x;
 			if (C->x->router != NULL)
 				router_clone(&xc->router, C->x->router);
+			W[i].rings.vfree = free;
+			xc->rings = &W[i].rings;
 			W[i].x = xc;
 			W[i].so = C->so;
 			W[i].st = &ws[i];
@@ -1836,6 +1732,7 @@ int
 search_plan(const struct dl_costctx *x, const struct search_opts *so,
     struct dl_plan *best, struct search_stats *st, struct dl_err *e)
 {
+	struct dl_costctx xl;
 	struct ctx C;
 	double t0 = now();
 	long gpus = cluster_gpus(x->c);
@@ -1846,7 +1743,11 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	memset(st, 0, sizeof(*st));
 	plan_init(best);
 	plan_init(&C.work);
-	C.x = x;
+	/* The same context, with a cache of ring orders of its own. */
+	xl = *x;
+	C.rings.vfree = free;
+	xl.rings = &C.rings;
+	C.x = &xl;
 	C.so = so;
 	C.st = st;
 	C.best = best;

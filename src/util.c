@@ -739,3 +739,101 @@ close_stdout(void)
 	}
 	return DL_OK;
 }
+
+static unsigned long long
+kc_hash(const char *k, size_t n)
+{
+	unsigned long long h = 1469598103934665603ULL;
+	size_t i = 0;
+
+	/* FNV-1a over 8-byte words, then the tail byte by byte. */
+	for (; i + 8 <= n; i += 8) {
+		unsigned long long w;
+
+		memcpy(&w, k + i, 8);
+		h = (h ^ w) * 1099511628211ULL;
+		h ^= h >> 29;
+	}
+	for (; i < n; i++)
+		h = (h ^ (unsigned char)k[i]) * 1099511628211ULL;
+	return h ^ (h >> 32);
+}
+
+void *
+kc_find(const struct kcache *kc, const char *k, size_t n)
+{
+	unsigned long long h;
+
+	if (kc->cap == 0)
+		return NULL;
+	h = kc_hash(k, n);
+	for (size_t i = h & (kc->cap - 1); kc->key[i];
+	    i = (i + 1) & (kc->cap - 1))
+		if (kc->hash[i] == h && kc->klen[i] == n &&
+		    memcmp(kc->key[i], k, n) == 0)
+			return kc->val[i];
+	return NULL;
+}
+
+void
+kc_put(struct kcache *kc, const char *k, size_t n, void *v)
+{
+	size_t i;
+
+	if (2 * (kc->n + 1) > kc->cap) {
+		struct kcache o = *kc;
+
+		kc->cap = o.cap ? 2 * o.cap : 256;
+		kc->key = xcalloc(kc->cap, sizeof(char *));
+		kc->klen = xcalloc(kc->cap, sizeof(size_t));
+		kc->hash = xcalloc(kc->cap, sizeof(*kc->hash));
+		kc->val = xcalloc(kc->cap, sizeof(void *));
+		for (size_t j = 0; j < o.cap; j++) {
+			if (o.key[j] == NULL)
+				continue;
+			for (i = o.hash[j] & (kc->cap - 1); kc->key[i];
+			    i = (i + 1) & (kc->cap - 1))
+				;
+			kc->key[i] = o.key[j];
+			kc->klen[i] = o.klen[j];
+			kc->hash[i] = o.hash[j];
+			kc->val[i] = o.val[j];
+		}
+		free(o.key);
+		free(o.klen);
+		free(o.hash);
+		free(o.val);
+	}
+	{
+		unsigned long long h = kc_hash(k, n);
+
+		for (i = h & (kc->cap - 1); kc->key[i];
+		    i = (i + 1) & (kc->cap - 1))
+			;
+		kc->hash[i] = h;
+	}
+	kc->key[i] = xmalloc(n);
+	memcpy(kc->key[i], k, n);
+	kc->klen[i] = n;
+	kc->val[i] = v;
+	kc->n++;
+}
+
+void
+kc_free(struct kcache *kc)
+{
+	for (size_t i = 0; i < kc->cap; i++)
+		if (kc->key[i]) {
+			free(kc->key[i]);
+			kc->vfree(kc->val[i]);
+		}
+	free(kc->key);
+	free(kc->klen);
+	free(kc->hash);
+	free(kc->val);
+	kc->key = NULL;
+	kc->klen = NULL;
+	kc->hash = NULL;
+	kc->val = NULL;
+	kc->cap = kc->n = 0;
+}

@@ -140,4 +140,23 @@ int close_stdout(void);
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * A hash map from byte strings to owned values.  Zero-initialise, set
+ * vfree (called on every value by kc_free), then kc_put() keys that are
+ * not present yet (the key is copied) and kc_find() them: NULL when
+ * absent.  kc_free() releases everything and leaves an empty map.
+ */
+struct kcache {
+	char **key;
+	size_t *klen;
+	unsigned long long *hash;
+	void **val;
+	size_t cap, n;
+	void (*vfree)(void *);
+};
+
+void *kc_find(const struct kcache *kc, const char *k, size_t n);
+void kc_put(struct kcache *kc, const char *k, size_t n, void *v);
+void kc_free(struct kcache *kc);
+
 #endif

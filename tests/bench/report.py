@@ -328,7 +328,9 @@ def main():
     for name, v in exps:
         print("%-*s  %s" % (wid[0], name, v))
     print("* the baseline does not fit in memory (priced all the same). "
-          "Times: wall clock of the whole run.")
+          "Times: wall clock of the whole run, plan with its default "
+          "--jobs (%d online CPUs; one thread below 256 GPUs)."
+          % (os.cpu_count() or 1))
 
     # CSV and SVG.
     cols = ["kind", "gpus", "layers", "sites", "types", "batch", "runs",
