@@ -684,6 +684,13 @@ sites_init(struct dl_sitebound *sb, const struct dl_cluster *c)
 	free(h.v);
 }
 
+void
+cost_sitebound_init(struct dl_sitebound *sb, const struct dl_cluster *c)
+{
+	if (sb->lat == NULL)
+		sites_init(sb, c);
+}
+
 /*
  * A lower bound on T_sync of plan p (section 4): a ring whose members sit
  * in two or more sites has a hop from one of them to another, which takes
@@ -701,8 +708,7 @@ cost_sync_bound(const struct dl_costctx *x, struct dl_sitebound *sb,
 
 	if (G < 2 || ns < 2)
 		return 0;
-	if (sb->lat == NULL)
-		sites_init(sb, x->c);
+	cost_sitebound_init(sb, x->c);
 	pos = xcalloc((size_t)G, sizeof(int));
 	base = xcalloc((size_t)G, sizeof(int));
 	for (int g = 0; g < G; g++) {

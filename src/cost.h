@@ -91,6 +91,8 @@ struct dl_sitebound {
 };
 double cost_sync_bound(const struct dl_costctx *x, struct dl_sitebound *sb,
     const struct dl_plan *p);
+/* Fill sb for cluster c (once; later calls do nothing). */
+void cost_sitebound_init(struct dl_sitebound *sb, const struct dl_cluster *c);
 void cost_sitebound_free(struct dl_sitebound *sb);
 
 /*

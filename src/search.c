@@ -944,6 +944,98 @@ joblist_free(struct joblist *jl)
 	memset(jl, 0, sizeof(*jl));
 }
 
+static int
+cmp_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x > y ? -1 : x < y;
+}
+
+/*
+ * A lower bound on T for every plan of shape sh, before any partition.
+ * Say the split uses Gu of the groups.  Pipeline: group g with S_g
+ * stages and fastest unit s_g runs m_g micro-batches in at least
+ * m_g mu W / (S_g s_g) (its stages add up to at least mu W / s_g, and the
+ * slowest is at least their mean), so max_g T_g >= mu W M / sum S_g s_g
+ * over the Gu groups, at best the fastest.  Sync: when Gu exceeds the
+ * most groups that touch any one site, every ring spans two sites and
+ * has a hop between them: R_q >= 2 (Gu - 1) (lat + 8 P_q gb / (Gu bw))
+ * with the least latency and widest bandwidth between sites the shape
+ * uses; a unit of a group holds segments whose R_q add up to at least
+ * 1 / S_g of all of them, and there are at least S_g segments.  The bound
+ * is the least over Gu of the two together.
+ */
+static double
+shape_bound(struct ctx *C, const struct shape *sh)
+{
+	const struct dl_costctx *x = C->x;
+	const struct dl_cluster *c = x->c;
+	size_t ns = c->nsites;
+	int G = sh->G, smax = 1, tmax = 0, np = 0;
+	double *w = xcalloc((size_t)G, sizeof(double));
+	int *touch = xcalloc(ns, sizeof(int)), *last = xcalloc(ns, sizeof(int));
+	double mu = (double)x->o->micro_batch, lat = HUGE_VAL, bw = 0;
+	double W = cost_range_flops(x, 0, C->L - 1);
+	double P = cost_range_params(x, 0, C->L - 1) * x->o->grad_bytes;
+	double sum = 0, best = HUGE_VAL;
+	unsigned char *present = xcalloc(ns, 1);
+
+	for (size_t i = 0; i < ns; i++)
+		last[i] = -1;
+	for (int g = 0; g < G; g++) {
+		double f = 0;
+
+		for (int j = 0; j < sh->S[g]; j++) {
+			const struct unit *u = sh->u[sh->off[g] + j];
+			int si = c->nodes[u->node].site_idx;
+
+			f = fmax(f, u->speed);
+			present[si] = 1;
+			if (last[si] != g) {
+				last[si] = g;
+				touch[si]++;
+			}
+		}
+		w[g] = sh->S[g] * f;
+		if (sh->S[g] > smax)
+			smax = sh->S[g];
+	}
+	for (size_t a = 0; a < ns; a++) {
+		tmax = touch[a] > tmax ? touch[a] : tmax;
+		np += present[a];
+	}
+	if (np >= 2) {
+		cost_sitebound_init(&C->sb, c);
+		for (size_t a = 0; a < ns; a++)
+			for (size_t b = 0; b < ns; b++)
+				if (a != b && present[a] && present[b] &&
+				    C->sb.bw[a * ns + b] > 0) {
+					lat = fmin(lat, C->sb.lat[a * ns + b]);
+					bw = fmax(bw, C->sb.bw[a * ns + b]);
+				}
+	}
+	qsort(w, (size_t)G, sizeof(double), cmp_desc);
+	for (int gu = 1; gu <= G; gu++) {
+		double t;
+
+		sum += w[gu - 1];
+		if (!(sum > 0))
+			continue;
+		t = mu * W * (double)C->total / sum;
+		if (gu > tmax && np >= 2 && bw > 0)
+			t += 2.0 * (gu - 1) * (lat + 8 * P / ((double)smax * gu *
+			    bw * 1e9));
+		best = fmin(best, t);
+	}
+	free(w);
+	free(touch);
+	free(last);
+	free(present);
+	/* Rounding must never make the bound pass the true value. */
+	return best == HUGE_VAL ? 0 : best * (1 - 1e-9);
+}
+
 /* Run job j of jl on C: list its units (unless the last job had them). */
 static void
 run_job(struct ctx *C, const struct joblist *jl, size_t j)
@@ -975,6 +1067,13 @@ run_job(struct ctx *C, const struct joblist *jl, size_t j)
 		sh.off[g] = g * jb->S;
 	}
 	C->job = (long)j;
+	C->round = 0;
+	/* A shape that cannot beat the best plan so far is not partitioned. */
+	if (cut(C, shape_bound(C, &sh))) {
+		C->st->structures++;
+		C->st->pruned++;
+		return;
+	}
 	solve_shape(C, &sh);
 }
 
