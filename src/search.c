@@ -845,6 +845,8 @@ list_units(const struct ctx *C, const int *use, int k, struct unit *units,
 struct job {
 	int use;		/* index of the node set */
 	int k, S, half;
+	double lb;		/* shape_bound() */
+	size_t seq;		/* the order listed */
 };
 
 struct joblist {
@@ -1036,13 +1038,14 @@ shape_bound(struct ctx *C, const struct shape *sh)
 	return best == HUGE_VAL ? 0 : best * (1 - 1e-9);
 }
 
-/* Run job j of jl on C: list its units (unless the last job had them). */
+/* The shape of job j of jl in C's scratch (its units listed unless the
+ * last job had them). */
 static void
-run_job(struct ctx *C, const struct joblist *jl, size_t j)
+job_shape(struct ctx *C, const struct joblist *jl, size_t j,
+    struct shape *sh)
 {
 	const struct job *jb = &jl->job[j];
 	long gpus = cluster_gpus(C->x->c);
-	struct shape sh = { 0 };
 
 	if (C->units == NULL) {
 		C->units = xcalloc((size_t)gpus, sizeof(struct unit));
@@ -1058,23 +1061,63 @@ run_job(struct ctx *C, const struct joblist *jl, size_t j)
 		C->cur_use = jb->use;
 		C->cur_k = jb->k;
 	}
-	job_units(C, C->cur_n, jb->S, jb->half, &sh.G);
-	sh.S = C->shS;
-	sh.off = C->shoff;
-	sh.u = jb->half ? C->fast : C->ord;
-	for (int g = 0; g < sh.G; g++) {
-		sh.S[g] = jb->S;
-		sh.off[g] = g * jb->S;
+	memset(sh, 0, sizeof(*sh));
+	job_units(C, C->cur_n, jb->S, jb->half, &sh->G);
+	sh->S = C->shS;
+	sh->off = C->shoff;
+	sh->u = jb->half ? C->fast : C->ord;
+	for (int g = 0; g < sh->G; g++) {
+		sh->S[g] = jb->S;
+		sh->off[g] = g * jb->S;
 	}
+}
+
+/*
+ * Run job j of jl on C.  Returns 0 when the job's lower bound cannot
+ * beat the best plan so far: the jobs come in ascending order of their
+ * bounds, so no later one can either.
+ */
+static int
+run_job(struct ctx *C, const struct joblist *jl, size_t j)
+{
+	struct shape sh;
+
+	job_shape(C, jl, j, &sh);
 	C->job = (long)j;
 	C->round = 0;
-	/* A shape that cannot beat the best plan so far is not partitioned. */
-	if (cut(C, shape_bound(C, &sh))) {
-		C->st->structures++;
+	if (cut(C, jl->job[j].lb)) {
 		C->st->pruned++;
-		return;
+		return 0;
 	}
 	solve_shape(C, &sh);
+	return 1;
+}
+
+static int
+cmp_job(const void *a, const void *b)
+{
+	const struct job *x = a, *y = b;
+
+	if (x->lb != y->lb)
+		return x->lb < y->lb ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/*
+ * Order the jobs best first: by their lower bounds (shape_bound()), ties
+ * in the order they were listed.
+ */
+static void
+order_jobs(struct ctx *C, struct joblist *jl)
+{
+	for (size_t j = 0; j < jl->n; j++) {
+		struct shape sh;
+
+		job_shape(C, jl, j, &sh);
+		jl->job[j].lb = shape_bound(C, &sh);
+		jl->job[j].seq = j;
+	}
+	qsort(jl->job, jl->n, sizeof(struct job), cmp_job);
 }
 
 /* Largest number of nodes for which node subsets are tried too. */
@@ -1193,7 +1236,13 @@ worker(void *arg)
 		}
 		j = pl->next++;
 		pthread_mutex_unlock(&pl->mu);
-		run_job(C, pl->jl, j);
+		if (!run_job(C, pl->jl, j)) {
+			/* Every later job is cut too. */
+			pthread_mutex_lock(&pl->mu);
+			pl->next = pl->jl->n;
+			pthread_mutex_unlock(&pl->mu);
+			break;
+		}
 		if (C->failed) {
 			pthread_mutex_lock(&pl->mu);
 			if (!R->gfailed || (long)j < R->gerr_job) {
@@ -1233,13 +1282,15 @@ structured(struct ctx *C)
 	int nt = C->so->jobs > 1 ? C->so->jobs : 1;
 
 	make_jobs(C, &jl);
+	order_jobs(C, &jl);
 	if (cluster_gpus(C->x->c) < THREADS_MIN_GPUS)
 		nt = 1;
 	if ((size_t)nt > jl.n)
 		nt = (int)jl.n;
 	if (nt <= 1) {
 		for (size_t j = 0; j < jl.n && !C->failed; j++)
-			run_job(C, &jl, j);
+			if (!run_job(C, &jl, j))
+				break;
 	} else {
 		struct pool pl;
 		struct ctx *W = xcalloc((size_t)nt, sizeof(*W));
