@@ -49,6 +49,9 @@ struct dl_router {
 	long *count;		/* K * K transition counts */
 	double *Q;		/* K * K, row-normalised */
 	double *ubar;		/* nedges * K */
+	double *den;		/* nedges * K: gbps 1e9 (1 - ubar), as in
+				 * router_hop_cost() */
+	double *lat;		/* nedges: latency in seconds */
 	int *ne;		/* per edge: 1 + flows committed this phase */
 	int fast_ok;		/* implicit-switch fast path allowed */
 	int dirty;		/* some n_e is not 1 */
@@ -239,6 +242,16 @@ router_new(struct dl_router **rp, const struct dl_cluster *c,
 		router_free(r);
 		return rc;
 	}
+	r->den = xcalloc(ne * K + 1, sizeof(double));
+	r->lat = xcalloc(ne + 1, sizeof(double));
+	for (size_t k = 0; k < ne; k++) {
+		const struct dl_edge *ed = &c->edges[k];
+
+		r->lat[k] = ed->latency_ms / 1000;
+		for (int l = 0; l < K; l++)
+			r->den[k * K + l] = ed->gbps * 1e9 *
+			    (1 - r->ubar[k * K + l]);
+	}
 
 	/* Out-edges in listing order of their destinations. */
 	r->sout = xcalloc(ne + 1, sizeof(int));
@@ -277,6 +290,10 @@ router_clone(struct dl_router **rp, const struct dl_router *o)
 	memcpy(r->Q, o->Q, K * K * sizeof(double));
 	r->ubar = xcalloc(ne * K + 1, sizeof(double));
 	memcpy(r->ubar, o->ubar, ne * K * sizeof(double));
+	r->den = xcalloc(ne * K + 1, sizeof(double));
+	memcpy(r->den, o->den, ne * K * sizeof(double));
+	r->lat = xcalloc(ne + 1, sizeof(double));
+	memcpy(r->lat, o->lat, ne * sizeof(double));
 	r->ne = xcalloc(ne + 1, sizeof(int));
 	memcpy(r->ne, o->ne, ne * sizeof(int));
 	r->sout = xcalloc(ne + 1, sizeof(int));
@@ -299,6 +316,8 @@ router_free(struct dl_router *r)
 	free(r->count);
 	free(r->Q);
 	free(r->ubar);
+	free(r->den);
+	free(r->lat);
 	free(r->ne);
 	free(r->sout);
 	free(r->cost);
@@ -374,13 +393,14 @@ router_stats(const struct dl_router *r, struct dl_router_stats *st)
 double
 router_hop_cost(const struct dl_router *r, int edge, int l, double bytes)
 {
-	const struct dl_edge *ed = &r->c->edges[edge];
-	double u = r->ubar[(size_t)edge * r->K + l];
-
-	if (ed->from_switch)
-		return ed->latency_ms / 1000;
-	return ed->latency_ms / 1000 +
-	    8 * bytes / (ed->gbps * 1e9 * (1 - u) / r->ne[edge]);
+	/*
+	 * latency + 8 S / (gbps 1e9 (1 - u) / n_e), with the parts that do
+	 * not change from flow to flow computed once, the same way.
+	 */
+	if (r->c->edges[edge].from_switch)
+		return r->lat[edge];
+	return r->lat[edge] +
+	    8 * bytes / (r->den[(size_t)edge * r->K + l] / r->ne[edge]);
 }
 
 /* A binary min-heap of (D, vertex) with lazy deletion. */
