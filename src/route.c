@@ -52,6 +52,7 @@ struct dl_router {
 	double *den;		/* nedges * K: gbps 1e9 (1 - ubar), as in
 				 * router_hop_cost() */
 	double *lat;		/* nedges: latency in seconds */
+	double *dmax;		/* nedges: the largest den over the regimes */
 	int *ne;		/* per edge: 1 + flows committed this phase */
 	int fast_ok;		/* implicit-switch fast path allowed */
 	int dirty;		/* some n_e is not 1 */
@@ -244,13 +245,17 @@ router_new(struct dl_router **rp, const struct dl_cluster *c,
 	}
 	r->den = xcalloc(ne * K + 1, sizeof(double));
 	r->lat = xcalloc(ne + 1, sizeof(double));
+	r->dmax = xcalloc(ne + 1, sizeof(double));
 	for (size_t k = 0; k < ne; k++) {
 		const struct dl_edge *ed = &c->edges[k];
 
 		r->lat[k] = ed->latency_ms / 1000;
-		for (int l = 0; l < K; l++)
+		for (int l = 0; l < K; l++) {
 			r->den[k * K + l] = ed->gbps * 1e9 *
 			    (1 - r->ubar[k * K + l]);
+			if (l == 0 || r->den[k * K + l] > r->dmax[k])
+				r->dmax[k] = r->den[k * K + l];
+		}
 	}
 
 	/* Out-edges in listing order of their destinations. */
@@ -294,6 +299,8 @@ router_clone(struct dl_router **rp, const struct dl_router *o)
 	memcpy(r->den, o->den, ne * K * sizeof(double));
 	r->lat = xcalloc(ne + 1, sizeof(double));
 	memcpy(r->lat, o->lat, ne * sizeof(double));
+	r->dmax = xcalloc(ne + 1, sizeof(double));
+	memcpy(r->dmax, o->dmax, ne * sizeof(double));
 	r->ne = xcalloc(ne + 1, sizeof(int));
 	memcpy(r->ne, o->ne, ne * sizeof(int));
 	r->sout = xcalloc(ne + 1, sizeof(int));
@@ -318,6 +325,7 @@ router_free(struct dl_router *r)
 	free(r->ubar);
 	free(r->den);
 	free(r->lat);
+	free(r->dmax);
 	free(r->ne);
 	free(r->sout);
 	free(r->cost);
@@ -670,14 +678,15 @@ solve_local(struct dl_router *r, int a, int b, double bytes, int stop,
 			break;
 		for (size_t k = c->in_off[u]; k < c->in_off[u + 1]; k++) {
 			int ed = c->in_edge[k], v = c->edges[ed].src;
-			double w = router_hop_cost(r, ed, 0, bytes), nd;
+			double w, nd;
 
-			for (int l = 1; l < K; l++) {
-				double x = router_hop_cost(r, ed, l, bytes);
-
-				if (x < w)
-					w = x;
-			}
+			/*
+			 * The cheapest regime's hop cost: the price only falls
+			 * as den grows, so it is the price at the largest den,
+			 * the same double as the least of the K prices.
+			 */
+			w = c->edges[ed].from_switch ? r->lat[ed] : r->lat[ed] +
+			    8 * bytes / (r->dmax[ed] / r->ne[ed]);
 			nd = w + d;
 			if (nd < r->dstar[v]) {
 				r->dstar[v] = nd;
@@ -713,6 +722,7 @@ solve_local(struct dl_router *r, int a, int b, double bytes, int stop,
 					sum += p * s->C[(size_t)u * K + l2];
 				}
 				val = router_hop_cost(r, ed, l, bytes) + 1 * sum;
+				r->acost[j] = val;
 				if (val < best)
 					best = val;
 			}
@@ -723,18 +733,12 @@ solve_local(struct dl_router *r, int a, int b, double bytes, int stop,
 			for (size_t j = c->out_off[v]; j < c->out_off[v + 1];
 			    j++) {
 				int ed = r->sout[j], u = c->edges[ed].dst;
-				double sum = 0, val;
+				double val;
 
 				if (!(r->dstar[u] < dv))
 					continue;
-				for (int l2 = 0; l2 < K; l2++) {
-					double p = r->Q[l * K + l2];
-
-					if (p == 0)
-						continue;
-					sum += p * s->C[(size_t)u * K + l2];
-				}
-				val = router_hop_cost(r, ed, l, bytes) + 1 * sum;
+				/* The action value just computed above. */
+				val = r->acost[j];
 				if (val - best <= TIE_TOL + TIE_TOL *
 				    fabs(best)) {
 					pick = ed;
