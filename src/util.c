@@ -500,6 +500,60 @@ af_abort(struct afile *af)
 }
 
 int
+af_write_files(size_t n, const char *const *paths, const char *const *data,
+    const size_t *lens, struct dl_err *e)
+{
+	struct afile *af = xcalloc(n ? n : 1, sizeof(*af));
+	size_t i, opened = 0;
+	int rc = DL_OK;
+
+	/* rename() fails on a directory: refuse before anything is
+	 * written, not after the first files were replaced. */
+	for (i = 0; i < n; i++) {
+		struct stat st;
+
+		if (stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			rc = dl_seterr(e, DL_ESYS, paths[i], 0, 0,
+			    "cannot write file: %s", strerror(EISDIR));
+			goto out;
+		}
+	}
+	/* Every temporary file complete and on disk first ... */
+	for (i = 0; i < n && rc == DL_OK; i++) {
+		int err;
+
+		if ((rc = af_open(&af[i], paths[i], e)) != DL_OK)
+			break;
+		opened++;
+		errno = 0;
+		if ((lens[i] && fwrite(data[i], 1, lens[i], af[i].fp) !=
+		    lens[i]) || fflush(af[i].fp) != 0 || ferror(af[i].fp) ||
+		    (fsync(fileno(af[i].fp)) != 0 && errno != EINVAL &&
+		    errno != EROFS)) {
+			err = errno;
+			rc = dl_seterr(e, DL_ESYS, paths[i], 0, 0,
+			    "cannot write file: %s", strerror(err ? err : EIO));
+		}
+	}
+	if (rc != DL_OK) {
+		for (i = 0; i < opened; i++)
+			af_abort(&af[i]);
+		goto out;
+	}
+	/* ... then the renames, which leave no partial file. */
+	for (i = 0; i < n; i++) {
+		if ((rc = af_commit(&af[i], e)) != DL_OK) {
+			for (size_t k = i + 1; k < n; k++)
+				af_abort(&af[k]);
+			break;
+		}
+	}
+out:
+	free(af);
+	return rc;
+}
+
+int
 af_write_file(const char *path, const char *data, size_t len,
     struct dl_err *e)
 {

@@ -123,6 +123,14 @@ void af_cleanup_all(void);
 /* Write a whole buffer to path atomically. */
 int af_write_file(const char *path, const char *data, size_t len,
     struct dl_err *e);
+/*
+ * Write n buffers to n paths as one output: no path is replaced unless
+ * every temporary file was written and synced (a full disk, a file size
+ * limit or a path that is a directory replaces none).  Only a failing
+ * rename() itself can leave the first files replaced and the rest not.
+ */
+int af_write_files(size_t n, const char *const *paths,
+    const char *const *data, const size_t *lens, struct dl_err *e);
 
 /* Make directory path (and parents) if missing. */
 int mkdir_p(const char *path, struct dl_err *e);
