@@ -718,7 +718,9 @@ write_files(struct emit_ctx *x, const char *dir, struct emit_result *r,
 		if ((rc = af_open(&af[i], paths[i], e)) != DL_OK)
 			goto fail;
 		opened++;
-		if (f->exec && fchmod(fileno(af[i].fp), 0777 & ~um) != 0) {
+		/* (Not the mode of a device written through.) */
+		if (f->exec && af[i].tmp &&
+		    fchmod(fileno(af[i].fp), 0777 & ~um) != 0) {
 			rc = dl_seterr(e, DL_ESYS, paths[i], 0, 0,
 			    "cannot make file executable: %s",
 			    strerror(errno));

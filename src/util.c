@@ -415,10 +415,34 @@ int
 af_open(struct afile *af, const char *path, struct dl_err *e)
 {
 	size_t n = strlen(path);
-	int fd;
+	struct stat st;
+	int fd = -1;
 
 	af->fp = NULL;
 	af->path = xstrdup(path);
+	af->tmp = NULL;
+	/*
+	 * A device, FIFO or socket at path (not a link to one) is written
+	 * through: renaming a regular file over it would replace, say,
+	 * /dev/null for everyone (as root), and a partial "file" does not
+	 * apply to it.
+	 */
+	if (lstat(path, &st) == 0 && (S_ISCHR(st.st_mode) ||
+	    S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) ||
+	    S_ISSOCK(st.st_mode))) {
+		if ((fd = open(path, O_WRONLY | O_TRUNC)) < 0 ||
+		    (af->fp = fdopen(fd, "w")) == NULL) {
+			int err = errno;
+
+			if (fd >= 0)
+				close(fd);
+			free(af->path);
+			af->path = NULL;
+			return dl_seterr(e, DL_ESYS, path, 0, 0,
+			    "cannot open file: %s", strerror(err));
+		}
+		return DL_OK;
+	}
 	af->tmp = xmalloc(n + 16);
 	snprintf(af->tmp, n + 16, "%s.tmp-XXXXXX", path);
 	fd = mkstemp(af->tmp);
@@ -467,7 +491,7 @@ af_commit(struct afile *af, struct dl_err *e)
 		err = errno;
 	}
 	af->fp = NULL;
-	if (!bad && rename(af->tmp, af->path) != 0) {
+	if (!bad && af->tmp && rename(af->tmp, af->path) != 0) {
 		bad = 1;
 		err = errno;
 	}
@@ -477,7 +501,8 @@ af_commit(struct afile *af, struct dl_err *e)
 		af_abort(af);
 		return DL_ESYS;
 	}
-	af_track(af->tmp, 0);
+	if (af->tmp)
+		af_track(af->tmp, 0);
 	free(af->path);
 	free(af->tmp);
 	af->path = af->tmp = NULL;

@@ -107,7 +107,9 @@ char *sb_detach(struct strbuf *sb);
  * Atomic output files: written to "PATH.tmp-XXXXXX" beside PATH and renamed
  * over PATH on commit, so a reader never sees a partial file.  Temporary
  * files still open are removed by af_cleanup_all(), which the signal
- * handlers in main.c call.
+ * handlers in main.c call.  A symbolic link at PATH is replaced, not
+ * written through; a device, FIFO or socket at PATH (-o /dev/null) is
+ * written directly (tmp is NULL) instead of being replaced.
  */
 struct afile {
 	FILE *fp;
