@@ -404,6 +404,17 @@ bounded "a million x_ columns, no row" 20 524288 2 -- \
     "$DLPLAN" check -c "$TMP/h"
 check "no row: says so" grep -q "no nodes" "$TMP/err"
 
+# 100,000 nodes on one site (its implicit switch): check's diameter
+# searched from every node, O(nodes x links), hours; now once per set
+# of nodes with the same neighbours.
+mkdir -p "$TMP/n"
+awk 'BEGIN { print "node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps"
+    for (i = 0; i < 100000; i++) printf "n%d,s,8,G,100,80,800,100\n", i }' \
+    >"$TMP/n/nodes.csv"
+bounded "check with 100,000 nodes" 5 524288 0 -- "$DLPLAN" check -c "$TMP/n"
+check "check with 100,000 nodes: diameter 2 hops" \
+    grep -q "100001 vertices, 200000 directed links, diameter 2 hops" "$TMP/out"
+
 # 1,000,000 rows of load history: 8 nodes x 125,000 steps.
 mkdir -p "$TMP/l"
 cp $TWODC/nodes.csv $TWODC/links.csv "$TMP/l/"
