@@ -732,7 +732,11 @@ write_files(struct emit_ctx *x, const char *dir, struct emit_result *r,
 			    "cannot write file: %s", strerror(errno));
 			goto fail;
 		}
-		if (fflush(af[i].fp) != 0) {
+		/* On disk before any file is renamed (a full disk may only
+		 * tell at fsync). */
+		errno = 0;
+		if (fflush(af[i].fp) != 0 || (fsync(fileno(af[i].fp)) != 0 &&
+		    errno != EINVAL && errno != EROFS)) {
 			rc = dl_seterr(e, DL_ESYS, paths[i], 0, 0,
 			    "cannot write file: %s", strerror(errno));
 			goto fail;
