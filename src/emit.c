@@ -742,6 +742,7 @@ write_files(struct emit_ctx *x, const char *dir, struct emit_result *r,
 			goto fail;
 		}
 	}
+	af_hold_signals(1);
 	for (i = 0; i < x->nfiles; i++) {
 		rc = af_commit(&af[i], e);
 		opened--;
@@ -750,9 +751,11 @@ write_files(struct emit_ctx *x, const char *dir, struct emit_result *r,
 			for (size_t k = i + 1; k < x->nfiles; k++)
 				af_abort(&af[k]);
 			opened = 0;
+			af_hold_signals(0);
 			goto out;
 		}
 	}
+	af_hold_signals(0);
 	if (r) {
 		r->files = paths;
 		r->nfiles = x->nfiles;

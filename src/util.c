@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <float.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -524,6 +525,23 @@ af_abort(struct afile *af)
 	af->path = af->tmp = NULL;
 }
 
+void
+af_hold_signals(int on)
+{
+	static sigset_t old;
+	sigset_t set;
+
+	if (on) {
+		sigemptyset(&set);
+		sigaddset(&set, SIGINT);
+		sigaddset(&set, SIGTERM);
+		sigaddset(&set, SIGHUP);
+		sigprocmask(SIG_BLOCK, &set, &old);
+	} else {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	}
+}
+
 int
 af_write_files(size_t n, const char *const *paths, const char *const *data,
     const size_t *lens, struct dl_err *e)
@@ -565,7 +583,9 @@ af_write_files(size_t n, const char *const *paths, const char *const *data,
 			af_abort(&af[i]);
 		goto out;
 	}
-	/* ... then the renames, which leave no partial file. */
+	/* ... then the renames, which leave no partial file, with the
+	 * signals main.c handles held until all are done. */
+	af_hold_signals(1);
 	for (i = 0; i < n; i++) {
 		if ((rc = af_commit(&af[i], e)) != DL_OK) {
 			for (size_t k = i + 1; k < n; k++)
@@ -573,6 +593,7 @@ af_write_files(size_t n, const char *const *paths, const char *const *data,
 			break;
 		}
 	}
+	af_hold_signals(0);
 out:
 	free(af);
 	return rc;

@@ -133,6 +133,12 @@ int af_write_file(const char *path, const char *data, size_t len,
  */
 int af_write_files(size_t n, const char *const *paths,
     const char *const *data, const size_t *lens, struct dl_err *e);
+/*
+ * Hold (on = 1) or release (0) SIGINT, SIGTERM and SIGHUP, so that a set
+ * of renames is not cut in two: an interrupted run replaces all of its
+ * files or none.  Calls do not nest.
+ */
+void af_hold_signals(int on);
 
 /* Make directory path (and parents) if missing. */
 int mkdir_p(const char *path, struct dl_err *e);

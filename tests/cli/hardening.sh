@@ -328,9 +328,16 @@ else
 fi
 mkfifo "$TMP/fifo"
 cat "$TMP/fifo" >"$TMP/fifo.out" &
+_cpid=$!
 expect_run "model -o a FIFO" 0 - - -- \
     dlplan model llama --preset llama2-7b -o "$TMP/fifo"
-wait
+# A FIFO replaced by a file leaves the reader waiting: end it.
+for _i in 1 2 3 4 5 6 7 8 9 10; do
+	kill -0 "$_cpid" 2>/dev/null || break
+	sleep 0.2
+done
+kill "$_cpid" 2>/dev/null
+wait "$_cpid" 2>/dev/null
 check "model -o a FIFO: the rows went through it" \
     sh -c "test -p '$TMP/fifo' && grep -q '^layer,' '$TMP/fifo.out'"
 
@@ -382,6 +389,45 @@ old' && test -z \"\$(find '$TMP/int-$sig' -name '*.tmp-*')\""
 		skip "SIG$sig during a solve" "the plan finished within 1 s"
 	fi
 done
+
+# SIGINT between the renames of plan.json and plan.csv (strace holds
+# every rename for 3 s): the signal must wait until both are renamed, so
+# that the pair is both new, never a new plan.json beside the old
+# plan.csv.  Exit status 130 all the same.
+if [ -n "${DLPLAN_WRAP:-}" ]; then
+	skip "SIGINT between the renames" "not under $DLPLAN_WRAP"
+elif ! command -v strace >/dev/null 2>&1 ||
+    ! strace -o /dev/null true 2>/dev/null; then
+	skip "SIGINT between the renames" "needs strace (and ptrace)"
+else
+	mkdir -p "$TMP/ren"
+	echo old >"$TMP/ren/plan.json"
+	echo old >"$TMP/ren/plan.csv"
+	strace -f -o "$TMP/ren.trace" -e trace=rename,renameat,renameat2 \
+	    -e inject=rename,renameat,renameat2:delay_exit=3000000 \
+	    sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$TMP/ren.pid" \
+	    "$DLPLAN" plan $ONE -q -o "$TMP/ren" >/dev/null 2>&1 &
+	_spid=$!
+	sleep 1.5
+	kill -s INT "$(cat "$TMP/ren.pid")" 2>/dev/null
+	wait "$_spid"
+	_rc=$?
+	_ren=$(grep -c 'rename.*plan\.' "$TMP/ren.trace")
+	if [ "$_ren" -lt 1 ]; then
+		skip "SIGINT between the renames" "the signal came too early"
+	elif [ "$_rc" -eq 130 ] && [ "$_ren" -eq 2 ] &&
+	    grep -q '"schema"' "$TMP/ren/plan.json" &&
+	    grep -q '^rank,' "$TMP/ren/plan.csv"; then
+		t_ok "SIGINT between the renames: both files new, exit 130"
+	else
+		t_notok "SIGINT between the renames: both files new, exit 130" \
+		    "status $_rc, $_ren renames" \
+		    "plan.json: $(head -c 40 "$TMP/ren/plan.json")" \
+		    "plan.csv: $(head -c 40 "$TMP/ren/plan.csv")"
+	fi
+	check "SIGINT between the renames: no temporary file" \
+	    test -z "$(find "$TMP/ren" -name '*.tmp-*')"
+fi
 
 # --- huge and hostile inputs ---------------------------------------------
 mkdir -p "$TMP/h"
