@@ -30,6 +30,11 @@ copy_series(struct dl_series *dst, const struct dl_series *src)
 	dst->n = src->n;
 	dst->t = xcalloc(src->n + 1, sizeof(long));
 	dst->v = xcalloc(src->n + 1, sizeof(double));
+	/* A series without history (two-dc's links without traffic) has
+	 * t = v = NULL: memcpy(, NULL, 0) is undefined (UBSan stops plan
+	 * --budget on two-dc). */
+	if (src->n == 0)
+		return;
 	memcpy(dst->t, src->t, src->n * sizeof(long));
 	memcpy(dst->v, src->v, src->n * sizeof(double));
 }

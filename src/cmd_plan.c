@@ -157,9 +157,12 @@ write_outputs(const struct dl_plan *p, const struct dl_cluster *c,
 		return rc;
 	sb_addf(&j, "%s/plan.json", outdir);
 	sb_addf(&v, "%s/plan.csv", outdir);
-	rc = plan_write_json(p, c, m, j.buf, e);
-	if (rc == DL_OK)
-		rc = plan_write_csv(p, c, v.buf, e);
+	/* Both or neither: never a new plan.json beside an old plan.csv. */
+	{
+		const char *jpath = j.buf;
+
+		rc = plan_write_files(1, &p, &jpath, p, v.buf, c, m, e);
+	}
 	sb_free(&j);
 	sb_free(&v);
 	return rc;
@@ -232,24 +235,58 @@ print_schedule(const struct dl_schedule *s, const struct dl_cluster *c,
 		    outdir, s->nslots);
 }
 
-/* plan-slot<t>.json for every slot, and their names in the schedule. */
+/* Name plan-slot<t>.json in the schedule for every slot. */
+static void
+name_slot_plans(struct dl_schedule *s)
+{
+	for (int t = 0; t < s->nslots; t++) {
+		struct strbuf name = STRBUF_INIT;
+
+		sb_addf(&name, "plan-slot%d.json", t + 1);
+		free(s->slots[t].plan);
+		s->slots[t].plan = sb_detach(&name);
+	}
+}
+
+/*
+ * plan-slot<t>.json for every slot, plan.json and plan.csv (p, slot 1's
+ * plan with the schedule) as one output: all of them or none.
+ */
 static int
-write_slot_plans(const struct dl_plan *plans, struct dl_schedule *s,
+write_budget_outputs(const struct dl_plan *plans,
+    const struct dl_schedule *s, const struct dl_plan *p,
     const struct dl_cluster *c, const struct dl_model *m,
     const char *outdir, struct dl_err *e)
 {
+	size_t n = (size_t)s->nslots + 1;
+	const struct dl_plan **jp = xcalloc(n, sizeof(*jp));
+	char **jpaths = xcalloc(n, sizeof(*jpaths));
+	struct strbuf v = STRBUF_INIT;
 	int rc = mkdir_p(outdir, e);
 
-	for (int t = 0; t < s->nslots && rc == DL_OK; t++) {
-		struct strbuf name = STRBUF_INIT, path = STRBUF_INIT;
+	for (int t = 0; t < s->nslots; t++) {
+		struct strbuf path = STRBUF_INIT;
 
-		sb_addf(&name, "plan-slot%d.json", t + 1);
-		sb_addf(&path, "%s/%s", outdir, name.buf);
-		rc = plan_write_json(&plans[t], c, m, path.buf, e);
-		free(s->slots[t].plan);
-		s->slots[t].plan = sb_detach(&name);
-		sb_free(&path);
+		sb_addf(&path, "%s/%s", outdir, s->slots[t].plan);
+		jp[t] = &plans[t];
+		jpaths[t] = sb_detach(&path);
 	}
+	{
+		struct strbuf path = STRBUF_INIT;
+
+		sb_addf(&path, "%s/plan.json", outdir);
+		jp[n - 1] = p;
+		jpaths[n - 1] = sb_detach(&path);
+	}
+	sb_addf(&v, "%s/plan.csv", outdir);
+	if (rc == DL_OK)
+		rc = plan_write_files(n, jp, (const char *const *)jpaths, p,
+		    v.buf, c, m, e);
+	for (size_t i = 0; i < n; i++)
+		free(jpaths[i]);
+	free(jpaths);
+	free(jp);
+	sb_free(&v);
 	return rc;
 }
 
@@ -273,13 +310,14 @@ plan_budget(const struct dl_cluster *c, const struct dl_model *m,
 		rc = plan_set_inputs(&plans[t], c, m, e);
 	}
 	if (rc == DL_OK && outdir)
-		rc = write_slot_plans(plans, &s, c, m, outdir, e);
+		name_slot_plans(&s);
 	if (rc == DL_OK) {
 		plan_free(&p);
 		plan_copy(&p, &plans[0]);
 		p.schedule = budget_schedule_dup(&s);
 		if (outdir)
-			rc = write_outputs(&p, c, m, outdir, e);
+			rc = write_budget_outputs(plans, &s, &p, c, m, outdir,
+			    e);
 	}
 	if (rc == DL_OK && fmt == 1) {
 		char *js;

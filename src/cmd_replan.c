@@ -202,9 +202,12 @@ write_outputs(const struct dl_plan *p, const struct dl_cluster *c,
 		return rc;
 	sb_addf(&j, "%s/plan.json", outdir);
 	sb_addf(&v, "%s/plan.csv", outdir);
-	rc = plan_write_json(p, c, m, j.buf, e);
-	if (rc == DL_OK)
-		rc = plan_write_csv(p, c, v.buf, e);
+	/* Both or neither: never a new plan.json beside an old plan.csv. */
+	{
+		const char *jpath = j.buf;
+
+		rc = plan_write_files(1, &p, &jpath, p, v.buf, c, m, e);
+	}
 	sb_free(&j);
 	sb_free(&v);
 	return rc;

@@ -718,7 +718,9 @@ write_files(struct emit_ctx *x, const char *dir, struct emit_result *r,
 		if ((rc = af_open(&af[i], paths[i], e)) != DL_OK)
 			goto fail;
 		opened++;
-		if (f->exec && fchmod(fileno(af[i].fp), 0777 & ~um) != 0) {
+		/* (Not the mode of a device written through.) */
+		if (f->exec && af[i].tmp &&
+		    fchmod(fileno(af[i].fp), 0777 & ~um) != 0) {
 			rc = dl_seterr(e, DL_ESYS, paths[i], 0, 0,
 			    "cannot make file executable: %s",
 			    strerror(errno));
@@ -730,12 +732,17 @@ write_files(struct emit_ctx *x, const char *dir, struct emit_result *r,
 			    "cannot write file: %s", strerror(errno));
 			goto fail;
 		}
-		if (fflush(af[i].fp) != 0) {
+		/* On disk before any file is renamed (a full disk may only
+		 * tell at fsync). */
+		errno = 0;
+		if (fflush(af[i].fp) != 0 || (fsync(fileno(af[i].fp)) != 0 &&
+		    errno != EINVAL && errno != EROFS)) {
 			rc = dl_seterr(e, DL_ESYS, paths[i], 0, 0,
 			    "cannot write file: %s", strerror(errno));
 			goto fail;
 		}
 	}
+	af_hold_signals(1);
 	for (i = 0; i < x->nfiles; i++) {
 		rc = af_commit(&af[i], e);
 		opened--;
@@ -744,9 +751,11 @@ write_files(struct emit_ctx *x, const char *dir, struct emit_result *r,
 			for (size_t k = i + 1; k < x->nfiles; k++)
 				af_abort(&af[k]);
 			opened = 0;
+			af_hold_signals(0);
 			goto out;
 		}
 	}
+	af_hold_signals(0);
 	if (r) {
 		r->files = paths;
 		r->nfiles = x->nfiles;

@@ -921,32 +921,78 @@ plan_write_json(const struct dl_plan *p, const struct dl_cluster *c,
 	return rc;
 }
 
-int
-plan_write_csv(const struct dl_plan *p, const struct dl_cluster *c,
-    const char *path, struct dl_err *e)
+/* plan.csv's text, one row per rank, in sb. */
+static void
+plan_csv_text(const struct dl_plan *p, const struct dl_cluster *c,
+    struct strbuf *sb)
 {
-	struct strbuf sb = STRBUF_INIT;
 	struct dl_rank *r = plan_rank_table(p);
 	long n = plan_ranks(p);
-	int rc;
 
-	sb_adds(&sb, "rank,node,local_gpu,group,stage,first_layer,last_layer,"
+	sb_adds(sb, "rank,node,local_gpu,group,stage,first_layer,last_layer,"
 	    "micro_batches,tp_share,tp_degree,tp_rank,host,site\n");
 	for (long i = 0; i < n; i++) {
 		const struct dl_group *gr = &p->groups[r[i].group];
 		const struct dl_stage *st = &gr->stages[r[i].stage];
 		const struct dl_node *nd = &c->nodes[r[i].node];
 
-		sb_addf(&sb, "%ld,%s,%d,%d,%d,%d,%d,%ld,", r[i].rank, nd->id,
+		sb_addf(sb, "%ld,%s,%d,%d,%d,%d,%d,%ld,", r[i].rank, nd->id,
 		    r[i].gpu, r[i].group, r[i].stage, st->first, st->last,
 		    gr->micro_batches);
-		sb_adddbl(&sb, st->tp_share[r[i].tp_rank]);
-		sb_addf(&sb, ",%d,%d,%s,%s\n", st->ngpus, r[i].tp_rank,
+		sb_adddbl(sb, st->tp_share[r[i].tp_rank]);
+		sb_addf(sb, ",%d,%d,%s,%s\n", st->ngpus, r[i].tp_rank,
 		    nd->host ? nd->host : nd->id, nd->site);
 	}
 	free(r);
+}
+
+int
+plan_write_csv(const struct dl_plan *p, const struct dl_cluster *c,
+    const char *path, struct dl_err *e)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int rc;
+
+	plan_csv_text(p, c, &sb);
 	rc = af_write_file(path, sb.buf, sb.len, e);
 	sb_free(&sb);
+	return rc;
+}
+
+int
+plan_write_files(size_t n, const struct dl_plan *const *jp,
+    const char *const *jpaths, const struct dl_plan *cp, const char *cpath,
+    const struct dl_cluster *c, const struct dl_model *m, struct dl_err *e)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char **data = xcalloc(n + 1, sizeof(*data));
+	const char **paths = xcalloc(n + 1, sizeof(*paths));
+	size_t *lens = xcalloc(n + 1, sizeof(*lens));
+	int rc = DL_OK;
+
+	for (size_t i = 0; i < n && rc == DL_OK; i++) {
+		char *dir = dir_of(jpaths[i]);
+
+		rc = plan_json_string(jp[i], c, m, dir, &data[i], e);
+		free(dir);
+		if (rc == DL_OK) {
+			paths[i] = jpaths[i];
+			lens[i] = strlen(data[i]);
+		}
+	}
+	if (rc == DL_OK) {
+		plan_csv_text(cp, c, &sb);
+		paths[n] = cpath;
+		data[n] = sb_detach(&sb);
+		lens[n] = strlen(data[n]);
+		rc = af_write_files(n + 1, paths, (const char *const *)data,
+		    lens, e);
+	}
+	for (size_t i = 0; i <= n; i++)
+		free(data[i]);
+	free(data);
+	free(paths);
+	free(lens);
 	return rc;
 }
 

@@ -218,5 +218,13 @@ int plan_json_string(const struct dl_plan *p, const struct dl_cluster *c,
 /* CSV: one row per rank, header per DESIGN.md section 8. */
 int plan_write_csv(const struct dl_plan *p, const struct dl_cluster *c,
     const char *path, struct dl_err *e);
+/*
+ * n plans as JSON (jp[i] to jpaths[i]) and cp as CSV to cpath, as one
+ * output (af_write_files): either every file is replaced or, when a
+ * write fails, none.
+ */
+int plan_write_files(size_t n, const struct dl_plan *const *jp,
+    const char *const *jpaths, const struct dl_plan *cp, const char *cpath,
+    const struct dl_cluster *c, const struct dl_model *m, struct dl_err *e);
 
 #endif

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <float.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,10 +416,34 @@ int
 af_open(struct afile *af, const char *path, struct dl_err *e)
 {
 	size_t n = strlen(path);
-	int fd;
+	struct stat st;
+	int fd = -1;
 
 	af->fp = NULL;
 	af->path = xstrdup(path);
+	af->tmp = NULL;
+	/*
+	 * A device, FIFO or socket at path (not a link to one) is written
+	 * through: renaming a regular file over it would replace, say,
+	 * /dev/null for everyone (as root), and a partial "file" does not
+	 * apply to it.
+	 */
+	if (lstat(path, &st) == 0 && (S_ISCHR(st.st_mode) ||
+	    S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) ||
+	    S_ISSOCK(st.st_mode))) {
+		if ((fd = open(path, O_WRONLY | O_TRUNC)) < 0 ||
+		    (af->fp = fdopen(fd, "w")) == NULL) {
+			int err = errno;
+
+			if (fd >= 0)
+				close(fd);
+			free(af->path);
+			af->path = NULL;
+			return dl_seterr(e, DL_ESYS, path, 0, 0,
+			    "cannot open file: %s", strerror(err));
+		}
+		return DL_OK;
+	}
 	af->tmp = xmalloc(n + 16);
 	snprintf(af->tmp, n + 16, "%s.tmp-XXXXXX", path);
 	fd = mkstemp(af->tmp);
@@ -467,7 +492,7 @@ af_commit(struct afile *af, struct dl_err *e)
 		err = errno;
 	}
 	af->fp = NULL;
-	if (!bad && rename(af->tmp, af->path) != 0) {
+	if (!bad && af->tmp && rename(af->tmp, af->path) != 0) {
 		bad = 1;
 		err = errno;
 	}
@@ -477,7 +502,8 @@ af_commit(struct afile *af, struct dl_err *e)
 		af_abort(af);
 		return DL_ESYS;
 	}
-	af_track(af->tmp, 0);
+	if (af->tmp)
+		af_track(af->tmp, 0);
 	free(af->path);
 	free(af->tmp);
 	af->path = af->tmp = NULL;
@@ -497,6 +523,80 @@ af_abort(struct afile *af)
 	free(af->path);
 	free(af->tmp);
 	af->path = af->tmp = NULL;
+}
+
+void
+af_hold_signals(int on)
+{
+	static sigset_t old;
+	sigset_t set;
+
+	if (on) {
+		sigemptyset(&set);
+		sigaddset(&set, SIGINT);
+		sigaddset(&set, SIGTERM);
+		sigaddset(&set, SIGHUP);
+		sigprocmask(SIG_BLOCK, &set, &old);
+	} else {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	}
+}
+
+int
+af_write_files(size_t n, const char *const *paths, const char *const *data,
+    const size_t *lens, struct dl_err *e)
+{
+	struct afile *af = xcalloc(n ? n : 1, sizeof(*af));
+	size_t i, opened = 0;
+	int rc = DL_OK;
+
+	/* rename() fails on a directory: refuse before anything is
+	 * written, not after the first files were replaced. */
+	for (i = 0; i < n; i++) {
+		struct stat st;
+
+		if (stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			rc = dl_seterr(e, DL_ESYS, paths[i], 0, 0,
+			    "cannot write file: %s", strerror(EISDIR));
+			goto out;
+		}
+	}
+	/* Every temporary file complete and on disk first ... */
+	for (i = 0; i < n && rc == DL_OK; i++) {
+		int err;
+
+		if ((rc = af_open(&af[i], paths[i], e)) != DL_OK)
+			break;
+		opened++;
+		errno = 0;
+		if ((lens[i] && fwrite(data[i], 1, lens[i], af[i].fp) !=
+		    lens[i]) || fflush(af[i].fp) != 0 || ferror(af[i].fp) ||
+		    (fsync(fileno(af[i].fp)) != 0 && errno != EINVAL &&
+		    errno != EROFS)) {
+			err = errno;
+			rc = dl_seterr(e, DL_ESYS, paths[i], 0, 0,
+			    "cannot write file: %s", strerror(err ? err : EIO));
+		}
+	}
+	if (rc != DL_OK) {
+		for (i = 0; i < opened; i++)
+			af_abort(&af[i]);
+		goto out;
+	}
+	/* ... then the renames, which leave no partial file, with the
+	 * signals main.c handles held until all are done. */
+	af_hold_signals(1);
+	for (i = 0; i < n; i++) {
+		if ((rc = af_commit(&af[i], e)) != DL_OK) {
+			for (size_t k = i + 1; k < n; k++)
+				af_abort(&af[k]);
+			break;
+		}
+	}
+	af_hold_signals(0);
+out:
+	free(af);
+	return rc;
 }
 
 int

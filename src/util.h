@@ -107,7 +107,9 @@ char *sb_detach(struct strbuf *sb);
  * Atomic output files: written to "PATH.tmp-XXXXXX" beside PATH and renamed
  * over PATH on commit, so a reader never sees a partial file.  Temporary
  * files still open are removed by af_cleanup_all(), which the signal
- * handlers in main.c call.
+ * handlers in main.c call.  A symbolic link at PATH is replaced, not
+ * written through; a device, FIFO or socket at PATH (-o /dev/null) is
+ * written directly (tmp is NULL) instead of being replaced.
  */
 struct afile {
 	FILE *fp;
@@ -123,6 +125,20 @@ void af_cleanup_all(void);
 /* Write a whole buffer to path atomically. */
 int af_write_file(const char *path, const char *data, size_t len,
     struct dl_err *e);
+/*
+ * Write n buffers to n paths as one output: no path is replaced unless
+ * every temporary file was written and synced (a full disk, a file size
+ * limit or a path that is a directory replaces none).  Only a failing
+ * rename() itself can leave the first files replaced and the rest not.
+ */
+int af_write_files(size_t n, const char *const *paths,
+    const char *const *data, const size_t *lens, struct dl_err *e);
+/*
+ * Hold (on = 1) or release (0) SIGINT, SIGTERM and SIGHUP, so that a set
+ * of renames is not cut in two: an interrupted run replaces all of its
+ * files or none.  Calls do not nest.
+ */
+void af_hold_signals(int on);
 
 /* Make directory path (and parents) if missing. */
 int mkdir_p(const char *path, struct dl_err *e);

@@ -136,3 +136,10 @@ expect_err "--dump-lp with --budget" 1 \
 expect_err "too many forecast steps" 1 \
     "dlplan: --slots x --slot-steps is 1000000000 forecast steps (at most 1000000)" -- \
     dlplan plan $HAND --budget 5 --slots 10000 --slot-steps 100000
+
+# two-dc has links without traffic history: their empty series were
+# copied with memcpy(t, NULL, 0), which UBSan stops (make check
+# SANITIZE=undefined).
+expect_run "two-dc: links without traffic history" 0 - - -- \
+    dlplan plan -c datasets/clusters/two-dc -m datasets/models/llama2-7b.csv \
+    --global-batch 64 --micro-batch 2 --budget 150 --slots 3 -q --format json

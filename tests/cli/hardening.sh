@@ -81,6 +81,59 @@ bounded() {
 	fi
 }
 
+# A plan and a step log for the commands that read one (emit, replan,
+# eval --svg); in $TMP/pub, which user nobody may read below.
+mkdir -p "$TMP/pub"
+dlplan plan $ONE -q -o "$TMP/pub/src" >/dev/null 2>&1
+SRCPLAN=$TMP/pub/src/plan.json
+awk 'BEGIN { print "rank,step,seconds"; for (s = 0; s < 10; s++)
+    for (r = 0; r < 4; r++) printf "%d,%d,%.3f\n", r, s, 0.3 + r * 0.1 }' \
+    >"$TMP/pub/steps.csv"
+STEPS=$TMP/pub/steps.csv
+check "a source plan for emit, replan and eval" test -s "$SRCPLAN"
+
+# writers DIR: run every command that writes files with its output in
+# DIR (emit -o DIR/e, replan -o DIR/r, model -o DIR/m.csv, eval --svg
+# DIR/x.svg); each line of $TMP/writers is "NAME STATUS FIRST-LINE".
+# CMD_PREFIX goes in front of dlplan (e.g. setpriv).
+writers() {
+	: >"$TMP/writers"
+	_wd=$1
+	for _w in emit replan model svg; do
+		case $_w in
+		emit) set -- emit "$SRCPLAN" --launcher slurm --script t.py \
+		    -o "$_wd/e" ;;
+		replan) set -- replan "$SRCPLAN" --observed "$STEPS" -q \
+		    -o "$_wd/r" ;;
+		model) set -- model llama --preset llama2-7b -o "$_wd/m.csv" ;;
+		svg) set -- eval "$SRCPLAN" --svg "$_wd/x.svg" ;;
+		esac
+		${CMD_PREFIX:-} ${DLPLAN_WRAP:-} "$DLPLAN" "$@" \
+		    >/dev/null 2>"$TMP/w.err" </dev/null
+		echo "$_w $? $(head -n 1 "$TMP/w.err")" >>"$TMP/writers"
+	done
+}
+
+# expect_writers NAME DIR MESSAGE: after writers DIR, every command
+# exited 4 with "dlplan: DIR/...: ...: MESSAGE", and DIR holds no file
+# (directories they made may stay).
+expect_writers() {
+	_why=""
+	while read -r _w _rc _msg; do
+		case "$_rc $_msg" in
+		"4 dlplan: $2/"*": $3") ;;
+		*) _why="$_why${_why:+; }$_w: status $_rc, '$_msg'" ;;
+		esac
+	done <"$TMP/writers"
+	_left=$(find "$2" -type f | head -5)
+	[ -z "$_left" ] || _why="$_why${_why:+; }left behind: $_left"
+	if [ -z "$_why" ]; then
+		t_ok "$1"
+	else
+		t_notok "$1" "$_why"
+	fi
+}
+
 # --- output directory not writable -------------------------------------
 : >"$TMP/file"
 expect_err "-o under a regular file" 4 \
@@ -108,6 +161,9 @@ else
 		    -o "$TMP/pub/locked/new"
 		expect_empty_dir "nothing written where nobody may write" \
 		    "$TMP/pub/locked"
+		CMD_PREFIX=$_as_nobody writers "$TMP/pub/locked"
+		expect_writers "emit, replan, model, eval --svg where nobody may write" \
+		    "$TMP/pub/locked" "Permission denied"
 	fi
 	chmod 700 "$TMP"
 fi
@@ -125,6 +181,9 @@ if tmpfs "$TMP/ro" ro,size=64k; then
 	    "dlplan: $TMP/ro/out: cannot create directory: Read-only file system" -- \
 	    dlplan plan $ONE -o "$TMP/ro/out"
 	expect_empty_dir "read-only file system: nothing written" "$TMP/ro"
+	writers "$TMP/ro"
+	expect_writers "emit, replan, model, eval --svg on a read-only file system" \
+	    "$TMP/ro" "Read-only file system"
 	umount "$TMP/ro"
 else
 	skip "-o on a read-only file system" "cannot mount a tmpfs (not root?)"
@@ -144,9 +203,39 @@ if tmpfs "$TMP/full" size=16k; then
 	    dlplan model llama --preset llama2-7b -o "$TMP/full/m.csv"
 	check "model -o on a full file system: no file" \
 	    test ! -e "$TMP/full/m.csv"
+	mkdir "$TMP/full/w"
+	writers "$TMP/full/w"
+	expect_writers "emit, replan, model, eval --svg on a full file system" \
+	    "$TMP/full/w" "No space left on device"
 	umount "$TMP/full"
 else
 	skip "plan -o on a full file system" "cannot mount a tmpfs (not root?)"
+fi
+
+# Room for plan.json but not for plan.csv as well: neither may replace
+# the old pair (both temporary files are written before either is
+# renamed).  The free space is plan.json's size in whole pages.
+_js=$(wc -c <"$SRCPLAN")
+_pg=$(( (_js + 4095) / 4096 ))
+if [ $((_pg * 4096 - _js)) -lt 200 ]; then
+	skip "plan -o with room for plan.json only" \
+	    "plan.json is $_js bytes, too near a page boundary"
+elif tmpfs "$TMP/full" size=64k; then
+	mkdir "$TMP/full/o"
+	echo old >"$TMP/full/o/plan.json"
+	echo old >"$TMP/full/o/plan.csv"
+	dd if=/dev/zero of="$TMP/full/fill" bs=4k count=$((16 - 2 - _pg)) \
+	    2>/dev/null
+	expect_err "plan -o with room for plan.json only" 4 \
+	    "dlplan: $TMP/full/o/plan.csv: cannot write file: No space left on device" -- \
+	    dlplan plan $ONE -o "$TMP/full/o"
+	check "room for plan.json only: the old pair kept, no temporary file" \
+	    sh -c "test \"\$(cat '$TMP/full/o/plan.json' '$TMP/full/o/plan.csv')\" = 'old
+old' && test -z \"\$(find '$TMP/full' -name '*.tmp-*')\""
+	umount "$TMP/full"
+else
+	skip "plan -o with room for plan.json only" \
+	    "cannot mount a tmpfs (not root?)"
 fi
 
 # A file size limit fails the write the way a full disk does, anywhere.
@@ -181,44 +270,164 @@ expect_err "plan.json is a directory" 4 \
     dlplan plan $ONE -o "$TMP/isdir"
 check "plan.json directory untouched, no temporary file" \
     sh -c "test -d '$TMP/isdir/plan.json' && test -z \"\$(ls -A '$TMP/isdir/plan.json')\" && test -z \"\$(find '$TMP/isdir' -name '*.tmp-*')\""
+# plan.csv a directory: plan.json is not replaced either.
+mkdir -p "$TMP/csvdir/plan.csv"
+echo old >"$TMP/csvdir/plan.json"
+expect_err "plan.csv is a directory" 4 \
+    "dlplan: $TMP/csvdir/plan.csv: cannot write file: Is a directory" -- \
+    dlplan plan $ONE -o "$TMP/csvdir"
+check "plan.csv a directory: old plan.json kept, no temporary file" \
+    sh -c "test \"\$(cat '$TMP/csvdir/plan.json')\" = old && test -z \"\$(find '$TMP/csvdir' -name '*.tmp-*')\""
+mkdir -p "$TMP/rcsv/plan.csv"
+expect_err "replan: plan.csv is a directory" 4 \
+    "dlplan: $TMP/rcsv/plan.csv: cannot write file: Is a directory" -- \
+    dlplan replan "$SRCPLAN" --observed "$STEPS" -o "$TMP/rcsv"
+check "replan: plan.csv a directory, no plan.json" \
+    test ! -e "$TMP/rcsv/plan.json"
+mkdir -p "$TMP/bdir/plan-slot2.json"
+expect_err "plan --budget: plan-slot2.json is a directory" 4 \
+    "dlplan: $TMP/bdir/plan-slot2.json: cannot write file: Is a directory" -- \
+    dlplan plan -c $TWODC -m datasets/models/llama2-7b.csv --global-batch 64 \
+    --micro-batch 2 --budget 150 --slots 3 -o "$TMP/bdir"
+check "plan --budget: no slot plan, plan.json or plan.csv written" \
+    sh -c "test -z \"\$(find '$TMP/bdir' -type f)\""
+mkdir -p "$TMP/svgdir"
+expect_err "eval --svg a directory" 4 \
+    "dlplan: $TMP/svgdir: cannot write file: Is a directory" -- \
+    dlplan eval "$SRCPLAN" --svg "$TMP/svgdir"
+expect_empty_dir "eval --svg a directory: nothing in it" "$TMP/svgdir"
 mkdir "$TMP/adir"
 expect_err "model -o a directory" 4 \
     "dlplan: $TMP/adir: cannot write file: Is a directory" -- \
     dlplan model llama --preset llama2-7b -o "$TMP/adir"
 expect_empty_dir "model -o a directory: nothing in it" "$TMP/adir"
 
+# --- output path is a device ---------------------------------------------
+# Written through, never replaced by a regular file (as root, -o
+# /dev/null must not replace /dev/null).  Device nodes of our own, so
+# that a bug cannot touch the real ones.
+if [ "$(id -u)" -eq 0 ] && mkdir "$TMP/dev" &&
+    mknod "$TMP/dev/null" c 1 3 2>/dev/null &&
+    mknod "$TMP/dev/full" c 1 7 2>/dev/null &&
+    [ -c "$TMP/dev/null" ] && echo x >"$TMP/dev/null" 2>/dev/null; then
+	expect_run "model -o a null device" 0 - - -- \
+	    dlplan model llama --preset llama2-7b -o "$TMP/dev/null"
+	expect_run "eval --svg a null device" 0 - - -- \
+	    dlplan eval "$SRCPLAN" --svg "$TMP/dev/null"
+	expect_err "model -o a full device" 4 \
+	    "dlplan: $TMP/dev/full: cannot write file: No space left on device" -- \
+	    dlplan model llama --preset llama2-7b -o "$TMP/dev/full"
+	mkdir "$TMP/dev/o"
+	mknod "$TMP/dev/o/plan.json" c 1 3
+	expect_run "plan -o with plan.json a null device" 0 - - -- \
+	    dlplan plan $ONE -q -o "$TMP/dev/o"
+	check "the device nodes are still devices, no temporary file" \
+	    sh -c "test -c '$TMP/dev/null' && test -c '$TMP/dev/full' && test -c '$TMP/dev/o/plan.json' && test -s '$TMP/dev/o/plan.csv' && test -z \"\$(find '$TMP/dev' -name '*.tmp-*')\""
+else
+	skip "output path is a device" "needs root and mknod"
+fi
+mkfifo "$TMP/fifo"
+cat "$TMP/fifo" >"$TMP/fifo.out" &
+_cpid=$!
+expect_run "model -o a FIFO" 0 - - -- \
+    dlplan model llama --preset llama2-7b -o "$TMP/fifo"
+# A FIFO replaced by a file leaves the reader waiting: end it.
+for _i in 1 2 3 4 5 6 7 8 9 10; do
+	kill -0 "$_cpid" 2>/dev/null || break
+	sleep 0.2
+done
+kill "$_cpid" 2>/dev/null
+wait "$_cpid" 2>/dev/null
+check "model -o a FIFO: the rows went through it" \
+    sh -c "test -p '$TMP/fifo' && grep -q '^layer,' '$TMP/fifo.out'"
+
 # --- interrupted solve --------------------------------------------------
 # A 4,096-GPU cluster takes the structured search well over 5 s; the
-# signal comes after 2 s.  The exit status is 128 + the signal, and
-# neither plan file nor a temporary file may be left.
+# signal comes after 1 s.  dlplan must die of the signal at once (the
+# shell's 128 + N; within 5 s), leave no temporary file, and leave the
+# plan.json and plan.csv already in the output directory as they were.
 python3 tests/bench/gen-cluster.py 4096 8 "$TMP/big" --types 5
-for sig in INT TERM; do
+for sig in INT TERM HUP; do
 	mkdir -p "$TMP/int-$sig"
+	echo old >"$TMP/int-$sig/plan.json"
+	echo old >"$TMP/int-$sig/plan.csv"
 	# Not through the dlplan function: $! must be dlplan (or its
 	# wrapper) itself.
 	${DLPLAN_WRAP:-} "$DLPLAN" plan -c "$TMP/big" \
 	    -m datasets/models/llama2-70b.csv --global-batch 16384 \
-	    -o "$TMP/int-$sig/out" >"$TMP/int.out" 2>"$TMP/int.err" &
+	    --micro-batch 1 -o "$TMP/int-$sig" >"$TMP/int.out" \
+	    2>"$TMP/int.err" &
 	_pid=$!
-	sleep 2
+	sleep 1
+	_t0=$(date +%s.%N)
 	if kill -s "$sig" "$_pid" 2>/dev/null; then
 		wait "$_pid" 2>/dev/null
 		_rc=$?
-		_want=130
-		[ "$sig" = TERM ] && _want=143
-		if [ "$_rc" -eq "$_want" ]; then
-			t_ok "SIG$sig during a solve: exit status $_want"
+		_t1=$(date +%s.%N)
+		_el=$(awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%.3f", b - a }')
+		printf '# SIG%s: exit status %s, %s s after the signal\n' \
+		    "$sig" "$_rc" "$_el"
+		case $sig in
+		INT) _want=130 ;;
+		TERM) _want=143 ;;
+		HUP) _want=129 ;;
+		esac
+		if [ "$_rc" -eq "$_want" ] &&
+		    awk -v t="$_el" -v m=$((5 * TSCALE)) 'BEGIN { exit !(t < m) }'
+		then
+			t_ok "SIG$sig during a solve: exit status $_want at once"
 		else
-			t_notok "SIG$sig during a solve: exit status $_want" \
-			    "got $_rc" "stderr: $(head -3 "$TMP/int.err")"
+			t_notok "SIG$sig during a solve: exit status $_want at once" \
+			    "got $_rc after $_el s" \
+			    "stderr: $(head -3 "$TMP/int.err")"
 		fi
-		no_leftovers "SIG$sig during a solve: no plan or temporary file" \
-		    "$TMP/int-$sig"
+		check "SIG$sig during a solve: old plan kept, no temporary file" \
+		    sh -c "test \"\$(cat '$TMP/int-$sig/plan.json' '$TMP/int-$sig/plan.csv')\" = 'old
+old' && test -z \"\$(find '$TMP/int-$sig' -name '*.tmp-*')\""
 	else
 		wait "$_pid" 2>/dev/null
-		skip "SIG$sig during a solve" "the plan finished within 2 s"
+		skip "SIG$sig during a solve" "the plan finished within 1 s"
 	fi
 done
+
+# SIGINT between the renames of plan.json and plan.csv (strace holds
+# every rename for 3 s): the signal must wait until both are renamed, so
+# that the pair is both new, never a new plan.json beside the old
+# plan.csv.  Exit status 130 all the same.
+if [ -n "${DLPLAN_WRAP:-}" ]; then
+	skip "SIGINT between the renames" "not under $DLPLAN_WRAP"
+elif ! command -v strace >/dev/null 2>&1 ||
+    ! strace -o /dev/null true 2>/dev/null; then
+	skip "SIGINT between the renames" "needs strace (and ptrace)"
+else
+	mkdir -p "$TMP/ren"
+	echo old >"$TMP/ren/plan.json"
+	echo old >"$TMP/ren/plan.csv"
+	strace -f -o "$TMP/ren.trace" -e trace=rename,renameat,renameat2 \
+	    -e inject=rename,renameat,renameat2:delay_exit=3000000 \
+	    sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$TMP/ren.pid" \
+	    "$DLPLAN" plan $ONE -q -o "$TMP/ren" >/dev/null 2>&1 &
+	_spid=$!
+	sleep 1.5
+	kill -s INT "$(cat "$TMP/ren.pid")" 2>/dev/null
+	wait "$_spid"
+	_rc=$?
+	_ren=$(grep -c 'rename.*plan\.' "$TMP/ren.trace")
+	if [ "$_ren" -lt 1 ]; then
+		skip "SIGINT between the renames" "the signal came too early"
+	elif [ "$_rc" -eq 130 ] && [ "$_ren" -eq 2 ] &&
+	    grep -q '"schema"' "$TMP/ren/plan.json" &&
+	    grep -q '^rank,' "$TMP/ren/plan.csv"; then
+		t_ok "SIGINT between the renames: both files new, exit 130"
+	else
+		t_notok "SIGINT between the renames: both files new, exit 130" \
+		    "status $_rc, $_ren renames" \
+		    "plan.json: $(head -c 40 "$TMP/ren/plan.json")" \
+		    "plan.csv: $(head -c 40 "$TMP/ren/plan.csv")"
+	fi
+	check "SIGINT between the renames: no temporary file" \
+	    test -z "$(find "$TMP/ren" -name '*.tmp-*')"
+fi
 
 # --- huge and hostile inputs ---------------------------------------------
 mkdir -p "$TMP/h"
@@ -240,6 +449,17 @@ awk 'BEGIN { printf "node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps"
 bounded "a million x_ columns, no row" 20 524288 2 -- \
     "$DLPLAN" check -c "$TMP/h"
 check "no row: says so" grep -q "no nodes" "$TMP/err"
+
+# 100,000 nodes on one site (its implicit switch): check's diameter
+# searched from every node, O(nodes x links), hours; now once per set
+# of nodes with the same neighbours.
+mkdir -p "$TMP/n"
+awk 'BEGIN { print "node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps"
+    for (i = 0; i < 100000; i++) printf "n%d,s,8,G,100,80,800,100\n", i }' \
+    >"$TMP/n/nodes.csv"
+bounded "check with 100,000 nodes" 5 524288 0 -- "$DLPLAN" check -c "$TMP/n"
+check "check with 100,000 nodes: diameter 2 hops" \
+    grep -q "100001 vertices, 200000 directed links, diameter 2 hops" "$TMP/out"
 
 # 1,000,000 rows of load history: 8 nodes x 125,000 steps.
 mkdir -p "$TMP/l"
@@ -314,6 +534,19 @@ awk 'BEGIN { print "src,dst,gbps,latency_ms"
     for (i = 0; i < 100000; i++) print "a,b,100,0.01" }' >"$TMP/d/links.csv"
 bounded "100,000 duplicated links" 30 524288 "0 2" -- \
     "$DLPLAN" check -c "$TMP/d"
+# 100,000 relays in parallel between a and b: 200,000 links out of a
+# and into b (duplex).  The check for a link given twice compared every
+# pair of a vertex's links: 31 s for check; now linear.
+awk 'BEGIN { print "src,dst,gbps,latency_ms"
+    for (i = 0; i < 100000; i++) printf "a,s%d,100,0.01\ns%d,b,100,0.01\n", i, i }' \
+    >"$TMP/d/links.csv"
+bounded "check with 100,000 parallel relays" 5 524288 0 -- \
+    "$DLPLAN" check -c "$TMP/d"
+printf 'flow,src,dst,mb\nf,a,b,100\n' >"$TMP/d/flows.csv"
+bounded "route across 100,000 parallel relays" 5 524288 0 -- \
+    "$DLPLAN" route -c "$TMP/d" --flows "$TMP/d/flows.csv" --format csv
+check "route across 100,000 parallel relays: through the first" \
+    sh -c "tail -n 1 '$TMP/out' | grep -q ',a>s0>b\$'"
 awk 'BEGIN { print "src,dst,gbps,latency_ms"; print "a,s0,100,0.001"
     for (i = 1; i < 20000; i++) printf "s%d,s%d,100,0.001\n", i - 1, i
     print "s19999,b,100,0.001" }' >"$TMP/d/links.csv"

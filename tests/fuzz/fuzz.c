@@ -4,10 +4,15 @@
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
  * One source, one binary per target: compile with -DFUZZ_TARGET='"name"'
- * (tests/fuzz/run.sh does).  Every target first parses the input from
- * memory with csvin_parse() against its schema, then hands the same
- * bytes, written to a scratch file, to the loader that the commands use,
- * in a fixed context, and to what runs on the loaded data next:
+ * (tests/fuzz/run.sh does).  Every CSV target first parses the input from
+ * memory against its schema twice, with csvin_parse() and with the
+ * streaming csvin_parse_each() (what predict reads load.csv and
+ * traffic.csv with), and abort()s when the two disagree on the status,
+ * the error, or any row's line and cells; once more with the callback
+ * failing at a row, which must stop the parse with the callback's
+ * status.  Then it hands the same bytes, written to a scratch file, to
+ * the loader that the commands use, in a fixed context, and to what runs
+ * on the loaded data next:
  *
  *	nodes	cluster_load (no links: implicit site switches)
  *	links	cluster_load with two-dc's nodes.csv; a route between the
@@ -372,19 +377,109 @@ schema(void)
 	return NULL;
 }
 
+/*
+ * csvin_parse_each() against csvin_parse(): the streamed rows must be the
+ * rows of the table (same lines, same cells), in order.  stop >= 0 makes
+ * the callback fail at that row with DL_ESYS.
+ */
+struct each_cmp {
+	const struct csv_table *full;	/* csvin_parse's table, or NULL */
+	size_t row;			/* rows seen so far */
+	long stop;
+};
+
+static void
+mismatch(const char *what, size_t row)
+{
+	fprintf(stderr, "fuzz: csvin_parse_each differs from csvin_parse: "
+	    "%s (row %zu)\n", what, row);
+	abort();
+}
+
+static int
+each_row(void *arg, const struct csv_table *t, const struct csv_cell *row,
+    long line, struct dl_err *e)
+{
+	struct each_cmp *ec = arg;
+	const struct csv_table *f = ec->full;
+	size_t r = ec->row++;
+
+	if (t->nrows != r + 1)
+		mismatch("nrows while streaming", r);
+	if (ec->stop >= 0 && (long)r == ec->stop)
+		return dl_seterr(e, DL_ESYS, "cb", line, 0, "stop at %zu", r);
+	if (f == NULL)
+		return DL_OK;	/* the whole parse fails, maybe later */
+	if (r >= f->nrows)
+		mismatch("more rows", r);
+	if (line != f->line[r])
+		mismatch("line", r);
+	for (size_t k = 0; k < t->ncols; k++) {
+		const struct csv_cell *a = &row[k], *b = csv_cell(f, r, k);
+
+		if (a->present != b->present)
+			mismatch("present", r);
+		if (memcmp(&a->num, &b->num, sizeof(a->num)) != 0)
+			mismatch("number", r);
+		if ((a->s == NULL) != (b->s == NULL) ||
+		    (a->s && strcmp(a->s, b->s) != 0))
+			mismatch("text", r);
+	}
+	return DL_OK;
+}
+
+static void
+parse_both(const struct csv_schema *s, const uint8_t *data, size_t size)
+{
+	struct dl_err e1 = { 0 }, e2 = { 0 };
+	struct csv_table t1, t2;
+	struct each_cmp ec = { NULL, 0, -1 };
+	int rc1, rc2;
+
+	rc1 = csvin_parse(FUZZ_TARGET ".csv", (const char *)data, size, s,
+	    &t1, &e1);
+	if (rc1 == DL_OK)
+		ec.full = &t1;
+	rc2 = csvin_parse_each(FUZZ_TARGET ".csv", (const char *)data, size,
+	    s, &t2, each_row, &ec, &e2);
+	if (rc1 != rc2)
+		mismatch("status", ec.row);
+	if (rc1 != DL_OK) {
+		if (e1.line != e2.line || e1.col != e2.col ||
+		    strcmp(e1.file, e2.file) != 0 ||
+		    strcmp(e1.msg, e2.msg) != 0)
+			mismatch("error message", ec.row);
+		if (t2.file || t2.fcol || t2.nrows)
+			mismatch("failed table not empty", ec.row);
+		return;
+	}
+	if (ec.row != t1.nrows || t2.nrows != t1.nrows ||
+	    t2.header_line != t1.header_line || t2.ncols != t1.ncols ||
+	    memcmp(t2.fcol, t1.fcol, t1.ncols * sizeof(int)) != 0 ||
+	    t2.cells != NULL || t2.line != NULL)
+		mismatch("table", ec.row);
+	csvin_free(&t2);
+	/* The callback's failure stops the parse and is returned as is. */
+	if (t1.nrows > 0) {
+		ec.row = 0;
+		ec.stop = (long)(size % t1.nrows);
+		rc2 = csvin_parse_each(FUZZ_TARGET ".csv", (const char *)data,
+		    size, s, &t2, each_row, &ec, &e2);
+		if (rc2 != DL_ESYS || (long)ec.row != ec.stop + 1 ||
+		    e2.line != t1.line[ec.stop] || t2.file || t2.fcol)
+			mismatch("stopped by the callback", ec.row);
+	}
+	csvin_free(&t1);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct csv_schema *s = schema();
-	struct dl_err e = { 0 };
 
-	if (s) {
-		struct csv_table t;
-
-		if (csvin_parse(FUZZ_TARGET ".csv", (const char *)data, size, s,
-		    &t, &e) == DL_OK)
-			csvin_free(&t);
-	}
+	/* Both CSV readers: the whole table and the stream (predict's). */
+	if (s)
+		parse_both(s, data, size);
 	if (is("nodes") || is("links") || is("load") || is("traffic")) {
 		char name[32];
 
