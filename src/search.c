@@ -565,8 +565,16 @@ partition_solve(struct ctx *C, const struct part_group *pg,
 		struct part_result mr;
 		struct lp_params prm = { C->so->time_limit, 0 };
 
-		rc = part_milp(C->x, pg, r, &prm, dump, &mr, e);
+		struct dl_err me = { 0 };
+
+		/*
+		 * Without a dump, a GLPK failure (extreme coefficients) leaves
+		 * the DP's partition standing, feasible but unproven.
+		 */
+		rc = part_milp(C->x, pg, r, &prm, dump, &mr, dump ? e : &me);
 		C->st->milps++;
+		if (rc != DL_OK && dump == NULL)
+			return DL_OK;
 		if (rc == DL_OK) {
 			if (mr.status == LP_OPTIMAL || (mr.status ==
 			    LP_FEASIBLE && mr.obj < r->obj)) {
@@ -712,12 +720,15 @@ solve_shape(struct ctx *C, const struct shape *sh)
 			struct lp_params prm = { fmin(C->so->time_limit,
 			    SPLIT_MILP_TIME), 0 };
 
+			struct dl_err me = { 0 };
+
+			/*
+			 * GLPK may fail on extreme coefficients (1e-300 next to
+			 * 1e6); the threshold search below needs no solver.
+			 */
 			if (split_milp(sg, G, C->total, &prm, NULL, m2, &z, &st,
-			    &C->err) != DL_OK) {
-				C->failed = 1;
-				break;
-			}
-			C->st->milps++;
+			    &me) == DL_OK)
+				C->st->milps++;
 			/*
 			 * The threshold search gives the same optimum (tested)
 			 * with fixed tie rules; taking its split keeps the plan

@@ -7,7 +7,7 @@
 
 set -u
 need="make gcc pkg-config libglpk-dev libcsv-dev libjansson-dev glpk-utils \
-coinor-cbc mandoc libxml2-utils valgrind zsh fish bash-completion"
+coinor-cbc mandoc libxml2-utils valgrind strace zsh fish bash-completion"
 case "${1:-}" in
 e2e) need="slurm-wlm munge python3-torch" ;;
 esac
