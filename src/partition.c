@@ -266,13 +266,10 @@ cheap_push(struct cheap *h, double v, int j, int b, int a)
 	h->a[i] = a;
 }
 
+/* Sift the entry (v, j, b, a) down from slot i of a heap of n. */
 static void
-cheap_pop(struct cheap *h)
+cheap_sift(struct cheap *h, size_t i, size_t n, double v, int j, int b, int a)
 {
-	size_t i = 0, n = --h->n;
-	double v = h->v[n];
-	int j = h->j[n], b = h->b[n], a = h->a[n];
-
 	for (;;) {
 		size_t c = 2 * i + 1;
 
@@ -295,6 +292,22 @@ cheap_pop(struct cheap *h)
 	h->j[i] = j;
 	h->b[i] = b;
 	h->a[i] = a;
+}
+
+static void
+cheap_pop(struct cheap *h)
+{
+	size_t n = --h->n;
+
+	cheap_sift(h, 0, n, h->v[n], h->j[n], h->b[n], h->a[n]);
+}
+
+/* Make the n entries appended unordered into a heap (Floyd). */
+static void
+cheap_heapify(struct cheap *h)
+{
+	for (size_t i = h->n / 2; i-- > 0;)
+		cheap_sift(h, i, h->n, h->v[i], h->j[i], h->b[i], h->a[i]);
 }
 
 /*
@@ -346,8 +359,12 @@ front_cands(struct part_front *F, size_t keep)
 			a = lo;
 			if (!stage(x, &F->g, &F->T, j, a, b, &t, &c))
 				continue;
-			cheap_push(&h, fmax(t, c), j, b, a);
+			h.v[h.n] = fmax(t, c);
+			h.j[h.n] = j;
+			h.b[h.n] = b;
+			h.a[h.n++] = a;
 		}
+	cheap_heapify(&h);
 	free(F->cand);
 	room = want < 64 ? want : 64;
 	F->cand = xcalloc(room + 1, sizeof(double));
