@@ -463,3 +463,11 @@ lp_write(struct dl_lp *lp, const char *path, struct dl_err *e)
 	pthread_mutex_unlock(&glpk_lock);
 	return rc;
 }
+
+void
+lp_thread_exit(void)
+{
+	pthread_mutex_lock(&glpk_lock);
+	glp_free_env();
+	pthread_mutex_unlock(&glpk_lock);
+}

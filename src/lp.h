@@ -65,5 +65,11 @@ void lp_result_free(struct lp_result *res);
 /* Write the program in CPLEX LP format (readable by glpsol and cbc). */
 int lp_write(struct dl_lp *lp, const char *path, struct dl_err *e);
 const char *lp_status_name(int status);
+/*
+ * Free this thread's GLPK environment (GLPK keeps one per thread when it
+ * is built with thread-local storage): a thread that solved programs
+ * calls it before it ends.
+ */
+void lp_thread_exit(void);
 
 #endif

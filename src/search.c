@@ -1265,6 +1265,8 @@ worker(void *arg)
 			break;
 		}
 	}
+	if (C != R)
+		lp_thread_exit();
 	return NULL;
 }
 
