@@ -46,6 +46,24 @@ direct_bt(const struct dl_costctx *x, const struct part_group *g,
 	return sum + (double)(g->m - 1) * bt;
 }
 
+/* The next choice of stage ends last[0 .. S-2] (lexicographic); 0 at
+ * the end. */
+static int
+next_cuts(int *last, int S, int L)
+{
+	int j;
+
+	for (j = S - 2; j >= 0; j--)
+		if (last[j] < L - 1 - (S - 1 - j))
+			break;
+	if (j < 0)
+		return 0;
+	last[j]++;
+	for (int i = j + 1; i < S - 1; i++)
+		last[i] = last[i - 1] + 1;
+	return 1;
+}
+
 /* Best T over every boundary choice with bottleneck <= cap (brute force). */
 static double
 brute_cap(const struct dl_costctx *x, const struct part_group *g, int L,
@@ -63,18 +81,8 @@ brute_cap(const struct dl_costctx *x, const struct part_group *g, int L,
 
 		if (fits && bt <= cap && t < best)
 			best = t;
-		{
-			int j;
-
-			for (j = S - 2; j >= 0; j--)
-				if (last[j] < L - 1 - (S - 1 - j))
-					break;
-			if (j < 0)
-				break;
-			last[j]++;
-			for (int i = j + 1; i < S - 1; i++)
-				last[i] = last[i - 1] + 1;
-		}
+		if (!next_cuts(last, S, L))
+			break;
 	}
 	return best;
 }
@@ -111,20 +119,14 @@ nth_candidate(const struct dl_costctx *x, const struct part_group *g, int L,
 		last[j] = j;
 	last[S - 1] = L - 1;
 	for (;;) {
-		int fits, j;
+		int fits;
 		double bt;
 
 		direct_bt(x, g, last, &fits, &bt);
 		if (fits && bt < bmin)
 			bmin = bt;
-		for (j = S - 2; j >= 0; j--)
-			if (last[j] < L - 1 - (S - 1 - j))
-				break;
-		if (j < 0)
+		if (!next_cuts(last, S, L))
 			break;
-		last[j]++;
-		for (int i = j + 1; i < S - 1; i++)
-			last[i] = last[i - 1] + 1;
 	}
 	for (int j = 0; j < S; j++)
 		for (int a = j; a < L; a++)
