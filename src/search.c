@@ -157,12 +157,6 @@ cids_free(struct cids *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static void
-free_id(void *p)
-{
-	free(p);
-}
-
 struct ctx {
 	const struct dl_costctx *x;
 	const struct search_opts *so;
@@ -375,6 +369,21 @@ consider(struct ctx *C)
 	pool_unlock(C);
 }
 
+/* Whether G groups of at most maxs stages are a plan of strategy strat. */
+static int
+strategy_fits(int strat, int G, int maxs)
+{
+	switch (strat) {
+	case STRAT_DP:
+		return maxs == 1;
+	case STRAT_PP:
+		return G == 1;
+	case STRAT_HYBRID:
+		return G >= 2 && maxs >= 2;
+	}
+	return 1;
+}
+
 static int
 strategy_allows(int strat, const struct shape *sh)
 {
@@ -383,15 +392,7 @@ strategy_allows(int strat, const struct shape *sh)
 	for (int g = 0; g < sh->G; g++)
 		if (sh->S[g] > maxs)
 			maxs = sh->S[g];
-	switch (strat) {
-	case STRAT_DP:
-		return maxs == 1;
-	case STRAT_PP:
-		return sh->G == 1;
-	case STRAT_HYBRID:
-		return sh->G >= 2 && maxs >= 2;
-	}
-	return 1;
+	return strategy_fits(strat, sh->G, maxs);
 }
 
 /* Candidate bottlenecks the DP scans before the MILP takes over. */
@@ -417,7 +418,6 @@ comm_id(struct ctx *C, const struct commctx *cc, int j)
 		return -1;
 	if ((id = kc_find(&C->cid.pair, (const char *)ab, sizeof(ab))) != NULL)
 		return *id;
-	C->cid.pair.vfree = C->cid.vec.vfree = free_id;
 	v = xcalloc((size_t)C->L, sizeof(double));
 	for (int l = 0; l < C->L; l++)
 		v[l] = comm_cb((void *)cc, j, mu * x->m->layers[l].act_mb * 1e6);
@@ -509,8 +509,6 @@ partition(struct ctx *C, const struct shape *sh, int g, long m, int zero,
 	}
 	plen = len;
 	key_add(key, &len, &m, sizeof(m));
-	C->fc.vfree = free_front;
-	C->pc.vfree = free_result;
 	if ((hit = kc_find(&C->pc, key, len)) != NULL) {
 		*r = *hit;
 		r->last = xcalloc((size_t)S, sizeof(int));
@@ -564,7 +562,6 @@ partition_solve(struct ctx *C, const struct part_group *pg,
 	if (rc == DL_OK && use_milp && S >= 2 && r->status == LP_FEASIBLE) {
 		struct part_result mr;
 		struct lp_params prm = { C->so->time_limit, 0 };
-
 		struct dl_err me = { 0 };
 
 		/*
@@ -719,7 +716,6 @@ solve_shape(struct ctx *C, const struct shape *sh)
 		if (G <= SPLIT_MILP_MAX) {
 			struct lp_params prm = { fmin(C->so->time_limit,
 			    SPLIT_MILP_TIME), 0 };
-
 			struct dl_err me = { 0 };
 
 			/*
@@ -913,24 +909,11 @@ add_jobs(const struct ctx *C, struct joblist *jl, const int *use)
 			if (S > 8 && !stage_count_tried(S) && S != maxs)
 				continue;
 			for (int half = 0; half < 2; half++) {
-				int G, ok;
+				int G;
 
 				if (job_units(C, n, S, half, &G) == 0)
 					continue;
-				switch (C->so->strategy) {
-				case STRAT_DP:
-					ok = S == 1;
-					break;
-				case STRAT_PP:
-					ok = G == 1;
-					break;
-				case STRAT_HYBRID:
-					ok = G >= 2 && S >= 2;
-					break;
-				default:
-					ok = 1;
-				}
-				if (!ok)
+				if (!strategy_fits(C->so->strategy, G, S))
 					continue;
 				jl->job = xgrow(jl->job, &jl->cap, jl->n + 1,
 				    sizeof(struct job));
@@ -1209,6 +1192,27 @@ make_jobs(const struct ctx *C, struct joblist *jl)
 	free(rank);
 }
 
+/*
+ * Start context C of a search over x (the caller keeps x, so and st):
+ * empty caches, each freeing its own kind of value.
+ */
+static void
+ctx_init(struct ctx *C, const struct dl_costctx *x,
+    const struct search_opts *so, struct search_stats *st)
+{
+	memset(C, 0, sizeof(*C));
+	C->x = x;
+	C->so = so;
+	C->st = st;
+	C->L = (int)x->m->nlayers;
+	C->total = x->o->global_batch / x->o->micro_batch;
+	C->pc.vfree = free_result;
+	C->fc.vfree = free_front;
+	C->cid.pair.vfree = C->cid.vec.vfree = free;
+	C->rings.vfree = free;
+	plan_init(&C->work);
+}
+
 /* Free what a context owns apart from the plans it points to. */
 static void
 ctx_free(struct ctx *C)
@@ -1321,15 +1325,9 @@ structured(struct ctx *C)
 			*xc = *C->x;
 			if (C->x->router != NULL)
 				router_clone(&xc->router, C->x->router);
-			W[i].rings.vfree = free;
+			ctx_init(&W[i], xc, C->so, &ws[i]);
 			xc->rings = &W[i].rings;
-			W[i].x = xc;
-			W[i].so = C->so;
-			W[i].st = &ws[i];
-			W[i].total = C->total;
-			W[i].L = C->L;
 			W[i].pool = &pl;
-			plan_init(&W[i].work);
 			if (pthread_create(&tid[i], NULL, worker, &W[i]) != 0) {
 				/* Fewer threads: the jobs still all run. */
 				W[i].pool = NULL;
@@ -1900,22 +1898,15 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	double t0 = now();
 	long gpus = cluster_gpus(x->c);
 	int exact = so->exact < 0 ? gpus <= 6 && cut_space(x, gpus) <=
-	    EXACT_CUTS_MAX : so->exact;
+	    EXACT_CUTS_MAX : so->exact, none;
 
-	memset(&C, 0, sizeof(C));
 	memset(st, 0, sizeof(*st));
 	plan_init(best);
-	plan_init(&C.work);
 	/* The same context, with a cache of ring orders of its own. */
 	xl = *x;
-	C.rings.vfree = free;
+	ctx_init(&C, &xl, so, st);
 	xl.rings = &C.rings;
-	C.x = &xl;
-	C.so = so;
-	C.st = st;
 	C.best = best;
-	C.L = (int)x->m->nlayers;
-	C.total = x->o->global_batch / x->o->micro_batch;
 	if (exact && gpus > 12) {
 		plan_free(&C.work);
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "exhaustive search "
@@ -1925,9 +1916,11 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	if (exact && !C.failed)
 		exhaustive(&C);
 	st->exact = exact && !C.failed;
-	ctx_free(&C);
-	if (!C.have_best && !C.failed) {
+	none = !C.have_best && !C.failed;
+	if (none)
 		explain_infeasible(&C);
+	ctx_free(&C);
+	if (none) {
 		plan_free(&C.work);
 		if (C.have_best) {
 			/* Only the strategy or the limits kept it out. */
