@@ -446,9 +446,8 @@ order_ring(const struct dl_costctx *x, struct dl_plan *p, struct dl_ring *r,
 			ring_order(G, ring_hop, &rc, order);
 			free(rc.cost);
 			if (rc.status == DL_OK && x->rings->n < RING_CACHE_MAX) {
-				hit = xcalloc((size_t)G, sizeof(int));
-				memcpy(hit, order, (size_t)G * sizeof(int));
-				kc_put(x->rings, key, klen, hit);
+				kc_put(x->rings, key, klen, xmemdup(order,
+				    (size_t)G, sizeof(int)));
 			}
 		}
 		free(key);

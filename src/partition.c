@@ -424,7 +424,6 @@ part_front_new(const struct dl_costctx *x, const struct part_group *g,
 {
 	struct part_front *F = xcalloc(1, sizeof(*F));
 	int S = g->S, L = (int)x->m->nlayers;
-	int *node, *k;
 	double bmin;
 
 	F->x = x;
@@ -435,12 +434,8 @@ part_front_new(const struct dl_costctx *x, const struct part_group *g,
 	F->status = LP_INFEASIBLE;
 	if (S < 1 || S > L)
 		return F;
-	node = xcalloc((size_t)S, sizeof(int));
-	k = xcalloc((size_t)S, sizeof(int));
-	memcpy(node, g->node, (size_t)S * sizeof(int));
-	memcpy(k, g->k, (size_t)S * sizeof(int));
-	F->g.node = node;
-	F->g.k = k;
+	F->g.node = xmemdup(g->node, (size_t)S, sizeof(int));
+	F->g.k = xmemdup(g->k, (size_t)S, sizeof(int));
 	tab_init(&F->T, x, &F->g);
 	F->g.comm = NULL;
 	F->g.ctx = NULL;

@@ -511,8 +511,7 @@ partition(struct ctx *C, const struct shape *sh, int g, long m, int zero,
 	key_add(key, &len, &m, sizeof(m));
 	if ((hit = kc_find(&C->pc, key, len)) != NULL) {
 		*r = *hit;
-		r->last = xcalloc((size_t)S, sizeof(int));
-		memcpy(r->last, hit->last, (size_t)S * sizeof(int));
+		r->last = xmemdup(hit->last, (size_t)S, sizeof(int));
 		rc = DL_OK;
 		goto out;
 	}
@@ -526,10 +525,8 @@ partition(struct ctx *C, const struct shape *sh, int g, long m, int zero,
 	}
 	rc = partition_solve(C, &pg, F, use_milp, NULL, r, e);
 	if (rc == DL_OK) {
-		hit = xmalloc(sizeof(*hit));
-		*hit = *r;
-		hit->last = xcalloc((size_t)S, sizeof(int));
-		memcpy(hit->last, r->last, (size_t)S * sizeof(int));
+		hit = xmemdup(r, 1, sizeof(*r));
+		hit->last = xmemdup(r->last, (size_t)S, sizeof(int));
 		len = plen;
 		key_add(key, &len, &m, sizeof(m));
 		kc_put(&C->pc, key, len, hit);
@@ -891,8 +888,7 @@ add_jobs(const struct ctx *C, struct joblist *jl, const int *use)
 	int u = (int)jl->nuse;
 
 	jl->use = xreallocarray(jl->use, jl->nuse + 1, sizeof(int *));
-	jl->use[jl->nuse] = xcalloc(nn, sizeof(int));
-	memcpy(jl->use[jl->nuse++], use, nn * sizeof(int));
+	jl->use[jl->nuse++] = xmemdup(use, nn, sizeof(int));
 	for (int k = 1; k <= x->o->max_tp && k <= DL_MAX_TP; k *= 2) {
 		size_t n = list_units(C, use, k, units, ord, fast);
 		int maxs = (int)n < C->L ? (int)n : C->L;

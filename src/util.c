@@ -112,6 +112,16 @@ xreallocarray(void *p, size_t nmemb, size_t size)
 	return p;
 }
 
+void *
+xmemdup(const void *p, size_t nmemb, size_t size)
+{
+	void *q = xcalloc(nmemb, size);
+
+	if (nmemb > 0)
+		memcpy(q, p, nmemb * size);
+	return q;
+}
+
 char *
 xstrdup(const char *s)
 {
@@ -912,8 +922,7 @@ kc_put(struct kcache *kc, const char *k, size_t n, void *v)
 			;
 		kc->hash[i] = h;
 	}
-	kc->key[i] = xmalloc(n);
-	memcpy(kc->key[i], k, n);
+	kc->key[i] = xmemdup(k, n, 1);
 	kc->klen[i] = n;
 	kc->val[i] = v;
 	kc->n++;

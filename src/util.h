@@ -57,6 +57,9 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t nmemb, size_t size);
 void *xreallocarray(void *p, size_t nmemb, size_t size);
 char *xstrdup(const char *s);
+/* A new copy of the nmemb elements of size bytes at p (p may be NULL when
+ * nmemb is 0). */
+void *xmemdup(const void *p, size_t nmemb, size_t size);
 char *xstrndup(const char *s, size_t n);
 /* Grow *p (holding *cap elements of size sz) to hold at least need. */
 void *xgrow(void *p, size_t *cap, size_t need, size_t sz);
