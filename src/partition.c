@@ -500,9 +500,9 @@ done:
 int
 part_front_query(struct part_front *F, long m, struct part_result *r)
 {
-	long max_scan = F->max_scan;
+	long max_scan = F->max_scan, bi = -1;
 	int S = F->g.S;
-	double t0 = now();
+	double t0 = now(), best = HUGE_VAL;
 
 	memset(r, 0, sizeof(*r));
 	r->S = S;
@@ -516,23 +516,18 @@ part_front_query(struct part_front *F, long m, struct part_result *r)
 		memcpy(r->last, F->sinf_last, (size_t)S * sizeof(int));
 		goto out;
 	}
-	for (;;) {
-		double best = HUGE_VAL;
-		long bi = -1;
+	/* Points come in scan order: each is looked at once, the first
+	 * strictly best wins. */
+	for (size_t seen = 0;;) {
+		for (; seen < F->n; seen++) {
+			double v = F->psum[seen] + (double)(m - 1) *
+			    F->pbt[seen];
 
-		for (size_t i = 0; i < F->n; i++) {
-			double v = F->psum[i] + (double)(m - 1) * F->pbt[i];
-
-			if ((max_scan <= 0 || F->pidx[i] < (size_t)max_scan) &&
-			    v < best) {
+			if ((max_scan <= 0 || F->pidx[seen] <
+			    (size_t)max_scan) && v < best) {
 				best = v;
-				bi = (long)i;
+				bi = (long)seen;
 			}
-		}
-		if (bi >= 0) {
-			r->obj = best;
-			memcpy(r->last, F->plast + (size_t)bi * (size_t)S,
-			    (size_t)S * sizeof(int));
 		}
 		if (F->next >= F->nall)
 			break;
@@ -549,6 +544,11 @@ part_front_query(struct part_front *F, long m, struct part_result *r)
 		}
 		front_scratch(F, 1);
 		front_step(F);
+	}
+	if (bi >= 0) {
+		r->obj = best;
+		memcpy(r->last, F->plast + (size_t)bi * (size_t)S,
+		    (size_t)S * sizeof(int));
 	}
 	front_scratch(F, 0);
 	if (F->ncand > FRONT_KEEP) {
