@@ -391,8 +391,10 @@ static int
 order_ring(const struct dl_costctx *x, struct dl_plan *p, struct dl_ring *r,
     const int *holder, int *order, struct dl_err *e)
 {
-	int G = p->ngroups;
+	int G = p->ngroups, *hit = NULL;
 	struct ringcost rc;
+	char *key = NULL;
+	size_t klen = 0;
 
 	rc.x = x;
 	rc.nd = 0;
@@ -429,39 +431,30 @@ order_ring(const struct dl_costctx *x, struct dl_plan *p, struct dl_ring *r,
 	}
 	/* The same members and size: the same order (every n_e is 1). */
 	if (x->rings != NULL) {
-		size_t klen = sizeof(double) + (size_t)G * sizeof(int);
-		char *key = xmalloc(klen);
-		int *hit;
-
+		klen = sizeof(double) + (size_t)G * sizeof(int);
+		key = xmalloc(klen);
 		memcpy(key, &rc.bytes, sizeof(double));
 		for (int i = 0; i < G; i++)
 			memcpy(key + sizeof(double) + (size_t)i * sizeof(int),
 			    &rc.node[rc.slot[i]], sizeof(int));
-		if ((hit = kc_find(x->rings, key, klen)) != NULL) {
-			memcpy(order, hit, (size_t)G * sizeof(int));
-		} else {
-			rc.cost = xcalloc((size_t)rc.nd * rc.nd, sizeof(double));
-			for (int i = 0; i < rc.nd * rc.nd; i++)
-				rc.cost[i] = -1;
-			ring_order(G, ring_hop, &rc, order);
-			free(rc.cost);
-			if (rc.status == DL_OK && x->rings->n < RING_CACHE_MAX) {
-				kc_put(x->rings, key, klen, xmemdup(order,
-				    (size_t)G, sizeof(int)));
-			}
-		}
-		free(key);
-		free(rc.node);
-		free(rc.slot);
-		return rc.status;
+		hit = kc_find(x->rings, key, klen);
 	}
-	rc.cost = xcalloc((size_t)rc.nd * rc.nd, sizeof(double));
-	for (int i = 0; i < rc.nd * rc.nd; i++)
-		rc.cost[i] = -1;
-	ring_order(G, ring_hop, &rc, order);
+	if (hit != NULL) {
+		memcpy(order, hit, (size_t)G * sizeof(int));
+	} else {
+		rc.cost = xcalloc((size_t)rc.nd * rc.nd, sizeof(double));
+		for (int i = 0; i < rc.nd * rc.nd; i++)
+			rc.cost[i] = -1;
+		ring_order(G, ring_hop, &rc, order);
+		free(rc.cost);
+		if (key != NULL && rc.status == DL_OK &&
+		    x->rings->n < RING_CACHE_MAX)
+			kc_put(x->rings, key, klen, xmemdup(order, (size_t)G,
+			    sizeof(int)));
+	}
+	free(key);
 	free(rc.node);
 	free(rc.slot);
-	free(rc.cost);
 	return rc.status;
 }
 
