@@ -795,6 +795,66 @@ fast_path(struct dl_router *r, int a, int b, double bytes, int *e1p,
 	return 1;
 }
 
+/* A flow router_flow() and router_price() refuse, or DL_OK. */
+static int
+check_flow(const struct dl_router *r, int a, int b, double bytes,
+    struct dl_err *e)
+{
+	const struct dl_cluster *c = r->c;
+
+	if (a < 0 || b < 0 || (size_t)a >= c->nverts ||
+	    (size_t)b >= c->nverts || a == b || !(bytes > 0) ||
+	    !isfinite(bytes))
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "bad flow: vertices "
+		    "%d -> %d, %g bytes", a, b, bytes);
+	return DL_OK;
+}
+
+/*
+ * A solve toward b for this size that has priced a: a cached one, or one
+ * made now (with stop, only as far as a flow from a reaches).
+ */
+static int
+solve_for(struct dl_router *r, int a, int b, double bytes, int stop,
+    struct solve **s, struct dl_err *e)
+{
+	if ((*s = cache_find(r, a, b, bytes)) != NULL) {
+		r->st.cache_hits++;
+		return DL_OK;
+	}
+	if (r->fast_ok) {
+		solve_local(r, a, b, bytes, stop, s);
+		return DL_OK;
+	}
+	return solve(r, b, bytes, s, e);
+}
+
+/*
+ * Follow pi(., l0) from a to b with the regime held at l0, putting the
+ * edges in pe (when not NULL; *np of them).  Every vertex on the way has
+ * a policy once a has one, unless rounding made some hop too cheap to
+ * lower D* (a dead end): no route either.
+ */
+static int
+follow(const struct dl_router *r, const struct solve *s, int a, int b,
+    int *pe, int *np, struct dl_err *e)
+{
+	const struct dl_cluster *c = r->c;
+
+	for (int v = a; v != b;) {
+		int ed = s->next[(size_t)v * r->K + r->l0];
+
+		if (ed < 0)
+			return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "no route "
+			    "from '%s' to '%s' in the network",
+			    c->verts[a].id, c->verts[b].id);
+		if (pe != NULL)
+			pe[(*np)++] = ed;
+		v = c->edges[ed].dst;
+	}
+	return DL_OK;
+}
+
 int
 router_flow(struct dl_router *r, int a, int b, double bytes, int commit,
     struct dl_route *out, struct dl_err *e)
@@ -808,13 +868,10 @@ router_flow(struct dl_router *r, int a, int b, double bytes, int commit,
 
 	if (out)
 		memset(out, 0, sizeof(*out));
-	if (a < 0 || b < 0 || (size_t)a >= c->nverts ||
-	    (size_t)b >= c->nverts || a == b || !(bytes > 0) ||
-	    !isfinite(bytes)) {
+	if ((rc = check_flow(r, a, b, bytes, e)) != DL_OK) {
 		free(Ca);
 		free(first);
-		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "bad flow: vertices "
-		    "%d -> %d, %g bytes", a, b, bytes);
+		return rc;
 	}
 	r->st.flows++;
 	pe = xcalloc(c->nverts, sizeof(int));
@@ -825,12 +882,8 @@ router_flow(struct dl_router *r, int a, int b, double bytes, int commit,
 		for (int l = 0; l < K; l++)
 			first[l] = c->edges[e1].dst;
 	} else {
-		if ((s = cache_find(r, a, b, bytes)) != NULL)
-			r->st.cache_hits++;
-		else if (r->fast_ok)
-			solve_local(r, a, b, bytes, commit &&
-			    c->nverts > LOCAL_MIN, &s);
-		else if ((rc = solve(r, b, bytes, &s, e)) != DL_OK)
+		if ((rc = solve_for(r, a, b, bytes, commit &&
+		    c->nverts > LOCAL_MIN, &s, e)) != DL_OK)
 			goto fail;
 		for (int l = 0; l < K; l++) {
 			int ed = s->next[(size_t)a * K + l];
@@ -838,23 +891,8 @@ router_flow(struct dl_router *r, int a, int b, double bytes, int commit,
 			Ca[l] = s->C[(size_t)a * K + l];
 			first[l] = ed < 0 ? -1 : c->edges[ed].dst;
 		}
-		/*
-		 * Follow pi(., l0) with the regime held at l0.  Every vertex
-		 * on the way has a policy once a has one, unless rounding made
-		 * some hop too cheap to lower D* (a dead end): no route either.
-		 */
-		for (int v = a; v != b;) {
-			int ed = s->next[(size_t)v * K + l0];
-
-			if (ed < 0) {
-				rc = dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "no "
-				    "route from '%s' to '%s' in the network",
-				    c->verts[a].id, c->verts[b].id);
-				goto fail;
-			}
-			pe[np++] = ed;
-			v = c->edges[ed].dst;
-		}
+		if ((rc = follow(r, s, a, b, pe, &np, e)) != DL_OK)
+			goto fail;
 	}
 	if (commit) {
 		for (int i = 0; i < np; i++)
@@ -890,39 +928,25 @@ int
 router_price(struct dl_router *r, int a, int b, double bytes, double *t,
     struct dl_err *e)
 {
-	const struct dl_cluster *c = r->c;
 	int K = r->K, l0 = r->l0, e1, e2;
 	double Ca[GMC_MAX_STATES];
 	struct solve *s = NULL;
 	int rc;
 
-	if (a < 0 || b < 0 || (size_t)a >= c->nverts ||
-	    (size_t)b >= c->nverts || a == b || !(bytes > 0) ||
-	    !isfinite(bytes) || K > GMC_MAX_STATES)
-		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "bad flow: vertices "
-		    "%d -> %d, %g bytes", a, b, bytes);
+	if ((rc = check_flow(r, a, b, bytes, e)) != DL_OK)
+		return rc;
+	if (K > GMC_MAX_STATES)
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "%d regimes: at most "
+		    "%d", K, GMC_MAX_STATES);
 	r->st.flows++;
 	if (fast_path(r, a, b, bytes, &e1, &e2, Ca)) {
 		r->st.fast++;
 		*t = Ca[l0];
 		return DL_OK;
 	}
-	if ((s = cache_find(r, a, b, bytes)) != NULL)
-		r->st.cache_hits++;
-	else if (r->fast_ok)
-		solve_local(r, a, b, bytes, 0, &s);
-	else if ((rc = solve(r, b, bytes, &s, e)) != DL_OK)
+	if ((rc = solve_for(r, a, b, bytes, 0, &s, e)) != DL_OK ||
+	    (rc = follow(r, s, a, b, NULL, NULL, e)) != DL_OK)
 		return rc;
-	/* The same walk as router_flow(): a dead end is no route. */
-	for (int v = a; v != b;) {
-		int ed = s->next[(size_t)v * K + l0];
-
-		if (ed < 0)
-			return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "no route "
-			    "from '%s' to '%s' in the network",
-			    c->verts[a].id, c->verts[b].id);
-		v = c->edges[ed].dst;
-	}
 	*t = s->C[(size_t)a * K + l0];
 	return DL_OK;
 }
