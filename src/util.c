@@ -869,25 +869,56 @@ kc_hash(const char *k, size_t n)
 	return h ^ (h >> 32);
 }
 
-void *
-kc_find(const struct kcache *kc, const char *k, size_t n)
+/* The slot of key k (hash h): where it is, or the empty slot to put it. */
+static size_t
+kc_slot(const struct kcache *kc, const char *k, size_t n,
+    unsigned long long h)
 {
-	unsigned long long h;
+	size_t i;
+
+	for (i = h & (kc->cap - 1); kc->key[i]; i = (i + 1) & (kc->cap - 1))
+		if (kc->hash[i] == h && kc->klen[i] == n &&
+		    memcmp(kc->key[i], k, n) == 0)
+			break;
+	return i;
+}
+
+/* The value of k, or NULL when k is absent. */
+static const union kval *
+kc_lookup(const struct kcache *kc, const char *k, size_t n)
+{
+	size_t i;
 
 	if (kc->cap == 0)
 		return NULL;
-	h = kc_hash(k, n);
-	for (size_t i = h & (kc->cap - 1); kc->key[i];
-	    i = (i + 1) & (kc->cap - 1))
-		if (kc->hash[i] == h && kc->klen[i] == n &&
-		    memcmp(kc->key[i], k, n) == 0)
-			return kc->val[i];
-	return NULL;
+	i = kc_slot(kc, k, n, kc_hash(k, n));
+	return kc->key[i] ? &kc->val[i] : NULL;
 }
 
-void
-kc_put(struct kcache *kc, const char *k, size_t n, void *v)
+void *
+kc_find(const struct kcache *kc, const char *k, size_t n)
 {
+	const union kval *v = kc_lookup(kc, k, n);
+
+	return v ? v->p : NULL;
+}
+
+int
+kc_findi(const struct kcache *kc, const char *k, size_t n, size_t *i)
+{
+	const union kval *v = kc_lookup(kc, k, n);
+
+	if (v == NULL)
+		return 0;
+	*i = v->i;
+	return 1;
+}
+
+/* Insert k (not present yet) with value v, growing at half full. */
+static void
+kc_insert(struct kcache *kc, const char *k, size_t n, union kval v)
+{
+	unsigned long long h;
 	size_t i;
 
 	if (2 * (kc->n + 1) > kc->cap) {
@@ -897,7 +928,7 @@ kc_put(struct kcache *kc, const char *k, size_t n, void *v)
 		kc->key = xcalloc(kc->cap, sizeof(char *));
 		kc->klen = xcalloc(kc->cap, sizeof(size_t));
 		kc->hash = xcalloc(kc->cap, sizeof(*kc->hash));
-		kc->val = xcalloc(kc->cap, sizeof(void *));
+		kc->val = xcalloc(kc->cap, sizeof(*kc->val));
 		for (size_t j = 0; j < o.cap; j++) {
 			if (o.key[j] == NULL)
 				continue;
@@ -914,18 +945,31 @@ kc_put(struct kcache *kc, const char *k, size_t n, void *v)
 		free(o.hash);
 		free(o.val);
 	}
-	{
-		unsigned long long h = kc_hash(k, n);
-
-		for (i = h & (kc->cap - 1); kc->key[i];
-		    i = (i + 1) & (kc->cap - 1))
-			;
-		kc->hash[i] = h;
-	}
+	h = kc_hash(k, n);
+	i = kc_slot(kc, k, n, h);
+	kc->hash[i] = h;
 	kc->key[i] = xmemdup(k, n, 1);
 	kc->klen[i] = n;
 	kc->val[i] = v;
 	kc->n++;
+}
+
+void
+kc_put(struct kcache *kc, const char *k, size_t n, void *v)
+{
+	union kval x;
+
+	x.p = v;
+	kc_insert(kc, k, n, x);
+}
+
+void
+kc_puti(struct kcache *kc, const char *k, size_t n, size_t i)
+{
+	union kval x;
+
+	x.i = i;
+	kc_insert(kc, k, n, x);
 }
 
 void
@@ -934,7 +978,8 @@ kc_free(struct kcache *kc)
 	for (size_t i = 0; i < kc->cap; i++)
 		if (kc->key[i]) {
 			free(kc->key[i]);
-			kc->vfree(kc->val[i]);
+			if (kc->vfree)
+				kc->vfree(kc->val[i].p);
 		}
 	free(kc->key);
 	free(kc->klen);

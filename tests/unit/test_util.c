@@ -299,9 +299,46 @@ test_read_file(void)
 	rmdir(dir);
 }
 
+/* The one hash map: pointer values and index values, through growth. */
+static void
+test_kcache(void)
+{
+	struct kcache pm = { 0 }, im = { 0 };
+	char key[32];
+	size_t i, bad = 0, v;
+
+	pm.vfree = free;
+	for (i = 0; i < 2000; i++) {
+		snprintf(key, sizeof(key), "k%zu", i);
+		kc_put(&pm, key, strlen(key), xmemdup(&i, 1, sizeof(i)));
+		kc_puti(&im, key, strlen(key), 7 * i);
+	}
+	for (i = 0; i < 2000; i++) {
+		size_t *p;
+
+		snprintf(key, sizeof(key), "k%zu", i);
+		p = kc_find(&pm, key, strlen(key));
+		if (p == NULL || *p != i || !kc_findi(&im, key, strlen(key),
+		    &v) || v != 7 * i)
+			bad++;
+	}
+	ok(bad == 0 && pm.n == 2000 && im.n == 2000,
+	    "kcache finds 2000 pointer and index values after growing");
+	ok(kc_find(&pm, "k2000", 5) == NULL &&
+	    !kc_findi(&im, "k2000", 5, &v), "kcache: an absent key");
+	ok(kc_find(&pm, "k1", 1) == NULL, "kcache: a prefix is another key");
+	kc_puti(&im, "", 0, 42);
+	ok(kc_findi(&im, "", 0, &v) && v == 42, "kcache: the empty key");
+	kc_free(&pm);
+	kc_free(&im);
+	ok(pm.n == 0 && pm.cap == 0 && kc_find(&pm, "k1", 2) == NULL,
+	    "kc_free leaves an empty map");
+}
+
 int
 main(void)
 {
+	test_kcache();
 	test_edges();
 	test_random();
 	test_rejects();
