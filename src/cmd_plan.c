@@ -314,7 +314,7 @@ plan_budget(const struct dl_cluster *c, const struct dl_model *m,
 	if (rc == DL_OK) {
 		plan_free(&p);
 		plan_copy(&p, &plans[0]);
-		p.schedule = budget_schedule_dup(&s);
+		p.schedule = plan_schedule_dup(&s);
 		if (outdir)
 			rc = write_budget_outputs(plans, &s, &p, c, m, outdir,
 			    e);
@@ -341,7 +341,7 @@ plan_budget(const struct dl_cluster *c, const struct dl_model *m,
 		plan_free(&plans[t]);
 	free(plans);
 	plan_free(&p);
-	budget_schedule_clear(&s);
+	plan_schedule_clear(&s);
 	return rc;
 }
 

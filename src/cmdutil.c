@@ -3,8 +3,6 @@
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include <math.h>
-
 #include "cmdutil.h"
 
 int
@@ -33,9 +31,7 @@ cmd_cluster_opt(int id, const char *arg, struct dl_cluster_paths *p)
 json_t *
 cmd_json_real(double v)
 {
-	if (!isfinite(v))
-		return json_null();
-	return json_real(v);
+	return jreal(v);
 }
 
 int

@@ -31,7 +31,8 @@ int cmd_cluster_opt(int id, const char *arg, struct dl_cluster_paths *p);
  * newline; returns DL_OK or DL_ESYS.
  */
 int cmd_print_json(json_t *v);
-/* A JSON real that never holds NaN or Inf (they become null). */
+/* A JSON real that never holds NaN or Inf (they become null): util's
+ * jreal() under the name the command files use. */
 json_t *cmd_json_real(double v);
 
 /* Print a module error and return its exit status. */
