@@ -61,47 +61,6 @@ const struct dl_cmd dl_cmd_emit = {
 	emit_opts_table, 0
 };
 
-/*
- * Load the cluster and model the plan was made for (or those given), then
- * the plan itself.
- */
-static int
-load(const char *path, struct dl_cluster_paths *cp, const char *model,
-    struct dl_plan *p, struct dl_cluster *c, struct dl_model *m,
-    struct dl_err *e)
-{
-	struct dl_plan in;
-	int rc;
-
-	if ((rc = plan_read_inputs(&in, path, e)) != DL_OK)
-		return rc;
-	if (cp->dir == NULL && cp->nodes == NULL) {
-		cp->nodes = plan_input_path(&in, "nodes");
-		cp->links = plan_input_path(&in, "links");
-		cp->load = plan_input_path(&in, "load");
-		cp->traffic = plan_input_path(&in, "traffic");
-	}
-	if (model == NULL)
-		model = plan_input_path(&in, "model");
-	if (cp->dir == NULL && cp->nodes == NULL)
-		rc = dl_seterr(e, DL_EDATA, path, 0, 0, "plan names no "
-		    "nodes.csv (give the cluster with -c DIR)");
-	else if (model == NULL)
-		rc = dl_seterr(e, DL_EDATA, path, 0, 0, "plan names no "
-		    "model.csv (give it with -m FILE)");
-	else if ((rc = cluster_load(c, cp, e)) == DL_OK &&
-	    (rc = model_load(m, model, e)) != DL_OK)
-		cluster_free(c);
-	plan_free(&in);
-	if (rc != DL_OK)
-		return rc;
-	if ((rc = plan_read_json(p, path, c, m, 1, e)) != DL_OK) {
-		model_free(m);
-		cluster_free(c);
-	}
-	return rc;
-}
-
 static int
 cmd_emit(const struct dl_cmd *cmd, int argc, char **argv)
 {
@@ -239,8 +198,8 @@ cmd_emit(const struct dl_cmd *cmd, int argc, char **argv)
 	if (emit_check_opts(&eo, &e) != DL_OK)
 		goto usage;
 
-	if ((rc = load(eo.plan_path, &paths, model, &p, &c, &m, &e)) !=
-	    DL_OK) {
+	if ((rc = cmd_load_plan(eo.plan_path, &paths, model, 1, &p, &c, &m,
+	    NULL, &e)) != DL_OK) {
 		opt_free(&st);
 		free(outdir);
 		free(slotpath);

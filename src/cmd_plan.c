@@ -146,28 +146,6 @@ print_summary(const struct dl_plan *p, const struct dl_cluster *c,
 		printf("wrote     %s/plan.json %s/plan.csv\n", outdir, outdir);
 }
 
-static int
-write_outputs(const struct dl_plan *p, const struct dl_cluster *c,
-    const struct dl_model *m, const char *outdir, struct dl_err *e)
-{
-	struct strbuf j = STRBUF_INIT, v = STRBUF_INIT;
-	int rc;
-
-	if ((rc = mkdir_p(outdir, e)) != DL_OK)
-		return rc;
-	sb_addf(&j, "%s/plan.json", outdir);
-	sb_addf(&v, "%s/plan.csv", outdir);
-	/* Both or neither: never a new plan.json beside an old plan.csv. */
-	{
-		const char *jpath = j.buf;
-
-		rc = plan_write_files(1, &p, &jpath, p, v.buf, c, m, e);
-	}
-	sb_free(&j);
-	sb_free(&v);
-	return rc;
-}
-
 /*
  * The budgeted schedule ("--budget C --slots N", budget.h).  plan.json
  * and plan.csv hold slot 1's plan with the "schedule" member; with -o,
@@ -599,7 +577,7 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 		rc = plan_set_inputs(&p, &c, &m, &e);
 	}
 	if (rc == DL_OK && outdir)
-		rc = write_outputs(&p, &c, &m, outdir, &e);
+		rc = cmd_write_plan(&p, &c, &m, outdir, &e);
 	if (rc == DL_OK && launch >= 0) {
 		struct strbuf pj = STRBUF_INIT;
 
