@@ -596,52 +596,31 @@ check_budget(const struct dl_schedule *s, const struct dl_cluster *c,
 	return DL_EINFEAS;
 }
 
-int
-budget_run(const struct dl_cluster *c, const struct dl_model *m,
-    const struct dl_opts *o, struct dl_router *router,
-    const struct budget_opts *bo, struct dl_schedule *s,
-    struct dl_plan *plans, struct budget_stats *st, struct dl_err *e)
+/*
+ * The candidates of every slot t into s->slots[t] and their plans into
+ * cp[t] (allocated here, one per candidate); a slot without any: the
+ * search's error for the slot, as DL_EINFEAS.
+ */
+static int
+slot_all_candidates(struct run *R, struct dl_router *router,
+    const double *uhat, struct dl_schedule *s, struct dl_plan **cp,
+    struct dl_err *e)
 {
+	const struct dl_cluster *c = R->c;
 	size_t n = c->nnodes;
-	int N = bo->nslots, rc;
-	double *uhat = NULL, Q = 0;
-	struct dl_plan **cp = xcalloc((size_t)N, sizeof(*cp));
-	struct run R;
+	int N = s->nslots, rc = DL_OK;
 
-	memset(s, 0, sizeof(*s));
-	memset(st, 0, sizeof(*st));
-	memset(&R, 0, sizeof(R));
-	/* Empty until a slot's choice is copied in (plan_free() takes it). */
-	memset(plans, 0, (size_t)N * sizeof(*plans));
-	if ((rc = check_prices(c, e)) != DL_OK)
-		goto out;
-	R.c = c;
-	R.m = m;
-	R.o = o;
-	R.so = bo->so;
-	if (R.so.exact < 0)
-		R.so.exact = cluster_gpus(c) <= 6;
-	R.st = st;
-	s->budget = bo->budget;
-	s->slot_steps = bo->slot_steps;
-	s->nslots = N;
-	s->slots = xcalloc((size_t)N, sizeof(*s->slots));
-	uhat = xcalloc((size_t)N * n, sizeof(double));
-	if ((rc = budget_slot_loads(c, N, bo->slot_steps, uhat, e)) != DL_OK)
-		goto out;
-
-	/* Every slot's candidates; they do not depend on the queue. */
 	for (int t = 0; t < N && rc == DL_OK; t++) {
 		struct dl_budget_slot *sl = &s->slots[t];
 		struct dl_costctx xf;
 		int nc;
 
-		if ((rc = cost_init(&xf, c, m, o, uhat + (size_t)t * n, router,
-		    e)) != DL_OK)
+		if ((rc = cost_init(&xf, c, R->m, R->o, uhat + (size_t)t * n,
+		    router, e)) != DL_OK)
 			break;
 		sl->cand = xcalloc(n, sizeof(*sl->cand));
 		cp[t] = xcalloc(n, sizeof(struct dl_plan));
-		nc = slot_candidates(&R, &xf, sl->cand, cp[t], e);
+		nc = slot_candidates(R, &xf, sl->cand, cp[t], e);
 		cost_free(&xf);
 		if (nc < 0) {
 			rc = e->code ? e->code : DL_ESYS;
@@ -666,10 +645,21 @@ budget_run(const struct dl_cluster *c, const struct dl_model *m,
 				sl->best_cost = sl->cand[i].cost;
 			}
 	}
-	if (rc == DL_OK)
-		rc = check_budget(s, c, e);
-	if (rc != DL_OK)
-		goto out;
+	return rc;
+}
+
+/*
+ * The drift-plus-penalty choice, slot by slot from Q_1 = 0: the scores,
+ * the queue, the averages and the bound in s, and a copy of the chosen
+ * candidate's plan (of cp[t]) in plans[t].
+ */
+static void
+choose_slots(struct dl_schedule *s, struct dl_plan *const *cp,
+    const struct dl_opts *o, const struct budget_opts *bo,
+    struct dl_plan *plans)
+{
+	int N = s->nslots;
+	double Q = 0;
 
 	s->tradeoff = bo->tradeoff > 0 ? bo->tradeoff :
 	    bo->budget * bo->budget / s->slots[0].best_s;
@@ -697,6 +687,50 @@ budget_run(const struct dl_cluster *c, const struct dl_model *m,
 		free(cost);
 	}
 	s->bound = drift_bound(s);
+}
+
+int
+budget_run(const struct dl_cluster *c, const struct dl_model *m,
+    const struct dl_opts *o, struct dl_router *router,
+    const struct budget_opts *bo, struct dl_schedule *s,
+    struct dl_plan *plans, struct budget_stats *st, struct dl_err *e)
+{
+	size_t n = c->nnodes;
+	int N = bo->nslots, rc;
+	double *uhat = NULL;
+	struct dl_plan **cp = xcalloc((size_t)N, sizeof(*cp));
+	struct run R;
+
+	memset(s, 0, sizeof(*s));
+	memset(st, 0, sizeof(*st));
+	memset(&R, 0, sizeof(R));
+	/* Empty until a slot's choice is copied in (plan_free() takes it). */
+	memset(plans, 0, (size_t)N * sizeof(*plans));
+	if ((rc = check_prices(c, e)) != DL_OK)
+		goto out;
+	R.c = c;
+	R.m = m;
+	R.o = o;
+	R.so = bo->so;
+	if (R.so.exact < 0)
+		R.so.exact = cluster_gpus(c) <= 6;
+	R.st = st;
+	s->budget = bo->budget;
+	s->slot_steps = bo->slot_steps;
+	s->nslots = N;
+	s->slots = xcalloc((size_t)N, sizeof(*s->slots));
+	uhat = xcalloc((size_t)N * n, sizeof(double));
+	if ((rc = budget_slot_loads(c, N, bo->slot_steps, uhat, e)) != DL_OK)
+		goto out;
+
+	/* Every slot's candidates; they do not depend on the queue. */
+	rc = slot_all_candidates(&R, router, uhat, s, cp, e);
+	if (rc == DL_OK)
+		rc = check_budget(s, c, e);
+	if (rc != DL_OK)
+		goto out;
+
+	choose_slots(s, cp, o, bo, plans);
 	/* The baselines of every slot's plan, at the slot's speeds. */
 	for (int t = 0; t < N && rc == DL_OK; t++) {
 		struct dl_costctx xf;
