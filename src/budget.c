@@ -18,12 +18,6 @@
  * Sub-clusters.
  */
 
-static char *
-dup_or_null(const char *s)
-{
-	return s ? xstrdup(s) : NULL;
-}
-
 static void
 copy_series(struct dl_series *dst, const struct dl_series *src)
 {
@@ -81,8 +75,8 @@ budget_subcluster(struct dl_cluster *sub, const struct dl_cluster *c,
 		*d = c->nodes[i];
 		d->id = xstrdup(c->nodes[i].id);
 		d->site = xstrdup(c->nodes[i].site);
-		d->gpu_model = dup_or_null(c->nodes[i].gpu_model);
-		d->host = dup_or_null(c->nodes[i].host);
+		d->gpu_model = xstrdup_or_null(c->nodes[i].gpu_model);
+		d->host = xstrdup_or_null(c->nodes[i].host);
 		if (c->load)
 			copy_series(&sub->load[j], &c->load[i]);
 		j++;
@@ -131,10 +125,10 @@ budget_subcluster(struct dl_cluster *sub, const struct dl_cluster *c,
 	sub->has_links = c->has_links;
 	sub->has_load = c->has_load;
 	sub->has_traffic = c->has_traffic;
-	sub->path_nodes = dup_or_null(c->path_nodes);
-	sub->path_links = dup_or_null(c->path_links);
-	sub->path_load = dup_or_null(c->path_load);
-	sub->path_traffic = dup_or_null(c->path_traffic);
+	sub->path_nodes = xstrdup_or_null(c->path_nodes);
+	sub->path_links = xstrdup_or_null(c->path_links);
+	sub->path_load = xstrdup_or_null(c->path_load);
+	sub->path_traffic = xstrdup_or_null(c->path_traffic);
 	free(newidx);
 }
 
@@ -602,102 +596,31 @@ check_budget(const struct dl_schedule *s, const struct dl_cluster *c,
 	return DL_EINFEAS;
 }
 
-void
-budget_schedule_clear(struct dl_schedule *s)
+/*
+ * The candidates of every slot t into s->slots[t] and their plans into
+ * cp[t] (allocated here, one per candidate); a slot without any: the
+ * search's error for the slot, as DL_EINFEAS.
+ */
+static int
+slot_all_candidates(struct run *R, struct dl_router *router,
+    const double *uhat, struct dl_schedule *s, struct dl_plan **cp,
+    struct dl_err *e)
 {
-	for (int t = 0; s->slots && t < s->nslots; t++) {
-		for (int i = 0; i < s->slots[t].ncand; i++)
-			cand_free(&s->slots[t].cand[i]);
-		free(s->slots[t].cand);
-		free(s->slots[t].plan);
-	}
-	free(s->slots);
-	memset(s, 0, sizeof(*s));
-}
-
-void
-budget_schedule_free(struct dl_schedule *s)
-{
-	if (s == NULL)
-		return;
-	budget_schedule_clear(s);
-	free(s);
-}
-
-struct dl_schedule *
-budget_schedule_dup(const struct dl_schedule *s)
-{
-	struct dl_schedule *d;
-
-	if (s == NULL)
-		return NULL;
-	d = xmalloc(sizeof(*d));
-	*d = *s;
-	d->slots = xcalloc((size_t)s->nslots + 1, sizeof(*d->slots));
-	for (int t = 0; t < s->nslots; t++) {
-		const struct dl_budget_slot *a = &s->slots[t];
-		struct dl_budget_slot *b = &d->slots[t];
-
-		*b = *a;
-		b->plan = dup_or_null(a->plan);
-		b->cand = xcalloc((size_t)a->ncand + 1, sizeof(*b->cand));
-		for (int i = 0; i < a->ncand; i++) {
-			b->cand[i] = a->cand[i];
-			b->cand[i].used = xcalloc((size_t)a->cand[i].nused + 1,
-			    sizeof(int));
-			memcpy(b->cand[i].used, a->cand[i].used,
-			    (size_t)a->cand[i].nused * sizeof(int));
-		}
-	}
-	return d;
-}
-
-int
-budget_run(const struct dl_cluster *c, const struct dl_model *m,
-    const struct dl_opts *o, struct dl_router *router,
-    const struct budget_opts *bo, struct dl_schedule *s,
-    struct dl_plan *plans, struct budget_stats *st, struct dl_err *e)
-{
+	const struct dl_cluster *c = R->c;
 	size_t n = c->nnodes;
-	int N = bo->nslots, rc;
-	double *uhat = NULL, Q = 0;
-	struct dl_plan **cp = xcalloc((size_t)N, sizeof(*cp));
-	struct run R;
+	int N = s->nslots, rc = DL_OK;
 
-	memset(s, 0, sizeof(*s));
-	memset(st, 0, sizeof(*st));
-	memset(&R, 0, sizeof(R));
-	/* Empty until a slot's choice is copied in (plan_free() takes it). */
-	memset(plans, 0, (size_t)N * sizeof(*plans));
-	if ((rc = check_prices(c, e)) != DL_OK)
-		goto out;
-	R.c = c;
-	R.m = m;
-	R.o = o;
-	R.so = bo->so;
-	if (R.so.exact < 0)
-		R.so.exact = cluster_gpus(c) <= 6;
-	R.st = st;
-	s->budget = bo->budget;
-	s->slot_steps = bo->slot_steps;
-	s->nslots = N;
-	s->slots = xcalloc((size_t)N, sizeof(*s->slots));
-	uhat = xcalloc((size_t)N * n, sizeof(double));
-	if ((rc = budget_slot_loads(c, N, bo->slot_steps, uhat, e)) != DL_OK)
-		goto out;
-
-	/* Every slot's candidates; they do not depend on the queue. */
 	for (int t = 0; t < N && rc == DL_OK; t++) {
 		struct dl_budget_slot *sl = &s->slots[t];
 		struct dl_costctx xf;
 		int nc;
 
-		if ((rc = cost_init(&xf, c, m, o, uhat + (size_t)t * n, router,
-		    e)) != DL_OK)
+		if ((rc = cost_init(&xf, c, R->m, R->o, uhat + (size_t)t * n,
+		    router, e)) != DL_OK)
 			break;
 		sl->cand = xcalloc(n, sizeof(*sl->cand));
 		cp[t] = xcalloc(n, sizeof(struct dl_plan));
-		nc = slot_candidates(&R, &xf, sl->cand, cp[t], e);
+		nc = slot_candidates(R, &xf, sl->cand, cp[t], e);
 		cost_free(&xf);
 		if (nc < 0) {
 			rc = e->code ? e->code : DL_ESYS;
@@ -722,10 +645,21 @@ budget_run(const struct dl_cluster *c, const struct dl_model *m,
 				sl->best_cost = sl->cand[i].cost;
 			}
 	}
-	if (rc == DL_OK)
-		rc = check_budget(s, c, e);
-	if (rc != DL_OK)
-		goto out;
+	return rc;
+}
+
+/*
+ * The drift-plus-penalty choice, slot by slot from Q_1 = 0: the scores,
+ * the queue, the averages and the bound in s, and a copy of the chosen
+ * candidate's plan (of cp[t]) in plans[t].
+ */
+static void
+choose_slots(struct dl_schedule *s, struct dl_plan *const *cp,
+    const struct dl_opts *o, const struct budget_opts *bo,
+    struct dl_plan *plans)
+{
+	int N = s->nslots;
+	double Q = 0;
 
 	s->tradeoff = bo->tradeoff > 0 ? bo->tradeoff :
 	    bo->budget * bo->budget / s->slots[0].best_s;
@@ -753,6 +687,50 @@ budget_run(const struct dl_cluster *c, const struct dl_model *m,
 		free(cost);
 	}
 	s->bound = drift_bound(s);
+}
+
+int
+budget_run(const struct dl_cluster *c, const struct dl_model *m,
+    const struct dl_opts *o, struct dl_router *router,
+    const struct budget_opts *bo, struct dl_schedule *s,
+    struct dl_plan *plans, struct budget_stats *st, struct dl_err *e)
+{
+	size_t n = c->nnodes;
+	int N = bo->nslots, rc;
+	double *uhat = NULL;
+	struct dl_plan **cp = xcalloc((size_t)N, sizeof(*cp));
+	struct run R;
+
+	memset(s, 0, sizeof(*s));
+	memset(st, 0, sizeof(*st));
+	memset(&R, 0, sizeof(R));
+	/* Empty until a slot's choice is copied in (plan_free() takes it). */
+	memset(plans, 0, (size_t)N * sizeof(*plans));
+	if ((rc = check_prices(c, e)) != DL_OK)
+		goto out;
+	R.c = c;
+	R.m = m;
+	R.o = o;
+	R.so = bo->so;
+	if (R.so.exact < 0)
+		R.so.exact = cluster_gpus(c) <= 6;
+	R.st = st;
+	s->budget = bo->budget;
+	s->slot_steps = bo->slot_steps;
+	s->nslots = N;
+	s->slots = xcalloc((size_t)N, sizeof(*s->slots));
+	uhat = xcalloc((size_t)N * n, sizeof(double));
+	if ((rc = budget_slot_loads(c, N, bo->slot_steps, uhat, e)) != DL_OK)
+		goto out;
+
+	/* Every slot's candidates; they do not depend on the queue. */
+	rc = slot_all_candidates(&R, router, uhat, s, cp, e);
+	if (rc == DL_OK)
+		rc = check_budget(s, c, e);
+	if (rc != DL_OK)
+		goto out;
+
+	choose_slots(s, cp, o, bo, plans);
 	/* The baselines of every slot's plan, at the slot's speeds. */
 	for (int t = 0; t < N && rc == DL_OK; t++) {
 		struct dl_costctx xf;
@@ -778,282 +756,11 @@ out:
 	free(R.memo);
 	free(uhat);
 	if (rc != DL_OK) {
-		budget_schedule_clear(s);
+		plan_schedule_clear(s);
 		for (int t = 0; t < N; t++) {
 			plan_free(&plans[t]);
 			plan_init(&plans[t]);
 		}
 	}
 	return rc;
-}
-
-/*
- * JSON.
- */
-
-static json_t *
-jreal(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
-static json_t *
-jnodes(const struct dl_cluster *c, const int *nodes, int n)
-{
-	json_t *a = json_array();
-
-	for (int i = 0; i < n; i++)
-		json_array_append_new(a, json_string(c->nodes[nodes[i]].id));
-	return a;
-}
-
-json_t *
-budget_schedule_json(const struct dl_schedule *s, const struct dl_cluster *c,
-    long global_batch)
-{
-	json_t *o = json_object(), *slots = json_array();
-
-	json_object_set_new(o, "budget_per_hour", jreal(s->budget));
-	json_object_set_new(o, "tradeoff", jreal(s->tradeoff));
-	json_object_set_new(o, "slot_steps", json_integer(s->slot_steps));
-	json_object_set_new(o, "average_cost_per_hour", jreal(s->avg_cost));
-	json_object_set_new(o, "cost_bound_per_hour", s->bound >= 0 ?
-	    jreal(s->bound) : json_null());
-	json_object_set_new(o, "average_throughput",
-	    jreal(s->avg_throughput));
-	json_object_set_new(o, "unconstrained_throughput",
-	    jreal(s->best_throughput));
-	for (int t = 0; t < s->nslots; t++) {
-		const struct dl_budget_slot *sl = &s->slots[t];
-		const struct dl_budget_cand *ch = &sl->cand[sl->chosen];
-		json_t *so = json_object(), *ca = json_array(), *fs;
-
-		json_object_set_new(so, "slot", json_integer(t + 1));
-		fs = json_array();
-		json_array_append_new(fs, json_integer((json_int_t)t *
-		    s->slot_steps + 1));
-		json_array_append_new(fs, json_integer((json_int_t)(t + 1) *
-		    s->slot_steps));
-		json_object_set_new(so, "forecast_steps", fs);
-		json_object_set_new(so, "queue", jreal(sl->queue));
-		json_object_set_new(so, "queue_after", jreal(sl->queue_after));
-		json_object_set_new(so, "chosen", json_integer(sl->chosen));
-		json_object_set_new(so, "nodes", jnodes(c, ch->used,
-		    ch->nused));
-		json_object_set_new(so, "iteration_s", jreal(ch->iteration_s));
-		json_object_set_new(so, "throughput", jreal((double)
-		    global_batch / ch->iteration_s));
-		json_object_set_new(so, "cost_per_hour", jreal(ch->cost));
-		json_object_set_new(so, "score", jreal(ch->score));
-		json_object_set_new(so, "unconstrained_s", jreal(sl->best_s));
-		json_object_set_new(so, "unconstrained_cost_per_hour",
-		    jreal(sl->best_cost));
-		if (sl->plan)
-			json_object_set_new(so, "plan", json_string(sl->plan));
-		for (int i = 0; i < sl->ncand; i++) {
-			const struct dl_budget_cand *cd = &sl->cand[i];
-			json_t *x = json_object();
-
-			json_object_set_new(x, "prefix",
-			    json_integer(cd->prefix));
-			json_object_set_new(x, "nodes", jnodes(c, cd->used,
-			    cd->nused));
-			json_object_set_new(x, "iteration_s",
-			    jreal(cd->iteration_s));
-			json_object_set_new(x, "cost_per_hour", jreal(cd->cost));
-			json_object_set_new(x, "score", jreal(cd->score));
-			json_array_append_new(ca, x);
-		}
-		json_object_set_new(so, "candidates", ca);
-		json_array_append_new(slots, so);
-	}
-	json_object_set_new(o, "slots", slots);
-	return o;
-}
-
-/* Reading: the member where of object o as a number (null: -1 when
- * nullable). */
-struct jr {
-	const char *path;
-	struct dl_err *e;
-};
-
-static int
-jr_num(const struct jr *r, json_t *o, const char *where, const char *key,
-    int nullable, double *out)
-{
-	json_t *v = json_object_get(o, key);
-
-	if (nullable && json_is_null(v)) {
-		*out = -1;
-		return DL_OK;
-	}
-	if (!json_is_number(v))
-		return dl_seterr(r->e, DL_EDATA, r->path, 0, 0, "%s.%s: "
-		    "expected a number", where, key);
-	*out = json_number_value(v);
-	return DL_OK;
-}
-
-static int
-jr_int(const struct jr *r, json_t *o, const char *where, const char *key,
-    long min, long max, long *out)
-{
-	json_t *v = json_object_get(o, key);
-
-	if (!json_is_integer(v) || json_integer_value(v) < min ||
-	    json_integer_value(v) > max)
-		return dl_seterr(r->e, DL_EDATA, r->path, 0, 0, "%s.%s: "
-		    "expected an integer in [%ld, %ld]", where, key, min, max);
-	*out = (long)json_integer_value(v);
-	return DL_OK;
-}
-
-static int
-jr_nodes(const struct jr *r, json_t *o, const char *where,
-    const struct dl_cluster *c, struct dl_budget_cand *cd)
-{
-	json_t *a = json_object_get(o, "nodes"), *v;
-	size_t i;
-
-	if (!json_is_array(a) || json_array_size(a) > c->nnodes)
-		return dl_seterr(r->e, DL_EDATA, r->path, 0, 0, "%s.nodes: "
-		    "expected an array of at most %zu node ids", where,
-		    c->nnodes);
-	cd->used = xcalloc(json_array_size(a) + 1, sizeof(int));
-	json_array_foreach(a, i, v) {
-		int nd = json_is_string(v) ? cluster_node(c,
-		    json_string_value(v)) : -1;
-
-		if (nd < 0)
-			return dl_seterr(r->e, DL_EDATA, r->path, 0, 0,
-			    "%s.nodes[%zu]: expected the id of a node of "
-			    "nodes.csv", where, i);
-		cd->used[cd->nused++] = nd;
-	}
-	return DL_OK;
-}
-
-static int
-read_cand(const struct jr *r, json_t *x, const char *w,
-    const struct dl_cluster *c, struct dl_budget_cand *cd)
-{
-	long v;
-	int rc;
-
-	if (!json_is_object(x))
-		return dl_seterr(r->e, DL_EDATA, r->path, 0, 0, "%s: expected "
-		    "an object", w);
-	if ((rc = jr_int(r, x, w, "prefix", 1, (long)c->nnodes, &v)) !=
-	    DL_OK)
-		return rc;
-	cd->prefix = (int)v;
-	if ((rc = jr_nodes(r, x, w, c, cd)) != DL_OK ||
-	    (rc = jr_num(r, x, w, "iteration_s", 0, &cd->iteration_s)) !=
-	    DL_OK ||
-	    (rc = jr_num(r, x, w, "cost_per_hour", 0, &cd->cost)) != DL_OK ||
-	    (rc = jr_num(r, x, w, "score", 0, &cd->score)) != DL_OK)
-		return rc;
-	return DL_OK;
-}
-
-static int
-read_slot(const struct jr *r, json_t *so, const char *w,
-    const struct dl_cluster *c, struct dl_budget_slot *sl)
-{
-	json_t *ca = json_object_get(so, "candidates"), *x, *pl;
-	char wc[160];
-	size_t i;
-	long v;
-	int rc;
-
-	if (!json_is_object(so))
-		return dl_seterr(r->e, DL_EDATA, r->path, 0, 0, "%s: expected "
-		    "an object", w);
-	if (!json_is_array(ca) || json_array_size(ca) == 0 ||
-	    json_array_size(ca) > c->nnodes)
-		return dl_seterr(r->e, DL_EDATA, r->path, 0, 0, "%s.candidates: "
-		    "expected an array of 1 to %zu candidates", w, c->nnodes);
-	sl->cand = xcalloc(json_array_size(ca), sizeof(*sl->cand));
-	json_array_foreach(ca, i, x) {
-		snprintf(wc, sizeof(wc), "%s.candidates[%zu]", w, i);
-		sl->ncand++;
-		if ((rc = read_cand(r, x, wc, c, &sl->cand[i])) != DL_OK)
-			return rc;
-	}
-	if ((rc = jr_int(r, so, w, "chosen", 0, sl->ncand - 1, &v)) != DL_OK ||
-	    (rc = jr_num(r, so, w, "queue", 0, &sl->queue)) != DL_OK ||
-	    (rc = jr_num(r, so, w, "queue_after", 0, &sl->queue_after)) !=
-	    DL_OK ||
-	    (rc = jr_num(r, so, w, "unconstrained_s", 0, &sl->best_s)) !=
-	    DL_OK ||
-	    (rc = jr_num(r, so, w, "unconstrained_cost_per_hour", 0,
-	    &sl->best_cost)) != DL_OK)
-		return rc;
-	sl->chosen = (int)v;
-	pl = json_object_get(so, "plan");
-	if (pl != NULL && !json_is_string(pl))
-		return dl_seterr(r->e, DL_EDATA, r->path, 0, 0, "%s.plan: "
-		    "expected a file name", w);
-	sl->plan = pl ? xstrdup(json_string_value(pl)) : NULL;
-	return DL_OK;
-}
-
-int
-budget_schedule_read(json_t *root, const struct dl_cluster *c,
-    const char *path, struct dl_schedule **out, struct dl_err *e)
-{
-	json_t *o = json_object_get(root, "schedule"), *sa, *x;
-	struct jr r = { path, e };
-	struct dl_schedule *s;
-	const char *w = "schedule";
-	char ws[64];
-	size_t i;
-	long v;
-	int rc;
-
-	*out = NULL;
-	if (o == NULL)
-		return DL_OK;
-	if (!json_is_object(o))
-		return dl_seterr(e, DL_EDATA, path, 0, 0, "schedule: expected "
-		    "an object");
-	s = xcalloc(1, sizeof(*s));
-	sa = json_object_get(o, "slots");
-	rc = jr_num(&r, o, w, "budget_per_hour", 0, &s->budget);
-	if (rc == DL_OK)
-		rc = jr_num(&r, o, w, "tradeoff", 0, &s->tradeoff);
-	if (rc == DL_OK && (rc = jr_int(&r, o, w, "slot_steps", 1, 1000000,
-	    &v)) == DL_OK)
-		s->slot_steps = (int)v;
-	if (rc == DL_OK)
-		rc = jr_num(&r, o, w, "average_cost_per_hour", 0, &s->avg_cost);
-	if (rc == DL_OK)
-		rc = jr_num(&r, o, w, "cost_bound_per_hour", 1, &s->bound);
-	if (rc == DL_OK)
-		rc = jr_num(&r, o, w, "average_throughput", 0,
-		    &s->avg_throughput);
-	if (rc == DL_OK)
-		rc = jr_num(&r, o, w, "unconstrained_throughput", 0,
-		    &s->best_throughput);
-	if (rc == DL_OK && (!json_is_array(sa) || json_array_size(sa) == 0 ||
-	    json_array_size(sa) > 1000000))
-		rc = dl_seterr(e, DL_EDATA, path, 0, 0, "schedule.slots: "
-		    "expected an array of at least one slot");
-	if (rc == DL_OK) {
-		s->slots = xcalloc(json_array_size(sa), sizeof(*s->slots));
-		json_array_foreach(sa, i, x) {
-			snprintf(ws, sizeof(ws), "schedule.slots[%zu]", i);
-			s->nslots++;
-			if ((rc = read_slot(&r, x, ws, c, &s->slots[i])) !=
-			    DL_OK)
-				break;
-		}
-	}
-	if (rc != DL_OK) {
-		budget_schedule_free(s);
-		return rc;
-	}
-	*out = s;
-	return DL_OK;
 }

@@ -68,8 +68,6 @@
 #ifndef DL_BUDGET_H
 #define DL_BUDGET_H
 
-#include <jansson.h>
-
 #include "cluster.h"
 #include "model.h"
 #include "plan.h"
@@ -106,39 +104,6 @@ int budget_choose(int n, const double *T, const double *cost, double V,
     double Q);
 double budget_queue_next(double Q, double cost, double budget);
 
-/* One candidate of a slot. */
-struct dl_budget_cand {
-	int prefix;		/* nodes of the ranking it was planned on */
-	int nused;
-	int *used;		/* nodes its plan uses, ascending */
-	double iteration_s;	/* T on the whole cluster, slot speeds */
-	double cost;		/* price per hour of the nodes used */
-	double score;		/* V T + Q_t cost */
-};
-
-struct dl_budget_slot {
-	int ncand;
-	struct dl_budget_cand *cand;	/* by prefix (see above) */
-	int chosen;			/* index in cand */
-	double queue;			/* Q_t, before the choice */
-	double queue_after;		/* Q_{t+1} */
-	double best_s;			/* unconstrained best T of the slot */
-	double best_cost;		/* and its cost */
-	char *plan;			/* the slot's plan file name, or NULL */
-};
-
-struct dl_schedule {
-	double budget;		/* C, price per hour */
-	double tradeoff;	/* V used */
-	int slot_steps;		/* K */
-	int nslots;		/* N */
-	struct dl_budget_slot *slots;
-	double avg_cost;	/* (1/N) sum cost_t */
-	double bound;		/* C + Qmax / N; < 0 when it does not apply */
-	double avg_throughput;	/* (1/N) sum of the chosen throughputs */
-	double best_throughput;	/* the same for the unconstrained plans */
-};
-
 struct budget_opts {
 	double budget;		/* C > 0 */
 	int nslots;		/* N >= 1 */
@@ -164,7 +129,8 @@ struct budget_stats {
  * (nslots entries, emptied here; release each with plan_free(), also
  * after a failure) receives slot t's chosen plan for c:
  * groups, the slot's uhat, the estimate of cost_eval() and the search
- * status; s receives the schedule (release with budget_schedule_clear()).
+ * status; s receives the schedule (struct dl_schedule of plan.h; release
+ * it with plan_schedule_clear()).
  * Slots without any plan that fits, or a budget below the cheapest
  * candidates: DL_EINFEAS.
  */
@@ -172,32 +138,5 @@ int budget_run(const struct dl_cluster *c, const struct dl_model *m,
     const struct dl_opts *o, struct dl_router *router,
     const struct budget_opts *bo, struct dl_schedule *s,
     struct dl_plan *plans, struct budget_stats *st, struct dl_err *e);
-
-void budget_schedule_clear(struct dl_schedule *s);
-/* Deep copy in new memory (NULL for NULL), and free such a copy. */
-struct dl_schedule *budget_schedule_dup(const struct dl_schedule *s);
-void budget_schedule_free(struct dl_schedule *s);
-
-/*
- * The plan JSON's "schedule" member (dlplan-formats(5)):
- *	{ "budget_per_hour", "tradeoff", "slot_steps",
- *	  "average_cost_per_hour", "cost_bound_per_hour" (null when the
- *	  bound does not apply), "average_throughput",
- *	  "unconstrained_throughput",
- *	  "slots": [ { "slot" (1-based), "forecast_steps": [first, last],
- *	    "queue", "queue_after", "nodes" (ids the plan uses),
- *	    "iteration_s", "throughput", "cost_per_hour", "score",
- *	    "unconstrained_s", "unconstrained_cost_per_hour",
- *	    "plan" (file name, when written),
- *	    "candidates": [ { "prefix", "nodes", "iteration_s",
- *	      "cost_per_hour", "score" } ] } ] }
- * budget_schedule_read() reads it back from a plan's root object (*out is
- * NULL when the plan has none); errors are DL_EDATA naming path and the
- * member.
- */
-json_t *budget_schedule_json(const struct dl_schedule *s,
-    const struct dl_cluster *c, long global_batch);
-int budget_schedule_read(json_t *root, const struct dl_cluster *c,
-    const char *path, struct dl_schedule **out, struct dl_err *e);
 
 #endif

@@ -61,207 +61,213 @@ const struct dl_cmd dl_cmd_emit = {
 	emit_opts_table, 0
 };
 
-/*
- * Load the cluster and model the plan was made for (or those given), then
- * the plan itself.
- */
-static int
-load(const char *path, struct dl_cluster_paths *cp, const char *model,
-    struct dl_plan *p, struct dl_cluster *c, struct dl_model *m,
-    struct dl_err *e)
-{
-	struct dl_plan in;
-	int rc;
+/* What the command line asks for. */
+struct emit_args {
+	struct dl_cluster_paths paths;
+	struct emit_opts eo;
+	const char *model;
+	long slot;		/* --slot, or 0 */
+	int launcher;		/* --launcher, or -1 */
+	int last;		/* argv index after the last option */
+	int npre;		/* operands before argv[last] */
+};
 
-	if ((rc = plan_read_inputs(&in, path, e)) != DL_OK)
-		return rc;
-	if (cp->dir == NULL && cp->nodes == NULL) {
-		cp->nodes = plan_input_path(&in, "nodes");
-		cp->links = plan_input_path(&in, "links");
-		cp->load = plan_input_path(&in, "load");
-		cp->traffic = plan_input_path(&in, "traffic");
+/* Take option id (not a cluster option, not -h) into a; -1 with e set on
+ * a usage error. */
+static int
+take_opt(struct emit_args *a, int id, struct optstate *st, struct dl_err *e)
+{
+	switch (id) {
+	case O_JOB:
+		a->eo.job_name = st->arg;
+		break;
+	case O_LAUNCHER:
+		if ((a->launcher = opt_choice(st, e)) < 0)
+			return -1;
+		break;
+	case O_MODEL:
+		a->model = st->arg;
+		break;
+	case O_OUT:
+		a->eo.outdir = st->arg;
+		break;
+	case O_PARTITION:
+		a->eo.partition = st->arg;
+		break;
+	case O_PORT:
+		if (opt_long(st, 1, 65535, &a->eo.master_port, e) != DL_OK)
+			return -1;
+		break;
+	case O_SCRIPT:
+		a->eo.script = st->arg;
+		break;
+	case O_SLOT:
+		if (opt_long(st, 1, 100000, &a->slot, e))
+			return -1;
+		break;
+	case O_TIME:
+		a->eo.time = st->arg;
+		break;
 	}
-	if (model == NULL)
-		model = plan_input_path(&in, "model");
-	if (cp->dir == NULL && cp->nodes == NULL)
-		rc = dl_seterr(e, DL_EDATA, path, 0, 0, "plan names no "
-		    "nodes.csv (give the cluster with -c DIR)");
-	else if (model == NULL)
-		rc = dl_seterr(e, DL_EDATA, path, 0, 0, "plan names no "
-		    "model.csv (give it with -m FILE)");
-	else if ((rc = cluster_load(c, cp, e)) == DL_OK &&
-	    (rc = model_load(m, model, e)) != DL_OK)
-		cluster_free(c);
-	plan_free(&in);
-	if (rc != DL_OK)
-		return rc;
-	if ((rc = plan_read_json(p, path, c, m, 1, e)) != DL_OK) {
-		model_free(m);
-		cluster_free(c);
-	}
-	return rc;
+	return 0;
 }
 
+/*
+ * One plan before "--", and a launcher; -1 with e set otherwise.  Up to
+ * the "--", argv[last..] holds operands and the flags opt_next() keeps
+ * to itself (-q, -v): no other option came after argv[last - 1].
+ */
 static int
-cmd_emit(const struct dl_cmd *cmd, int argc, char **argv)
+check_operands(const struct emit_args *a, const struct optstate *st,
+    int argc, char **argv, struct dl_err *e)
 {
-	struct dl_cluster_paths paths = { 0 };
-	struct emit_result res = { 0 };
-	struct emit_opts eo;
-	struct optstate st;
-	struct dl_err e = { 0 };
-	struct dl_cluster c;
-	struct dl_model m;
-	struct dl_plan p;
-	const char *model = NULL;
-	char *outdir = NULL, *slotpath = NULL;
-	long slot = 0;
-	int id, rc, launcher = -1, last = 1, npre = 0, before;
+	int before = st->npos;
 
-	emit_opts_init(&eo);
-	opt_init(&st, argc, argv);
-	while ((id = opt_next(&st, cmd, &e)) != 0) {
-		if (id < 0)
-			goto usage;
-		/* Operands after the last option and before "--" are
-		 * counted below from argv[last]. */
-		last = st.i;
-		npre = st.npos;
-		if (cmd_cluster_opt(id, st.arg, &paths))
-			continue;
-		switch (id) {
-		case OPT_HELP:
-			opt_help(cmd, stdout);
-			opt_free(&st);
-			return DL_OK;
-		case O_JOB:
-			eo.job_name = st.arg;
-			break;
-		case O_LAUNCHER:
-			if ((launcher = opt_choice(&st, &e)) < 0)
-				goto usage;
-			break;
-		case O_MODEL:
-			model = st.arg;
-			break;
-		case O_OUT:
-			eo.outdir = st.arg;
-			break;
-		case O_PARTITION:
-			eo.partition = st.arg;
-			break;
-		case O_PORT:
-			if (opt_long(&st, 1, 65535, &eo.master_port, &e) !=
-			    DL_OK)
-				goto usage;
-			break;
-		case O_SCRIPT:
-			eo.script = st.arg;
-			break;
-		case O_SLOT:
-			if (opt_long(&st, 1, 100000, &slot, &e))
-				goto usage;
-			break;
-		case O_TIME:
-			eo.time = st.arg;
-			break;
-		}
-	}
-	/*
-	 * Split the operands at "--".  Up to the "--", argv[last..] holds
-	 * operands and the flags opt_next() keeps to itself (-q, -v): no
-	 * other option came after argv[last - 1].
-	 */
-	before = st.npos;
-	if (st.dashdash) {
-		before = npre;
-		for (int i = last; i < argc && strcmp(argv[i], "--") != 0; i++)
+	if (st->dashdash) {
+		before = a->npre;
+		for (int i = a->last; i < argc && strcmp(argv[i], "--") != 0;
+		    i++)
 			if (argv[i][0] != '-' || argv[i][1] == '\0')
 				before++;
 	}
 	if (before == 0) {
-		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "no plan given "
+		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "no plan given "
 		    "(expected PLAN.json)");
-		goto usage;
+		return -1;
 	}
 	if (before > 1) {
-		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "unexpected argument "
-		    "'%s' (put the training command after '--')", st.pos[1]);
-		goto usage;
+		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "unexpected argument "
+		    "'%s' (put the training command after '--')", st->pos[1]);
+		return -1;
 	}
-	if (launcher < 0) {
-		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "no launcher given "
+	if (a->launcher < 0) {
+		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "no launcher given "
 		    "(expected --launcher " EMIT_LAUNCHERS ")");
-		goto usage;
+		return -1;
 	}
-	eo.launcher = launcher;
-	eo.plan_path = st.pos[0];
-	if (slot > 0) {
-		/*
-		 * A budgeted plan writes each slot's plan as plan-slotN.json
-		 * beside plan.json; its launch files go to OUTDIR/slotN/.
-		 */
-		char *tmp = xstrdup(eo.plan_path), *dir = dirname(tmp);
-		struct strbuf sp = STRBUF_INIT;
-		struct stat sst;
+	return 0;
+}
 
-		sb_addf(&sp, "%s/plan-slot%ld.json", dir, slot);
-		if (stat(sp.buf, &sst) != 0) {
-			dl_seterr(&e, DL_EDATA, eo.plan_path, 0, 0, "no plan "
-			    "for slot %ld (expected '%s', written by 'dlplan "
-			    "plan --budget ... --slots N -o DIR')", slot,
-			    sp.buf);
-			free(tmp);
-			sb_free(&sp);
-			opt_free(&st);
-			free(outdir);
-			return cmd_fail(&e);
-		}
-		if (eo.outdir == NULL) {
-			struct strbuf od = STRBUF_INIT;
+/*
+ * With --slot N, the slot's plan instead of eo->plan_path: a budgeted
+ * plan writes each slot's plan as plan-slotN.json beside plan.json, and
+ * its launch files go to OUTDIR/slotN/.  *slotpath and *outdir receive
+ * the strings set in eo (the caller frees them).  DL_EDATA when there is
+ * no such plan.
+ */
+static int
+use_slot_plan(struct emit_opts *eo, long slot, char **slotpath,
+    char **outdir, struct dl_err *e)
+{
+	char *tmp = xstrdup(eo->plan_path), *dir = dirname(tmp);
+	struct strbuf sp = STRBUF_INIT;
+	struct stat sst;
 
-			sb_addf(&od, "%s/slot%ld", dir, slot);
-			eo.outdir = outdir = sb_detach(&od);
-		}
-		slotpath = sb_detach(&sp);
-		eo.plan_path = slotpath;
+	sb_addf(&sp, "%s/plan-slot%ld.json", dir, slot);
+	if (stat(sp.buf, &sst) != 0) {
+		dl_seterr(e, DL_EDATA, eo->plan_path, 0, 0, "no plan for slot "
+		    "%ld (expected '%s', written by 'dlplan plan --budget ... "
+		    "--slots N -o DIR')", slot, sp.buf);
 		free(tmp);
+		sb_free(&sp);
+		return DL_EDATA;
 	}
-	eo.args = st.pos + 1;
-	eo.nargs = st.npos - 1;
-	if (eo.outdir == NULL) {
-		/* The plan's directory (dirname may modify its argument). */
-		char *tmp = xstrdup(eo.plan_path);
+	if (eo->outdir == NULL) {
+		struct strbuf od = STRBUF_INIT;
 
-		eo.outdir = outdir = xstrdup(dirname(tmp));
-		free(tmp);
+		sb_addf(&od, "%s/slot%ld", dir, slot);
+		eo->outdir = *outdir = sb_detach(&od);
 	}
-	if (emit_check_opts(&eo, &e) != DL_OK)
-		goto usage;
+	eo->plan_path = *slotpath = sb_detach(&sp);
+	free(tmp);
+	return DL_OK;
+}
 
-	if ((rc = load(eo.plan_path, &paths, model, &p, &c, &m, &e)) !=
-	    DL_OK) {
-		opt_free(&st);
-		free(outdir);
-		free(slotpath);
-		return cmd_fail(&e);
-	}
-	rc = emit_launch(&p, &c, &eo, &res, &e);
+/* Load the plan, write its launch files and print their paths; the
+ * error, if any, is printed. */
+static int
+run_emit(const struct emit_args *a, struct dl_err *e)
+{
+	struct emit_result res = { 0 };
+	struct dl_cluster c;
+	struct dl_model m;
+	struct dl_plan p;
+	int rc;
+
+	if ((rc = cmd_load_plan(a->eo.plan_path, &a->paths, a->model, 1, &p,
+	    &c, &m, NULL, e)) != DL_OK)
+		return cmd_fail(e);
+	rc = emit_launch(&p, &c, &a->eo, &res, e);
 	if (rc == DL_OK) {
 		for (size_t i = 0; i < res.nfiles; i++)
 			printf("%s\n", res.files[i]);
 		if (res.why && dl_verbose >= 0)
 			dl_warn("note: torchrun cannot start this plan (%s); %s "
 			    "one process per rank instead", res.why,
-			    launcher == EMIT_SLURM ? "plan.sbatch starts" :
+			    a->launcher == EMIT_SLURM ? "plan.sbatch starts" :
 			    "the node scripts start");
 	} else {
-		cmd_fail(&e);
+		cmd_fail(e);
 	}
 	emit_result_free(&res);
 	plan_free(&p);
 	model_free(&m);
 	cluster_free(&c);
+	return rc;
+}
+
+static int
+cmd_emit(const struct dl_cmd *cmd, int argc, char **argv)
+{
+	struct emit_args a;
+	struct optstate st;
+	struct dl_err e = { 0 };
+	char *outdir = NULL, *slotpath = NULL;
+	int id, rc;
+
+	memset(&a, 0, sizeof(a));
+	emit_opts_init(&a.eo);
+	a.launcher = -1;
+	a.last = 1;
+	opt_init(&st, argc, argv);
+	while ((id = opt_next(&st, cmd, &e)) != 0) {
+		if (id < 0)
+			goto usage;
+		/* Operands after the last option and before "--" are
+		 * counted by check_operands() from argv[last]. */
+		a.last = st.i;
+		a.npre = st.npos;
+		if (cmd_cluster_opt(id, st.arg, &a.paths))
+			continue;
+		if (id == OPT_HELP) {
+			opt_help(cmd, stdout);
+			opt_free(&st);
+			return DL_OK;
+		}
+		if (take_opt(&a, id, &st, &e) < 0)
+			goto usage;
+	}
+	if (check_operands(&a, &st, argc, argv, &e) < 0)
+		goto usage;
+	a.eo.launcher = a.launcher;
+	a.eo.plan_path = st.pos[0];
+	if (a.slot > 0 && use_slot_plan(&a.eo, a.slot, &slotpath, &outdir,
+	    &e) != DL_OK) {
+		opt_free(&st);
+		return cmd_fail(&e);
+	}
+	a.eo.args = st.pos + 1;
+	a.eo.nargs = st.npos - 1;
+	if (a.eo.outdir == NULL) {
+		/* The plan's directory (dirname may modify its argument). */
+		char *tmp = xstrdup(a.eo.plan_path);
+
+		a.eo.outdir = outdir = xstrdup(dirname(tmp));
+		free(tmp);
+	}
+	if (emit_check_opts(&a.eo, &e) != DL_OK)
+		goto usage;
+	rc = run_emit(&a, &e);
 	opt_free(&st);
 	free(outdir);
 	free(slotpath);

@@ -677,54 +677,22 @@ svg_timeline(const struct ev *v)
  * Loading.
  */
 
-/* The cluster paths: the plan's, with the command line's on top. */
+/* The cluster and model of the plan, with the command line's on top. */
 static int
 load_inputs(struct ev *v, const struct dl_cluster_paths *user,
     const char *model, int check, struct dl_err *e)
 {
-	struct dl_cluster_paths cp = { 0 };
-	struct dl_plan pin;
-	int rc;
+	const char *missing;
+	int rc = cmd_load_plan(v->plan_path, user, model, check, &v->p,
+	    &v->c, &v->m, &missing, e);
 
-	if ((rc = plan_read_inputs(&pin, v->plan_path, e)) != DL_OK)
-		return rc;
-	if (user->dir == NULL) {
-		cp.nodes = plan_input_path(&pin, "nodes");
-		cp.links = plan_input_path(&pin, "links");
-		cp.load = plan_input_path(&pin, "load");
-		cp.traffic = plan_input_path(&pin, "traffic");
-	} else {
-		cp.dir = user->dir;
-	}
-	if (user->nodes)
-		cp.nodes = user->nodes;
-	if (user->links)
-		cp.links = user->links;
-	if (user->load)
-		cp.load = user->load;
-	if (user->traffic)
-		cp.traffic = user->traffic;
-	if (model == NULL)
-		model = plan_input_path(&pin, "model");
-	if (cp.dir == NULL && cp.nodes == NULL)
+	if (missing && strcmp(missing, "nodes") == 0)
 		rc = dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "plan '%s' names no "
 		    "nodes.csv (expected -c DIR or --nodes FILE)",
 		    v->plan_path);
-	else if (model == NULL)
+	else if (missing)
 		rc = dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "plan '%s' names no "
 		    "model (expected -m MODEL.csv)", v->plan_path);
-	if (rc == DL_OK)
-		rc = cluster_load(&v->c, &cp, e);
-	if (rc == DL_OK && (rc = model_load(&v->m, model, e)) != DL_OK)
-		cluster_free(&v->c);
-	plan_free(&pin);
-	if (rc != DL_OK)
-		return rc;
-	rc = plan_read_json(&v->p, v->plan_path, &v->c, &v->m, check, e);
-	if (rc != DL_OK) {
-		model_free(&v->m);
-		cluster_free(&v->c);
-	}
 	return rc;
 }
 

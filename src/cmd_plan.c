@@ -146,28 +146,6 @@ print_summary(const struct dl_plan *p, const struct dl_cluster *c,
 		printf("wrote     %s/plan.json %s/plan.csv\n", outdir, outdir);
 }
 
-static int
-write_outputs(const struct dl_plan *p, const struct dl_cluster *c,
-    const struct dl_model *m, const char *outdir, struct dl_err *e)
-{
-	struct strbuf j = STRBUF_INIT, v = STRBUF_INIT;
-	int rc;
-
-	if ((rc = mkdir_p(outdir, e)) != DL_OK)
-		return rc;
-	sb_addf(&j, "%s/plan.json", outdir);
-	sb_addf(&v, "%s/plan.csv", outdir);
-	/* Both or neither: never a new plan.json beside an old plan.csv. */
-	{
-		const char *jpath = j.buf;
-
-		rc = plan_write_files(1, &p, &jpath, p, v.buf, c, m, e);
-	}
-	sb_free(&j);
-	sb_free(&v);
-	return rc;
-}
-
 /*
  * The budgeted schedule ("--budget C --slots N", budget.h).  plan.json
  * and plan.csv hold slot 1's plan with the "schedule" member; with -o,
@@ -314,7 +292,7 @@ plan_budget(const struct dl_cluster *c, const struct dl_model *m,
 	if (rc == DL_OK) {
 		plan_free(&p);
 		plan_copy(&p, &plans[0]);
-		p.schedule = budget_schedule_dup(&s);
+		p.schedule = plan_schedule_dup(&s);
 		if (outdir)
 			rc = write_budget_outputs(plans, &s, &p, c, m, outdir,
 			    e);
@@ -341,291 +319,351 @@ plan_budget(const struct dl_cluster *c, const struct dl_model *m,
 		plan_free(&plans[t]);
 	free(plans);
 	plan_free(&p);
-	budget_schedule_clear(&s);
+	plan_schedule_clear(&s);
+	return rc;
+}
+
+/* What the command line asks for. */
+struct plan_args {
+	struct dl_cluster_paths paths;
+	struct search_opts so;
+	struct budget_opts bo;
+	struct dl_opts o;
+	struct emit_opts eo;
+	const char *model, *outdir;
+	int fmt;		/* 0 table, 1 json */
+	int have_gb;		/* --global-batch was given */
+	int launch;		/* --launcher, or -1 */
+};
+
+static void
+args_init(struct plan_args *a)
+{
+	struct search_opts so = { STRAT_AUTO, -1, NULL, 60,
+	    search_default_jobs() };
+
+	memset(a, 0, sizeof(*a));
+	a->so = so;
+	a->launch = -1;
+	plan_opts_default(&a->o);
+	emit_opts_init(&a->eo);
+}
+
+/* Take option id (not a cluster option, not -h) into a; -1 with e set on
+ * a usage error. */
+static int
+take_opt(struct plan_args *a, int id, struct optstate *sto, struct dl_err *e)
+{
+	long v;
+	int rc;
+
+	switch (id) {
+	case O_DUMP:
+		a->so.dump_dir = sto->arg;
+		break;
+	case O_EXACT:
+		if ((rc = opt_choice(sto, e)) < 0)
+			return -1;
+		a->so.exact = rc == 0 ? -1 : rc == 1;
+		break;
+	case O_FORMAT:
+		if ((a->fmt = opt_choice(sto, e)) < 0)
+			return -1;
+		break;
+	case O_GBATCH:
+		if (opt_long(sto, 1, 1L << 40, &a->o.global_batch, e))
+			return -1;
+		a->have_gb = 1;
+		break;
+	case O_GRAD:
+		if (opt_double(sto, 0, 64, &a->o.grad_bytes, e))
+			return -1;
+		break;
+	case O_HORIZON:
+		if (opt_long(sto, 1, 100000, &v, e))
+			return -1;
+		a->o.horizon = (int)v;
+		break;
+	case O_MAXS:
+		if (opt_long(sto, 1, 100000, &v, e))
+			return -1;
+		a->o.max_stages = (int)v;
+		break;
+	case O_MAXTP:
+		if ((rc = opt_choice(sto, e)) < 0)
+			return -1;
+		a->o.max_tp = 1 << rc;
+		break;
+	case O_MEMRES:
+		if (opt_double(sto, 0, 0.99, &a->o.mem_reserve, e))
+			return -1;
+		break;
+	case O_MFU:
+		if (opt_double(sto, 1e-6, 1, &a->o.mfu, e))
+			return -1;
+		break;
+	case O_MBATCH:
+		if (opt_long(sto, 1, 1L << 40, &a->o.micro_batch, e))
+			return -1;
+		break;
+	case O_MODEL:
+		a->model = sto->arg;
+		break;
+	case O_OPT:
+		if (opt_double(sto, 0, 64, &a->o.optimizer_bytes, e))
+			return -1;
+		break;
+	case O_OUT:
+		a->outdir = sto->arg;
+		break;
+	case O_PARAM:
+		if (opt_double(sto, 0, 64, &a->o.param_bytes, e))
+			return -1;
+		break;
+	case O_STATES:
+		if (opt_long(sto, 1, 100, &v, e))
+			return -1;
+		a->o.states = (int)v;
+		break;
+	case O_STRAT:
+		if ((rc = opt_choice(sto, e)) < 0)
+			return -1;
+		a->so.strategy = rc;
+		break;
+	case O_TLIM:
+		if (opt_double(sto, 0.001, 1e6, &a->o.time_limit, e))
+			return -1;
+		a->so.time_limit = a->o.time_limit;
+		break;
+	case O_JOBS:
+		if (opt_long(sto, 1, SEARCH_JOBS_MAX, &v, e))
+			return -1;
+		a->so.jobs = (int)v;
+		break;
+	case O_BUDGET:
+		if (opt_double(sto, 1e-9, 1e15, &a->bo.budget, e))
+			return -1;
+		break;
+	case O_SLOTS:
+		if (opt_long(sto, 1, 10000, &v, e))
+			return -1;
+		a->bo.nslots = (int)v;
+		break;
+	case O_SLOTSTEPS:
+		if (opt_long(sto, 1, 100000, &v, e))
+			return -1;
+		a->bo.slot_steps = (int)v;
+		break;
+	case O_JOB:
+		a->eo.job_name = sto->arg;
+		break;
+	case O_LAUNCHER:
+		if ((a->launch = opt_choice(sto, e)) < 0)
+			return -1;
+		a->eo.launcher = a->launch;
+		break;
+	case O_PORT:
+		if (opt_long(sto, 1, 65535, &a->eo.master_port, e))
+			return -1;
+		break;
+	case O_PARTITION:
+		a->eo.partition = sto->arg;
+		break;
+	case O_SCRIPT:
+		a->eo.script = sto->arg;
+		break;
+	case O_TIME:
+		a->eo.time = sto->arg;
+		break;
+	case O_TRADEOFF:
+		if (opt_double(sto, 1e-300, 1e300, &a->bo.tradeoff, e))
+			return -1;
+		break;
+	}
+	return 0;
+}
+
+/* The checks once every option is known; -1 with e set on a usage
+ * error. */
+static int
+check_args(struct plan_args *a, struct optstate *sto, struct dl_err *e)
+{
+	if (budget_usage(&a->bo, a->so.dump_dir, e) != DL_OK)
+		return -1;
+	/* Operands are the training command of the launch files. */
+	if (sto->npos > 0 && a->launch < 0) {
+		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "unexpected argument '%s'",
+		    sto->pos[0]);
+		return -1;
+	}
+	if (a->launch >= 0) {
+		if (a->outdir == NULL) {
+			dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option "
+			    "'--launcher' needs an output directory (-o DIR)");
+			return -1;
+		}
+		if (a->bo.budget > 0) {
+			dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option "
+			    "'--launcher' does not go with '--budget'; use "
+			    "'dlplan emit' on a slot's plan");
+			return -1;
+		}
+		a->eo.args = sto->pos;
+		a->eo.nargs = sto->npos;
+		a->eo.outdir = a->outdir;
+		a->eo.plan_path = "plan.json";	/* checked here, set below */
+		if (emit_check_opts(&a->eo, e) != DL_OK)
+			return -1;
+	}
+	if (a->paths.dir == NULL && a->paths.nodes == NULL) {
+		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "no cluster given "
+		    "(expected -c DIR or --nodes FILE)");
+		return -1;
+	}
+	if (a->model == NULL) {
+		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "no model given "
+		    "(expected -m MODEL.csv)");
+		return -1;
+	}
+	if (!a->have_gb) {
+		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "no batch size given "
+		    "(expected --global-batch N)");
+		return -1;
+	}
+	if (a->o.global_batch % a->o.micro_batch != 0) {
+		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "global batch %ld is not "
+		    "a multiple of the micro-batch %ld", a->o.global_batch,
+		    a->o.micro_batch);
+		return -1;
+	}
+	return 0;
+}
+
+/* The cluster and the model; on failure there is nothing to free. */
+static int
+load_inputs(const struct plan_args *a, struct dl_cluster *c,
+    struct dl_model *m, struct dl_err *e)
+{
+	int rc;
+
+	if ((rc = cluster_load(c, &a->paths, e)) != DL_OK)
+		return rc;
+	if ((rc = model_load(m, a->model, e)) != DL_OK) {
+		cluster_free(c);
+		return rc;
+	}
+	if ((rc = part_max_layers(m, e)) != DL_OK) {
+		model_free(m);
+		cluster_free(c);
+	}
+	return rc;
+}
+
+/* One plan (no --budget): search, baselines, then the outputs. */
+static int
+plan_one(struct plan_args *a, const struct dl_cluster *c,
+    const struct dl_model *m, const double *uhat, struct dl_router *router,
+    struct dl_err *e)
+{
+	struct search_stats st;
+	struct dl_costctx x;
+	struct dl_plan p;
+	int rc;
+
+	plan_init(&p);
+	if ((rc = cost_init(&x, c, m, &a->o, uhat, router, e)) == DL_OK) {
+		plan_free(&p);		/* search_plan() initialises it */
+		rc = search_plan(&x, &a->so, &p, &st, e);
+		if (rc == DL_OK && a->so.dump_dir)
+			rc = search_dump(&x, &a->so, &p, e);
+		if (rc == DL_OK)
+			rc = cost_baselines(&x, &p, e);
+		cost_free(&x);
+	}
+	if (rc == DL_OK) {
+		free(p.generator);
+		p.generator = xstrdup("dlplan " DLPLAN_VERSION);
+		p.strategy = xstrdup(strategy_names[a->so.strategy]);
+		rc = plan_set_inputs(&p, c, m, e);
+	}
+	if (rc == DL_OK && a->outdir)
+		rc = cmd_write_plan(&p, c, m, a->outdir, e);
+	if (rc == DL_OK && a->launch >= 0) {
+		struct strbuf pj = STRBUF_INIT;
+
+		sb_addf(&pj, "%s/plan.json", a->outdir);
+		a->eo.plan_path = pj.buf;
+		rc = emit_launch(&p, c, &a->eo, NULL, e);
+		sb_free(&pj);
+	}
+	if (rc == DL_OK) {
+		if (a->fmt == 1) {
+			char *js;
+
+			rc = plan_json_string(&p, c, m, NULL, &js, e);
+			if (rc == DL_OK) {
+				fputs(js, stdout);
+				free(js);
+			}
+		} else if (dl_verbose >= 0)
+			print_summary(&p, c, &st, a->outdir);
+	}
+	plan_free(&p);
 	return rc;
 }
 
 static int
 cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 {
-	struct dl_cluster_paths paths = { 0 };
-	struct search_opts so = { STRAT_AUTO, -1, NULL, 60,
-	    search_default_jobs() };
-	struct budget_opts bo = { 0, 0, 0, 0, { 0 } };
-	struct search_stats st;
-	struct dl_opts o;
+	struct plan_args a;
 	struct optstate sto;
 	struct dl_err e = { 0 };
 	struct dl_cluster c;
 	struct dl_model m;
 	struct dl_router *router = NULL;
-	struct dl_costctx x;
-	struct dl_plan p;
-	const char *model = NULL, *outdir = NULL;
 	double *uhat;
-	int id, fmt = 0, rc, have_gb = 0, launch = -1;
-	struct emit_opts eo;
-	long v;
+	int id, rc;
 
-	plan_opts_default(&o);
-	emit_opts_init(&eo);
+	args_init(&a);
 	opt_init(&sto, argc, argv);
 	while ((id = opt_next(&sto, cmd, &e)) != 0) {
 		if (id < 0)
 			goto usage;
-		if (cmd_cluster_opt(id, sto.arg, &paths))
+		if (cmd_cluster_opt(id, sto.arg, &a.paths))
 			continue;
-		switch (id) {
-		case OPT_HELP:
+		if (id == OPT_HELP) {
 			opt_help(cmd, stdout);
 			opt_free(&sto);
 			return DL_OK;
-		case O_DUMP:
-			so.dump_dir = sto.arg;
-			break;
-		case O_EXACT:
-			if ((rc = opt_choice(&sto, &e)) < 0)
-				goto usage;
-			so.exact = rc == 0 ? -1 : rc == 1;
-			break;
-		case O_FORMAT:
-			if ((fmt = opt_choice(&sto, &e)) < 0)
-				goto usage;
-			break;
-		case O_GBATCH:
-			if (opt_long(&sto, 1, 1L << 40, &o.global_batch, &e))
-				goto usage;
-			have_gb = 1;
-			break;
-		case O_GRAD:
-			if (opt_double(&sto, 0, 64, &o.grad_bytes, &e))
-				goto usage;
-			break;
-		case O_HORIZON:
-			if (opt_long(&sto, 1, 100000, &v, &e))
-				goto usage;
-			o.horizon = (int)v;
-			break;
-		case O_MAXS:
-			if (opt_long(&sto, 1, 100000, &v, &e))
-				goto usage;
-			o.max_stages = (int)v;
-			break;
-		case O_MAXTP:
-			if ((rc = opt_choice(&sto, &e)) < 0)
-				goto usage;
-			o.max_tp = 1 << rc;
-			break;
-		case O_MEMRES:
-			if (opt_double(&sto, 0, 0.99, &o.mem_reserve, &e))
-				goto usage;
-			break;
-		case O_MFU:
-			if (opt_double(&sto, 1e-6, 1, &o.mfu, &e))
-				goto usage;
-			break;
-		case O_MBATCH:
-			if (opt_long(&sto, 1, 1L << 40, &o.micro_batch, &e))
-				goto usage;
-			break;
-		case O_MODEL:
-			model = sto.arg;
-			break;
-		case O_OPT:
-			if (opt_double(&sto, 0, 64, &o.optimizer_bytes, &e))
-				goto usage;
-			break;
-		case O_OUT:
-			outdir = sto.arg;
-			break;
-		case O_PARAM:
-			if (opt_double(&sto, 0, 64, &o.param_bytes, &e))
-				goto usage;
-			break;
-		case O_STATES:
-			if (opt_long(&sto, 1, 100, &v, &e))
-				goto usage;
-			o.states = (int)v;
-			break;
-		case O_STRAT:
-			if ((rc = opt_choice(&sto, &e)) < 0)
-				goto usage;
-			so.strategy = rc;
-			break;
-		case O_TLIM:
-			if (opt_double(&sto, 0.001, 1e6, &o.time_limit, &e))
-				goto usage;
-			so.time_limit = o.time_limit;
-			break;
-		case O_JOBS:
-			if (opt_long(&sto, 1, SEARCH_JOBS_MAX, &v, &e))
-				goto usage;
-			so.jobs = (int)v;
-			break;
-		case O_BUDGET:
-			if (opt_double(&sto, 1e-9, 1e15, &bo.budget, &e))
-				goto usage;
-			break;
-		case O_SLOTS:
-			if (opt_long(&sto, 1, 10000, &v, &e))
-				goto usage;
-			bo.nslots = (int)v;
-			break;
-		case O_SLOTSTEPS:
-			if (opt_long(&sto, 1, 100000, &v, &e))
-				goto usage;
-			bo.slot_steps = (int)v;
-			break;
-		case O_JOB:
-			eo.job_name = sto.arg;
-			break;
-		case O_LAUNCHER:
-			if ((launch = opt_choice(&sto, &e)) < 0)
-				goto usage;
-			eo.launcher = launch;
-			break;
-		case O_PORT:
-			if (opt_long(&sto, 1, 65535, &eo.master_port, &e))
-				goto usage;
-			break;
-		case O_PARTITION:
-			eo.partition = sto.arg;
-			break;
-		case O_SCRIPT:
-			eo.script = sto.arg;
-			break;
-		case O_TIME:
-			eo.time = sto.arg;
-			break;
-		case O_TRADEOFF:
-			if (opt_double(&sto, 1e-300, 1e300, &bo.tradeoff, &e))
-				goto usage;
-			break;
 		}
-	}
-	if (budget_usage(&bo, so.dump_dir, &e) != DL_OK)
-		goto usage;
-	/* Operands are the training command of the launch files. */
-	if (sto.npos > 0 && launch < 0) {
-		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "unexpected argument '%s'",
-		    sto.pos[0]);
-		goto usage;
-	}
-	if (launch >= 0) {
-		if (outdir == NULL) {
-			dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "option "
-			    "'--launcher' needs an output directory (-o DIR)");
-			goto usage;
-		}
-		if (bo.budget > 0) {
-			dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "option "
-			    "'--launcher' does not go with '--budget'; use "
-			    "'dlplan emit' on a slot's plan");
-			goto usage;
-		}
-		eo.args = sto.pos;
-		eo.nargs = sto.npos;
-		eo.outdir = outdir;
-		eo.plan_path = "plan.json";	/* checked here, set below */
-		if (emit_check_opts(&eo, &e) != DL_OK)
+		if (take_opt(&a, id, &sto, &e) < 0)
 			goto usage;
 	}
-	if (paths.dir == NULL && paths.nodes == NULL) {
-		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "no cluster given "
-		    "(expected -c DIR or --nodes FILE)");
+	if (check_args(&a, &sto, &e) < 0)
 		goto usage;
-	}
-	if (model == NULL) {
-		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "no model given "
-		    "(expected -m MODEL.csv)");
-		goto usage;
-	}
-	if (!have_gb) {
-		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "no batch size given "
-		    "(expected --global-batch N)");
-		goto usage;
-	}
-	if (o.global_batch % o.micro_batch != 0) {
-		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "global batch %ld is not "
-		    "a multiple of the micro-batch %ld", o.global_batch,
-		    o.micro_batch);
-		goto usage;
-	}
 
-	if ((rc = cluster_load(&c, &paths, &e)) != DL_OK) {
+	if ((rc = load_inputs(&a, &c, &m, &e)) != DL_OK) {
 		opt_free(&sto);
-		return cmd_fail(&e);
-	}
-	if ((rc = model_load(&m, model, &e)) != DL_OK) {
-		opt_free(&sto);
-		cluster_free(&c);
-		return cmd_fail(&e);
-	}
-	if ((rc = part_max_layers(&m, &e)) != DL_OK) {
-		opt_free(&sto);
-		model_free(&m);
-		cluster_free(&c);
 		return cmd_fail(&e);
 	}
 	uhat = xcalloc(c.nnodes, sizeof(double));
-	plan_init(&p);
-	rc = forecast_node_loads(&c, o.horizon, uhat, &e);
+	rc = forecast_node_loads(&c, a.o.horizon, uhat, &e);
 	if (rc == DL_OK) {
-		struct dl_route_opts ro = { o.states, o.horizon };
+		struct dl_route_opts ro = { a.o.states, a.o.horizon };
 
 		rc = router_new(&router, &c, &ro, &e);
 	}
-	if (rc == DL_OK && bo.budget > 0) {
-		bo.so = so;
-		rc = plan_budget(&c, &m, &o, router, &bo, strategy_names[
-		    so.strategy], outdir, fmt, &e);
-		goto done;
+	if (rc == DL_OK && a.bo.budget > 0) {
+		a.bo.so = a.so;
+		rc = plan_budget(&c, &m, &a.o, router, &a.bo, strategy_names[
+		    a.so.strategy], a.outdir, a.fmt, &e);
+	} else if (rc == DL_OK) {
+		rc = plan_one(&a, &c, &m, uhat, router, &e);
 	}
-	if (rc == DL_OK)
-		rc = cost_init(&x, &c, &m, &o, uhat, router, &e);
-	if (rc == DL_OK) {
-		plan_free(&p);		/* search_plan() initialises it */
-		rc = search_plan(&x, &so, &p, &st, &e);
-		if (rc == DL_OK && so.dump_dir)
-			rc = search_dump(&x, &so, &p, &e);
-		if (rc == DL_OK)
-			rc = cost_baselines(&x, &p, &e);
-		cost_free(&x);
-	}
-	if (rc == DL_OK) {
-		free(p.generator);
-		p.generator = xstrdup("dlplan " DLPLAN_VERSION);
-		p.strategy = xstrdup(strategy_names[so.strategy]);
-		rc = plan_set_inputs(&p, &c, &m, &e);
-	}
-	if (rc == DL_OK && outdir)
-		rc = write_outputs(&p, &c, &m, outdir, &e);
-	if (rc == DL_OK && launch >= 0) {
-		struct strbuf pj = STRBUF_INIT;
-
-		sb_addf(&pj, "%s/plan.json", outdir);
-		eo.plan_path = pj.buf;
-		rc = emit_launch(&p, &c, &eo, NULL, &e);
-		sb_free(&pj);
-	}
-	if (rc == DL_OK) {
-		if (fmt == 1) {
-			char *js;
-
-			rc = plan_json_string(&p, &c, &m, NULL, &js, &e);
-			if (rc == DL_OK) {
-				fputs(js, stdout);
-				free(js);
-			}
-		} else if (dl_verbose >= 0)
-			print_summary(&p, &c, &st, outdir);
-	}
-done:
 	/* The operands (the launch command) were in use until here. */
 	opt_free(&sto);
 	if (rc != DL_OK)
 		dl_perr(&e);
-	plan_free(&p);
 	router_free(router);
 	free(uhat);
 	model_free(&m);

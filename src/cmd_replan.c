@@ -56,48 +56,6 @@ const struct dl_cmd dl_cmd_replan = {
 	replan_opts, 0
 };
 
-/* The cluster and model of the plan (or those given), then the plan. */
-static int
-load(const char *path, struct dl_cluster_paths *cp, const char *model,
-    struct dl_plan *p, struct dl_cluster *c, struct dl_model *m,
-    struct dl_err *e)
-{
-	struct dl_plan in;
-	int rc;
-
-	if ((rc = plan_read_inputs(&in, path, e)) != DL_OK)
-		return rc;
-	if (cp->dir == NULL && cp->nodes == NULL) {
-		cp->nodes = plan_input_path(&in, "nodes");
-		cp->links = plan_input_path(&in, "links");
-		cp->load = plan_input_path(&in, "load");
-		cp->traffic = plan_input_path(&in, "traffic");
-	}
-	if (model == NULL)
-		model = plan_input_path(&in, "model");
-	if (cp->dir == NULL && cp->nodes == NULL)
-		rc = dl_seterr(e, DL_EDATA, path, 0, 0, "plan names no "
-		    "nodes.csv (give the cluster with -c DIR)");
-	else if (model == NULL)
-		rc = dl_seterr(e, DL_EDATA, path, 0, 0, "plan names no "
-		    "model.csv (give it with -m FILE)");
-	else if ((rc = cluster_load(c, cp, e)) == DL_OK &&
-	    (rc = model_load(m, model, e)) != DL_OK)
-		cluster_free(c);
-	plan_free(&in);
-	if (rc != DL_OK)
-		return rc;
-	/*
-	 * No digest check: the job's load history keeps growing while it
-	 * runs, and replan prices with the loads the plan recorded.
-	 */
-	if ((rc = plan_read_json(p, path, c, m, 0, e)) != DL_OK) {
-		model_free(m);
-		cluster_free(c);
-	}
-	return rc;
-}
-
 static void
 print_groups(const struct dl_plan *p, const struct dl_cluster *c)
 {
@@ -188,28 +146,6 @@ check_outdir(const char *parent, const char *outdir, struct dl_err *e)
 	free(a);
 	free(b);
 	sb_free(&sb);
-	return rc;
-}
-
-static int
-write_outputs(const struct dl_plan *p, const struct dl_cluster *c,
-    const struct dl_model *m, const char *outdir, struct dl_err *e)
-{
-	struct strbuf j = STRBUF_INIT, v = STRBUF_INIT;
-	int rc;
-
-	if ((rc = mkdir_p(outdir, e)) != DL_OK)
-		return rc;
-	sb_addf(&j, "%s/plan.json", outdir);
-	sb_addf(&v, "%s/plan.csv", outdir);
-	/* Both or neither: never a new plan.json beside an old plan.csv. */
-	{
-		const char *jpath = j.buf;
-
-		rc = plan_write_files(1, &p, &jpath, p, v.buf, c, m, e);
-	}
-	sb_free(&j);
-	sb_free(&v);
 	return rc;
 }
 
@@ -332,7 +268,12 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 	if (outdir && check_outdir(path, outdir, &e) != DL_OK)
 		goto usage;
 
-	if ((rc = load(path, &paths, model, &p, &c, &m, &e)) != DL_OK) {
+	/*
+	 * No digest check: the job's load history keeps growing while it
+	 * runs, and replan prices with the loads the plan recorded.
+	 */
+	if ((rc = cmd_load_plan(path, &paths, model, 0, &p, &c, &m, NULL,
+	    &e)) != DL_OK) {
 		opt_free(&st);
 		return cmd_fail(&e);
 	}
@@ -341,7 +282,7 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 	if (rc == DL_OK)
 		rc = run(path, &p, &c, &m, observed, &ro, &np, &e);
 	if (rc == DL_OK && outdir)
-		rc = write_outputs(&np, &c, &m, outdir, &e);
+		rc = cmd_write_plan(&np, &c, &m, outdir, &e);
 	if (rc == DL_OK && fmt == 1) {
 		char *js;
 

@@ -9,7 +9,9 @@
 #include <jansson.h>
 
 #include "cluster.h"
+#include "model.h"
 #include "opt.h"
+#include "plan.h"
 
 /* Option ids 900..909 are the cluster options shared by commands. */
 enum {
@@ -31,8 +33,34 @@ int cmd_cluster_opt(int id, const char *arg, struct dl_cluster_paths *p);
  * newline; returns DL_OK or DL_ESYS.
  */
 int cmd_print_json(json_t *v);
-/* A JSON real that never holds NaN or Inf (they become null). */
+/* A JSON real that never holds NaN or Inf (they become null): util's
+ * jreal() under the name the command files use. */
 json_t *cmd_json_real(double v);
+
+/*
+ * Load the cluster and model the plan file path was made for, then the
+ * plan (plan_read_json() with check_digests).  The cluster files are the
+ * plan's inputs with the command line's (user) on top: user->dir
+ * replaces all four, and each of user's file paths replaces that file;
+ * model, when not NULL, replaces the plan's model.  When neither the
+ * plan nor the command line names a nodes.csv (or a model), the result
+ * is DL_EDATA naming path ("plan names no nodes.csv (give the cluster
+ * with -c DIR)") and, when missing is not NULL, *missing is set to
+ * "nodes" (or "model") for a command that words it otherwise; else
+ * *missing is NULL.  On failure there is nothing to free.
+ */
+int cmd_load_plan(const char *path, const struct dl_cluster_paths *user,
+    const char *model, int check_digests, struct dl_plan *p,
+    struct dl_cluster *c, struct dl_model *m, const char **missing,
+    struct dl_err *e);
+
+/*
+ * Write p as OUTDIR/plan.json and OUTDIR/plan.csv, making outdir when
+ * missing: both files or, when a write fails, neither (never a new
+ * plan.json beside an old plan.csv).
+ */
+int cmd_write_plan(const struct dl_plan *p, const struct dl_cluster *c,
+    const struct dl_model *m, const char *outdir, struct dl_err *e);
 
 /* Print a module error and return its exit status. */
 int cmd_fail(const struct dl_err *e);

@@ -640,40 +640,6 @@ emit_node_ranks(struct emit_ctx *x, struct strbuf *sb, int i)
 /* ------------------------------------------------------------------ */
 /* Writing */
 
-/* An absolute path for p: "./" parts at the front are dropped. */
-static char *
-abs_path(const char *p, struct dl_err *e)
-{
-	struct strbuf sb = STRBUF_INIT;
-	char *cwd;
-
-	if (p[0] == '/')
-		return xstrdup(p);
-	if ((cwd = getcwd(NULL, 0)) == NULL) {
-		dl_seterr(e, DL_ESYS, NULL, 0, 0, "cannot get the current "
-		    "directory: %s", strerror(errno));
-		return NULL;
-	}
-	while (p[0] == '.' && p[1] == '/') {
-		p += 2;
-		while (*p == '/')
-			p++;
-	}
-	sb_adds(&sb, cwd);
-	free(cwd);
-	if (strcmp(p, ".") != 0 && p[0] != '\0') {
-		if (sb.len == 0 || sb.buf[sb.len - 1] != '/')
-			sb_addc(&sb, '/');
-		sb_adds(&sb, p);
-	}
-	/* A trailing "/" or "/." adds nothing. */
-	while (sb.len > 1 && sb.buf[sb.len - 1] == '/')
-		sb.buf[--sb.len] = '\0';
-	if (sb.len > 2 && strcmp(sb.buf + sb.len - 2, "/.") == 0)
-		sb.buf[sb.len -= 2] = '\0';
-	return sb_detach(&sb);
-}
-
 static char *
 join(const char *dir, const char *name)
 {
@@ -808,8 +774,9 @@ emit_launch(const struct dl_plan *p, const struct dl_cluster *c,
 	x.o = o;
 	if ((rc = emit_layout(&x.l, p, c, e)) != DL_OK)
 		return rc;
-	if ((x.plan_abs = abs_path(o->plan_path, e)) == NULL ||
-	    (outabs = abs_path(o->outdir, e)) == NULL) {
+	/* Links stay as given: the launchers name the files as the user did. */
+	if ((x.plan_abs = path_abs(o->plan_path, 0, e)) == NULL ||
+	    (outabs = path_abs(o->outdir, 0, e)) == NULL) {
 		rc = DL_ESYS;
 		goto out;
 	}

@@ -20,9 +20,6 @@
 
 #define DL_MAX_TP 8
 
-struct dl_schedule;
-struct dl_lineage;
-
 /* Job options (DESIGN.md section 1) with their defaults. */
 struct dl_opts {
 	long global_batch;	/* samples per iteration */
@@ -117,6 +114,86 @@ struct dl_input {
 	char sha256[65];
 };
 
+/*
+ * The schedule of "plan --budget" (budget.h says how it is made), the JSON
+ * member "schedule".  One candidate of a slot:
+ */
+struct dl_budget_cand {
+	int prefix;		/* nodes of the ranking it was planned on */
+	int nused;
+	int *used;		/* nodes its plan uses, ascending */
+	double iteration_s;	/* T on the whole cluster, slot speeds */
+	double cost;		/* price per hour of the nodes used */
+	double score;		/* V T + Q_t cost */
+};
+
+struct dl_budget_slot {
+	int ncand;
+	struct dl_budget_cand *cand;	/* by prefix (see above) */
+	int chosen;			/* index in cand */
+	double queue;			/* Q_t, before the choice */
+	double queue_after;		/* Q_{t+1} */
+	double best_s;			/* unconstrained best T of the slot */
+	double best_cost;		/* and its cost */
+	char *plan;			/* the slot's plan file name, or NULL */
+};
+
+struct dl_schedule {
+	double budget;		/* C, price per hour */
+	double tradeoff;	/* V used */
+	int slot_steps;		/* K */
+	int nslots;		/* N */
+	struct dl_budget_slot *slots;
+	double avg_cost;	/* (1/N) sum cost_t */
+	double bound;		/* C + Qmax / N; < 0 when it does not apply */
+	double avg_throughput;	/* (1/N) sum of the chosen throughputs */
+	double best_throughput;	/* the same for the unconstrained plans */
+};
+
+/*
+ * How replan made a plan (replan.h says how).  What its estimator found
+ * for one unit (stage) of the parent:
+ */
+struct replan_unit {
+	int group, stage;
+	double predicted_s;	/* pipeline: T_g; compute: m_g t_sigma */
+	double observed_s;	/* the same, measured */
+	double noise;		/* standard error of observed_s, relative
+				   (at least the whole log's) */
+	double band;		/* max(0.01, 3 noise) */
+	double factor;		/* f */
+	int clamped;		/* f hit REPLAN_FACTOR_MIN or _MAX */
+	long steps;		/* steps used per rank (the fewest) */
+};
+
+/*
+ * The lineage, the JSON member "replan" (dlplan-formats(5)):
+ *	{ "parent_file", "observed", "estimator" ("pipeline" or "compute"),
+ *	  "window", "min_gain", "repartition", "adopted", "planned_s",
+ *	  "measured_s", "iteration_s", "gain",
+ *	  "speed_factors": { node: f, ... } (the parent's nodes and any
+ *	    node with a factor other than 1; relative to the forecast),
+ *	  "units": [ { "group", "stage", "predicted_s", "observed_s",
+ *	    "noise", "band", "factor", "clamped", "steps" } ] (the
+ *	    parent's stages in plan order) }
+ */
+struct dl_lineage {
+	char *parent_file;	/* the parent plan's path as given */
+	char *observed;		/* STEPS.csv */
+	int compute;		/* estimator: 0 pipeline, 1 compute */
+	int window, repartition, adopted;
+	double min_gain;
+	double planned_s;	/* parent's T, forecast speeds */
+	double measured_s;	/* parent's T, measured speeds */
+	double iteration_s;	/* this plan's T, measured speeds */
+	double gain;		/* (measured_s - iteration_s) / measured_s */
+	size_t nnodes;
+	double *factor;		/* per node, relative to the forecast */
+	unsigned char *used;	/* per node: the parent uses it */
+	int nunits;
+	struct replan_unit *unit;
+};
+
 struct dl_plan {
 	char *generator;		/* "dlplan 0.1.0" */
 	struct dl_opts opts;
@@ -142,14 +219,26 @@ struct dl_plan {
 	char *strategy;
 	char *parent;			/* sha256 of the parent plan, or NULL */
 	/* Owned; NULL when absent.  JSON "schedule" and "replan". */
-	struct dl_schedule *schedule;	/* plan --budget (budget.h) */
-	struct dl_lineage *lineage;	/* how replan made it (replan.h) */
+	struct dl_schedule *schedule;	/* plan --budget */
+	struct dl_lineage *lineage;	/* how replan made it */
 };
 
 void plan_init(struct dl_plan *p);
 void plan_free(struct dl_plan *p);
 /* Deep copy (for keeping the best plan during a search). */
 void plan_copy(struct dl_plan *dst, const struct dl_plan *src);
+/*
+ * The schedule and the lineage a plan carries: plan_free() and plan_copy()
+ * release and copy them.  plan_schedule_clear() releases what s holds and
+ * zeroes it (s itself may be on the stack); plan_schedule_free() and
+ * plan_lineage_free() release a heap object from the _dup() functions
+ * (deep copies in new memory; NULL for NULL) or from the JSON readers.
+ */
+void plan_schedule_clear(struct dl_schedule *s);
+void plan_schedule_free(struct dl_schedule *s);
+struct dl_schedule *plan_schedule_dup(const struct dl_schedule *s);
+void plan_lineage_free(struct dl_lineage *l);
+struct dl_lineage *plan_lineage_dup(const struct dl_lineage *l);
 /* Total ranks (GPUs used). */
 long plan_ranks(const struct dl_plan *p);
 
@@ -179,7 +268,9 @@ int plan_validate(const struct dl_plan *p, const struct dl_cluster *c,
     const struct dl_model *m, const char *file, struct dl_err *e);
 
 /*
- * JSON (schema "dlplan.plan/1", documented in dlplan-formats(5)).
+ * JSON (schema "dlplan.plan/1", documented in dlplan-formats(5) and at
+ * the top of plan_json.c; written by plan_json.c, read by
+ * plan_json_read.c; plan_json.h has the jansson-level pieces).
  * plan_write_json writes atomically.  plan_read_json resolves node ids
  * against c and, when check_digests is set, refuses a plan whose input
  * digests differ from the files the cluster and model were read from.
@@ -203,6 +294,16 @@ int plan_read_inputs(struct dl_plan *p, const char *path, struct dl_err *e);
  * file's directory when relative; NULL when the plan names none.
  */
 const char *plan_input_path(const struct dl_plan *p, const char *kind);
+/*
+ * The input kinds, in the order plan_set_inputs() records them, and the
+ * file the cluster or model was read from for kind k (an index in
+ * plan_input_kinds; 4 is the model): NULL when there is none or c or m
+ * is NULL.
+ */
+#define DL_NINPUT_KINDS 5
+extern const char *const plan_input_kinds[DL_NINPUT_KINDS];
+const char *plan_input_file(const struct dl_cluster *c,
+    const struct dl_model *m, int kind);
 /* Record in p the paths and digests of the files c and m were read from
  * (replacing p->inputs); m may be NULL. */
 int plan_set_inputs(struct dl_plan *p, const struct dl_cluster *c,

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
 #include "csvin.h"
 #include "partition.h"
 #include "replan.h"
@@ -689,7 +688,7 @@ replan_run(const struct dl_costctx *x, const struct dl_plan *parent,
 		out->solve_s = 0;
 		free(out->parent);
 		out->parent = NULL;
-		budget_schedule_free(out->schedule);
+		plan_schedule_free(out->schedule);
 		out->schedule = NULL;
 		rc = cost_baselines(&xm, out, e);
 	}
@@ -697,218 +696,17 @@ replan_run(const struct dl_costctx *x, const struct dl_plan *parent,
 	if (rc == DL_OK) {
 		lg->iteration_s = out->est.iteration_s;
 		lg->gain = (lg->measured_s - lg->iteration_s) / lg->measured_s;
-		replan_lineage_free(out->lineage);
+		plan_lineage_free(out->lineage);
 		out->lineage = lg;
 	}
 fail:
 	if (rc != DL_OK) {
 		plan_free(out);
 		plan_init(out);
-		replan_lineage_free(lg);
+		plan_lineage_free(lg);
 	}
 	plan_free(&pf);
 	plan_free(&base);
 	plan_free(&best);
-	return rc;
-}
-
-/*
- * The lineage and its JSON.
- */
-
-void
-replan_lineage_free(struct dl_lineage *l)
-{
-	if (l == NULL)
-		return;
-	free(l->parent_file);
-	free(l->observed);
-	free(l->factor);
-	free(l->used);
-	free(l->unit);
-	free(l);
-}
-
-struct dl_lineage *
-replan_lineage_dup(const struct dl_lineage *l)
-{
-	struct dl_lineage *d;
-
-	if (l == NULL)
-		return NULL;
-	d = xmalloc(sizeof(*d));
-	*d = *l;
-	d->parent_file = l->parent_file ? xstrdup(l->parent_file) : NULL;
-	d->observed = l->observed ? xstrdup(l->observed) : NULL;
-	d->factor = xcalloc(l->nnodes + 1, sizeof(double));
-	memcpy(d->factor, l->factor, l->nnodes * sizeof(double));
-	d->used = xcalloc(l->nnodes + 1, 1);
-	memcpy(d->used, l->used, l->nnodes);
-	d->unit = xcalloc((size_t)l->nunits + 1, sizeof(*d->unit));
-	memcpy(d->unit, l->unit, (size_t)l->nunits * sizeof(*d->unit));
-	return d;
-}
-
-static json_t *
-jreal(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
-json_t *
-replan_lineage_json(const struct dl_lineage *l, const struct dl_cluster *c)
-{
-	json_t *o = json_object(), *f = json_object(), *ua = json_array();
-
-	if (l->parent_file)
-		json_object_set_new(o, "parent_file",
-		    json_string(l->parent_file));
-	if (l->observed)
-		json_object_set_new(o, "observed", json_string(l->observed));
-	json_object_set_new(o, "estimator", json_string(l->compute ?
-	    "compute" : "pipeline"));
-	json_object_set_new(o, "window", json_integer(l->window));
-	json_object_set_new(o, "min_gain", jreal(l->min_gain));
-	json_object_set_new(o, "repartition", json_boolean(l->repartition));
-	json_object_set_new(o, "adopted", json_boolean(l->adopted));
-	json_object_set_new(o, "planned_s", jreal(l->planned_s));
-	json_object_set_new(o, "measured_s", jreal(l->measured_s));
-	json_object_set_new(o, "iteration_s", jreal(l->iteration_s));
-	json_object_set_new(o, "gain", jreal(l->gain));
-	for (size_t i = 0; i < l->nnodes && i < c->nnodes; i++)
-		if (l->used[i])
-			json_object_set_new(f, c->nodes[i].id,
-			    jreal(l->factor[i]));
-	json_object_set_new(o, "speed_factors", f);
-	for (int i = 0; i < l->nunits; i++) {
-		const struct replan_unit *u = &l->unit[i];
-		json_t *x = json_object();
-
-		json_object_set_new(x, "group", json_integer(u->group));
-		json_object_set_new(x, "stage", json_integer(u->stage));
-		json_object_set_new(x, "predicted_s", jreal(u->predicted_s));
-		json_object_set_new(x, "observed_s", jreal(u->observed_s));
-		json_object_set_new(x, "noise", jreal(u->noise));
-		json_object_set_new(x, "band", jreal(u->band));
-		json_object_set_new(x, "factor", jreal(u->factor));
-		json_object_set_new(x, "clamped", json_boolean(u->clamped));
-		json_object_set_new(x, "steps", json_integer(u->steps));
-		json_array_append_new(ua, x);
-	}
-	json_object_set_new(o, "units", ua);
-	return o;
-}
-
-/* A number member, or DL_EDATA naming it. */
-static int
-num(json_t *o, const char *key, double *out, const char *path,
-    const char *where, struct dl_err *e)
-{
-	json_t *v = json_object_get(o, key);
-
-	if (!json_is_number(v))
-		return dl_seterr(e, DL_EDATA, path, 0, 0, "%s.%s: expected a "
-		    "number", where, key);
-	*out = json_number_value(v);
-	return DL_OK;
-}
-
-static int
-read_units(json_t *o, struct dl_lineage *l, const char *path,
-    struct dl_err *e)
-{
-	json_t *ua = json_object_get(o, "units"), *x;
-	char w[64];
-	size_t i;
-	int rc = DL_OK;
-
-	if (!json_is_array(ua) || json_array_size(ua) > INT_MAX / 2)
-		return dl_seterr(e, DL_EDATA, path, 0, 0, "replan.units: "
-		    "expected an array");
-	l->unit = xcalloc(json_array_size(ua) + 1, sizeof(*l->unit));
-	json_array_foreach(ua, i, x) {
-		struct replan_unit *u = &l->unit[i];
-		double g = 0, st = 0, steps = 0;
-
-		snprintf(w, sizeof(w), "replan.units[%zu]", i);
-		l->nunits++;
-		if ((rc = num(x, "group", &g, path, w, e)) ||
-		    (rc = num(x, "stage", &st, path, w, e)) ||
-		    (rc = num(x, "predicted_s", &u->predicted_s, path, w, e)) ||
-		    (rc = num(x, "observed_s", &u->observed_s, path, w, e)) ||
-		    (rc = num(x, "noise", &u->noise, path, w, e)) ||
-		    (rc = num(x, "band", &u->band, path, w, e)) ||
-		    (rc = num(x, "factor", &u->factor, path, w, e)) ||
-		    (rc = num(x, "steps", &steps, path, w, e)))
-			break;
-		u->group = (int)g;
-		u->stage = (int)st;
-		u->steps = (long)steps;
-		u->clamped = json_is_true(json_object_get(x, "clamped"));
-	}
-	return rc;
-}
-
-int
-replan_lineage_read(json_t *root, const struct dl_cluster *c,
-    const char *path, struct dl_lineage **out, struct dl_err *e)
-{
-	json_t *o = json_object_get(root, "replan"), *f, *v;
-	const char *w = "replan", *id;
-	struct dl_lineage *l;
-	double win = 0;
-	int rc;
-
-	*out = NULL;
-	if (o == NULL)
-		return DL_OK;
-	if (!json_is_object(o))
-		return dl_seterr(e, DL_EDATA, path, 0, 0, "replan: expected an "
-		    "object");
-	l = xcalloc(1, sizeof(*l));
-	l->nnodes = c->nnodes;
-	l->factor = xcalloc(c->nnodes + 1, sizeof(double));
-	l->used = xcalloc(c->nnodes + 1, 1);
-	for (size_t i = 0; i < c->nnodes; i++)
-		l->factor[i] = 1;
-	if (json_is_string(v = json_object_get(o, "parent_file")))
-		l->parent_file = xstrdup(json_string_value(v));
-	if (json_is_string(v = json_object_get(o, "observed")))
-		l->observed = xstrdup(json_string_value(v));
-	l->repartition = json_is_true(json_object_get(o, "repartition"));
-	l->compute = json_is_string(v = json_object_get(o, "estimator")) &&
-	    strcmp(json_string_value(v), "compute") == 0;
-	l->adopted = json_is_true(json_object_get(o, "adopted"));
-	if ((rc = num(o, "window", &win, path, w, e)) ||
-	    (rc = num(o, "min_gain", &l->min_gain, path, w, e)) ||
-	    (rc = num(o, "planned_s", &l->planned_s, path, w, e)) ||
-	    (rc = num(o, "measured_s", &l->measured_s, path, w, e)) ||
-	    (rc = num(o, "iteration_s", &l->iteration_s, path, w, e)) ||
-	    (rc = num(o, "gain", &l->gain, path, w, e)))
-		goto fail;
-	l->window = (int)win;
-	if (!json_is_object(f = json_object_get(o, "speed_factors"))) {
-		rc = dl_seterr(e, DL_EDATA, path, 0, 0, "replan.speed_factors: "
-		    "expected an object");
-		goto fail;
-	}
-	json_object_foreach(f, id, v) {
-		int n = cluster_node(c, id);
-
-		if (n < 0 || !json_is_number(v)) {
-			rc = dl_seterr(e, DL_EDATA, path, 0, 0, "replan."
-			    "speed_factors.%s: expected a number for a node "
-			    "of nodes.csv", id);
-			goto fail;
-		}
-		l->factor[n] = json_number_value(v);
-		l->used[n] = 1;
-	}
-	if ((rc = read_units(o, l, path, e)) != DL_OK)
-		goto fail;
-	*out = l;
-	return DL_OK;
-fail:
-	replan_lineage_free(l);
 	return rc;
 }

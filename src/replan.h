@@ -78,8 +78,6 @@
 #ifndef DL_REPLAN_H
 #define DL_REPLAN_H
 
-#include <jansson.h>
-
 #include "cost.h"
 #include "plan.h"
 
@@ -110,47 +108,6 @@ int steplog_load(struct dl_steplog *L, const char *path,
     const struct dl_plan *p, struct dl_err *e);
 void steplog_free(struct dl_steplog *L);
 
-/* What the estimator found for one unit (stage) of the parent. */
-struct replan_unit {
-	int group, stage;
-	double predicted_s;	/* pipeline: T_g; compute: m_g t_sigma */
-	double observed_s;	/* the same, measured */
-	double noise;		/* standard error of observed_s, relative
-				   (at least the whole log's) */
-	double band;		/* max(0.01, 3 noise) */
-	double factor;		/* f */
-	int clamped;		/* f hit REPLAN_FACTOR_MIN or _MAX */
-	long steps;		/* steps used per rank (the fewest) */
-};
-
-/*
- * How replan made a plan: the JSON member "replan" (dlplan-formats(5)):
- *	{ "parent_file", "observed", "estimator" ("pipeline" or "compute"),
- *	  "window", "min_gain", "repartition", "adopted", "planned_s",
- *	  "measured_s", "iteration_s", "gain",
- *	  "speed_factors": { node: f, ... } (the parent's nodes and any
- *	    node with a factor other than 1; relative to the forecast),
- *	  "units": [ { "group", "stage", "predicted_s", "observed_s",
- *	    "noise", "band", "factor", "clamped", "steps" } ] (the
- *	    parent's stages in plan order) }
- */
-struct dl_lineage {
-	char *parent_file;	/* the parent plan's path as given */
-	char *observed;		/* STEPS.csv */
-	int compute;		/* estimator: 0 pipeline, 1 compute */
-	int window, repartition, adopted;
-	double min_gain;
-	double planned_s;	/* parent's T, forecast speeds */
-	double measured_s;	/* parent's T, measured speeds */
-	double iteration_s;	/* this plan's T, measured speeds */
-	double gain;		/* (measured_s - iteration_s) / measured_s */
-	size_t nnodes;
-	double *factor;		/* per node, relative to the forecast */
-	unsigned char *used;	/* per node: the parent uses it */
-	int nunits;
-	struct replan_unit *unit;
-};
-
 struct replan_opts {
 	int window;		/* W >= 1 */
 	int repartition;
@@ -177,14 +134,5 @@ void replan_estimate(const struct dl_costctx *x, const struct dl_plan *parent,
 int replan_run(const struct dl_costctx *x, const struct dl_plan *parent,
     const struct dl_steplog *L, const struct replan_opts *ro,
     struct dl_plan *out, struct dl_err *e);
-
-void replan_lineage_free(struct dl_lineage *l);
-struct dl_lineage *replan_lineage_dup(const struct dl_lineage *l);
-json_t *replan_lineage_json(const struct dl_lineage *l,
-    const struct dl_cluster *c);
-/* Read "replan" from a plan's root object (*out NULL when absent);
- * DL_EDATA naming path and the member. */
-int replan_lineage_read(json_t *root, const struct dl_cluster *c,
-    const char *path, struct dl_lineage **out, struct dl_err *e);
 
 #endif

@@ -57,6 +57,8 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t nmemb, size_t size);
 void *xreallocarray(void *p, size_t nmemb, size_t size);
 char *xstrdup(const char *s);
+/* xstrdup(s), or NULL when s is NULL. */
+char *xstrdup_or_null(const char *s);
 /* A new copy of the nmemb elements of size bytes at p (p may be NULL when
  * nmemb is 0). */
 void *xmemdup(const void *p, size_t nmemb, size_t size);
@@ -152,6 +154,29 @@ int read_file(const char *path, char **data, size_t *len, struct dl_err *e);
 /* SHA-256 of a file as 64 hex digits in out[65]. */
 int sha256_file(const char *path, char out[65], struct dl_err *e);
 void sha256_hex(const void *data, size_t len, char out[65]);
+
+/*
+ * Path helpers.  path_abs() makes path absolute.  With resolve_links set
+ * and path naming an existing file, that is realpath(3): every symbolic
+ * link, "." and ".." resolved (the plan JSON relies on it to write input
+ * paths relative to the plan's directory).  Otherwise the current
+ * directory is put in front of a relative path, "./" components at its
+ * front and a trailing "/" or "/." are dropped, and links stay as given
+ * (the launchers of emit name the files as the user did); an absolute
+ * path is returned as it is.  NULL with DL_ESYS when the current
+ * directory is unknown.  path_dir() is the directory part of path (".",
+ * when there is none; "/" for a file in the root).  Both return new
+ * strings.
+ */
+char *path_abs(const char *path, int resolve_links, struct dl_err *e);
+char *path_dir(const char *path);
+
+/*
+ * A JSON real, or JSON null when v is NaN or infinite (JSON has neither).
+ * Declared without <jansson.h>, whose json_t is struct json_t.
+ */
+struct json_t;
+struct json_t *jreal(double v);
 
 /* Check and close stdout (fflush, ferror, fclose).  Returns DL_OK or
  * DL_ESYS with a message printed. */

@@ -13,6 +13,7 @@
 #include "fixture.h"
 #include "forecast.h"
 #include "gmc.h"
+#include "plan_json.h"
 #include "route.h"
 #include "search.h"
 #include "tap.h"
@@ -182,12 +183,12 @@ test_hand(void)
 
 	/* The JSON reads back (through its text, as from a file). */
 	root = json_object();
-	json_object_set_new(root, "schedule", budget_schedule_json(&s, &v.c,
+	json_object_set_new(root, "schedule", plan_schedule_json(&s, &v.c,
 	    8));
 	txt = json_dumps(root, JSON_REAL_PRECISION(17));
 	back = json_loads(txt, 0, NULL);
 	free(txt);
-	rc = budget_schedule_read(back, &v.c, "x.json", &rd, &e);
+	rc = plan_schedule_read(back, &v.c, "x.json", &rd, &e);
 	if (is_int(rc, DL_OK, "json: reads back") && rd) {
 		is_int(rd->nslots, 3, "json: slots");
 		is_near(rd->slots[2].queue_after, 11, 0, "json: queue");
@@ -198,16 +199,16 @@ test_hand(void)
 		is_near(rd->bound, s.bound, 0, "json: bound");
 		is_near(rd->tradeoff, 1000, 0, "json: tradeoff");
 	}
-	budget_schedule_free(rd);
+	plan_schedule_free(rd);
 	json_object_set_new(json_object_get(back, "schedule"), "slots",
 	    json_string("no"));
-	rc = budget_schedule_read(back, &v.c, "x.json", &rd, &e);
+	rc = plan_schedule_read(back, &v.c, "x.json", &rd, &e);
 	is_int(rc, DL_EDATA, "json: bad slots refused");
 	is_str(e.msg, "schedule.slots: expected an array of at least one slot",
 	    "json: message");
 	json_decref(root);
 	json_decref(back);
-	budget_schedule_clear(&s);
+	plan_schedule_clear(&s);
 	free_plans(plans, 3);
 
 	/* Below the cheapest candidate: infeasible, with the numbers. */
@@ -229,7 +230,7 @@ test_hand(void)
 	}
 	/* Default V = C^2 / T_ref = 144 / 0.036. */
 	is_near(s.tradeoff, 144 / 0.036, 1e-12, "default tradeoff");
-	budget_schedule_clear(&s);
+	plan_schedule_clear(&s);
 	free_plans(plans, 3);
 	env_close(&v);
 }
@@ -492,7 +493,7 @@ test_bound(void)
 		is_near(s.bound, C + Qmax / N, 1e-12, "bound as documented");
 		ok(s.avg_cost <= s.bound + 1e-12, "V %g: average cost %g <= "
 		    "bound %g", Vs[iv], s.avg_cost, s.bound);
-		budget_schedule_clear(&s);
+		plan_schedule_clear(&s);
 		free_plans(plans, N);
 	}
 
@@ -519,7 +520,7 @@ test_bound(void)
 		if (rc == DL_OK)
 			is_near(s.avg_throughput, s.best_throughput, 1e-15,
 			    "unconstrained: all of the throughput");
-		budget_schedule_clear(&s);
+		plan_schedule_clear(&s);
 		free_plans(plans, N);
 	}
 	free(plans);
