@@ -12,71 +12,47 @@
 #include "partition.h"
 #include "search_int.h"
 
-static size_t
-tc_hash(int a, int b, double bytes, size_t cap)
-{
-	unsigned long long h = (unsigned long long)a * 1000003ULL ^
-	    (unsigned long long)b * 998244353ULL;
-	unsigned long long bits;
+/* The key of the transfer cost from node a to node b of bytes. */
+struct tkey {
+	int a, b;
+	double bytes;
+};
 
-	memcpy(&bits, &bytes, sizeof(bits));
-	h ^= bits + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	return (size_t)(h * 0xff51afd7ed558ccdULL >> 17) & (cap - 1);
+static void
+tc_key(struct tkey *k, int a, int b, double bytes)
+{
+	memset(k, 0, sizeof(*k));
+	k->a = a;
+	k->b = b;
+	k->bytes = bytes;
 }
 
-static double *
-tc_find(struct tcache *t, int a, int b, double bytes)
+static const double *
+tc_find(const struct tcache *t, int a, int b, double bytes)
 {
-	if (t->cap == 0)
-		return NULL;
-	for (size_t i = tc_hash(a, b, bytes, t->cap); t->a[i] >= 0;
-	    i = (i + 1) & (t->cap - 1))
-		if (t->a[i] == a && t->b[i] == b && t->bytes[i] == bytes)
-			return &t->cost[i];
-	return NULL;
+	struct tkey k;
+	size_t i;
+
+	tc_key(&k, a, b, bytes);
+	return kc_findi(&t->map, (const char *)&k, sizeof(k), &i) ?
+	    &t->cost[i] : NULL;
 }
 
 static void
 tc_put(struct tcache *t, int a, int b, double bytes, double cost)
 {
-	size_t i;
+	struct tkey k;
 
-	if (2 * (t->n + 1) > t->cap) {
-		struct tcache o = *t;
-
-		t->cap = o.cap ? 2 * o.cap : 1024;
-		t->n = 0;
-		t->a = xcalloc(t->cap, sizeof(int));
-		t->b = xcalloc(t->cap, sizeof(int));
-		t->bytes = xcalloc(t->cap, sizeof(double));
-		t->cost = xcalloc(t->cap, sizeof(double));
-		for (i = 0; i < t->cap; i++)
-			t->a[i] = -1;
-		for (i = 0; i < o.cap; i++)
-			if (o.a[i] >= 0)
-				tc_put(t, o.a[i], o.b[i], o.bytes[i],
-				    o.cost[i]);
-		free(o.a);
-		free(o.b);
-		free(o.bytes);
-		free(o.cost);
-	}
-	for (i = tc_hash(a, b, bytes, t->cap); t->a[i] >= 0;
-	    i = (i + 1) & (t->cap - 1))
-		;
-	t->a[i] = a;
-	t->b[i] = b;
-	t->bytes[i] = bytes;
-	t->cost[i] = cost;
-	t->n++;
+	tc_key(&k, a, b, bytes);
+	t->cost = xgrow(t->cost, &t->cap, t->n + 1, sizeof(double));
+	t->cost[t->n] = cost;
+	kc_puti(&t->map, (const char *)&k, sizeof(k), t->n++);
 }
 
 static void
 tc_free(struct tcache *t)
 {
-	free(t->a);
-	free(t->b);
-	free(t->bytes);
+	kc_free(&t->map);
 	free(t->cost);
 	memset(t, 0, sizeof(*t));
 }
@@ -128,7 +104,8 @@ search_comm(void *p, int j, double bytes)
 {
 	const struct commctx *cc = p;
 	int a = cc->node[j], b = cc->node[j + 1];
-	double t, *hit;
+	const double *hit;
+	double t;
 
 	if (cc->zero)
 		return 0;

@@ -29,19 +29,19 @@ struct exh {
 	int G;
 	int len[64];
 	int mem[64][64];	/* unit indices per group */
-	char **seen;
-	size_t nseen, capseen;
+	struct kcache seen;	/* signatures of the shapes scored */
 	int perm[64];
 };
 
+/* Add signature sig to the shapes seen: 0 when it was there. */
 static int
 seen_add(struct exh *X, const char *sig)
 {
-	for (size_t i = 0; i < X->nseen; i++)
-		if (strcmp(X->seen[i], sig) == 0)
-			return 0;
-	X->seen = xgrow(X->seen, &X->capseen, X->nseen + 1, sizeof(char *));
-	X->seen[X->nseen++] = xstrdup(sig);
+	size_t n = strlen(sig), i;
+
+	if (kc_findi(&X->seen, sig, n, &i))
+		return 0;
+	kc_puti(&X->seen, sig, n, X->seen.n);
 	return 1;
 }
 
@@ -471,8 +471,6 @@ search_exhaustive(struct ctx *C)
 
 	X->C = C;
 	exh_units(X, 0, C->x->c->nodes[0].gpus, DL_MAX_TP, 0);
-	for (size_t i = 0; i < X->nseen; i++)
-		free(X->seen[i]);
-	free(X->seen);
+	kc_free(&X->seen);
 	free(X);
 }

@@ -46,9 +46,9 @@ struct shape {
  * same node pairs and activation sizes come back in every shape.
  */
 struct tcache {
-	int *a, *b;
-	double *bytes, *cost;
-	size_t cap, n;
+	struct kcache map;	/* (a, b, bytes) -> index into cost */
+	double *cost;
+	size_t n, cap;
 };
 
 /*
