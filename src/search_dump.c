@@ -10,6 +10,7 @@
 
 #include "partition.h"
 #include "search_int.h"
+#include "split.h"
 
 /* The node, TP degree and last layer of every stage of gr. */
 static void

@@ -12,6 +12,7 @@
 
 #include "partition.h"
 #include "search_int.h"
+#include "split.h"
 
 /*
  * The exhaustive mode.  Units: every way to split each node's GPUs into
@@ -140,7 +141,7 @@ exh_combo(struct exh *X, const struct shape *sh, int **cur, const double *Ac,
 		sg[g].M = Mc[g];
 		sg[g].cap = caps[g];
 	}
-	split_exact_all(sg, sh->G, C->total, m, &z, &st);
+	split_exact(sg, sh->G, C->total, 1, m, &z, &st);
 	if (st != LP_OPTIMAL || (C->have_best && z >= C->best_t)) {
 		C->st->pruned++;
 		return;
@@ -165,7 +166,7 @@ exh_combo(struct exh *X, const struct shape *sh, int **cur, const double *Ac,
 	{
 		double sync = C->work.est.sync_s;
 
-		split_exact_all(sg, sh->G, C->total, m, &z, &st);
+		split_exact(sg, sh->G, C->total, 1, m, &z, &st);
 		if (st != LP_OPTIMAL || (C->have_best && z + sync >=
 		    C->best_t * (1 + 1e-12)))
 			return;
@@ -273,7 +274,7 @@ exh_cuts(struct exh *X, const struct shape *sh)
 				prune = 1;
 		}
 		if (!prune) {
-			split_exact_all(sg, sh->G, C->total, m, &z, &st);
+			split_exact(sg, sh->G, C->total, 1, m, &z, &st);
 			if (st != LP_OPTIMAL || (C->have_best &&
 			    z >= C->best_t))
 				prune = 1;
@@ -300,7 +301,7 @@ exh_cuts(struct exh *X, const struct shape *sh)
 
 				sg[q].A = sum;
 				sg[q].M = bt;
-				split_exact_all(sg, sh->G, C->total, m, &z,
+				split_exact(sg, sh->G, C->total, 1, m, &z,
 				    &st);
 				sg[q] = one;
 				if (st != LP_OPTIMAL || z >= C->best_t)

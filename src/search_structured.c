@@ -11,6 +11,7 @@
 
 #include "partition.h"
 #include "search_int.h"
+#include "split.h"
 
 /* Candidate bottlenecks the DP scans before the MILP takes over. */
 #define PART_SCAN 4096
@@ -331,9 +332,9 @@ solve_shape(struct ctx *C, const struct shape *sh)
 			 * with fixed tie rules; taking its split keeps the plan
 			 * independent of how far GLPK got within its time cap.
 			 */
-			split_exact(sg, G, C->total, m2, &z, &st);
+			split_exact(sg, G, C->total, 0, m2, &z, &st);
 		} else {
-			split_exact(sg, G, C->total, m2, &z, &st);
+			split_exact(sg, G, C->total, 0, m2, &z, &st);
 		}
 		if (st != LP_OPTIMAL && st != LP_FEASIBLE)
 			break;
