@@ -10,7 +10,7 @@
  *	search.c		search_plan(): runs the modes, explains failure
  *	search_structured.c	the structured mode (DESIGN.md 5.6)
  *	search_exhaustive.c	the exhaustive mode (the exact optimum)
- *	search_dump.c		search_dump(): the final plan's MILPs as LP files
+ *	search_dump.c		search_dump(): a plan's MILPs as LP files
  *	search_ctx.c		the search context, the scoring of candidates,
  *				the priced transfers and the thread pool
  *

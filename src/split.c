@@ -141,8 +141,8 @@ split_exact(const struct split_group *g, int G, long total,
 			int w = -1;
 
 			for (int i = 0; i < G; i++)
-				if (m[i] > min && (w < 0 || gtime(&g[i], m[i]) >=
-				    gtime(&g[w], m[w])))
+				if (m[i] > min && (w < 0 || gtime(&g[i],
+				    m[i]) >= gtime(&g[w], m[w])))
 					w = i;
 			m[w]--;
 			sum--;
