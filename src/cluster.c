@@ -56,83 +56,19 @@ static const struct csv_col traffic_cols[] = {
 };
 const struct csv_schema dl_traffic_schema = { "traffic.csv", traffic_cols };
 
-/*
- * A small open-addressing map from id to index, so that large clusters
- * and long histories resolve names in constant time.
- */
-struct idmap {
-	char **key;
-	int *val;
-	size_t cap, n;
-};
-
-static size_t
-hash_str(const char *s)
-{
-	size_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-static void idmap_put(struct idmap *m, char *key, int val);
-
-static void
-idmap_grow(struct idmap *m)
-{
-	struct idmap old = *m;
-
-	m->cap = old.cap ? old.cap * 2 : 64;
-	m->n = 0;
-	m->key = xcalloc(m->cap, sizeof(char *));
-	m->val = xcalloc(m->cap, sizeof(int));
-	for (size_t i = 0; i < old.cap; i++)
-		if (old.key[i])
-			idmap_put(m, old.key[i], old.val[i]);
-	free(old.key);
-	free(old.val);
-}
-
-static void
-idmap_put(struct idmap *m, char *key, int val)
+/* The index of vertex id in vm (id -> index, util.h), or -1. */
+static int
+vertex_index(const struct kcache *vm, const char *id)
 {
 	size_t i;
 
-	if (m->cap == 0 || m->n * 2 + 2 >= m->cap)
-		idmap_grow(m);
-	for (i = hash_str(key) & (m->cap - 1); m->key[i];
-	    i = (i + 1) & (m->cap - 1))
-		;
-	m->key[i] = key;
-	m->val[i] = val;
-	m->n++;
-}
-
-static int
-idmap_get(const struct idmap *m, const char *key)
-{
-	if (m->cap == 0)
-		return -1;
-	for (size_t i = hash_str(key) & (m->cap - 1); m->key[i];
-	    i = (i + 1) & (m->cap - 1))
-		if (strcmp(m->key[i], key) == 0)
-			return m->val[i];
-	return -1;
-}
-
-static void
-idmap_free(struct idmap *m)
-{
-	free(m->key);
-	free(m->val);
-	memset(m, 0, sizeof(*m));
+	return kc_findi(vm, id, strlen(id), &i) ? (int)i : -1;
 }
 
 /* Loader state. */
 struct ld {
 	struct dl_cluster *c;
-	struct idmap *vm;	/* vertex id -> index, kept in c->vindex */
+	struct kcache *vm;	/* vertex id -> index, kept in c->vindex */
 	size_t vcap, ecap;
 	struct dl_err *e;
 };
@@ -149,7 +85,7 @@ add_vertex(struct ld *L, const char *id, int node, int site, int implicit)
 	v->node = node;
 	v->site = site;
 	v->implicit_switch = implicit;
-	idmap_put(L->vm, v->id, (int)c->nverts);
+	kc_puti(L->vm, v->id, strlen(v->id), c->nverts);
 	return (int)c->nverts++;
 }
 
@@ -206,7 +142,7 @@ load_nodes(struct ld *L, const char *path)
 	for (size_t r = 0; r < t.nrows; r++) {
 		struct dl_node *n = &c->nodes[r];
 		const char *site = csv_str(&t, r, 1);
-		int prev = idmap_get(L->vm, csv_str(&t, r, 0));
+		int prev = vertex_index(L->vm, csv_str(&t, r, 0));
 		size_t s;
 
 		if (prev >= 0) {
@@ -277,7 +213,7 @@ load_links(struct ld *L, const char *path)
 		int duplex = csv_has(&t, r, 4) ? (int)csv_num(&t, r, 4) : 1;
 
 		for (int k = 0; k < 2; k++) {
-			v[k] = idmap_get(L->vm, csv_str(&t, r, (size_t)k));
+			v[k] = vertex_index(L->vm, csv_str(&t, r, (size_t)k));
 			if (v[k] < 0)
 				v[k] = add_vertex(L, csv_str(&t, r, (size_t)k),
 				    -1, -1, 0);
@@ -325,7 +261,7 @@ implicit_links(struct ld *L)
 		int sw;
 
 		sb_addf(&sb, "sw.%s", c->sites[s]);
-		if (idmap_get(L->vm, sb.buf) >= 0) {
+		if (vertex_index(L->vm, sb.buf) >= 0) {
 			dl_seterr(L->e, DL_EDATA, c->path_nodes, 0, 0,
 			    "node id '%s' clashes with the implicit switch "
 			    "of site '%s'", sb.buf, c->sites[s]);
@@ -694,7 +630,7 @@ cluster_load(struct dl_cluster *c, const struct dl_cluster_paths *p,
 	if (p->dir == NULL && p->nodes == NULL)
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0,
 		    "no cluster given (expected -c DIR or --nodes FILE)");
-	L.vm = xcalloc(1, sizeof(struct idmap));
+	L.vm = xcalloc(1, sizeof(struct kcache));
 	c->vindex = L.vm;
 	c->path_nodes = pick(p->nodes, p->dir, "nodes.csv", 1, e, &rc);
 	if (rc == DL_OK)
@@ -763,7 +699,7 @@ cluster_free(struct dl_cluster *c)
 	free(c->in_off);
 	free(c->in_edge);
 	if (c->vindex) {
-		idmap_free(c->vindex);
+		kc_free(c->vindex);
 		free(c->vindex);
 	}
 	free(c->path_nodes);
@@ -784,7 +720,7 @@ cluster_node(const struct dl_cluster *c, const char *id)
 int
 cluster_vertex(const struct dl_cluster *c, const char *id)
 {
-	return c->vindex ? idmap_get(c->vindex, id) : -1;
+	return c->vindex ? vertex_index(c->vindex, id) : -1;
 }
 
 int

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "ring.h"
 
 /* Knuth's TwoSum: s + err == a + b exactly. */
 static void
@@ -320,142 +321,25 @@ route_phase(const struct dl_costctx *x, struct dl_plan *p, size_t from,
 	return rc;
 }
 
-/* The unloaded hop costs between the members of one ring, on demand. */
-struct ringcost {
-	const struct dl_costctx *x;
-	int nd;			/* distinct nodes */
-	int *node;		/* distinct node -> node index */
-	int *slot;		/* member -> distinct node */
-	double *cost;		/* nd x nd; < 0 until priced */
-	double bytes;
-	int status;
-	struct dl_err *e;
-};
-
-static double
-ring_hop(void *ctx, int i, int j)
-{
-	struct ringcost *rc = ctx;
-	int a = rc->slot[i], b = rc->slot[j];
-	double *c = &rc->cost[a * rc->nd + b];
-
-	if (*c >= 0 || rc->status != DL_OK)
-		return *c >= 0 ? *c : HUGE_VAL;
-	if (!(rc->bytes > 0)) {
-		*c = 0;
-	} else if (a == b) {
-		*c = cost_intra(rc->x, rc->node[a], rc->bytes);
-	} else if (rc->x->router == NULL) {
-		rc->status = dl_seterr(rc->e, DL_ESYS, NULL, 0, 0, "plan has "
-		    "transfers between nodes but no router was set up");
-	} else {
-		double t;
-
-		rc->status = router_price(rc->x->router, rc->node[a],
-		    rc->node[b], rc->bytes, &t, rc->e);
-		if (rc->status == DL_OK)
-			*c = t;
-	}
-	return *c >= 0 ? *c : HUGE_VAL;
-}
-
-/* Rings above this size are ordered by site and node, not priced. */
-#define RING_PRICED_MAX 64
-/* Ring orders x->rings keeps at most. */
-#define RING_CACHE_MAX 65536
-
-static _Thread_local const struct dl_costctx *sort_x;
-static _Thread_local const int *sort_node, *sort_slot;
-
-/* Members by site, then node index, then group (member 0 stays first). */
-static int
-cmp_member(const void *a, const void *b)
-{
-	int i = *(const int *)a, j = *(const int *)b;
-	int ni = sort_node[sort_slot[i]], nj = sort_node[sort_slot[j]];
-	int si = sort_x->c->nodes[ni].site_idx, sj = sort_x->c->nodes[nj].site_idx;
-
-	if (si != sj)
-		return si < sj ? -1 : 1;
-	if (ni != nj)
-		return ni < nj ? -1 : 1;
-	return (i > j) - (i < j);
-}
-
 /*
- * Order the ring of segment r: the hop cost of two members is the
- * unloaded tau of hop_bytes between their nodes (the router has no flow
- * of this phase yet), or the intra-node time when they share a node.
+ * The price of a ring hop (struct ring_spec) of bytes from node a to node
+ * b: the intra-node time when they are the same node, else the unloaded
+ * tau (the router has no flow of the sync phase yet).
  */
 static int
-order_ring(const struct dl_costctx *x, struct dl_plan *p, struct dl_ring *r,
-    const int *holder, int *order, struct dl_err *e)
+ring_price(void *ctx, int a, int b, double bytes, double *t,
+    struct dl_err *e)
 {
-	int G = p->ngroups, *hit = NULL;
-	struct ringcost rc;
-	char *key = NULL;
-	size_t klen = 0;
+	const struct dl_costctx *x = ctx;
 
-	rc.x = x;
-	rc.nd = 0;
-	rc.node = xcalloc(G, sizeof(int));
-	rc.slot = xcalloc(G, sizeof(int));
-	rc.bytes = r->hop_bytes;
-	rc.status = DL_OK;
-	rc.e = e;
-	for (int i = 0; i < G; i++) {
-		int nd = p->groups[i].stages[holder[i]].node, j;
-
-		for (j = 0; j < rc.nd; j++)
-			if (rc.node[j] == nd)
-				break;
-		if (j == rc.nd)
-			rc.node[rc.nd++] = nd;
-		rc.slot[i] = j;
-	}
-	if (G > RING_PRICED_MAX) {
-		/*
-		 * Ordering needs every pair's hop cost, G^2 routed flows; a
-		 * large ring goes site by site, node by node instead, which
-		 * keeps all but one hop per site inside a site.
-		 */
-		sort_x = x;
-		sort_node = rc.node;
-		sort_slot = rc.slot;
-		for (int i = 0; i < G; i++)
-			order[i] = i;
-		qsort(order + 1, (size_t)G - 1, sizeof(int), cmp_member);
-		free(rc.node);
-		free(rc.slot);
+	if (a == b) {
+		*t = cost_intra(x, a, bytes);
 		return DL_OK;
 	}
-	/* The same members and size: the same order (every n_e is 1). */
-	if (x->rings != NULL) {
-		klen = sizeof(double) + (size_t)G * sizeof(int);
-		key = xmalloc(klen);
-		memcpy(key, &rc.bytes, sizeof(double));
-		for (int i = 0; i < G; i++)
-			memcpy(key + sizeof(double) + (size_t)i * sizeof(int),
-			    &rc.node[rc.slot[i]], sizeof(int));
-		hit = kc_find(x->rings, key, klen);
-	}
-	if (hit != NULL) {
-		memcpy(order, hit, (size_t)G * sizeof(int));
-	} else {
-		rc.cost = xcalloc((size_t)rc.nd * rc.nd, sizeof(double));
-		for (int i = 0; i < rc.nd * rc.nd; i++)
-			rc.cost[i] = -1;
-		ring_order(G, ring_hop, &rc, order);
-		free(rc.cost);
-		if (key != NULL && rc.status == DL_OK &&
-		    x->rings->n < RING_CACHE_MAX)
-			kc_put(x->rings, key, klen, xmemdup(order, (size_t)G,
-			    sizeof(int)));
-	}
-	free(key);
-	free(rc.node);
-	free(rc.slot);
-	return rc.status;
+	if (x->router == NULL)
+		return dl_seterr(e, DL_ESYS, NULL, 0, 0, "plan has transfers "
+		    "between nodes but no router was set up");
+	return router_price(x->router, a, b, bytes, t, e);
 }
 
 /*
@@ -470,6 +354,7 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 	int G = p->ngroups, L = (int)x->m->nlayers;
 	char *cut = xcalloc(L + 1, 1);
 	int *holder = xcalloc(G, sizeof(int)), *order = xcalloc(G, sizeof(int));
+	int *node = xcalloc(G, sizeof(int));
 	int *pos = xcalloc(G, sizeof(int)), nseg = 0, rc = DL_OK;
 	size_t from = p->nflows;
 
@@ -501,8 +386,14 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 		}
 		if (rc == DL_OK && x->router)
 			router_reset(x->router);
-		if (rc == DL_OK)
-			rc = order_ring(x, p, r, holder, order, e);
+		if (rc == DL_OK) {
+			struct ring_spec rs = { x->c, G, node, r->hop_bytes,
+			    ring_price, (void *)x, x->rings };
+
+			for (int g = 0; g < G; g++)
+				node[g] = p->groups[g].stages[holder[g]].node;
+			rc = ring_order(&rs, order, e);
+		}
 		for (int i = 0; i < G; i++) {
 			r->group[i] = rc == DL_OK ? order[i] : i;
 			r->stage[i] = holder[r->group[i]];
@@ -536,6 +427,7 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 	free(cut);
 	free(holder);
 	free(order);
+	free(node);
 	free(pos);
 	return rc;
 }

@@ -40,7 +40,8 @@ struct dl_costctx {
 	/*
 	 * Optional (NULL: none): ring orders already found, keyed by the hop
 	 * size and the members' nodes; the planner scores many plans whose
-	 * rings repeat.  Its values are int arrays; set vfree to free.
+	 * rings repeat (struct ring_spec, ring.h).  Its values are int
+	 * arrays; set vfree to free.
 	 */
 	struct kcache *rings;
 };

@@ -615,54 +615,79 @@ part_result_free(struct part_result *r)
 	r->last = NULL;
 }
 
-int
-part_milp(const struct dl_costctx *x, const struct part_group *g,
-    const struct part_result *warm, const struct lp_params *prm,
-    const char *dump, struct part_result *r, struct dl_err *e)
-{
-	struct tab T;
+/* The MILP of part_milp() while it is built. */
+struct pmilp {
 	struct dl_lp *lp;
-	struct lp_result res;
-	int S = g->S, L = (int)x->m->nlayers, z, rc;
-	int *X, *Y, *cols;
-	double *vals, mcoef = (double)(g->m - 1);
-	char name[64];
-	size_t n = (size_t)(S + 1) * (size_t)(L + 1) * 2 + 4;
+	const struct dl_costctx *x;
+	const struct part_group *g;
+	struct tab T;
+	int S, L;
+	int *X, *Y;		/* columns x_l_j and y_l_j at [j * L + l] */
+	int z;			/* the bottleneck's column */
+	int *cols;		/* scratch for one row */
+	double *vals;
+};
 
-	memset(r, 0, sizeof(*r));
-	r->S = S;
-	r->last = xcalloc((size_t)S, sizeof(int));
-	r->status = LP_INFEASIBLE;
-	if (S < 1 || S > L)
-		return DL_OK;
-	tab_init(&T, x, g);
-	lp = lp_new("partition", 1);
-	X = xcalloc((size_t)S * (size_t)L, sizeof(int));
-	Y = xcalloc((size_t)S * (size_t)L, sizeof(int));
-	cols = xcalloc(n, sizeof(int));
-	vals = xcalloc(n, sizeof(double));
-	/* x_l_j: layer l on stage j; objective: its compute time. */
+/*
+ * The sum of t_j + c_j and (in *bt) the bottleneck of the partition of g
+ * whose stages end at last[].
+ */
+static double
+part_value(const struct dl_costctx *x, const struct part_group *g,
+    const struct tab *T, const int *last, double *bt)
+{
+	double sum = 0, t, c;
+
+	*bt = 0;
+	for (int j = 0, a = 0; j < g->S; j++) {
+		stage(x, g, T, j, a, last[j], &t, &c);
+		*bt = fmax(*bt, fmax(t, c));
+		sum += t + c;
+		a = last[j] + 1;
+	}
+	return sum;
+}
+
+/* The columns: x_l_j (layer l on stage j; objective: its compute time),
+ * y_l_j (stage j, not the last, ends at layer l) and z. */
+static void
+pmilp_cols(struct pmilp *P)
+{
+	int S = P->S, L = P->L;
+	char name[64];
+
 	for (int l = 0; l < L; l++)
 		for (int j = 0; j < S; j++) {
 			snprintf(name, sizeof(name), "x_%d_%d", l, j);
-			X[j * L + l] = lp_add_col(lp, name, LP_BIN, 0, 1,
-			    cost_stage_compute(x, g->node[j], g->k[j], l, l));
+			P->X[j * L + l] = lp_add_col(P->lp, name, LP_BIN, 0, 1,
+			    cost_stage_compute(P->x, P->g->node[j],
+			    P->g->k[j], l, l));
 		}
-	/* y_l_j: stage j (not the last) ends at layer l. */
 	for (int j = 0; j + 1 < S; j++)
 		for (int l = 0; l + 1 < L; l++) {
 			snprintf(name, sizeof(name), "y_%d_%d", l, j);
-			Y[j * L + l] = lp_add_col(lp, name, LP_CONT, 0, 1,
-			    T.comm[j][l]);
+			P->Y[j * L + l] = lp_add_col(P->lp, name, LP_CONT, 0,
+			    1, P->T.comm[j][l]);
 		}
-	z = lp_add_col(lp, "z", LP_CONT, 0, HUGE_VAL, mcoef);
+	P->z = lp_add_col(P->lp, "z", LP_CONT, 0, HUGE_VAL,
+	    (double)(P->g->m - 1));
+}
+
+/* Every layer on one stage, and in stage order. */
+static void
+pmilp_order(struct pmilp *P)
+{
+	int S = P->S, L = P->L, *cols = P->cols, *X = P->X;
+	double *vals = P->vals;
+	char name[64];
+
 	for (int l = 0; l < L; l++) {
 		for (int j = 0; j < S; j++) {
 			cols[j] = X[j * L + l];
 			vals[j] = 1;
 		}
 		snprintf(name, sizeof(name), "assign_%d", l);
-		lp_add_row(lp, name, LP_EQ, 1, S, cols, vals);
+		lp_add_row(P->lp, name, LP_EQ, 1, S, cols, vals);
 	}
 	/* Order: layer l+1 is in stage <= j only if layer l is. */
 	for (int l = 0; l + 1 < L; l++)
@@ -676,113 +701,152 @@ part_milp(const struct dl_costctx *x, const struct part_group *g,
 				vals[k++] = -1;
 			}
 			snprintf(name, sizeof(name), "order_%d_%d", l, j);
-			lp_add_row(lp, name, LP_LE, 0, k, cols, vals);
+			lp_add_row(P->lp, name, LP_LE, 0, k, cols, vals);
 		}
-	for (int j = 0; j < S; j++) {
-		int k = 0;
-		double pos = j + 1;
+}
 
-		for (int l = 0; l < L; l++) {
-			cols[l] = X[j * L + l];
-			vals[l] = 1;
-		}
-		snprintf(name, sizeof(name), "nonempty_%d", j);
-		lp_add_row(lp, name, LP_GE, 1, L, cols, vals);
-		/* z >= t_j */
-		for (int l = 0; l < L; l++) {
-			cols[l] = X[j * L + l];
-			vals[l] = cost_stage_compute(x, g->node[j], g->k[j], l,
-			    l);
-		}
-		cols[L] = z;
-		vals[L] = -1;
-		snprintf(name, sizeof(name), "bneck_t_%d", j);
-		lp_add_row(lp, name, LP_LE, 0, L + 1, cols, vals);
-		/* Memory of the GPU with the largest share. */
-		for (int l = 0; l < L; l++) {
-			cols[l] = X[j * L + l];
-			vals[l] = cost_stage_memory(x, l, l, T.phi[j],
-			    (int)pos, S, g->m);
-		}
-		snprintf(name, sizeof(name), "mem_%d", j);
-		lp_add_row(lp, name, LP_LE, T.cap[j], L, cols, vals);
-		if (j + 1 == S)
-			continue;
-		/* z >= c_j and the end markers. */
-		for (int l = 0; l + 1 < L; l++) {
-			cols[k] = Y[j * L + l];
-			vals[k++] = T.comm[j][l];
-		}
-		cols[k] = z;
-		vals[k++] = -1;
-		snprintf(name, sizeof(name), "bneck_c_%d", j);
-		lp_add_row(lp, name, LP_LE, 0, k, cols, vals);
-		for (int l = 0; l + 1 < L; l++) {
-			int cc[3] = { Y[j * L + l], X[j * L + l],
-			    X[j * L + l + 1] };
-			double vv[3] = { 1, -1, 1 };
+/* The rows of stage j: not empty, z >= t_j, memory, and z >= c_j with
+ * the end markers unless it is the last. */
+static void
+pmilp_stage(struct pmilp *P, int j)
+{
+	const struct part_group *g = P->g;
+	int S = P->S, L = P->L, *cols = P->cols, *X = P->X, *Y = P->Y, k = 0;
+	double *vals = P->vals;
+	char name[64];
 
-			snprintf(name, sizeof(name), "end_%d_%d", l, j);
-			lp_add_row(lp, name, LP_GE, 0, 3, cc, vv);
-		}
+	for (int l = 0; l < L; l++) {
+		cols[l] = X[j * L + l];
+		vals[l] = 1;
 	}
-	if (warm && warm->status != LP_INFEASIBLE) {
-		double *s = xcalloc((size_t)lp_ncols(lp), sizeof(double));
-		double bt = 0, t, c;
-
-		for (int j = 0, a = 0; j < S; j++) {
-			for (int l = a; l <= warm->last[j]; l++)
-				s[X[j * L + l]] = 1;
-			if (j + 1 < S)
-				s[Y[j * L + warm->last[j]]] = 1;
-			stage(x, g, &T, j, a, warm->last[j], &t, &c);
-			bt = fmax(bt, fmax(t, c));
-			a = warm->last[j] + 1;
-		}
-		s[z] = bt;
-		lp_set_start(lp, s);
-		free(s);
+	snprintf(name, sizeof(name), "nonempty_%d", j);
+	lp_add_row(P->lp, name, LP_GE, 1, L, cols, vals);
+	for (int l = 0; l < L; l++) {
+		cols[l] = X[j * L + l];
+		vals[l] = cost_stage_compute(P->x, g->node[j], g->k[j], l, l);
 	}
+	cols[L] = P->z;
+	vals[L] = -1;
+	snprintf(name, sizeof(name), "bneck_t_%d", j);
+	lp_add_row(P->lp, name, LP_LE, 0, L + 1, cols, vals);
+	/* Memory of the GPU with the largest share. */
+	for (int l = 0; l < L; l++) {
+		cols[l] = X[j * L + l];
+		vals[l] = cost_stage_memory(P->x, l, l, P->T.phi[j], j + 1, S,
+		    g->m);
+	}
+	snprintf(name, sizeof(name), "mem_%d", j);
+	lp_add_row(P->lp, name, LP_LE, P->T.cap[j], L, cols, vals);
+	if (j + 1 == S)
+		return;
+	for (int l = 0; l + 1 < L; l++) {
+		cols[k] = Y[j * L + l];
+		vals[k++] = P->T.comm[j][l];
+	}
+	cols[k] = P->z;
+	vals[k++] = -1;
+	snprintf(name, sizeof(name), "bneck_c_%d", j);
+	lp_add_row(P->lp, name, LP_LE, 0, k, cols, vals);
+	for (int l = 0; l + 1 < L; l++) {
+		int cc[3] = { Y[j * L + l], X[j * L + l], X[j * L + l + 1] };
+		double vv[3] = { 1, -1, 1 };
+
+		snprintf(name, sizeof(name), "end_%d_%d", l, j);
+		lp_add_row(P->lp, name, LP_GE, 0, 3, cc, vv);
+	}
+}
+
+/* The partition warm as the first incumbent. */
+static void
+pmilp_start(struct pmilp *P, const struct part_result *warm)
+{
+	double *s = xcalloc((size_t)lp_ncols(P->lp), sizeof(double)), bt;
+	int L = P->L;
+
+	for (int j = 0, a = 0; j < P->S; j++) {
+		for (int l = a; l <= warm->last[j]; l++)
+			s[P->X[j * L + l]] = 1;
+		if (j + 1 < P->S)
+			s[P->Y[j * L + warm->last[j]]] = 1;
+		a = warm->last[j] + 1;
+	}
+	part_value(P->x, P->g, &P->T, warm->last, &bt);
+	s[P->z] = bt;
+	lp_set_start(P->lp, s);
+	free(s);
+}
+
+/* Read the partition of a solved program into r, with the model's own
+ * value of it. */
+static void
+pmilp_read(struct pmilp *P, const struct lp_result *res,
+    struct part_result *r)
+{
+	double bt;
+
+	r->status = res->status == LP_NOSOLUTION ? LP_INFEASIBLE :
+	    res->status;
+	r->time_s = res->time_s;
+	r->gap = res->gap;
+	if (res->status != LP_OPTIMAL && res->status != LP_FEASIBLE)
+		return;
+	for (int j = 0; j < P->S; j++) {
+		r->last[j] = -1;
+		for (int l = 0; l < P->L; l++)
+			if (res->x[P->X[j * P->L + l]] > 0.5)
+				r->last[j] = l;
+	}
+	r->obj = part_value(P->x, P->g, &P->T, r->last, &bt);
+	r->obj += (double)(P->g->m - 1) * bt;
+}
+
+int
+part_milp(const struct dl_costctx *x, const struct part_group *g,
+    const struct part_result *warm, const struct lp_params *prm,
+    const char *dump, struct part_result *r, struct dl_err *e)
+{
+	struct pmilp P;
+	struct lp_result res;
+	int S = g->S, L = (int)x->m->nlayers, rc;
+	size_t n = (size_t)(S + 1) * (size_t)(L + 1) * 2 + 4;
+
+	memset(r, 0, sizeof(*r));
+	r->S = S;
+	r->last = xcalloc((size_t)S, sizeof(int));
+	r->status = LP_INFEASIBLE;
+	if (S < 1 || S > L)
+		return DL_OK;
+	P.x = x;
+	P.g = g;
+	P.S = S;
+	P.L = L;
+	tab_init(&P.T, x, g);
+	P.lp = lp_new("partition", 1);
+	P.X = xcalloc((size_t)S * (size_t)L, sizeof(int));
+	P.Y = xcalloc((size_t)S * (size_t)L, sizeof(int));
+	P.cols = xcalloc(n, sizeof(int));
+	P.vals = xcalloc(n, sizeof(double));
+	pmilp_cols(&P);
+	pmilp_order(&P);
+	for (int j = 0; j < S; j++)
+		pmilp_stage(&P, j);
+	if (warm && warm->status != LP_INFEASIBLE)
+		pmilp_start(&P, warm);
 	rc = DL_OK;
 	if (dump)
-		rc = lp_write(lp, dump, e);
+		rc = lp_write(P.lp, dump, e);
 	if (rc == DL_OK)
-		rc = lp_solve(lp, prm, &res, e);
+		rc = lp_solve(P.lp, prm, &res, e);
 	if (rc == DL_OK) {
-		r->status = res.status == LP_NOSOLUTION ? LP_INFEASIBLE :
-		    res.status;
-		r->time_s = res.time_s;
-		r->gap = res.gap;
-		if (res.status == LP_OPTIMAL || res.status == LP_FEASIBLE) {
-			for (int j = 0; j < S; j++) {
-				r->last[j] = -1;
-				for (int l = 0; l < L; l++)
-					if (res.x[X[j * L + l]] > 0.5)
-						r->last[j] = l;
-			}
-			/* Report the model's own value of this partition. */
-			r->obj = 0;
-			{
-				double bt = 0, t, c;
-
-				for (int j = 0, a = 0; j < S; j++) {
-					stage(x, g, &T, j, a, r->last[j], &t,
-					    &c);
-					bt = fmax(bt, fmax(t, c));
-					r->obj += t + c;
-					a = r->last[j] + 1;
-				}
-				r->obj += mcoef * bt;
-			}
-		}
+		pmilp_read(&P, &res, r);
 		lp_result_free(&res);
 	}
-	free(X);
-	free(Y);
-	free(cols);
-	free(vals);
-	lp_free(lp);
-	tab_free(&T);
+	free(P.X);
+	free(P.Y);
+	free(P.cols);
+	free(P.vals);
+	lp_free(P.lp);
+	tab_free(&P.T);
 	return rc;
 }
 
@@ -801,298 +865,4 @@ part_mcap(const struct dl_costctx *x, int S, const int *k, const int *node,
 		}
 	}
 	return LONG_MAX;
-}
-
-/* Largest m with A + (m - 1) M <= z (0 when z < A), capped. */
-static long
-fit(const struct split_group *g, double z, long total)
-{
-	long cap = g->cap < total ? g->cap : total, n;
-
-	if (z < g->A || cap <= 0)
-		return 0;
-	if (g->M <= 0)
-		return cap;
-	n = (long)fmin(floor((z - g->A) / g->M) + 1, (double)cap);
-	/* Guard the floor against rounding either way. */
-	while (n < cap && g->A + (double)n * g->M <= z)
-		n++;
-	while (n > 0 && g->A + (double)(n - 1) * g->M > z)
-		n--;
-	return n;
-}
-
-static double
-gtime(const struct split_group *g, long m)
-{
-	return m <= 0 ? 0 : g->A + (double)(m - 1) * g->M;
-}
-
-int
-split_exact(const struct split_group *g, int G, long total, long *m,
-    double *z, int *status)
-{
-	double lo = HUGE_VAL, hi = 0;
-	long sum = 0;
-
-	for (int i = 0; i < G; i++) {
-		long cap = g[i].cap < total ? g[i].cap : total;
-
-		sum += cap;
-		if (cap > 0) {
-			lo = fmin(lo, g[i].A);
-			hi = fmax(hi, gtime(&g[i], cap));
-		}
-		m[i] = 0;
-	}
-	if (sum < total || G == 0) {
-		*status = LP_INFEASIBLE;
-		return DL_OK;
-	}
-	/* Smallest z whose fits add up to total, to full precision. */
-	for (int it = 0; it < 200 && lo < hi; it++) {
-		double mid = lo + (hi - lo) / 2;
-		long cnt = 0;
-
-		if (mid <= lo || mid >= hi)
-			break;
-		for (int i = 0; i < G; i++)
-			cnt += fit(&g[i], mid, total);
-		if (cnt >= total)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	sum = 0;
-	for (int i = 0; i < G; i++)
-		sum += m[i] = fit(&g[i], hi, total);
-	/* Take back the surplus from the slowest groups (exchange argument:
-	 * this ends at the least possible maximum). */
-	while (sum > total) {
-		int w = -1;
-
-		for (int i = 0; i < G; i++)
-			if (m[i] > 0 && (w < 0 ||
-			    gtime(&g[i], m[i]) >= gtime(&g[w], m[w])))
-				w = i;
-		m[w]--;
-		sum--;
-	}
-	*z = 0;
-	for (int i = 0; i < G; i++)
-		*z = fmax(*z, gtime(&g[i], m[i]));
-	*status = LP_OPTIMAL;
-	return DL_OK;
-}
-
-int
-split_exact_all(const struct split_group *g, int G, long total, long *m,
-    double *z, int *status)
-{
-	double lo = 0, hi = 0;
-	long sum = 0;
-
-	*status = LP_INFEASIBLE;
-	if (G == 0 || total < G)
-		return DL_OK;
-	for (int i = 0; i < G; i++) {
-		long cap = g[i].cap < total ? g[i].cap : total;
-
-		if (cap < 1)
-			return DL_OK;
-		sum += cap;
-		lo = fmax(lo, g[i].A);
-		hi = fmax(hi, gtime(&g[i], cap));
-	}
-	if (sum < total)
-		return DL_OK;
-	if (total <= 64 * (long)G) {
-		/*
-		 * Few micro-batches: one each, then each next one to the group
-		 * whose time grows least (lowest index on ties).  This is
-		 * optimal: were some z below the result feasible, at the first
-		 * step past it every group would already hold all it can
-		 * within z, and their sum would fall short of total.
-		 */
-		for (int i = 0; i < G; i++)
-			m[i] = 1;
-		for (long left = total - G; left > 0; left--) {
-			int w = -1;
-
-			for (int i = 0; i < G; i++) {
-				long cap = g[i].cap < total ? g[i].cap : total;
-
-				if (m[i] < cap && (w < 0 || gtime(&g[i],
-				    m[i] + 1) < gtime(&g[w], m[w] + 1)))
-					w = i;
-			}
-			m[w]++;
-		}
-		*z = 0;
-		for (int i = 0; i < G; i++)
-			*z = fmax(*z, gtime(&g[i], m[i]));
-		*status = LP_OPTIMAL;
-		return DL_OK;
-	}
-	/* Every group runs, so z starts at the largest A. */
-	for (int it = 0; it < 200 && lo < hi; it++) {
-		double mid = lo + (hi - lo) / 2;
-		long cnt = 0;
-
-		if (mid <= lo || mid >= hi)
-			break;
-		for (int i = 0; i < G; i++)
-			cnt += fit(&g[i], mid, total);
-		if (cnt >= total)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	{
-		long cnt = 0;
-
-		for (int i = 0; i < G; i++)
-			cnt += fit(&g[i], lo, total);
-		if (cnt >= total)
-			hi = lo;
-	}
-	sum = 0;
-	for (int i = 0; i < G; i++) {
-		m[i] = fit(&g[i], hi, total);
-		if (m[i] < 1)
-			m[i] = 1;
-		sum += m[i];
-	}
-	/* Take back the surplus from the slowest groups, keeping one each. */
-	while (sum > total) {
-		int w = -1;
-
-		for (int i = 0; i < G; i++)
-			if (m[i] > 1 && (w < 0 ||
-			    gtime(&g[i], m[i]) >= gtime(&g[w], m[w])))
-				w = i;
-		m[w]--;
-		sum--;
-	}
-	*z = 0;
-	for (int i = 0; i < G; i++)
-		*z = fmax(*z, gtime(&g[i], m[i]));
-	*status = LP_OPTIMAL;
-	return DL_OK;
-}
-
-int
-split_milp(const struct split_group *g, int G, long total,
-    const struct lp_params *prm, const char *dump, long *m, double *z,
-    int *status, struct dl_err *e)
-{
-	struct dl_lp *lp;
-	struct lp_result res;
-	int *M = xcalloc((size_t)G, sizeof(int));
-	int *U = xcalloc((size_t)G, sizeof(int));
-	int *cols = xcalloc((size_t)G + 1, sizeof(int));
-	double *vals = xcalloc((size_t)G + 1, sizeof(double));
-	long *warm = xcalloc((size_t)G, sizeof(long));
-	double wz;
-	int zc, ws, rc;
-	char name[64];
-
-	/* The threshold search gives the starting incumbent, put in the
-	 * order the symmetry rows below ask for. */
-	split_exact(g, G, total, warm, &wz, &ws);
-	for (int again = 1; again;) {
-		again = 0;
-		for (int i = 0; i < G; i++)
-			for (int j = i + 1; j < G; j++)
-				if (g[i].A == g[j].A && g[i].M == g[j].M &&
-				    g[i].cap == g[j].cap && warm[i] < warm[j]) {
-					long t = warm[i];
-
-					warm[i] = warm[j];
-					warm[j] = t;
-					again = 1;
-				}
-	}
-	lp = lp_new("split", 1);
-	for (int i = 0; i < G; i++) {
-		long cap = g[i].cap < total ? g[i].cap : total;
-
-		snprintf(name, sizeof(name), "m_%d", i);
-		M[i] = lp_add_col(lp, name, LP_INT, 0, (double)cap, 0);
-		snprintf(name, sizeof(name), "u_%d", i);
-		U[i] = lp_add_col(lp, name, LP_BIN, 0, 1, 0);
-	}
-	zc = lp_add_col(lp, "z", LP_CONT, 0, HUGE_VAL, 1);
-	for (int i = 0; i < G; i++) {
-		cols[i] = M[i];
-		vals[i] = 1;
-	}
-	lp_add_row(lp, "total", LP_EQ, (double)total, G, cols, vals);
-	/*
-	 * Symmetry: of two groups with the same A, M and cap, the earlier
-	 * takes at least as many micro-batches (any optimum can be reordered
-	 * so), which spares branch and bound the mirror images.
-	 */
-	for (int i = 0; i < G; i++)
-		for (int j = i + 1; j < G; j++) {
-			int cs[2] = { M[i], M[j] };
-			double vs[2] = { 1, -1 };
-
-			if (g[i].A != g[j].A || g[i].M != g[j].M ||
-			    g[i].cap != g[j].cap)
-				continue;
-			snprintf(name, sizeof(name), "sym_%d_%d", i, j);
-			lp_add_row(lp, name, LP_GE, 0, 2, cs, vs);
-			break;	/* the next equal one chains from j */
-		}
-	for (int i = 0; i < G; i++) {
-		long cap = g[i].cap < total ? g[i].cap : total;
-		int c2[3] = { M[i], U[i], zc };
-		double v2[3] = { 1, -(double)cap, 0 };
-		double v3[3] = { g[i].M, g[i].A - g[i].M, -1 };
-		double v4[2] = { 1, -1 };
-		int c4[2] = { U[i], M[i] };
-
-		snprintf(name, sizeof(name), "on_%d", i);
-		lp_add_row(lp, name, LP_LE, 0, 2, c2, v2);
-		snprintf(name, sizeof(name), "used_%d", i);
-		lp_add_row(lp, name, LP_LE, 0, 2, c4, v4);
-		snprintf(name, sizeof(name), "time_%d", i);
-		lp_add_row(lp, name, LP_LE, 0, 3, c2, v3);
-	}
-	if (ws == LP_OPTIMAL) {
-		double *s = xcalloc((size_t)lp_ncols(lp), sizeof(double));
-
-		for (int i = 0; i < G; i++) {
-			s[M[i]] = (double)warm[i];
-			s[U[i]] = warm[i] > 0;
-		}
-		s[zc] = wz;
-		lp_set_start(lp, s);
-		free(s);
-	}
-	rc = DL_OK;
-	if (dump)
-		rc = lp_write(lp, dump, e);
-	if (rc == DL_OK)
-		rc = lp_solve(lp, prm, &res, e);
-	if (rc == DL_OK) {
-		*status = res.status == LP_NOSOLUTION ? LP_INFEASIBLE :
-		    res.status;
-		if (res.status == LP_OPTIMAL || res.status == LP_FEASIBLE) {
-			*z = 0;
-			for (int i = 0; i < G; i++) {
-				m[i] = lround(res.x[M[i]]);
-				*z = fmax(*z, gtime(&g[i], m[i]));
-			}
-		}
-		lp_result_free(&res);
-	}
-	lp_free(lp);
-	free(M);
-	free(U);
-	free(cols);
-	free(vals);
-	free(warm);
-	return rc;
 }

@@ -1,6 +1,5 @@
 /*
- * partition.h - the layer partition of one pipeline (DESIGN.md 5.3) and
- * the data split across groups (5.2).
+ * partition.h - the layer partition of one pipeline (DESIGN.md 5.3).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -16,13 +15,8 @@
  * every candidate bottleneck B it finds the least sum with all stages at
  * most B); part_milp() solves the same model as a MILP with GLPK, started
  * from the DP's answer.  The transfer cost of a boundary is given by the
- * caller (the planner prices it with the router, unshared).
- *
- * Data split.  With every group's stages fixed, T_g = A_g + (m_g - 1) M_g
- * for m_g >= 1; split_milp() minimises max_g T_g subject to sum m_g = M,
- * 0 <= m_g <= cap_g (memory), as a MILP; split_exact() computes the same
- * optimum by a threshold search and is the oracle and the fast path for
- * many groups.
+ * caller (the planner prices it with the router, unshared).  The data
+ * split across groups is split.h's.
  */
 #ifndef DL_PARTITION_H
 #define DL_PARTITION_H
@@ -100,21 +94,5 @@ void part_result_free(struct part_result *r);
  * (LONG_MAX when every m fits, 0 when even m = 1 does not). */
 long part_mcap(const struct dl_costctx *x, int S, const int *k,
     const int *node, const int *last);
-
-struct split_group {
-	double A, M;		/* T_g = A + (m - 1) M for m >= 1 */
-	long cap;		/* memory cap on m_g */
-};
-
-/* Minimise max_g T_g.  DL_OK; *status LP_OPTIMAL or LP_INFEASIBLE (the
- * caps cannot hold total micro-batches). */
-int split_milp(const struct split_group *g, int G, long total,
-    const struct lp_params *prm, const char *dump, long *m, double *z,
-    int *status, struct dl_err *e);
-int split_exact(const struct split_group *g, int G, long total, long *m,
-    double *z, int *status);
-/* The same with every group given at least one micro-batch. */
-int split_exact_all(const struct split_group *g, int G, long total, long *m,
-    double *z, int *status);
 
 #endif

@@ -13,6 +13,7 @@
 #include "csvin.h"
 #include "partition.h"
 #include "replan.h"
+#include "split.h"
 
 /*
  * The log.
@@ -435,7 +436,7 @@ resplit(const struct dl_costctx *x, const struct dl_plan *p, double tlim,
 
 		rc = split_milp(sg, G, total, &prm, NULL, m, &z, &st, e);
 	} else {
-		split_exact(sg, G, total, m, &z, &st);
+		split_exact(sg, G, total, 0, m, &z, &st);
 	}
 	free(sg);
 	if (rc == DL_OK && st != LP_OPTIMAL && st != LP_FEASIBLE)

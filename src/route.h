@@ -1,6 +1,5 @@
 /*
- * route.h - MDP routing of flows over the cluster network (DESIGN.md 5.4)
- * and ring order (5.5).
+ * route.h - MDP routing of flows over the cluster network (DESIGN.md 5.4).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -134,26 +133,5 @@ extern const struct csv_schema dl_flows_schema;
 int flows_load(struct dl_flowset *fs, const char *path,
     const struct dl_cluster *c, struct dl_err *e);
 void flows_free(struct dl_flowset *fs);
-
-/*
- * Ring order (5.5): order n members (vertices; equal vertices mean the
- * same node, priced by intra) to minimise the slowest hop's cost, where
- * hop_cost(i, j) is given.  Exact for n <= 8, greedy + 2-opt above.
- * order[] receives member indices starting with member 0.  hop_cost is
- * called once for every ordered pair i != j before anything else.
- */
-void ring_order(int n, double (*hop_cost)(void *ctx, int i, int j),
-    void *ctx, int *order);
-/*
- * The same with the site of every member (site[i] >= 0; NULL: unknown):
- * above 8 members the greedy finishes a site before it leaves it.
- * ring_order() is ring_order_sites() with site = NULL, where the greedy
- * simply takes the cheapest next hop.  Ties: below 9 members the
- * lexicographically first optimal order; above, the greedy takes the
- * lowest index among equally cheap hops and 2-opt accepts only a lower
- * slowest hop, or the same slowest hop with a lower total.
- */
-void ring_order_sites(int n, const int *site,
-    double (*hop_cost)(void *ctx, int i, int j), void *ctx, int *order);
 
 #endif

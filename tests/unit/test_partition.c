@@ -9,6 +9,7 @@
 #include "cost.h"
 #include "fixture.h"
 #include "partition.h"
+#include "split.h"
 #include "tap.h"
 
 /* Synthetic boundary cost: depends on the boundary and the bytes. */
@@ -440,7 +441,7 @@ test_split(void)
 		}
 		split_lo = 1;
 		bf = split_brute(g, G, total, m, 0);
-		split_exact_all(g, G, total, m, &z, &st);
+		split_exact(g, G, total, 1, m, &z, &st);
 		if (bf == HUGE_VAL)
 			good_all &= st == LP_INFEASIBLE;
 		else {
@@ -457,7 +458,7 @@ test_split(void)
 		}
 		split_lo = 0;
 		bf = split_brute(g, G, total, m, 0);
-		split_exact(g, G, total, m, &z, &st);
+		split_exact(g, G, total, 0, m, &z, &st);
 		n++;
 		if (bf == HUGE_VAL) {
 			good_exact &= st == LP_INFEASIBLE;

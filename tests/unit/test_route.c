@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "forecast.h"
+#include "ring.h"
 #include "route.h"
 #include "tap.h"
 
@@ -729,7 +730,7 @@ ring_exact(void)
 		m.n = n;
 		for (int i = 0; i < n * n; i++)
 			m.w[i] = ints ? (double)(1 + (int)(4 * rnd())) : rnd();
-		ring_order(n, hop, &m, o);
+		ring_order_hops(n, NULL, hop, &m, o);
 		for (int i = 0; i < n; i++)
 			p[i] = i;
 		/* Permutations of 1..n-1 in lexicographic order; the first
@@ -773,9 +774,9 @@ ring_twelve(void)
 			    site[j] == (site[i] + 1) % 3 ? 10 : 50;
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 0)
-			ring_order(12, hop, &m, o);
+			ring_order_hops(12, NULL, hop, &m, o);
 		else
-			ring_order_sites(12, site, hop, &m, o);
+			ring_order_hops(12, site, hop, &m, o);
 		ok1 = is_ring(12, o) && bottleneck(&m, o) == 10;
 		changes = 0;
 		for (int k = 0; k < 12; k++)
@@ -793,7 +794,7 @@ ring_twelve(void)
 			m.w[i] = rnd();
 		for (int i = 0; i < 12; i++)
 			id[i] = i;
-		ring_order(12, hop, &m, o);
+		ring_order_hops(12, NULL, hop, &m, o);
 		ok(is_ring(12, o) && bottleneck(&m, o) <= bottleneck(&m, id),
 		    "ring n=12 random %d: a ring from member 0, no worse than "
 		    "the identity (%g <= %g)", trial, bottleneck(&m, o),

@@ -1,0 +1,477 @@
+/*
+ * search_exhaustive.c - the exhaustive mode of the plan search: the whole
+ * plan space of DESIGN.md section 3, pruned by exact lower bounds, so its
+ * answer is the optimum of section 4 (see search.h).
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition.h"
+#include "search_int.h"
+#include "split.h"
+
+/*
+ * The exhaustive mode.  Units: every way to split each node's GPUs into
+ * TP groups of 1, 2, 4, 8 (non-increasing sizes, some GPUs may stay
+ * idle).  Shapes: every assignment of units to ordered pipelines (each
+ * unit unused, or inserted at any position of an existing pipeline, or
+ * starting a new one), then every order of the pipelines.  Shapes that
+ * differ only by swapping identical units of one node are scored once.
+ */
+struct exh {
+	struct ctx *C;
+	struct unit units[64];
+	int nunits;
+	/* The shape being built. */
+	int G;
+	int len[64];
+	int mem[64][64];	/* unit indices per group */
+	struct kcache seen;	/* signatures of the shapes scored */
+	int perm[64];
+};
+
+/* Add signature sig to the shapes seen: 0 when it was there. */
+static int
+seen_add(struct exh *X, const char *sig)
+{
+	size_t n = strlen(sig), i;
+
+	if (kc_findi(&X->seen, sig, n, &i))
+		return 0;
+	kc_puti(&X->seen, sig, n, X->seen.n);
+	return 1;
+}
+
+/* Boundaries of S stages over L layers: next composition, in place. */
+static int
+next_cut(int *last, int S, int L)
+{
+	/* last[S-1] = L-1 always; last[0..S-2] strictly increasing. */
+	for (int j = S - 2; j >= 0; j--) {
+		if (last[j] < L - 1 - (S - 1 - j)) {
+			last[j]++;
+			for (int i = j + 1; i < S - 1; i++)
+				last[i] = last[i - 1] + 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void
+first_cut(int *last, int S, int L)
+{
+	for (int j = 0; j < S; j++)
+		last[j] = j;
+	last[S - 1] = L - 1;
+}
+
+/*
+ * Compute-only sum and bottleneck of one group with these boundaries at
+ * m = 1, or 0 when a GPU's memory is exceeded even then.
+ */
+static int
+group_comp(const struct ctx *C, const struct shape *sh, int g, const int *last,
+    double *sum, double *bt)
+{
+	int S = sh->S[g];
+
+	*sum = *bt = 0;
+	for (int j = 0, a = 0; j < S; j++) {
+		const struct unit *u = sh->u[sh->off[g] + j];
+		double t;
+
+		if (cost_stage_memory(C->x, a, last[j], 1.0 / u->k, j + 1, S,
+		    1) > cost_gpu_capacity(C->x, u->node))
+			return 0;
+		t = cost_stage_compute(C->x, u->node, u->k, a, last[j]);
+		*sum += t;
+		*bt = fmax(*bt, t);
+		a = last[j] + 1;
+	}
+	return 1;
+}
+
+/* The memory cap on m of group g with boundaries last. */
+static long
+group_cap(const struct ctx *C, const struct shape *sh, int g, const int *last)
+{
+	int S = sh->S[g], node[64], k[64];
+
+	for (int j = 0; j < S; j++) {
+		node[j] = sh->u[sh->off[g] + j]->node;
+		k[j] = sh->u[sh->off[g] + j]->k;
+	}
+	return part_mcap(C->x, S, k, node, last);
+}
+
+/* Boundaries kept for one group, with their compute-only A and M. */
+struct cutlist {
+	int n, S;
+	int *last;		/* n x S */
+	double *A, *M;
+	long *cap;		/* memory cap on m */
+};
+
+/*
+ * One combination of boundaries.  The micro-batch split does not change
+ * any transfer (sizes depend on the micro-batch, the order of flows on
+ * their sizes and the plan order) nor the sync, so one evaluation gives
+ * every group's A_g and M_g as priced, and the best split for them is the
+ * exact threshold search; a second evaluation scores that plan.  A
+ * compute-only split first bounds the combination from below.
+ */
+static void
+exh_combo(struct exh *X, const struct shape *sh, int **cur, const double *Ac,
+    const double *Mc, const long *caps)
+{
+	struct ctx *C = X->C;
+	struct split_group sg[64];
+	long m[64];
+	double z;
+	int st;
+	struct dl_err e = { 0 };
+
+	for (int g = 0; g < sh->G; g++) {
+		sg[g].A = Ac[g];
+		sg[g].M = Mc[g];
+		sg[g].cap = caps[g];
+	}
+	split_exact(sg, sh->G, C->total, 1, m, &z, &st);
+	if (st != LP_OPTIMAL || (C->have_best && z >= C->best_t)) {
+		C->st->pruned++;
+		return;
+	}
+	search_build_plan(C, &C->work, sh, cur, m);
+	C->st->evaluated++;
+	if (cost_eval(C->x, &C->work, &e) != DL_OK)
+		return;
+	for (int g = 0; g < sh->G; g++) {
+		const struct dl_group *gr = &C->work.groups[g];
+		double A = 0, M = 0;
+
+		for (int j = 0; j < gr->nstages; j++) {
+			const struct dl_stage *s = &gr->stages[j];
+
+			A += s->compute_s + s->p2p_s;
+			M = fmax(M, fmax(s->compute_s, s->p2p_s));
+		}
+		sg[g].A = A;
+		sg[g].M = M;
+	}
+	{
+		double sync = C->work.est.sync_s;
+
+		split_exact(sg, sh->G, C->total, 1, m, &z, &st);
+		if (st != LP_OPTIMAL || (C->have_best && z + sync >=
+		    C->best_t * (1 + 1e-12)))
+			return;
+	}
+	search_build_plan(C, &C->work, sh, cur, m);
+	search_consider(C);
+}
+
+static void
+exh_product(struct exh *X, const struct shape *sh, int g,
+    const struct cutlist *cl, int **cur, double *Ac, double *Mc, long *caps)
+{
+	struct ctx *C = X->C;
+
+	if (C->failed)
+		return;
+	if (g == sh->G) {
+		exh_combo(X, sh, cur, Ac, Mc, caps);
+		return;
+	}
+	for (int i = 0; i < cl[g].n; i++) {
+		cur[g] = cl[g].last + (size_t)i * (size_t)cl[g].S;
+		Ac[g] = cl[g].A[i];
+		Mc[g] = cl[g].M[i];
+		caps[g] = cl[g].cap[i];
+		exh_product(X, sh, g + 1, cl, cur, Ac, Mc, caps);
+	}
+}
+
+/*
+ * Least compute-only sum and least bottleneck over every boundary choice
+ * of group g that fits in memory at one micro-batch (two small DPs).
+ * Returns 0 when none fits.
+ */
+static int
+group_bounds(const struct ctx *C, const struct shape *sh, int g, double *amin,
+    double *mmin)
+{
+	int S = sh->S[g], L = C->L;
+	double *fs = xcalloc((size_t)S * (size_t)L, sizeof(double));
+	double *fm = xcalloc((size_t)S * (size_t)L, sizeof(double));
+
+	for (int j = 0; j < S; j++) {
+		const struct unit *u = sh->u[sh->off[g] + j];
+
+		for (int b = 0; b < L; b++) {
+			double bs = HUGE_VAL, bm = HUGE_VAL;
+
+			if (!(b < j || L - 1 - b < S - 1 - j))
+				for (int a = j; a <= b; a++) {
+					double ps = j == 0 ? (a == 0 ? 0 :
+					    HUGE_VAL) : fs[(j - 1) * L + a - 1];
+					double pm = j == 0 ? (a == 0 ? 0 :
+					    HUGE_VAL) : fm[(j - 1) * L + a - 1];
+					double t;
+
+					if (ps == HUGE_VAL || cost_stage_memory(
+					    C->x, a, b, 1.0 / u->k, j + 1, S, 1) >
+					    cost_gpu_capacity(C->x, u->node))
+						continue;
+					t = cost_stage_compute(C->x, u->node,
+					    u->k, a, b);
+					bs = fmin(bs, ps + t);
+					bm = fmin(bm, fmax(pm, t));
+				}
+			fs[j * L + b] = bs;
+			fm[j * L + b] = bm;
+		}
+	}
+	*amin = fs[(S - 1) * L + L - 1];
+	*mmin = fm[(S - 1) * L + L - 1];
+	free(fs);
+	free(fm);
+	return *amin < HUGE_VAL;
+}
+
+/* All boundary combinations of a shape (each group's list pruned by its
+ * compute-only time at one micro-batch, a bound on any T). */
+static void
+exh_cuts(struct exh *X, const struct shape *sh)
+{
+	struct ctx *C = X->C;
+	struct cutlist *cl = xcalloc((size_t)sh->G, sizeof(*cl));
+	int **cur = xcalloc((size_t)sh->G, sizeof(int *));
+	double *Ac = xcalloc((size_t)sh->G, sizeof(double));
+	double *Mc = xcalloc((size_t)sh->G, sizeof(double));
+	long *caps = xcalloc((size_t)sh->G, sizeof(long));
+	int *last = xcalloc((size_t)C->L, sizeof(int));
+	int prune = 0;
+
+	/*
+	 * The shape as a whole: every group at its least sum and least
+	 * bottleneck, split at best, is a bound on every combination.
+	 */
+	struct split_group sg[64];
+
+	{
+		long m[64];
+		double z;
+		int st;
+
+		for (int q = 0; q < sh->G && !prune; q++) {
+			sg[q].cap = LONG_MAX;
+			if (!group_bounds(C, sh, q, &sg[q].A, &sg[q].M))
+				prune = 1;
+		}
+		if (!prune) {
+			split_exact(sg, sh->G, C->total, 1, m, &z, &st);
+			if (st != LP_OPTIMAL || (C->have_best &&
+			    z >= C->best_t))
+				prune = 1;
+		}
+	}
+	for (int q = 0; q < sh->G && !prune; q++) {
+		size_t cap = 0, cap2 = 0, cap3 = 0, cap4 = 0;
+		int S = sh->S[q];
+
+		cl[q].S = S;
+		first_cut(last, S, C->L);
+		do {
+			double sum, bt;
+
+			if (!group_comp(C, sh, q, last, &sum, &bt) ||
+			    (C->have_best && sum >= C->best_t))
+				continue;
+			/* This cut with every other group at its best. */
+			if (C->have_best && sh->G > 1) {
+				struct split_group one = sg[q];
+				long m[64];
+				double z;
+				int st;
+
+				sg[q].A = sum;
+				sg[q].M = bt;
+				split_exact(sg, sh->G, C->total, 1, m, &z,
+				    &st);
+				sg[q] = one;
+				if (st != LP_OPTIMAL || z >= C->best_t)
+					continue;
+			}
+			cl[q].last = xgrow(cl[q].last, &cap, (size_t)(cl[q].n +
+			    1) * (size_t)S, sizeof(int));
+			cl[q].A = xgrow(cl[q].A, &cap2, (size_t)cl[q].n + 1,
+			    sizeof(double));
+			cl[q].M = xgrow(cl[q].M, &cap3, (size_t)cl[q].n + 1,
+			    sizeof(double));
+			cl[q].cap = xgrow(cl[q].cap, &cap4, (size_t)cl[q].n + 1,
+			    sizeof(long));
+			cl[q].cap[cl[q].n] = group_cap(C, sh, q, last);
+			memcpy(cl[q].last + (size_t)cl[q].n * (size_t)S, last,
+			    (size_t)S * sizeof(int));
+			cl[q].A[cl[q].n] = sum;
+			cl[q].M[cl[q].n] = bt;
+			cl[q].n++;
+		} while (next_cut(last, S, C->L));
+		if (cl[q].n == 0)
+			prune = 1;
+	}
+	if (prune)
+		C->st->pruned++;
+	else
+		exh_product(X, sh, 0, cl, cur, Ac, Mc, caps);
+	for (int q = 0; q < sh->G; q++) {
+		free(cl[q].cap);
+		free(cl[q].last);
+		free(cl[q].A);
+		free(cl[q].M);
+	}
+	free(cl);
+	free(cur);
+	free(Ac);
+	free(Mc);
+	free(caps);
+	free(last);
+}
+
+/* Score one shape (groups in the order of X->perm). */
+static void
+exh_shape(struct exh *X)
+{
+	struct ctx *C = X->C;
+	struct shape sh;
+	const struct unit *u[64];
+	int S[64], off[64], n = 0;
+	struct strbuf sig = STRBUF_INIT;
+
+	sh.G = X->G;
+	sh.S = S;
+	sh.off = off;
+	sh.u = u;
+	for (int q = 0; q < X->G; q++) {
+		int g = X->perm[q];
+
+		S[q] = X->len[g];
+		off[q] = n;
+		for (int j = 0; j < X->len[g]; j++) {
+			const struct unit *un = &X->units[X->mem[g][j]];
+
+			u[n++] = un;
+			sb_addf(&sig, "%d.%d,", un->node, un->k);
+		}
+		sb_addc(&sig, '|');
+	}
+	if (sh.G == 0 || sh.G > C->total || !search_strategy_allows(C->so->strategy,
+	    &sh) || !seen_add(X, sig.buf)) {
+		sb_free(&sig);
+		return;
+	}
+	sb_free(&sig);
+	for (int q = 0; q < sh.G; q++)
+		if (S[q] > C->L)
+			return;
+	C->st->structures++;
+	exh_cuts(X, &sh);
+}
+
+/* Every order of the current groups. */
+static void
+exh_perms(struct exh *X, int q)
+{
+	if (q == X->G) {
+		exh_shape(X);
+		return;
+	}
+	for (int i = q; i < X->G; i++) {
+		int t = X->perm[q];
+
+		X->perm[q] = X->perm[i];
+		X->perm[i] = t;
+		exh_perms(X, q + 1);
+		t = X->perm[q];
+		X->perm[q] = X->perm[i];
+		X->perm[i] = t;
+	}
+}
+
+/* Place unit i: unused, into any position of a group, or a new group. */
+static void
+exh_place(struct exh *X, int i)
+{
+	if (X->C->failed)
+		return;
+	if (i == X->nunits) {
+		for (int q = 0; q < X->G; q++)
+			X->perm[q] = q;
+		exh_perms(X, 0);
+		return;
+	}
+	exh_place(X, i + 1);
+	for (int g = 0; g < X->G; g++) {
+		for (int p = 0; p <= X->len[g]; p++) {
+			memmove(&X->mem[g][p + 1], &X->mem[g][p],
+			    (size_t)(X->len[g] - p) * sizeof(int));
+			X->mem[g][p] = i;
+			X->len[g]++;
+			exh_place(X, i + 1);
+			X->len[g]--;
+			memmove(&X->mem[g][p], &X->mem[g][p + 1],
+			    (size_t)(X->len[g] - p) * sizeof(int));
+		}
+	}
+	X->mem[X->G][0] = i;
+	X->len[X->G] = 1;
+	X->G++;
+	exh_place(X, i + 1);
+	X->G--;
+}
+
+/* Every split of node i's GPUs into units (sizes non-increasing). */
+static void
+exh_units(struct exh *X, size_t node, int left, int maxk, int gpu)
+{
+	const struct dl_costctx *x = X->C->x;
+
+	if (X->C->failed)
+		return;
+	if (node == x->c->nnodes) {
+		exh_place(X, 0);
+		return;
+	}
+	/* Leave the rest of this node idle and go on. */
+	exh_units(X, node + 1, node + 1 < x->c->nnodes ?
+	    x->c->nodes[node + 1].gpus : 0, DL_MAX_TP, 0);
+	for (int k = maxk; k >= 1; k /= 2) {
+		struct unit *u;
+
+		if (k > left || k > x->o->max_tp)
+			continue;
+		u = &X->units[X->nunits++];
+		u->node = (int)node;
+		u->k = k;
+		u->gpu0 = gpu;
+		u->speed = k * x->speed[node];
+		exh_units(X, node, left - k, k, gpu + k);
+		X->nunits--;
+	}
+}
+
+void
+search_exhaustive(struct ctx *C)
+{
+	struct exh *X = xcalloc(1, sizeof(*X));
+
+	X->C = C;
+	exh_units(X, 0, C->x->c->nodes[0].gpus, DL_MAX_TP, 0);
+	kc_free(&X->seen);
+	free(X);
+}

@@ -1,0 +1,188 @@
+/*
+ * search_int.h - what the files of the plan search share (search.c,
+ * search_ctx.c, search_structured.c, search_exhaustive.c, search_dump.c);
+ * nothing outside them includes it.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The files call one another downward only:
+ *
+ *	search.c		search_plan(): runs the modes, explains failure
+ *	search_structured.c	the structured mode (DESIGN.md 5.6)
+ *	search_exhaustive.c	the exhaustive mode (the exact optimum)
+ *	search_dump.c		search_dump(): a plan's MILPs as LP files
+ *	search_ctx.c		the search context, the scoring of candidates,
+ *				the priced transfers and the thread pool
+ *
+ * Every search runs on a struct ctx: the cost model, the options, the
+ * best plan so far and the caches of one thread.  A mode builds each
+ * candidate in C->work (search_build_plan()) and hands it to
+ * search_consider(), which scores it and keeps it when it wins;
+ * search_cut() says whether a lower bound already rules a candidate out.
+ */
+#ifndef DL_SEARCH_INT_H
+#define DL_SEARCH_INT_H
+
+#include "search.h"
+
+/* A unit: k GPUs of one node, local indices gpu0 .. gpu0 + k - 1. */
+struct unit {
+	int node, k, gpu0;
+	double speed;		/* k * s of its node */
+};
+
+/*
+ * A structure: G groups; group g is the ordered list of S[g] units
+ * u[off[g]] .. u[off[g] + S[g] - 1].  Arrays are owned by the caller.
+ */
+struct shape {
+	int G;
+	int *S, *off;
+	const struct unit **u;
+};
+
+/*
+ * Unshared transfer costs already priced, keyed by (a, b, bytes): the
+ * same node pairs and activation sizes come back in every shape.
+ */
+struct tcache {
+	struct kcache map;	/* (a, b, bytes) -> index into cost */
+	double *cost;
+	size_t n, cap;
+};
+
+/*
+ * Transfer price vectors.  A pipeline boundary from node a to node b costs
+ * c(l), the unshared price of layer l's activations each way; the vector
+ * over all layers gets an id, the same for every pair with the same
+ * prices, so that cache keys hold one int per boundary.
+ */
+struct cids {
+	struct kcache pair;	/* (a, b) -> id */
+	struct kcache vec;	/* price vector -> id */
+	double **v;		/* id -> price vector (owned) */
+	int n;
+	size_t cap;
+	double *zero;		/* the prices when transfers are left out */
+};
+
+struct pool;
+
+/*
+ * The context of one search thread.  The caller keeps x, so, st and best;
+ * the context owns its caches and its scratch (search_ctx_free()).
+ */
+struct ctx {
+	const struct dl_costctx *x;
+	const struct search_opts *so;
+	struct search_stats *st;
+	struct dl_plan *best;
+	struct dl_plan work;
+	double best_t;
+	int have_best;
+	long total;		/* micro-batches per iteration */
+	int L;
+	struct dl_err infeas;	/* why the best-looking candidate failed */
+	int have_infeas;
+	double infeas_t;
+	struct dl_err err;	/* a hard error (DL_ESYS) stops the search */
+	int failed;
+	struct tcache tc;
+	struct kcache pc;	/* key with m -> struct part_result */
+	struct kcache fc;	/* key with min(m, S) -> struct part_front */
+	struct cids cid;
+	struct dl_sitebound sb;
+	struct kcache rings;	/* x->rings: see cost.h */
+
+	/*
+	 * The structured mode's jobs (search_pool_run()).  With a pool, the
+	 * best plan, the infeasibility note and a failure go to the pool's
+	 * root, under its lock; each plan's key is (T, job, round), so that
+	 * the winner does not depend on which thread got there first.
+	 */
+	struct pool *pool;
+	long job;
+	int round;
+	long best_job, infeas_job, gerr_job;
+	int best_round, infeas_round;
+	struct dl_err gerr;	/* the first failure of any thread */
+	int gfailed;
+	/* The units of the last job run (run_job()). */
+	struct unit *units;
+	const struct unit **ord, **fast;
+	int *shS, *shoff;
+	int cur_use, cur_k;
+	size_t cur_n;
+};
+
+/*
+ * Transfer cost c of a pipeline boundary: activations forward and
+ * gradients back, each priced alone (every n_e = 1).
+ */
+struct commctx {
+	const struct dl_costctx *x;
+	const int *node;
+	int zero;		/* compute-only bound: transfers cost 0 */
+	struct tcache *cache;	/* may be NULL */
+};
+
+/*
+ * Start context C of a search over x (the caller keeps x, so and st):
+ * empty caches, each freeing its own kind of value.  search_ctx_free()
+ * frees what it owns apart from the plans it points to.
+ */
+void search_ctx_init(struct ctx *C, const struct dl_costctx *x,
+    const struct search_opts *so, struct search_stats *st);
+void search_ctx_free(struct ctx *C);
+
+/* The price c of boundary j of cc's pipeline for a transfer of bytes
+ * each way (a part_group comm callback; p is a struct commctx). */
+double search_comm(void *p, int j, double bytes);
+/*
+ * A_g and M_g of a pipeline of S stages on node[j] with TP degree k[j]
+ * ending at layer last[j], transfers priced unshared (cache may be NULL):
+ * T_g = A + (m - 1) M.
+ */
+void search_group_am(const struct dl_costctx *x, int S, const int *node,
+    const int *k, const int *last, struct tcache *cache, double *A,
+    double *M);
+
+/* Fill p with the plan of shape sh, stage ends last[g], split m[g]; groups
+ * with no micro-batches are left out. */
+void search_build_plan(const struct ctx *C, struct dl_plan *p,
+    const struct shape *sh, int *const *last, const long *m);
+/*
+ * Whether a plan of C's job and round whose time is at least lb cannot
+ * win: it would not come before the best so far.
+ */
+int search_cut(struct ctx *C, double lb);
+/* Score the plan in C->work; keep it when it is the best so far. */
+void search_consider(struct ctx *C);
+
+/* Whether G groups of at most maxs stages are a plan of strategy strat,
+ * and whether shape sh is. */
+int search_strategy_fits(int strat, int G, int maxs);
+int search_strategy_allows(int strat, const struct shape *sh);
+
+/* The units with TP degree k (the largest power of two <= the GPUs left)
+ * of every node into u[] (room for every GPU); returns their number. */
+size_t search_make_units(const struct dl_costctx *x, int k, struct unit *u);
+/* qsort order of unit pointers: faster first, then node, then GPU. */
+int search_cmp_unit(const void *a, const void *b);
+
+/*
+ * Run jobs 0 .. njobs - 1 as run(C, j, arg) on nt threads (nt <= 1: on C
+ * alone, in order); each thread takes the lowest job nobody has taken.
+ * run returns 0 when no later job can win, which stops every thread, and
+ * a job that sets C->failed stops them too.  C is one of the threads; the
+ * others get contexts and routers of their own, their counts are added to
+ * C's, and the failure of the lowest job becomes C's.
+ */
+void search_pool_run(struct ctx *C, size_t njobs, int nt,
+    int (*run)(struct ctx *C, size_t j, void *arg), void *arg);
+
+/* The two modes: score their candidates on C. */
+void search_structured(struct ctx *C);
+void search_exhaustive(struct ctx *C);
+
+#endif

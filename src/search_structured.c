@@ -1,0 +1,785 @@
+/*
+ * search_structured.c - the structured mode of the plan search (DESIGN.md
+ * 5.6): pipelines of units kept inside a node or site, partitioned by the
+ * layer-partition MILP and split by the data-split MILP, alternately.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition.h"
+#include "search_int.h"
+#include "split.h"
+
+/* Candidate bottlenecks the DP scans before the MILP takes over. */
+#define PART_SCAN 4096
+
+static int partition_solve(struct ctx *, const struct part_group *,
+    struct part_front *, int, const char *, struct part_result *,
+    struct dl_err *);
+
+/*
+ * The id of the price vector of boundary j of cc's pipeline (node j to
+ * node j + 1); -1 when transfers are left out.
+ */
+static int
+comm_id(struct ctx *C, const struct commctx *cc, int j)
+{
+	const struct dl_costctx *x = C->x;
+	int ab[2] = { cc->node[j], cc->node[j + 1] }, *id, *pid;
+	double mu = (double)x->o->micro_batch, *v;
+	size_t n = (size_t)C->L * sizeof(double);
+
+	if (cc->zero)
+		return -1;
+	if ((id = kc_find(&C->cid.pair, (const char *)ab, sizeof(ab))) != NULL)
+		return *id;
+	v = xcalloc((size_t)C->L, sizeof(double));
+	for (int l = 0; l < C->L; l++)
+		v[l] = search_comm((void *)cc, j, mu * x->m->layers[l].act_mb * 1e6);
+	if ((id = kc_find(&C->cid.vec, (const char *)v, n)) == NULL) {
+		id = xmalloc(sizeof(int));
+		*id = C->cid.n;
+		kc_put(&C->cid.vec, (const char *)v, n, id);
+		C->cid.v = xgrow(C->cid.v, &C->cid.cap, (size_t)C->cid.n + 1,
+		    sizeof(double *));
+		C->cid.v[C->cid.n++] = v;
+	} else {
+		free(v);
+	}
+	pid = xmalloc(sizeof(int));
+	*pid = *id;
+	kc_put(&C->cid.pair, (const char *)ab, sizeof(ab), pid);
+	return *pid;
+}
+
+/* Append n bytes at p to key buffer k at *len. */
+static void
+key_add(char *k, size_t *len, const void *p, size_t n)
+{
+	memcpy(k + *len, p, n);
+	*len += n;
+}
+
+/*
+ * Partition group g of sh for m micro-batches: the exact DP and then, for
+ * two or more stages when use_milp is set, the MILP started from it.  With
+ * zero the transfers are left out (the compute-only lower bound).  Answers
+ * are cached; so is each group's DP frontier, which serves every m.
+ */
+static int
+partition(struct ctx *C, const struct shape *sh, int g, long m, int zero,
+    int use_milp, const char *dump, struct part_result *r, struct dl_err *e)
+{
+	const struct dl_costctx *x = C->x;
+	int S = sh->S[g];
+	int *node = xcalloc((size_t)S, sizeof(int));
+	int *k = xcalloc((size_t)S, sizeof(int));
+	struct commctx cc;
+	struct part_group pg = { 0 };
+	struct part_result *hit;
+	struct part_front *F;
+	const double **commv;
+	char *key;
+	size_t len = 0, plen;
+	long mm = m < S ? m : S;
+	int rc;
+
+	for (int j = 0; j < S; j++) {
+		node[j] = sh->u[sh->off[g] + j]->node;
+		k[j] = sh->u[sh->off[g] + j]->k;
+	}
+	cc.x = x;
+	cc.node = node;
+	cc.zero = zero;
+	cc.cache = &C->tc;
+	pg.S = S;
+	pg.node = node;
+	pg.k = k;
+	pg.m = m;
+	pg.comm = search_comm;
+	pg.ctx = &cc;
+	if (dump != NULL) {
+		rc = partition_solve(C, &pg, NULL, use_milp, dump, r, e);
+		free(node);
+		free(k);
+		return rc;
+	}
+	key = xmalloc(2 * sizeof(int) + (size_t)S * (3 * sizeof(double) +
+	    2 * sizeof(int)) + 2 * sizeof(long));
+	commv = xcalloc((size_t)S, sizeof(*commv));
+	if (C->cid.zero == NULL)
+		C->cid.zero = xcalloc((size_t)C->L, sizeof(double));
+	key_add(key, &len, &S, sizeof(S));
+	key_add(key, &len, &zero, sizeof(zero));
+	for (int j = 0; j < S; j++) {
+		double f[3] = { x->speed[node[j]], cost_gpu_capacity(x,
+		    node[j]), x->c->nodes[node[j]].intra_gbps };
+		int id = j + 1 < S ? comm_id(C, &cc, j) : -2;
+
+		if (j + 1 < S)
+			commv[j] = id >= 0 ? C->cid.v[id] : C->cid.zero;
+		key_add(key, &len, f, sizeof(f));
+		key_add(key, &len, &k[j], sizeof(int));
+		key_add(key, &len, &id, sizeof(int));
+	}
+	plen = len;
+	key_add(key, &len, &m, sizeof(m));
+	if ((hit = kc_find(&C->pc, key, len)) != NULL) {
+		*r = *hit;
+		r->last = xmemdup(hit->last, (size_t)S, sizeof(int));
+		rc = DL_OK;
+		goto out;
+	}
+	len = plen;
+	key_add(key, &len, &mm, sizeof(mm));
+	if ((F = kc_find(&C->fc, key, len)) == NULL) {
+		pg.commv = (const double *const *)commv;
+		F = part_front_new(x, &pg, PART_SCAN);
+		pg.commv = NULL;
+		kc_put(&C->fc, key, len, F);
+	}
+	rc = partition_solve(C, &pg, F, use_milp, NULL, r, e);
+	if (rc == DL_OK) {
+		hit = xmemdup(r, 1, sizeof(*r));
+		hit->last = xmemdup(r->last, (size_t)S, sizeof(int));
+		len = plen;
+		key_add(key, &len, &m, sizeof(m));
+		kc_put(&C->pc, key, len, hit);
+	}
+out:
+	free(key);
+	free(commv);
+	free(node);
+	free(k);
+	return rc;
+}
+
+/*
+ * The DP (from frontier F when given), and the MILP when the DP's scan
+ * was cut short.
+ */
+static int
+partition_solve(struct ctx *C, const struct part_group *pg,
+    struct part_front *F, int use_milp, const char *dump,
+    struct part_result *r, struct dl_err *e)
+{
+	int S = pg->S, rc;
+
+	rc = F ? part_front_query(F, pg->m, r) :
+	    part_dp(C->x, pg, PART_SCAN, r);
+	/*
+	 * The DP is exact when its bottleneck scan finishes; GLPK proves the
+	 * rest when the scan was cut short.
+	 */
+	if (rc == DL_OK && use_milp && S >= 2 && r->status == LP_FEASIBLE) {
+		struct part_result mr;
+		struct lp_params prm = { C->so->time_limit, 0 };
+		struct dl_err me = { 0 };
+
+		/*
+		 * Without a dump, a GLPK failure (extreme coefficients) leaves
+		 * the DP's partition standing, feasible but unproven.
+		 */
+		rc = part_milp(C->x, pg, r, &prm, dump, &mr, dump ? e : &me);
+		C->st->milps++;
+		if (rc != DL_OK && dump == NULL)
+			return DL_OK;
+		if (rc == DL_OK) {
+			if (mr.status == LP_OPTIMAL || (mr.status ==
+			    LP_FEASIBLE && mr.obj < r->obj)) {
+				part_result_free(r);
+				*r = mr;
+			} else {
+				part_result_free(&mr);
+			}
+		}
+	}
+	return rc;
+}
+
+/* Up to this many groups the data split is solved as a MILP; above, by
+ * the exact threshold search (the same optimum: test_partition). */
+#define SPLIT_MILP_MAX 8
+/* Seconds GLPK may spend on one split before the exact search decides. */
+#define SPLIT_MILP_TIME 1.0
+
+/* Group speed for the first split: FLOP/s of its slowest stage times S. */
+static double
+group_speed(const struct shape *sh, int g)
+{
+	double s = 0;
+
+	for (int j = 0; j < sh->S[g]; j++)
+		s += sh->u[sh->off[g] + j]->speed;
+	return s;
+}
+
+/* Split total in proportion to w (largest remainder, ties by index). */
+static void
+proportional(const double *w, int G, long total, long *m)
+{
+	double sum = 0, *rem = xcalloc((size_t)G, sizeof(double));
+	long given = 0;
+
+	for (int g = 0; g < G; g++)
+		sum += w[g];
+	for (int g = 0; g < G; g++) {
+		double q = sum > 0 ? (double)total * w[g] / sum :
+		    (double)total / G;
+
+		m[g] = (long)floor(q);
+		rem[g] = q - (double)m[g];
+		given += m[g];
+	}
+	while (given < total) {
+		int b = 0;
+
+		for (int g = 1; g < G; g++)
+			if (rem[g] > rem[b])
+				b = g;
+		m[b]++;
+		rem[b] = -1;
+		given++;
+	}
+	free(rem);
+}
+
+/* The data-split terms of group g of sh with stage ends last. */
+static void
+split_terms(struct ctx *C, const struct shape *sh, int g, const int *last,
+    struct split_group *sg)
+{
+	int S = sh->S[g];
+	int *node = xcalloc((size_t)S, sizeof(int));
+	int *k = xcalloc((size_t)S, sizeof(int));
+
+	for (int j = 0; j < S; j++) {
+		node[j] = sh->u[sh->off[g] + j]->node;
+		k[j] = sh->u[sh->off[g] + j]->k;
+	}
+	search_group_am(C->x, S, node, k, last, &C->tc, &sg->A, &sg->M);
+	sg->cap = part_mcap(C->x, S, k, node, last);
+	free(node);
+	free(k);
+}
+
+/*
+ * The structured mode's inner loop for one shape: partition every group
+ * for its share of micro-batches, split the micro-batches for those
+ * partitions, and repeat until the split stops changing (at most four
+ * rounds).  Every round's plan is scored.
+ */
+static void
+solve_shape(struct ctx *C, const struct shape *sh)
+{
+	int G = sh->G;
+	long *m = xcalloc((size_t)G, sizeof(long));
+	long *m2 = xcalloc((size_t)G, sizeof(long));
+	double *w = xcalloc((size_t)G, sizeof(double));
+	int **last = xcalloc((size_t)G, sizeof(int *));
+	struct split_group *sg = xcalloc((size_t)G, sizeof(*sg));
+
+	C->st->structures++;
+	for (int g = 0; g < G; g++)
+		w[g] = group_speed(sh, g);
+	proportional(w, G, C->total, m);
+	for (int round = 0; round < 4 && !C->failed; round++) {
+		int ok = 1, st;
+		double z;
+
+		C->round = round;
+		for (int g = 0; g < G && ok; g++) {
+			struct part_result r;
+			long mg = m[g] > 0 ? m[g] : 1;
+
+			if (partition(C, sh, g, mg, 0, 1, NULL, &r,
+			    &C->err) != DL_OK) {
+				C->failed = 1;
+				ok = 0;
+				break;
+			}
+			if (r.status == LP_INFEASIBLE) {
+				/* This group cannot hold the model. */
+				sg[g].A = sg[g].M = 0;
+				sg[g].cap = 0;
+				free(last[g]);
+				last[g] = r.last;
+				continue;
+			}
+			free(last[g]);
+			last[g] = r.last;
+			split_terms(C, sh, g, last[g], &sg[g]);
+		}
+		if (!ok)
+			break;
+		if (G <= SPLIT_MILP_MAX) {
+			struct lp_params prm = { fmin(C->so->time_limit,
+			    SPLIT_MILP_TIME), 0 };
+			struct dl_err me = { 0 };
+
+			/*
+			 * GLPK may fail on extreme coefficients (1e-300 next to
+			 * 1e6); the threshold search below needs no solver.
+			 */
+			if (split_milp(sg, G, C->total, &prm, NULL, m2, &z, &st,
+			    &me) == DL_OK)
+				C->st->milps++;
+			/*
+			 * The threshold search gives the same optimum (tested)
+			 * with fixed tie rules; taking its split keeps the plan
+			 * independent of how far GLPK got within its time cap.
+			 */
+			split_exact(sg, G, C->total, 0, m2, &z, &st);
+		} else {
+			split_exact(sg, G, C->total, 0, m2, &z, &st);
+		}
+		if (st != LP_OPTIMAL && st != LP_FEASIBLE)
+			break;
+		/*
+		 * z prices every transfer unshared and leaves out the sync,
+		 * so a plan with z above the best T so far cannot win.
+		 */
+		if (search_cut(C, z)) {
+			C->st->pruned++;
+		} else {
+			search_build_plan(C, &C->work, sh, last, m2);
+			/* Nor can one whose sync alone would make up the rest. */
+			if (C->work.ngroups > 0 && search_cut(C, z +
+			    cost_sync_bound(C->x, &C->sb, &C->work)))
+				C->st->pruned++;
+			else if (C->work.ngroups > 0)
+				search_consider(C);
+		}
+		if (memcmp(m, m2, (size_t)G * sizeof(long)) == 0)
+			break;
+		memcpy(m, m2, (size_t)G * sizeof(long));
+	}
+	for (int g = 0; g < G; g++)
+		free(last[g]);
+	free(last);
+	free(m);
+	free(m2);
+	free(w);
+	free(sg);
+}
+
+/* 2^i or 3 * 2^i: the stage counts above 8 the structured mode tries. */
+static int
+stage_count_tried(int S)
+{
+	while (S % 2 == 0)
+		S /= 2;
+	return S == 1 || S == 3;
+}
+
+/*
+ * The units of TP degree k on the nodes in use[], listed site by site
+ * (fastest first inside a site, so that a pipeline's hops stay in one
+ * node or site) in ord, and all of them fastest first in fast.  Returns
+ * their number; 0 when k > 1 changes no unit (the degree is skipped).
+ */
+static size_t
+list_units(const struct ctx *C, const int *use, int k, struct unit *units,
+    const struct unit **ord, const struct unit **fast)
+{
+	const struct dl_costctx *x = C->x;
+	size_t n = search_make_units(x, k, units), m = 0, any = 0;
+
+	for (size_t i = 0; i < n; i++)
+		any += units[i].k == k;
+	if (k > 1 && any == 0)
+		return 0;
+	for (size_t s = 0; s < x->c->nsites; s++) {
+		size_t first = m;
+
+		for (size_t i = 0; i < n; i++)
+			if (x->c->nodes[units[i].node].site_idx == (int)s &&
+			    use[units[i].node])
+				ord[m++] = &units[i];
+		qsort(ord + first, m - first, sizeof(*ord), search_cmp_unit);
+	}
+	memcpy(fast, ord, m * sizeof(*fast));
+	qsort(fast, m, sizeof(*fast), search_cmp_unit);
+	return m;
+}
+
+/*
+ * The structured mode's structures, in a fixed order: for each set of
+ * nodes, TP degree and stage count, the units cut into pipelines of S
+ * (all of them, and only the fastest half, when slow units would hold
+ * the others back).
+ */
+struct job {
+	int use;		/* index of the node set */
+	int k, S, half;
+	double lb;		/* shape_bound() */
+	size_t seq;		/* the order listed */
+};
+
+struct joblist {
+	int **use;		/* node sets: per node, 1 when used */
+	size_t nuse;
+	struct job *job;
+	size_t n, cap;
+};
+
+/* Units the job uses (0: none) and its number of groups. */
+static size_t
+job_units(const struct ctx *C, size_t n, int S, int half, int *G)
+{
+	size_t use_n = half ? n / 2 : n;
+
+	use_n -= use_n % (size_t)S;
+	if (use_n == 0 || (half && n < 4))
+		return 0;
+	*G = (int)(use_n / (size_t)S);
+	if (*G > C->total)
+		*G = (int)C->total;
+	return use_n;
+}
+
+/* Add the jobs over the nodes in use[] (copied) to jl. */
+static void
+add_jobs(const struct ctx *C, struct joblist *jl, const int *use)
+{
+	const struct dl_costctx *x = C->x;
+	long gpus = cluster_gpus(x->c);
+	size_t nn = x->c->nnodes;
+	struct unit *units = xcalloc((size_t)gpus, sizeof(struct unit));
+	const struct unit **ord = xcalloc((size_t)gpus, sizeof(*ord));
+	const struct unit **fast = xcalloc((size_t)gpus, sizeof(*fast));
+	int u = (int)jl->nuse;
+
+	jl->use = xreallocarray(jl->use, jl->nuse + 1, sizeof(int *));
+	jl->use[jl->nuse++] = xmemdup(use, nn, sizeof(int));
+	for (int k = 1; k <= x->o->max_tp && k <= DL_MAX_TP; k *= 2) {
+		size_t n = list_units(C, use, k, units, ord, fast);
+		int maxs = (int)n < C->L ? (int)n : C->L;
+
+		if (n == 0)
+			continue;
+		if (x->o->max_stages > 0 && maxs > x->o->max_stages)
+			maxs = x->o->max_stages;
+		for (int S = 1; S <= maxs; S++) {
+			/*
+			 * Beyond 8 stages try only 12, 16, 24, 32, 48 ...
+			 * (each about 1.4 times the last) and the most.
+			 */
+			if (S > 8 && !stage_count_tried(S) && S != maxs)
+				continue;
+			for (int half = 0; half < 2; half++) {
+				int G;
+
+				if (job_units(C, n, S, half, &G) == 0)
+					continue;
+				if (!search_strategy_fits(C->so->strategy, G, S))
+					continue;
+				jl->job = xgrow(jl->job, &jl->cap, jl->n + 1,
+				    sizeof(struct job));
+				jl->job[jl->n].use = u;
+				jl->job[jl->n].k = k;
+				jl->job[jl->n].S = S;
+				jl->job[jl->n].half = half;
+				jl->n++;
+			}
+		}
+	}
+	free(units);
+	free(ord);
+	free(fast);
+}
+
+static void
+joblist_free(struct joblist *jl)
+{
+	for (size_t i = 0; i < jl->nuse; i++)
+		free(jl->use[i]);
+	free(jl->use);
+	free(jl->job);
+	memset(jl, 0, sizeof(*jl));
+}
+
+static int
+cmp_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x > y ? -1 : x < y;
+}
+
+/*
+ * A lower bound on T for every plan of shape sh, before any partition.
+ * Say the split uses Gu of the groups.  Pipeline: group g with S_g
+ * stages and fastest unit s_g runs m_g micro-batches in at least
+ * m_g mu W / (S_g s_g) (its stages add up to at least mu W / s_g, and the
+ * slowest is at least their mean), so max_g T_g >= mu W M / sum S_g s_g
+ * over the Gu groups, at best the fastest.  Sync: when Gu exceeds the
+ * most groups that touch any one site, every ring spans two sites and
+ * has a hop between them: R_q >= 2 (Gu - 1) (lat + 8 P_q gb / (Gu bw))
+ * with the least latency and widest bandwidth between sites the shape
+ * uses; a unit of a group holds segments whose R_q add up to at least
+ * 1 / S_g of all of them, and there are at least S_g segments.  The bound
+ * is the least over Gu of the two together.
+ */
+static double
+shape_bound(struct ctx *C, const struct shape *sh)
+{
+	const struct dl_costctx *x = C->x;
+	const struct dl_cluster *c = x->c;
+	size_t ns = c->nsites;
+	int G = sh->G, smax = 1, tmax = 0, np = 0;
+	double *w = xcalloc((size_t)G, sizeof(double));
+	int *touch = xcalloc(ns, sizeof(int)), *last = xcalloc(ns, sizeof(int));
+	double mu = (double)x->o->micro_batch, lat = HUGE_VAL, bw = 0;
+	double W = cost_range_flops(x, 0, C->L - 1);
+	double P = cost_range_params(x, 0, C->L - 1) * x->o->grad_bytes;
+	double sum = 0, best = HUGE_VAL;
+	unsigned char *present = xcalloc(ns, 1);
+
+	for (size_t i = 0; i < ns; i++)
+		last[i] = -1;
+	for (int g = 0; g < G; g++) {
+		double f = 0;
+
+		for (int j = 0; j < sh->S[g]; j++) {
+			const struct unit *u = sh->u[sh->off[g] + j];
+			int si = c->nodes[u->node].site_idx;
+
+			f = fmax(f, u->speed);
+			present[si] = 1;
+			if (last[si] != g) {
+				last[si] = g;
+				touch[si]++;
+			}
+		}
+		w[g] = sh->S[g] * f;
+		if (sh->S[g] > smax)
+			smax = sh->S[g];
+	}
+	for (size_t a = 0; a < ns; a++) {
+		tmax = touch[a] > tmax ? touch[a] : tmax;
+		np += present[a];
+	}
+	if (np >= 2) {
+		cost_sitebound_init(&C->sb, c);
+		for (size_t a = 0; a < ns; a++)
+			for (size_t b = 0; b < ns; b++)
+				if (a != b && present[a] && present[b] &&
+				    C->sb.bw[a * ns + b] > 0) {
+					lat = fmin(lat, C->sb.lat[a * ns + b]);
+					bw = fmax(bw, C->sb.bw[a * ns + b]);
+				}
+	}
+	qsort(w, (size_t)G, sizeof(double), cmp_desc);
+	for (int gu = 1; gu <= G; gu++) {
+		double t;
+
+		sum += w[gu - 1];
+		if (!(sum > 0))
+			continue;
+		t = mu * W * (double)C->total / sum;
+		if (gu > tmax && np >= 2 && bw > 0)
+			t += 2.0 * (gu - 1) * (lat + 8 * P / ((double)smax * gu *
+			    bw * 1e9));
+		best = fmin(best, t);
+	}
+	free(w);
+	free(touch);
+	free(last);
+	free(present);
+	/* Rounding must never make the bound pass the true value. */
+	return best == HUGE_VAL ? 0 : best * (1 - 1e-9);
+}
+
+/* The shape of job j of jl in C's scratch (its units listed unless the
+ * last job had them). */
+static void
+job_shape(struct ctx *C, const struct joblist *jl, size_t j,
+    struct shape *sh)
+{
+	const struct job *jb = &jl->job[j];
+	long gpus = cluster_gpus(C->x->c);
+
+	if (C->units == NULL) {
+		C->units = xcalloc((size_t)gpus, sizeof(struct unit));
+		C->ord = xcalloc((size_t)gpus, sizeof(*C->ord));
+		C->fast = xcalloc((size_t)gpus, sizeof(*C->fast));
+		C->shS = xcalloc((size_t)gpus, sizeof(int));
+		C->shoff = xcalloc((size_t)gpus, sizeof(int));
+		C->cur_use = -1;
+	}
+	if (C->cur_use != jb->use || C->cur_k != jb->k) {
+		C->cur_n = list_units(C, jl->use[jb->use], jb->k, C->units,
+		    C->ord, C->fast);
+		C->cur_use = jb->use;
+		C->cur_k = jb->k;
+	}
+	memset(sh, 0, sizeof(*sh));
+	job_units(C, C->cur_n, jb->S, jb->half, &sh->G);
+	sh->S = C->shS;
+	sh->off = C->shoff;
+	sh->u = jb->half ? C->fast : C->ord;
+	for (int g = 0; g < sh->G; g++) {
+		sh->S[g] = jb->S;
+		sh->off[g] = g * jb->S;
+	}
+}
+
+/*
+ * Run job j of jl on C.  Returns 0 when the job's lower bound cannot
+ * beat the best plan so far: the jobs come in ascending order of their
+ * bounds, so no later one can either.
+ */
+static int
+run_job(struct ctx *C, size_t j, void *arg)
+{
+	const struct joblist *jl = arg;
+	struct shape sh;
+
+	job_shape(C, jl, j, &sh);
+	C->job = (long)j;
+	C->round = 0;
+	if (search_cut(C, jl->job[j].lb)) {
+		C->st->pruned++;
+		return 0;
+	}
+	solve_shape(C, &sh);
+	return 1;
+}
+
+static int
+cmp_job(const void *a, const void *b)
+{
+	const struct job *x = a, *y = b;
+
+	if (x->lb != y->lb)
+		return x->lb < y->lb ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/*
+ * Order the jobs best first: by their lower bounds (shape_bound()), ties
+ * in the order they were listed.
+ */
+static void
+order_jobs(struct ctx *C, struct joblist *jl)
+{
+	for (size_t j = 0; j < jl->n; j++) {
+		struct shape sh;
+
+		job_shape(C, jl, j, &sh);
+		jl->job[j].lb = shape_bound(C, &sh);
+		jl->job[j].seq = j;
+	}
+	qsort(jl->job, jl->n, sizeof(struct job), cmp_job);
+}
+
+/* Largest number of nodes for which node subsets are tried too. */
+#define NODE_SUBSETS_MAX 64
+
+static const double *rank_key;
+
+static int
+cmp_rank(const void *a, const void *b)
+{
+	int i = *(const int *)a, j = *(const int *)b;
+
+	if (rank_key[i] != rank_key[j])
+		return rank_key[i] > rank_key[j] ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+/*
+ * The node sets: every node together; then, on a multi-site cluster,
+ * each site alone and the fastest 2, 4, 8 ... sites, since a ring over a
+ * slow WAN link can cost more than the GPUs behind it bring; then (up to
+ * 64 nodes) the fastest 1, 2, 4 ... nodes, since a data-parallel ring
+ * inside one node can beat one that leaves it.
+ */
+static void
+make_jobs(const struct ctx *C, struct joblist *jl)
+{
+	const struct dl_cluster *c = C->x->c;
+	size_t ns = c->nsites, nn = c->nnodes;
+	int *use = xcalloc(nn, sizeof(int));
+	double *speed = xcalloc(ns, sizeof(double));
+	double *nspeed = xcalloc(nn, sizeof(double));
+	int *rank = xcalloc(ns > nn ? ns : nn, sizeof(int));
+
+	for (size_t i = 0; i < nn; i++)
+		use[i] = 1;
+	add_jobs(C, jl, use);
+	if (ns > 1) {
+		for (size_t i = 0; i < nn; i++)
+			speed[c->nodes[i].site_idx] += c->nodes[i].gpus *
+			    C->x->speed[i];
+		for (size_t s = 0; s < ns; s++)
+			rank[s] = (int)s;
+		rank_key = speed;
+		qsort(rank, ns, sizeof(int), cmp_rank);
+		for (size_t s = 0; s < ns && s < 16; s++) {
+			for (size_t i = 0; i < nn; i++)
+				use[i] = c->nodes[i].site_idx == (int)s;
+			add_jobs(C, jl, use);
+		}
+		for (size_t top = 2; top < ns; top *= 2) {
+			for (size_t i = 0; i < nn; i++) {
+				use[i] = 0;
+				for (size_t k = 0; k < top; k++)
+					use[i] |= c->nodes[i].site_idx ==
+					    rank[k];
+			}
+			add_jobs(C, jl, use);
+		}
+	}
+	if (nn > 1 && nn <= NODE_SUBSETS_MAX) {
+		for (size_t i = 0; i < nn; i++) {
+			nspeed[i] = c->nodes[i].gpus * C->x->speed[i];
+			rank[i] = (int)i;
+		}
+		rank_key = nspeed;
+		qsort(rank, nn, sizeof(int), cmp_rank);
+		for (size_t top = 1; top < nn; top *= 2) {
+			memset(use, 0, nn * sizeof(int));
+			for (size_t k = 0; k < top; k++)
+				use[rank[k]] = 1;
+			add_jobs(C, jl, use);
+		}
+	}
+	free(use);
+	free(speed);
+	free(nspeed);
+	free(rank);
+}
+
+/* Below this many GPUs the structured mode runs on one thread. */
+#define THREADS_MIN_GPUS 256
+
+/*
+ * The structured mode: every job of make_jobs(), on so->jobs threads
+ * (C itself is one of them; the others get their own router and caches,
+ * which hold the same values, so the plan does not depend on the number
+ * of threads, only how many plans are scored before the bounds cut the
+ * rest does).
+ */
+void
+search_structured(struct ctx *C)
+{
+	struct joblist jl = { 0 };
+	int nt = C->so->jobs > 1 ? C->so->jobs : 1;
+
+	make_jobs(C, &jl);
+	order_jobs(C, &jl);
+	if (cluster_gpus(C->x->c) < THREADS_MIN_GPUS)
+		nt = 1;
+	if ((size_t)nt > jl.n)
+		nt = (int)jl.n;
+	search_pool_run(C, jl.n, nt, run_job, &jl);
+	/* Anything scored later comes after every job. */
+	C->job = (long)jl.n;
+	C->round = 0;
+	joblist_free(&jl);
+}
