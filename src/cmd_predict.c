@@ -43,6 +43,7 @@
 #include "csvin.h"
 #include "forecast.h"
 #include "gmc.h"
+#include "series.h"
 
 enum {
 	O_HISTORY = 1, O_HORIZON, O_WINDOW, O_STATES, O_CORRECTION, O_FORMAT,
@@ -86,340 +87,6 @@ const struct dl_cmd dl_cmd_predict = {
 	predict_opts, 0
 };
 
-/* One history as read: points in file order until sorted. */
-struct series {
-	char *name;
-	size_t n, cap;
-	long *t;
-	double *v;
-	long *line;
-};
-
-struct history {
-	const char *path;
-	int traffic;
-	long tcol;		/* file column of t, for messages */
-	struct series *s;
-	size_t ns, cap;
-	size_t *slot;		/* name map: series index + 1, 0 empty */
-	size_t nslot;
-};
-
-static size_t
-hash_name(const char *s)
-{
-	size_t h = 14695981039346656037ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-/* The series called name, created at the end when new. */
-static struct series *
-series_get(struct history *hs, const char *name)
-{
-	size_t i, mask;
-
-	if (2 * (hs->ns + 1) > hs->nslot) {
-		size_t nn = hs->nslot ? 2 * hs->nslot : 64;
-
-		free(hs->slot);
-		hs->slot = xcalloc(nn, sizeof(size_t));
-		hs->nslot = nn;
-		for (size_t k = 0; k < hs->ns; k++) {
-			i = hash_name(hs->s[k].name) & (nn - 1);
-			while (hs->slot[i])
-				i = (i + 1) & (nn - 1);
-			hs->slot[i] = k + 1;
-		}
-	}
-	mask = hs->nslot - 1;
-	for (i = hash_name(name) & mask; hs->slot[i]; i = (i + 1) & mask)
-		if (strcmp(hs->s[hs->slot[i] - 1].name, name) == 0)
-			return &hs->s[hs->slot[i] - 1];
-	hs->s = xgrow(hs->s, &hs->cap, hs->ns + 1, sizeof(*hs->s));
-	memset(&hs->s[hs->ns], 0, sizeof(*hs->s));
-	hs->s[hs->ns].name = xstrdup(name);
-	hs->slot[i] = ++hs->ns;
-	return &hs->s[hs->ns - 1];
-}
-
-/* Make room for c points (at least n). */
-static void
-series_reserve(struct series *s, size_t c)
-{
-	s->t = xreallocarray(s->t, c, sizeof(long));
-	s->v = xreallocarray(s->v, c, sizeof(double));
-	s->line = xreallocarray(s->line, c, sizeof(long));
-	s->cap = c;
-}
-
-static void
-series_push(struct series *s, long t, double v, long line)
-{
-	if (s->n == s->cap)
-		series_reserve(s, s->cap < 8 ? 8 : 2 * s->cap);
-	s->t[s->n] = t;
-	s->v[s->n] = v;
-	s->line[s->n] = line;
-	s->n++;
-}
-
-static void
-history_free(struct history *hs)
-{
-	for (size_t k = 0; k < hs->ns; k++) {
-		free(hs->s[k].name);
-		free(hs->s[k].t);
-		free(hs->s[k].v);
-		free(hs->s[k].line);
-	}
-	free(hs->s);
-	free(hs->slot);
-	memset(hs, 0, sizeof(*hs));
-}
-
-/*
- * Tell a load.csv from a traffic.csv by the names in the header row (the
- * first line that is not blank or a comment).
- */
-static int
-detect_kind(const char *path, const char *data, size_t len, int *traffic,
-    struct dl_err *e)
-{
-	const char *p = data, *end = data + len;
-	int has_node = 0, has_src = 0;
-	long line = 0;
-
-	if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
-		p += 3;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end, *q = p;
-
-		line++;
-		while (q < le && (*q == ' ' || *q == '\t' || *q == '\r'))
-			q++;
-		if (q == le || *q == '#') {
-			p = nl ? nl + 1 : end;
-			continue;
-		}
-		while (q <= le) {
-			const char *f = q, *fe;
-
-			while (q < le && *q != ',')
-				q++;
-			fe = q++;
-			while (f < fe && (*f == '"' || *f == ' '))
-				f++;
-			while (fe > f && (fe[-1] == '"' || fe[-1] == ' ' ||
-			    fe[-1] == '\r'))
-				fe--;
-			if (fe - f == 4 && memcmp(f, "node", 4) == 0)
-				has_node = 1;
-			if ((fe - f == 3 && memcmp(f, "src", 3) == 0) ||
-			    (fe - f == 3 && memcmp(f, "dst", 3) == 0))
-				has_src = 1;
-		}
-		if (!has_node && !has_src)
-			return dl_seterr(e, DL_EDATA, path, line, 0, "header "
-			    "names no 'node' column (load.csv: node,t,util) "
-			    "and no 'src' or 'dst' column (traffic.csv: "
-			    "t,src,dst,util)");
-		*traffic = has_src;
-		return DL_OK;
-	}
-	*traffic = 0;	/* csvin reports the empty file */
-	return DL_OK;
-}
-
-struct pt {
-	long t, line;
-	double v;
-};
-
-static int
-cmp_pt(const void *a, const void *b)
-{
-	const struct pt *x = a, *y = b;
-
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return x->line < y->line ? -1 : x->line > y->line;
-}
-
-/* Sort a series by t; a step given twice is an error at its later line. */
-static int
-series_sort(const struct history *hs, struct series *s, struct dl_err *e)
-{
-	struct pt *p;
-	int sorted = 1;
-
-	for (size_t i = 1; i < s->n && sorted; i++)
-		sorted = s->t[i] > s->t[i - 1];
-	if (sorted)
-		return DL_OK;
-	p = xcalloc(s->n, sizeof(*p));
-	for (size_t i = 0; i < s->n; i++) {
-		p[i].t = s->t[i];
-		p[i].v = s->v[i];
-		p[i].line = s->line[i];
-	}
-	qsort(p, s->n, sizeof(*p), cmp_pt);
-	for (size_t i = 0; i < s->n; i++) {
-		if (i > 0 && p[i].t == p[i - 1].t) {
-			dl_seterr(e, DL_EDATA, hs->path, p[i].line, hs->tcol,
-			    "step t=%ld of %s '%s' given twice (also on line "
-			    "%ld)", p[i].t, hs->traffic ? "link" : "node",
-			    s->name, p[i - 1].line);
-			free(p);
-			return DL_EDATA;
-		}
-		s->t[i] = p[i].t;
-		s->v[i] = p[i].v;
-		s->line[i] = p[i].line;
-	}
-	free(p);
-	return DL_OK;
-}
-
-/* Where history_row finds its columns (schema column indices). */
-struct hist_cols {
-	struct history *hs;
-	size_t ct, cv, cn, cs, cd;
-	size_t last;		/* series of the previous row */
-};
-
-/* csvin_parse_each callback: add one row to its series. */
-static int
-history_row(void *arg, const struct csv_table *t, const struct csv_cell *row,
-    long line, struct dl_err *e)
-{
-	struct hist_cols *hc = arg;
-	struct history *hs = hc->hs;
-	const char *name = row[hc->cn].s;
-	char link[2 * 64 + 2];
-
-	(void)t;
-	(void)e;
-	if (hs->traffic) {
-		const char *a = row[hc->cs].s, *b = row[hc->cd].s;
-		size_t na = strlen(a), nb = strlen(b);
-
-		/* Ids are at most 63 characters (csvin checks). */
-		memcpy(link, a, na);
-		link[na] = '>';
-		memcpy(link + na + 1, b, nb + 1);
-		name = link;
-	}
-	/* Rows of one series often follow each other. */
-	if (hs->ns == 0 || strcmp(hs->s[hc->last].name, name) != 0) {
-		size_t ns = hs->ns, prev = hs->ns ? hs->s[hc->last].n : 0;
-
-		hc->last = (size_t)(series_get(hs, name) - hs->s);
-		/*
-		 * A new series after a run of another: histories are mostly
-		 * equally long, so make room for as many points at once
-		 * (no regrowing, no slack from doubling).
-		 */
-		if (hs->ns > ns && prev > 0)
-			series_reserve(&hs->s[hc->last], prev);
-	}
-	series_push(&hs->s[hc->last], (long)row[hc->ct].num, row[hc->cv].num,
-	    line);
-	return DL_OK;
-}
-
-/* Schema column index by name. */
-static size_t
-schema_col(const struct csv_schema *sc, const char *name)
-{
-	size_t k = 0;
-
-	while (strcmp(sc->cols[k].name, name) != 0)
-		k++;
-	return k;
-}
-
-/* Read path into hs: one series per node or directed link. */
-static int
-history_read(const char *path, struct history *hs, struct dl_err *e)
-{
-	const struct csv_schema *sc;
-	struct hist_cols hc;
-	struct csv_table t;
-	char *data;
-	size_t len;
-	int rc;
-
-	memset(hs, 0, sizeof(*hs));
-	hs->path = path;
-	if ((rc = read_file(path, &data, &len, e)) != DL_OK)
-		return rc;
-	rc = detect_kind(path, data, len, &hs->traffic, e);
-	sc = hs->traffic ? &dl_traffic_schema : &dl_load_schema;
-	memset(&hc, 0, sizeof(hc));
-	hc.hs = hs;
-	hc.ct = schema_col(sc, "t");
-	hc.cv = schema_col(sc, "util");
-	if (hs->traffic) {
-		hc.cs = schema_col(sc, "src");
-		hc.cd = schema_col(sc, "dst");
-	} else {
-		hc.cn = schema_col(sc, "node");
-	}
-	if (rc == DL_OK)
-		rc = csvin_parse_each(path, data, len, sc, &t, history_row,
-		    &hc, e);
-	free(data);
-	if (rc != DL_OK)
-		return rc;
-	hs->tcol = t.fcol[hc.ct];
-	if (t.nrows == 0) {
-		rc = dl_seterr(e, DL_EDATA, path, t.header_line, 0, "no "
-		    "history rows (expected at least one row after the "
-		    "header)");
-		csvin_free(&t);
-		return rc;
-	}
-	csvin_free(&t);
-	for (size_t k = 0; k < hs->ns; k++)
-		if ((rc = series_sort(hs, &hs->s[k], e)) != DL_OK)
-			return rc;
-	return DL_OK;
-}
-
-/* Replace the link series of hs by their mean series "mean". */
-static void
-history_mean_link(struct history *hs)
-{
-	struct dl_series *ds = xcalloc(hs->ns, sizeof(*ds)), m;
-	struct series *s;
-
-	for (size_t k = 0; k < hs->ns; k++) {
-		ds[k].n = hs->s[k].n;
-		ds[k].t = hs->s[k].t;
-		ds[k].v = hs->s[k].v;
-	}
-	forecast_mean_series(ds, hs->ns, &m);
-	free(ds);
-	for (size_t k = 0; k < hs->ns; k++) {
-		free(hs->s[k].name);
-		free(hs->s[k].t);
-		free(hs->s[k].v);
-		free(hs->s[k].line);
-	}
-	hs->ns = 0;
-	s = &hs->s[hs->ns++];
-	memset(s, 0, sizeof(*s));
-	s->name = xstrdup("mean");
-	s->n = s->cap = m.n;
-	s->t = m.t;
-	s->v = m.v;
-	s->line = xcalloc(m.n, sizeof(long));
-}
-
 struct params {
 	const char *path;
 	int horizon, format, backtest, meanlink;
@@ -448,13 +115,13 @@ struct result {
 };
 
 static int
-fit_all(const struct params *pa, const struct history *hs,
+fit_all(const struct params *pa, const struct series_hist *hs,
     struct result *res, struct dl_err *e)
 {
 	struct gmc_fit *f = xmalloc(sizeof(*f));
 
 	for (size_t k = 0; k < hs->ns; k++) {
-		const struct series *s = &hs->s[k];
+		const struct dl_series *s = &hs->s[k].s;
 		double sum = 0;
 		int rc;
 
@@ -465,7 +132,7 @@ fit_all(const struct params *pa, const struct history *hs,
 			snprintf(msg, sizeof(msg), "%s", e->msg);
 			return dl_seterr(e, rc, pa->path, 0, 0, "%s '%s': %s",
 			    hs->traffic && !pa->meanlink ? "link" : "series",
-			    s->name, msg);
+			    hs->s[k].name, msg);
 		}
 		res[k].f.n = f->n;
 		res[k].f.a = f->a;
@@ -487,7 +154,7 @@ fit_all(const struct params *pa, const struct history *hs,
 }
 
 static void
-print_csv(const struct params *pa, const struct history *hs,
+print_csv(const struct params *pa, const struct series_hist *hs,
     const struct result *res)
 {
 	char b1[DL_DBL_BUFSZ], b2[DL_DBL_BUFSZ], b3[DL_DBL_BUFSZ];
@@ -585,7 +252,7 @@ tbl_print(struct table *tb, const char *indent)
 #define TABLE_STEPS 8
 
 static void
-print_table(const struct params *pa, const struct history *hs,
+print_table(const struct params *pa, const struct series_hist *hs,
     const struct result *res)
 {
 	int steps = pa->horizon <= TABLE_STEPS ? pa->horizon : 0;
@@ -618,7 +285,7 @@ print_table(const struct params *pa, const struct history *hs,
 
 		tbl_row(&tb);
 		tbl_set(&tb, 0, "%s", hs->s[k].name);
-		tbl_set(&tb, 1, "%zu", hs->s[k].n);
+		tbl_set(&tb, 1, "%zu", hs->s[k].s.n);
 		tbl_set(&tb, 2, "%.6g", f->a);
 		tbl_set(&tb, 3, "%.6g", f->b);
 		tbl_set(&tb, 4, "%.4g", f->shift);
@@ -642,7 +309,7 @@ print_table(const struct params *pa, const struct history *hs,
 /* The keys that open both json documents. */
 static void
 json_head(json_t *o, const char *schema, const struct params *pa,
-    const struct history *hs)
+    const struct series_hist *hs)
 {
 	json_object_set_new(o, "schema", json_string(schema));
 	json_object_set_new(o, "history", json_string(pa->path));
@@ -657,7 +324,7 @@ json_head(json_t *o, const char *schema, const struct params *pa,
 }
 
 static int
-print_json(const struct params *pa, const struct history *hs,
+print_json(const struct params *pa, const struct series_hist *hs,
     const struct result *res)
 {
 	json_t *o = json_object(), *arr = json_array();
@@ -670,7 +337,7 @@ print_json(const struct params *pa, const struct history *hs,
 
 		json_object_set_new(s, "node", json_string(hs->s[k].name));
 		json_object_set_new(s, "points",
-		    json_integer((json_int_t)hs->s[k].n));
+		    json_integer((json_int_t)hs->s[k].s.n));
 		json_object_set_new(s, "fitted", json_integer((json_int_t)f->n));
 		json_object_set_new(s, "a", cmd_json_real(f->a));
 		json_object_set_new(s, "b", cmd_json_real(f->b));
@@ -721,7 +388,7 @@ acc_add(struct acc *a, double fc, double actual)
 }
 
 static int
-backtest_series(const struct params *pa, const struct series *s,
+backtest_series(const struct params *pa, const struct dl_series *s,
     struct acc *acc, struct dl_err *e)
 {
 	size_t W = pa->o.window;
@@ -803,7 +470,7 @@ bt_table_head(struct table *tb, const char *first)
 }
 
 static void
-bt_print_table(const struct params *pa, const struct history *hs,
+bt_print_table(const struct params *pa, const struct series_hist *hs,
     const struct acc *acc, const struct acc *all)
 {
 	struct table tb = { 3 + 2 * NMETHODS, 0, NULL, 0 };
@@ -858,7 +525,7 @@ bt_csv_rows(const char *name, const struct acc *acc, int horizon)
 }
 
 static void
-bt_print_csv(const struct params *pa, const struct history *hs,
+bt_print_csv(const struct params *pa, const struct series_hist *hs,
     const struct acc *acc, const struct acc *all)
 {
 	size_t nh = (size_t)pa->horizon * NMETHODS;
@@ -899,7 +566,7 @@ bt_json_steps(const struct acc *acc, int horizon)
 }
 
 static int
-bt_print_json(const struct params *pa, const struct history *hs,
+bt_print_json(const struct params *pa, const struct series_hist *hs,
     const struct acc *acc, const struct acc *all)
 {
 	size_t nh = (size_t)pa->horizon * NMETHODS;
@@ -913,7 +580,7 @@ bt_print_json(const struct params *pa, const struct history *hs,
 
 		json_object_set_new(s, "node", json_string(hs->s[k].name));
 		json_object_set_new(s, "points",
-		    json_integer((json_int_t)hs->s[k].n));
+		    json_integer((json_int_t)hs->s[k].s.n));
 		json_object_set_new(s, "steps",
 		    bt_json_steps(acc + k * nh, pa->horizon));
 		json_array_append_new(arr, s);
@@ -925,7 +592,7 @@ bt_print_json(const struct params *pa, const struct history *hs,
 }
 
 static int
-backtest(const struct params *pa, const struct history *hs,
+backtest(const struct params *pa, const struct series_hist *hs,
     struct dl_err *e)
 {
 	size_t nh = (size_t)pa->horizon * NMETHODS;
@@ -935,9 +602,9 @@ backtest(const struct params *pa, const struct history *hs,
 	int rc = DL_OK;
 
 	for (size_t k = 0; k < hs->ns && rc == DL_OK; k++) {
-		rc = backtest_series(pa, &hs->s[k], acc + k * nh, e);
+		rc = backtest_series(pa, &hs->s[k].s, acc + k * nh, e);
 		acc_merge(all, acc + k * nh, nh);
-		idle += hs->s[k].n <= pa->o.window;
+		idle += hs->s[k].s.n <= pa->o.window;
 	}
 	if (idle > 0 && dl_verbose >= 0)
 		dl_warn("%zu of %zu series have no more points than the window "
@@ -961,11 +628,19 @@ backtest(const struct params *pa, const struct history *hs,
 static int
 run(const struct params *pa, struct dl_err *e)
 {
-	struct history hs;
+	struct series_hist hs;
 	struct result *res = NULL;
 	int rc;
 
-	if ((rc = history_read(pa->path, &hs, e)) != DL_OK)
+	if ((rc = series_hist_read(pa->path, -1, &hs, e)) != DL_OK)
+		goto out;
+	if (hs.nrows == 0) {
+		rc = dl_seterr(e, DL_EDATA, pa->path, hs.header_line, 0, "no "
+		    "history rows (expected at least one row after the "
+		    "header)");
+		goto out;
+	}
+	if ((rc = series_hist_sort(&hs, e)) != DL_OK)
 		goto out;
 	if (pa->meanlink && !hs.traffic) {
 		rc = dl_seterr(e, DL_EDATA, pa->path, 0, 0, "option "
@@ -974,13 +649,13 @@ run(const struct params *pa, struct dl_err *e)
 		goto out;
 	}
 	if (pa->meanlink)
-		history_mean_link(&hs);
+		series_hist_mean(&hs);
 	for (size_t k = 0; k < hs.ns; k++)
-		if (hs.s[k].n < GMC_MIN_POINTS) {
+		if (hs.s[k].s.n < GMC_MIN_POINTS) {
 			rc = dl_seterr(e, DL_EDATA, pa->path, 0, 0, "%s '%s' "
 			    "has %zu points (a forecast needs at least %d)",
 			    hs.traffic && !pa->meanlink ? "link" : pa->meanlink ?
-			    "series" : "node", hs.s[k].name, hs.s[k].n,
+			    "series" : "node", hs.s[k].name, hs.s[k].s.n,
 			    GMC_MIN_POINTS);
 			goto out;
 		}
@@ -1002,7 +677,7 @@ out:
 		for (size_t k = 0; k < hs.ns; k++)
 			free(res[k].fc);
 	free(res);
-	history_free(&hs);
+	series_hist_free(&hs);
 	return rc;
 }
 

@@ -62,69 +62,14 @@ forecast_node_loads(const struct dl_cluster *c, int horizon, double *uhat,
 	return DL_OK;
 }
 
-struct point {
-	long t;
-	size_t series;
-	double v;
-};
-
-static int
-cmp_point(const void *a, const void *b)
-{
-	const struct point *p = a, *q = b;
-
-	if (p->t != q->t)
-		return p->t < q->t ? -1 : 1;
-	return p->series < q->series ? -1 : p->series > q->series;
-}
-
-void
-forecast_mean_series(const struct dl_series *s, size_t ns,
-    struct dl_series *out)
-{
-	struct point *pt;
-	size_t np = 0, k = 0;
-
-	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < ns; i++)
-		np += s[i].n;
-	if (np == 0)
-		return;
-	pt = xcalloc(np, sizeof(*pt));
-	for (size_t i = 0; i < ns; i++)
-		for (size_t j = 0; j < s[i].n; j++) {
-			pt[k].t = s[i].t[j];
-			pt[k].series = i;
-			pt[k].v = s[i].v[j];
-			k++;
-		}
-	qsort(pt, np, sizeof(*pt), cmp_point);
-	out->t = xcalloc(np, sizeof(long));
-	out->v = xcalloc(np, sizeof(double));
-	for (size_t i = 0; i < np;) {
-		double sum = 0;
-		size_t j;
-
-		for (j = i; j < np && pt[j].t == pt[i].t; j++)
-			sum += pt[j].v;
-		out->t[out->n] = pt[i].t;
-		out->v[out->n] = sum / (double)(j - i);
-		out->n++;
-		i = j;
-	}
-	free(pt);
-}
-
 void
 forecast_mean_link_series(const struct dl_cluster *c, struct dl_series *out)
 {
-	forecast_mean_series(c->traffic, c->traffic ? c->nedges : 0, out);
+	series_mean(c->traffic, c->traffic ? c->nedges : 0, out);
 }
 
 void
 forecast_series_free(struct dl_series *s)
 {
-	free(s->t);
-	free(s->v);
-	memset(s, 0, sizeof(*s));
+	series_free(s);
 }

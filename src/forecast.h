@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "cluster.h"
+#include "series.h"
 #include "util.h"
 
 /* Highest node load the cost model accepts (section 4). */
@@ -37,19 +38,12 @@ int forecast_node_loads(const struct dl_cluster *c, int horizon,
     double *uhat, struct dl_err *e);
 
 /*
- * The mean-utilisation series of ns histories: for each distinct step t
- * (ascending) that any of them has, the mean of the values at t over the
- * histories that have one, summed in history order.  out owns new arrays
- * (release with forecast_series_free); it is empty when no history has a
- * point.
+ * The mean link-load series of c: series_mean() of its traffic histories
+ * in edge order.  Release it with series_free() (forecast_series_free()
+ * is the same, kept for its callers).
  */
-void forecast_mean_series(const struct dl_series *s, size_t ns,
-    struct dl_series *out);
-
-/* The mean link-load series of c (its traffic histories, edge order). */
 void forecast_mean_link_series(const struct dl_cluster *c,
     struct dl_series *out);
-
 void forecast_series_free(struct dl_series *s);
 
 #endif

@@ -83,7 +83,7 @@ mean_series(void)
 	s[2].n = 2;
 	s[2].t = tb;
 	s[2].v = vb;
-	forecast_mean_series(s, 3, &m);
+	series_mean(s, 3, &m);
 	is_int((long)m.n, 4, "mean series: 4 distinct steps");
 	ok(m.t[0] == 0 && m.t[1] == 1 && m.t[2] == 2 && m.t[3] == 3,
 	    "mean series: steps ascending");
@@ -93,7 +93,7 @@ mean_series(void)
 	is_near(m.v[3], 0.1, 0, "mean series t=3");
 	is_int(forecast_mean(&m, 2, &u, &e), DL_OK, "mean of 4 points");
 	ok(u >= 0 && u <= 1, "forecast of the mean series in [0, 1]");
-	forecast_series_free(&m);
+	series_free(&m);
 
 	memset(&c, 0, sizeof(c));
 	forecast_mean_link_series(&c, &m);
@@ -104,7 +104,7 @@ mean_series(void)
 	c.nedges = 3;
 	forecast_mean_link_series(&c, &m);
 	is_int((long)m.n, 4, "cluster traffic: mean series");
-	forecast_series_free(&m);
+	series_free(&m);
 }
 
 int
