@@ -40,7 +40,6 @@
 
 #include "cmds.h"
 #include "cmdutil.h"
-#include "csvin.h"
 #include "forecast.h"
 #include "gmc.h"
 #include "series.h"
@@ -97,65 +96,29 @@ static const char *const corr_names[] = { "expect", "argmax" };
 
 /* --- forecasts ----------------------------------------------------- */
 
-/*
- * What the outputs show of a fit.  Not the whole struct gmc_fit: with its
- * K x K Markov tables that is 12 KB, 120 MB for 10,000 series.
- */
-struct fit_summary {
-	size_t n;
-	double a, b, shift, mre, C, P;
-	int ratio_ok;
-	enum gmc_grade grade;
-};
-
-struct result {
-	struct fit_summary f;
-	double *fc;		/* horizon values */
-	double mean;		/* their mean */
-};
-
 static int
 fit_all(const struct params *pa, const struct series_hist *hs,
-    struct result *res, struct dl_err *e)
+    struct forecast_result *res, struct dl_err *e)
 {
-	struct gmc_fit *f = xmalloc(sizeof(*f));
-
 	for (size_t k = 0; k < hs->ns; k++) {
-		const struct dl_series *s = &hs->s[k].s;
-		double sum = 0;
-		int rc;
+		int rc = forecast_run(&hs->s[k].s, &pa->o, pa->horizon, &res[k],
+		    e);
 
-		if ((rc = gmc_fit(s->v, s->n, &pa->o, f, e)) != DL_OK) {
+		if (rc != DL_OK) {
 			char msg[sizeof(e->msg)];
 
-			free(f);
 			snprintf(msg, sizeof(msg), "%s", e->msg);
 			return dl_seterr(e, rc, pa->path, 0, 0, "%s '%s': %s",
 			    hs->traffic && !pa->meanlink ? "link" : "series",
 			    hs->s[k].name, msg);
 		}
-		res[k].f.n = f->n;
-		res[k].f.a = f->a;
-		res[k].f.b = f->b;
-		res[k].f.shift = f->shift;
-		res[k].f.mre = f->mre;
-		res[k].f.C = f->C;
-		res[k].f.P = f->P;
-		res[k].f.ratio_ok = f->ratio_ok;
-		res[k].f.grade = f->grade;
-		res[k].fc = xcalloc((size_t)pa->horizon, sizeof(double));
-		gmc_forecast(f, pa->horizon, res[k].fc);
-		for (int h = 0; h < pa->horizon; h++)
-			sum += res[k].fc[h];
-		res[k].mean = sum / pa->horizon;
 	}
-	free(f);
 	return DL_OK;
 }
 
 static void
 print_csv(const struct params *pa, const struct series_hist *hs,
-    const struct result *res)
+    const struct forecast_result *res)
 {
 	char b1[DL_DBL_BUFSZ], b2[DL_DBL_BUFSZ], b3[DL_DBL_BUFSZ];
 	char b4[DL_DBL_BUFSZ], b5[DL_DBL_BUFSZ], b6[DL_DBL_BUFSZ];
@@ -163,7 +126,7 @@ print_csv(const struct params *pa, const struct series_hist *hs,
 
 	printf("node,h,forecast,a,b,shift,ratio_ok,mre,C,P,grade\n");
 	for (size_t k = 0; k < hs->ns; k++) {
-		const struct fit_summary *f = &res[k].f;
+		const struct forecast_summary *f = &res[k].f;
 
 		fmt_double(b2, f->a);
 		fmt_double(b3, f->b);
@@ -253,7 +216,7 @@ tbl_print(struct table *tb, const char *indent)
 
 static void
 print_table(const struct params *pa, const struct series_hist *hs,
-    const struct result *res)
+    const struct forecast_result *res)
 {
 	int steps = pa->horizon <= TABLE_STEPS ? pa->horizon : 0;
 	struct table tb = { 11 + (size_t)steps, 0, NULL, 0 };
@@ -281,7 +244,7 @@ print_table(const struct params *pa, const struct series_hist *hs,
 	for (int h = 1; h <= steps; h++)
 		tbl_set(&tb, 10 + (size_t)h, "h=%d", h);
 	for (size_t k = 0; k < hs->ns; k++) {
-		const struct fit_summary *f = &res[k].f;
+		const struct forecast_summary *f = &res[k].f;
 
 		tbl_row(&tb);
 		tbl_set(&tb, 0, "%s", hs->s[k].name);
@@ -325,14 +288,14 @@ json_head(json_t *o, const char *schema, const struct params *pa,
 
 static int
 print_json(const struct params *pa, const struct series_hist *hs,
-    const struct result *res)
+    const struct forecast_result *res)
 {
 	json_t *o = json_object(), *arr = json_array();
 	int rc;
 
 	json_head(o, "dlplan.predict/1", pa, hs);
 	for (size_t k = 0; k < hs->ns; k++) {
-		const struct fit_summary *f = &res[k].f;
+		const struct forecast_summary *f = &res[k].f;
 		json_t *s = json_object(), *fa = json_array();
 
 		json_object_set_new(s, "node", json_string(hs->s[k].name));
@@ -362,95 +325,34 @@ print_json(const struct params *pa, const struct series_hist *hs,
 
 /* --- backtest ------------------------------------------------------ */
 
-enum { M_GMC, M_GM11, M_LAST, M_MEAN, NMETHODS };
-static const char *const method_names[NMETHODS] = {
+static const char *const method_names[FC_NMETHODS] = {
 	"gmc", "gm11", "last", "mean"
 };
 
-/* Error sums of one method at one step h. */
-struct acc {
-	long n, nape;		/* points; points with a non-zero actual */
-	double ae, ape;		/* sums of |error| and |error|/|actual| */
-};
-
-/* acc[(h-1) * NMETHODS + m] per series; the overall sums follow. */
-static void
-acc_add(struct acc *a, double fc, double actual)
-{
-	double err = fc > actual ? fc - actual : actual - fc;
-
-	a->n++;
-	a->ae += err;
-	if (actual != 0) {
-		a->nape++;
-		a->ape += err / (actual < 0 ? -actual : actual);
-	}
-}
-
-static int
-backtest_series(const struct params *pa, const struct dl_series *s,
-    struct acc *acc, struct dl_err *e)
-{
-	size_t W = pa->o.window;
-	double *fc = xcalloc((size_t)pa->horizon, sizeof(double));
-	int rc = DL_OK;
-
-	for (size_t o = W; o < s->n && rc == DL_OK; o++) {
-		struct gmc_fit f;
-
-		/* Fit on x(o-W+1 .. o), 1-based: s->v[o-W .. o-1]. */
-		if ((rc = gmc_fit(s->v + (o - W), W, &pa->o, &f, e)) != DL_OK)
-			break;
-		gmc_forecast(&f, pa->horizon, fc);
-		for (int h = 1; h <= pa->horizon && o + (size_t)h <= s->n;
-		    h++) {
-			struct acc *a = &acc[(size_t)(h - 1) * NMETHODS];
-			double actual = s->v[o + (size_t)h - 1];
-
-			acc_add(&a[M_GMC], fc[h - 1], actual);
-			acc_add(&a[M_GM11], gmc_plain(&f, h), actual);
-			acc_add(&a[M_LAST], f.last, actual);
-			acc_add(&a[M_MEAN], f.mean, actual);
-		}
-	}
-	free(fc);
-	return rc;
-}
-
-static void
-acc_merge(struct acc *to, const struct acc *from, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		to[i].n += from[i].n;
-		to[i].nape += from[i].nape;
-		to[i].ae += from[i].ae;
-		to[i].ape += from[i].ape;
-	}
-}
-
 /* One table row per step h: name, h, points, MAPE % and MAE per method. */
 static void
-bt_table_rows(struct table *tb, const char *name, const struct acc *acc,
-    int horizon)
+bt_table_rows(struct table *tb, const char *name,
+    const struct forecast_acc *acc, int horizon)
 {
 	for (int h = 1; h <= horizon; h++) {
-		const struct acc *a = &acc[(size_t)(h - 1) * NMETHODS];
+		const struct forecast_acc *a = &acc[(size_t)(h - 1) *
+		    FC_NMETHODS];
 
 		tbl_row(tb);
 		tbl_set(tb, 0, "%s", name);
 		tbl_set(tb, 1, "%d", h);
 		tbl_set(tb, 2, "%ld", a[0].n);
-		for (int m = 0; m < NMETHODS; m++) {
+		for (int m = 0; m < FC_NMETHODS; m++) {
 			if (a[m].nape > 0)
 				tbl_set(tb, 3 + (size_t)m, "%.2f",
 				    100 * a[m].ape / (double)a[m].nape);
 			else
 				tbl_set(tb, 3 + (size_t)m, "-");
 			if (a[m].n > 0)
-				tbl_set(tb, 3 + NMETHODS + (size_t)m, "%.4f",
+				tbl_set(tb, 3 + FC_NMETHODS + (size_t)m, "%.4f",
 				    a[m].ae / (double)a[m].n);
 			else
-				tbl_set(tb, 3 + NMETHODS + (size_t)m, "-");
+				tbl_set(tb, 3 + FC_NMETHODS + (size_t)m, "-");
 		}
 	}
 }
@@ -462,25 +364,25 @@ bt_table_head(struct table *tb, const char *first)
 	tbl_set(tb, 0, "%s", first);
 	tbl_set(tb, 1, "h");
 	tbl_set(tb, 2, "points");
-	for (int m = 0; m < NMETHODS; m++) {
+	for (int m = 0; m < FC_NMETHODS; m++) {
 		tbl_set(tb, 3 + (size_t)m, "MAPE%% %s", method_names[m]);
-		tbl_set(tb, 3 + NMETHODS + (size_t)m, "MAE %s",
+		tbl_set(tb, 3 + FC_NMETHODS + (size_t)m, "MAE %s",
 		    method_names[m]);
 	}
 }
 
 static void
 bt_print_table(const struct params *pa, const struct series_hist *hs,
-    const struct acc *acc, const struct acc *all)
+    const struct forecast_acc *acc, const struct forecast_acc *all)
 {
-	struct table tb = { 3 + 2 * NMETHODS, 0, NULL, 0 };
-	size_t nh = (size_t)pa->horizon * NMETHODS;
+	struct table tb = { 3 + 2 * FC_NMETHODS, 0, NULL, 0 };
+	size_t nh = (size_t)pa->horizon * FC_NMETHODS;
 	long zeros = 0, n = 0;
 
 	for (int h = 0; h < pa->horizon; h++) {
-		n += all[(size_t)h * NMETHODS].n;
-		zeros += all[(size_t)h * NMETHODS].n -
-		    all[(size_t)h * NMETHODS].nape;
+		n += all[(size_t)h * FC_NMETHODS].n;
+		zeros += all[(size_t)h * FC_NMETHODS].n -
+		    all[(size_t)h * FC_NMETHODS].nape;
 	}
 	printf("GMC backtest of %zu series from %s (window %zu, %d states, "
 	    "%s correction): rolling origin, each fit on the %zu points "
@@ -494,7 +396,7 @@ bt_print_table(const struct params *pa, const struct series_hist *hs,
 	bt_table_rows(&tb, "all", all, pa->horizon);
 	tbl_print(&tb, "  ");
 	printf("\nper series\n");
-	tb.ncols = 3 + 2 * NMETHODS;
+	tb.ncols = 3 + 2 * FC_NMETHODS;
 	bt_table_head(&tb, "series");
 	for (size_t k = 0; k < hs->ns; k++)
 		bt_table_rows(&tb, hs->s[k].name, acc + k * nh, pa->horizon);
@@ -502,14 +404,14 @@ bt_print_table(const struct params *pa, const struct series_hist *hs,
 }
 
 static void
-bt_csv_rows(const char *name, const struct acc *acc, int horizon)
+bt_csv_rows(const char *name, const struct forecast_acc *acc, int horizon)
 {
 	char b1[DL_DBL_BUFSZ], b2[DL_DBL_BUFSZ];
 
 	for (int h = 1; h <= horizon; h++)
-		for (int m = 0; m < NMETHODS; m++) {
-			const struct acc *a = &acc[(size_t)(h - 1) * NMETHODS +
-			    (size_t)m];
+		for (int m = 0; m < FC_NMETHODS; m++) {
+			const struct forecast_acc *a = &acc[(size_t)(h - 1) *
+			    FC_NMETHODS + (size_t)m];
 
 			if (a->nape > 0)
 				fmt_double(b1, a->ape / (double)a->nape);
@@ -526,9 +428,9 @@ bt_csv_rows(const char *name, const struct acc *acc, int horizon)
 
 static void
 bt_print_csv(const struct params *pa, const struct series_hist *hs,
-    const struct acc *acc, const struct acc *all)
+    const struct forecast_acc *acc, const struct forecast_acc *all)
 {
-	size_t nh = (size_t)pa->horizon * NMETHODS;
+	size_t nh = (size_t)pa->horizon * FC_NMETHODS;
 
 	printf("node,h,method,points,mape_points,mape,mae\n");
 	bt_csv_rows("*", all, pa->horizon);
@@ -537,18 +439,19 @@ bt_print_csv(const struct params *pa, const struct series_hist *hs,
 }
 
 static json_t *
-bt_json_steps(const struct acc *acc, int horizon)
+bt_json_steps(const struct forecast_acc *acc, int horizon)
 {
 	json_t *arr = json_array();
 
 	for (int h = 1; h <= horizon; h++) {
-		const struct acc *a = &acc[(size_t)(h - 1) * NMETHODS];
+		const struct forecast_acc *a = &acc[(size_t)(h - 1) *
+		    FC_NMETHODS];
 		json_t *o = json_object(), *ms = json_object();
 
 		json_object_set_new(o, "h", json_integer(h));
 		json_object_set_new(o, "points", json_integer(a[0].n));
 		json_object_set_new(o, "mape_points", json_integer(a[0].nape));
-		for (int m = 0; m < NMETHODS; m++) {
+		for (int m = 0; m < FC_NMETHODS; m++) {
 			json_t *x = json_object();
 
 			json_object_set_new(x, "mape", a[m].nape > 0 ?
@@ -567,9 +470,9 @@ bt_json_steps(const struct acc *acc, int horizon)
 
 static int
 bt_print_json(const struct params *pa, const struct series_hist *hs,
-    const struct acc *acc, const struct acc *all)
+    const struct forecast_acc *acc, const struct forecast_acc *all)
 {
-	size_t nh = (size_t)pa->horizon * NMETHODS;
+	size_t nh = (size_t)pa->horizon * FC_NMETHODS;
 	json_t *o = json_object(), *arr = json_array();
 	int rc;
 
@@ -595,15 +498,16 @@ static int
 backtest(const struct params *pa, const struct series_hist *hs,
     struct dl_err *e)
 {
-	size_t nh = (size_t)pa->horizon * NMETHODS;
-	struct acc *acc = xcalloc(hs->ns * nh, sizeof(*acc));
-	struct acc *all = xcalloc(nh, sizeof(*acc));
+	size_t nh = (size_t)pa->horizon * FC_NMETHODS;
+	struct forecast_acc *acc = xcalloc(hs->ns * nh, sizeof(*acc));
+	struct forecast_acc *all = xcalloc(nh, sizeof(*acc));
 	size_t idle = 0;
 	int rc = DL_OK;
 
 	for (size_t k = 0; k < hs->ns && rc == DL_OK; k++) {
-		rc = backtest_series(pa, &hs->s[k].s, acc + k * nh, e);
-		acc_merge(all, acc + k * nh, nh);
+		rc = forecast_backtest(&hs->s[k].s, &pa->o, pa->horizon,
+		    acc + k * nh, e);
+		forecast_acc_merge(all, acc + k * nh, nh);
 		idle += hs->s[k].s.n <= pa->o.window;
 	}
 	if (idle > 0 && dl_verbose >= 0)
@@ -629,7 +533,7 @@ static int
 run(const struct params *pa, struct dl_err *e)
 {
 	struct series_hist hs;
-	struct result *res = NULL;
+	struct forecast_result *res = NULL;
 	int rc;
 
 	if ((rc = series_hist_read(pa->path, -1, &hs, e)) != DL_OK)
