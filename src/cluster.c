@@ -40,6 +40,8 @@ static const struct csv_col links_cols[] = {
 };
 const struct csv_schema dl_links_schema = { "links.csv", links_cols };
 
+/* The history schemas (load.csv, traffic.csv) are series.c's. */
+
 /*
  * A small open-addressing map from id to index, so that large clusters
  * and long histories resolve names in constant time.
