@@ -10,6 +10,7 @@
 
 #include "cluster.h"
 #include "csvin.h"
+#include "series.h"
 
 #define INF HUGE_VAL
 
@@ -39,22 +40,7 @@ static const struct csv_col links_cols[] = {
 };
 const struct csv_schema dl_links_schema = { "links.csv", links_cols };
 
-static const struct csv_col load_cols[] = {
-	{ "node", CSV_ID, 1, 0, 0, 0, 0, NULL },
-	{ "t", CSV_INT, 1, 0, 1e15, 0, 0, NULL },
-	{ "util", CSV_NUM, 1, 0, 1, 0, 0, NULL },
-	{ NULL, 0, 0, 0, 0, 0, 0, NULL }
-};
-const struct csv_schema dl_load_schema = { "load.csv", load_cols };
-
-static const struct csv_col traffic_cols[] = {
-	{ "t", CSV_INT, 1, 0, 1e15, 0, 0, NULL },
-	{ "src", CSV_ID, 1, 0, 0, 0, 0, NULL },
-	{ "dst", CSV_ID, 1, 0, 0, 0, 0, NULL },
-	{ "util", CSV_NUM, 1, 0, 1, 0, 0, NULL },
-	{ NULL, 0, 0, 0, 0, 0, 0, NULL }
-};
-const struct csv_schema dl_traffic_schema = { "traffic.csv", traffic_cols };
+/* The history schemas (load.csv, traffic.csv) are series.c's. */
 
 /* The index of vertex id in vm (id -> index, util.h), or -1. */
 static int
@@ -421,158 +407,84 @@ check_connected(struct ld *L)
 	return rc;
 }
 
-/* Append (t, v) to a series; sort and check duplicates later. */
-static void
-series_add(struct dl_series *s, size_t *cap, long t, double v)
-{
-	size_t c0 = *cap;
-
-	if (s->n == c0) {
-		s->t = xgrow(s->t, cap, s->n + 1, sizeof(long));
-		s->v = xreallocarray(s->v, *cap, sizeof(double));
-	}
-	s->t[s->n] = t;
-	s->v[s->n] = v;
-	s->n++;
-}
-
-struct tv {
-	long t;
-	double v;
-	long line;
-};
-
-static int
-cmp_tv(const void *a, const void *b)
-{
-	const struct tv *x = a, *y = b;
-
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return x->line < y->line ? -1 : x->line > y->line;
-}
-
 /*
- * Sort every series by t and reject a repeated step.  lines[k][i] is the
- * input line of point i of series k, for the message.
+ * Map series k of h (a node id, or "src>dst") to its node or edge; the
+ * first unknown name is an error at its first line.  *name is what the
+ * duplicate-step message calls the series.
  */
 static int
-series_finish(struct dl_series *s, size_t n, long **lines, const char *path,
-    const char *what, char *const *names, struct dl_err *e)
+history_target(const struct dl_cluster *c, const struct series_hist *h,
+    size_t k, int *idx, const char **name, struct dl_err *e)
 {
-	for (size_t k = 0; k < n; k++) {
-		struct tv *tmp;
+	const char *id = h->s[k].name;
+	char src[64], *dst;
+	int a, b;
 
-		if (s[k].n == 0)
-			continue;
-		tmp = xcalloc(s[k].n, sizeof(*tmp));
-		for (size_t i = 0; i < s[k].n; i++) {
-			tmp[i].t = s[k].t[i];
-			tmp[i].v = s[k].v[i];
-			tmp[i].line = lines[k][i];
-		}
-		qsort(tmp, s[k].n, sizeof(*tmp), cmp_tv);
-		for (size_t i = 0; i < s[k].n; i++) {
-			if (i > 0 && tmp[i].t == tmp[i - 1].t) {
-				dl_seterr(e, DL_EDATA, path, tmp[i].line, 0,
-				    "step t=%ld of %s '%s' given twice (also "
-				    "on line %ld)", tmp[i].t, what, names[k],
-				    tmp[i - 1].line);
-				free(tmp);
-				return DL_EDATA;
-			}
-			s[k].t[i] = tmp[i].t;
-			s[k].v[i] = tmp[i].v;
-		}
-		free(tmp);
+	if (!h->traffic) {
+		if ((*idx = cluster_node(c, id)) < 0)
+			return series_hist_err(h, k, "node", e, "unknown node "
+			    "'%s' (not in nodes.csv)", id);
+		*name = c->nodes[*idx].id;
+		return DL_OK;
 	}
+	/* Ids are at most 63 characters and hold no '>' (csvin checks). */
+	snprintf(src, sizeof(src), "%.*s", (int)strcspn(id, ">"), id);
+	dst = strchr(id, '>') + 1;
+	a = cluster_vertex(c, src);
+	b = cluster_vertex(c, dst);
+	if (a < 0 || b < 0)
+		return series_hist_err(h, k, a < 0 ? "src" : "dst", e,
+		    "unknown vertex '%s' (not a node or a links.csv endpoint)",
+		    a < 0 ? src : dst);
+	if ((*idx = cluster_edge(c, a, b)) < 0)
+		return series_hist_err(h, k, "dst", e, "no link '%s' -> '%s' "
+		    "in the network", src, dst);
+	*name = c->verts[c->edges[*idx].src].id;
 	return DL_OK;
 }
 
+/* Read a load.csv or traffic.csv into c->load or c->traffic. */
 static int
 load_history(struct ld *L, const char *path, int traffic)
 {
 	struct dl_cluster *c = L->c;
-	struct csv_table t;
 	size_t n = traffic ? c->nedges : c->nnodes;
-	size_t *cap, *lcap;
-	long **lines;
-	char **names;
+	struct series_hist h;
 	struct dl_series *s;
+	long **lines;
+	const char **names;
 	int rc;
 
-	rc = csvin_read(path, traffic ? &dl_traffic_schema : &dl_load_schema,
-	    &t, L->e);
-	if (rc != DL_OK)
+	if ((rc = series_hist_read(path, traffic, &h, L->e)) != DL_OK)
 		return rc;
 	s = xcalloc(n ? n : 1, sizeof(*s));
-	cap = xcalloc(n ? n : 1, sizeof(size_t));
-	lcap = xcalloc(n ? n : 1, sizeof(size_t));
 	lines = xcalloc(n ? n : 1, sizeof(long *));
 	names = xcalloc(n ? n : 1, sizeof(char *));
-	for (size_t r = 0; r < t.nrows && rc == DL_OK; r++) {
-		long step;
-		double u;
-		int k;
+	for (size_t g = 0; g < h.ns && rc == DL_OK; g++) {
+		const char *name = NULL;
+		int k = 0;
 
-		if (!traffic) {
-			k = cluster_node(c, csv_str(&t, r, 0));
-			if (k < 0) {
-				rc = csv_cellerr(&t, r, 0, L->e, "unknown node "
-				    "'%s' (not in nodes.csv)",
-				    csv_str(&t, r, 0));
-				break;
-			}
-			step = (long)csv_num(&t, r, 1);
-			u = csv_num(&t, r, 2);
-			names[k] = c->nodes[k].id;
-		} else {
-			int a = cluster_vertex(c, csv_str(&t, r, 1));
-			int b = cluster_vertex(c, csv_str(&t, r, 2));
-
-			if (a < 0 || b < 0) {
-				size_t col = a < 0 ? 1 : 2;
-
-				rc = csv_cellerr(&t, r, col, L->e, "unknown "
-				    "vertex '%s' (not a node or a links.csv "
-				    "endpoint)", csv_str(&t, r, col));
-				break;
-			}
-			k = cluster_edge(c, a, b);
-			if (k < 0) {
-				rc = csv_cellerr(&t, r, 2, L->e, "no link "
-				    "'%s' -> '%s' in the network",
-				    csv_str(&t, r, 1), csv_str(&t, r, 2));
-				break;
-			}
-			step = (long)csv_num(&t, r, 0);
-			u = csv_num(&t, r, 3);
-			names[k] = c->verts[c->edges[k].src].id;
-		}
-		{
-			size_t l0 = lcap[k];
-
-			series_add(&s[k], &cap[k], step, u);
-			lines[k] = xgrow(lines[k], &l0, s[k].n, sizeof(long));
-			lcap[k] = l0;
-			lines[k][s[k].n - 1] = t.line[r];
-		}
+		if ((rc = history_target(c, &h, g, &k, &name, L->e)) != DL_OK)
+			break;
+		names[k] = name;
+		s[k] = h.s[g].s;
+		lines[k] = h.s[g].line;
+		memset(&h.s[g].s, 0, sizeof(h.s[g].s));
+		h.s[g].line = NULL;
 	}
-	if (rc == DL_OK)
-		rc = series_finish(s, n, lines, path, traffic ? "link from" :
-		    "node", names, L->e);
+	/* Sorted in node or edge order, as the first error is reported. */
+	for (size_t k = 0; k < n && rc == DL_OK; k++)
+		if (s[k].n > 0)
+			rc = series_sort(&s[k], lines[k], path, 0, traffic ?
+			    "link from" : "node", names[k], L->e);
 	for (size_t k = 0; k < n; k++)
 		free(lines[k]);
 	free(lines);
 	free(names);
-	free(cap);
-	free(lcap);
-	csvin_free(&t);
+	series_hist_free(&h);
 	if (rc != DL_OK) {
-		for (size_t k = 0; k < n; k++) {
-			free(s[k].t);
-			free(s[k].v);
-		}
+		for (size_t k = 0; k < n; k++)
+			series_free(&s[k]);
 		free(s);
 		return rc;
 	}
@@ -679,15 +591,11 @@ cluster_free(struct dl_cluster *c)
 	for (size_t i = 0; i < c->nverts; i++)
 		free(c->verts[i].id);
 	if (c->load)
-		for (size_t i = 0; i < c->nnodes; i++) {
-			free(c->load[i].t);
-			free(c->load[i].v);
-		}
+		for (size_t i = 0; i < c->nnodes; i++)
+			series_free(&c->load[i]);
 	if (c->traffic)
-		for (size_t i = 0; i < c->nedges; i++) {
-			free(c->traffic[i].t);
-			free(c->traffic[i].v);
-		}
+		for (size_t i = 0; i < c->nedges; i++)
+			series_free(&c->traffic[i]);
 	free(c->load);
 	free(c->traffic);
 	free(c->nodes);

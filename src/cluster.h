@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 
+#include "series.h"
 #include "util.h"
 
 struct dl_node {
@@ -41,13 +42,6 @@ struct dl_edge {
 	double gbps, latency_ms;
 	int from_switch;	/* src is an implicit switch: costs latency only */
 	long line;		/* in links.csv, 0 when implicit */
-};
-
-/* A history: n points sorted by step t (steps need not be contiguous). */
-struct dl_series {
-	size_t n;
-	long *t;
-	double *v;
 };
 
 struct dl_cluster {
@@ -101,8 +95,8 @@ double cluster_tflops(const struct dl_cluster *c);
 /* Largest number of hops on a shortest path between two nodes. */
 int cluster_diameter(const struct dl_cluster *c);
 
-/* Schemas, for tests and for the formats man page. */
-extern const struct csv_schema dl_nodes_schema, dl_links_schema,
-    dl_load_schema, dl_traffic_schema;
+/* Schemas, for tests and for the formats man page (the history schemas
+ * are series.h's). */
+extern const struct csv_schema dl_nodes_schema, dl_links_schema;
 
 #endif

@@ -40,9 +40,9 @@
 
 #include "cmds.h"
 #include "cmdutil.h"
-#include "csvin.h"
 #include "forecast.h"
 #include "gmc.h"
+#include "series.h"
 
 enum {
 	O_HISTORY = 1, O_HORIZON, O_WINDOW, O_STATES, O_CORRECTION, O_FORMAT,
@@ -86,340 +86,6 @@ const struct dl_cmd dl_cmd_predict = {
 	predict_opts, 0
 };
 
-/* One history as read: points in file order until sorted. */
-struct series {
-	char *name;
-	size_t n, cap;
-	long *t;
-	double *v;
-	long *line;
-};
-
-struct history {
-	const char *path;
-	int traffic;
-	long tcol;		/* file column of t, for messages */
-	struct series *s;
-	size_t ns, cap;
-	size_t *slot;		/* name map: series index + 1, 0 empty */
-	size_t nslot;
-};
-
-static size_t
-hash_name(const char *s)
-{
-	size_t h = 14695981039346656037ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-/* The series called name, created at the end when new. */
-static struct series *
-series_get(struct history *hs, const char *name)
-{
-	size_t i, mask;
-
-	if (2 * (hs->ns + 1) > hs->nslot) {
-		size_t nn = hs->nslot ? 2 * hs->nslot : 64;
-
-		free(hs->slot);
-		hs->slot = xcalloc(nn, sizeof(size_t));
-		hs->nslot = nn;
-		for (size_t k = 0; k < hs->ns; k++) {
-			i = hash_name(hs->s[k].name) & (nn - 1);
-			while (hs->slot[i])
-				i = (i + 1) & (nn - 1);
-			hs->slot[i] = k + 1;
-		}
-	}
-	mask = hs->nslot - 1;
-	for (i = hash_name(name) & mask; hs->slot[i]; i = (i + 1) & mask)
-		if (strcmp(hs->s[hs->slot[i] - 1].name, name) == 0)
-			return &hs->s[hs->slot[i] - 1];
-	hs->s = xgrow(hs->s, &hs->cap, hs->ns + 1, sizeof(*hs->s));
-	memset(&hs->s[hs->ns], 0, sizeof(*hs->s));
-	hs->s[hs->ns].name = xstrdup(name);
-	hs->slot[i] = ++hs->ns;
-	return &hs->s[hs->ns - 1];
-}
-
-/* Make room for c points (at least n). */
-static void
-series_reserve(struct series *s, size_t c)
-{
-	s->t = xreallocarray(s->t, c, sizeof(long));
-	s->v = xreallocarray(s->v, c, sizeof(double));
-	s->line = xreallocarray(s->line, c, sizeof(long));
-	s->cap = c;
-}
-
-static void
-series_push(struct series *s, long t, double v, long line)
-{
-	if (s->n == s->cap)
-		series_reserve(s, s->cap < 8 ? 8 : 2 * s->cap);
-	s->t[s->n] = t;
-	s->v[s->n] = v;
-	s->line[s->n] = line;
-	s->n++;
-}
-
-static void
-history_free(struct history *hs)
-{
-	for (size_t k = 0; k < hs->ns; k++) {
-		free(hs->s[k].name);
-		free(hs->s[k].t);
-		free(hs->s[k].v);
-		free(hs->s[k].line);
-	}
-	free(hs->s);
-	free(hs->slot);
-	memset(hs, 0, sizeof(*hs));
-}
-
-/*
- * Tell a load.csv from a traffic.csv by the names in the header row (the
- * first line that is not blank or a comment).
- */
-static int
-detect_kind(const char *path, const char *data, size_t len, int *traffic,
-    struct dl_err *e)
-{
-	const char *p = data, *end = data + len;
-	int has_node = 0, has_src = 0;
-	long line = 0;
-
-	if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
-		p += 3;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end, *q = p;
-
-		line++;
-		while (q < le && (*q == ' ' || *q == '\t' || *q == '\r'))
-			q++;
-		if (q == le || *q == '#') {
-			p = nl ? nl + 1 : end;
-			continue;
-		}
-		while (q <= le) {
-			const char *f = q, *fe;
-
-			while (q < le && *q != ',')
-				q++;
-			fe = q++;
-			while (f < fe && (*f == '"' || *f == ' '))
-				f++;
-			while (fe > f && (fe[-1] == '"' || fe[-1] == ' ' ||
-			    fe[-1] == '\r'))
-				fe--;
-			if (fe - f == 4 && memcmp(f, "node", 4) == 0)
-				has_node = 1;
-			if ((fe - f == 3 && memcmp(f, "src", 3) == 0) ||
-			    (fe - f == 3 && memcmp(f, "dst", 3) == 0))
-				has_src = 1;
-		}
-		if (!has_node && !has_src)
-			return dl_seterr(e, DL_EDATA, path, line, 0, "header "
-			    "names no 'node' column (load.csv: node,t,util) "
-			    "and no 'src' or 'dst' column (traffic.csv: "
-			    "t,src,dst,util)");
-		*traffic = has_src;
-		return DL_OK;
-	}
-	*traffic = 0;	/* csvin reports the empty file */
-	return DL_OK;
-}
-
-struct pt {
-	long t, line;
-	double v;
-};
-
-static int
-cmp_pt(const void *a, const void *b)
-{
-	const struct pt *x = a, *y = b;
-
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return x->line < y->line ? -1 : x->line > y->line;
-}
-
-/* Sort a series by t; a step given twice is an error at its later line. */
-static int
-series_sort(const struct history *hs, struct series *s, struct dl_err *e)
-{
-	struct pt *p;
-	int sorted = 1;
-
-	for (size_t i = 1; i < s->n && sorted; i++)
-		sorted = s->t[i] > s->t[i - 1];
-	if (sorted)
-		return DL_OK;
-	p = xcalloc(s->n, sizeof(*p));
-	for (size_t i = 0; i < s->n; i++) {
-		p[i].t = s->t[i];
-		p[i].v = s->v[i];
-		p[i].line = s->line[i];
-	}
-	qsort(p, s->n, sizeof(*p), cmp_pt);
-	for (size_t i = 0; i < s->n; i++) {
-		if (i > 0 && p[i].t == p[i - 1].t) {
-			dl_seterr(e, DL_EDATA, hs->path, p[i].line, hs->tcol,
-			    "step t=%ld of %s '%s' given twice (also on line "
-			    "%ld)", p[i].t, hs->traffic ? "link" : "node",
-			    s->name, p[i - 1].line);
-			free(p);
-			return DL_EDATA;
-		}
-		s->t[i] = p[i].t;
-		s->v[i] = p[i].v;
-		s->line[i] = p[i].line;
-	}
-	free(p);
-	return DL_OK;
-}
-
-/* Where history_row finds its columns (schema column indices). */
-struct hist_cols {
-	struct history *hs;
-	size_t ct, cv, cn, cs, cd;
-	size_t last;		/* series of the previous row */
-};
-
-/* csvin_parse_each callback: add one row to its series. */
-static int
-history_row(void *arg, const struct csv_table *t, const struct csv_cell *row,
-    long line, struct dl_err *e)
-{
-	struct hist_cols *hc = arg;
-	struct history *hs = hc->hs;
-	const char *name = row[hc->cn].s;
-	char link[2 * 64 + 2];
-
-	(void)t;
-	(void)e;
-	if (hs->traffic) {
-		const char *a = row[hc->cs].s, *b = row[hc->cd].s;
-		size_t na = strlen(a), nb = strlen(b);
-
-		/* Ids are at most 63 characters (csvin checks). */
-		memcpy(link, a, na);
-		link[na] = '>';
-		memcpy(link + na + 1, b, nb + 1);
-		name = link;
-	}
-	/* Rows of one series often follow each other. */
-	if (hs->ns == 0 || strcmp(hs->s[hc->last].name, name) != 0) {
-		size_t ns = hs->ns, prev = hs->ns ? hs->s[hc->last].n : 0;
-
-		hc->last = (size_t)(series_get(hs, name) - hs->s);
-		/*
-		 * A new series after a run of another: histories are mostly
-		 * equally long, so make room for as many points at once
-		 * (no regrowing, no slack from doubling).
-		 */
-		if (hs->ns > ns && prev > 0)
-			series_reserve(&hs->s[hc->last], prev);
-	}
-	series_push(&hs->s[hc->last], (long)row[hc->ct].num, row[hc->cv].num,
-	    line);
-	return DL_OK;
-}
-
-/* Schema column index by name. */
-static size_t
-schema_col(const struct csv_schema *sc, const char *name)
-{
-	size_t k = 0;
-
-	while (strcmp(sc->cols[k].name, name) != 0)
-		k++;
-	return k;
-}
-
-/* Read path into hs: one series per node or directed link. */
-static int
-history_read(const char *path, struct history *hs, struct dl_err *e)
-{
-	const struct csv_schema *sc;
-	struct hist_cols hc;
-	struct csv_table t;
-	char *data;
-	size_t len;
-	int rc;
-
-	memset(hs, 0, sizeof(*hs));
-	hs->path = path;
-	if ((rc = read_file(path, &data, &len, e)) != DL_OK)
-		return rc;
-	rc = detect_kind(path, data, len, &hs->traffic, e);
-	sc = hs->traffic ? &dl_traffic_schema : &dl_load_schema;
-	memset(&hc, 0, sizeof(hc));
-	hc.hs = hs;
-	hc.ct = schema_col(sc, "t");
-	hc.cv = schema_col(sc, "util");
-	if (hs->traffic) {
-		hc.cs = schema_col(sc, "src");
-		hc.cd = schema_col(sc, "dst");
-	} else {
-		hc.cn = schema_col(sc, "node");
-	}
-	if (rc == DL_OK)
-		rc = csvin_parse_each(path, data, len, sc, &t, history_row,
-		    &hc, e);
-	free(data);
-	if (rc != DL_OK)
-		return rc;
-	hs->tcol = t.fcol[hc.ct];
-	if (t.nrows == 0) {
-		rc = dl_seterr(e, DL_EDATA, path, t.header_line, 0, "no "
-		    "history rows (expected at least one row after the "
-		    "header)");
-		csvin_free(&t);
-		return rc;
-	}
-	csvin_free(&t);
-	for (size_t k = 0; k < hs->ns; k++)
-		if ((rc = series_sort(hs, &hs->s[k], e)) != DL_OK)
-			return rc;
-	return DL_OK;
-}
-
-/* Replace the link series of hs by their mean series "mean". */
-static void
-history_mean_link(struct history *hs)
-{
-	struct dl_series *ds = xcalloc(hs->ns, sizeof(*ds)), m;
-	struct series *s;
-
-	for (size_t k = 0; k < hs->ns; k++) {
-		ds[k].n = hs->s[k].n;
-		ds[k].t = hs->s[k].t;
-		ds[k].v = hs->s[k].v;
-	}
-	forecast_mean_series(ds, hs->ns, &m);
-	free(ds);
-	for (size_t k = 0; k < hs->ns; k++) {
-		free(hs->s[k].name);
-		free(hs->s[k].t);
-		free(hs->s[k].v);
-		free(hs->s[k].line);
-	}
-	hs->ns = 0;
-	s = &hs->s[hs->ns++];
-	memset(s, 0, sizeof(*s));
-	s->name = xstrdup("mean");
-	s->n = s->cap = m.n;
-	s->t = m.t;
-	s->v = m.v;
-	s->line = xcalloc(m.n, sizeof(long));
-}
-
 struct params {
 	const char *path;
 	int horizon, format, backtest, meanlink;
@@ -430,65 +96,29 @@ static const char *const corr_names[] = { "expect", "argmax" };
 
 /* --- forecasts ----------------------------------------------------- */
 
-/*
- * What the outputs show of a fit.  Not the whole struct gmc_fit: with its
- * K x K Markov tables that is 12 KB, 120 MB for 10,000 series.
- */
-struct fit_summary {
-	size_t n;
-	double a, b, shift, mre, C, P;
-	int ratio_ok;
-	enum gmc_grade grade;
-};
-
-struct result {
-	struct fit_summary f;
-	double *fc;		/* horizon values */
-	double mean;		/* their mean */
-};
-
 static int
-fit_all(const struct params *pa, const struct history *hs,
-    struct result *res, struct dl_err *e)
+fit_all(const struct params *pa, const struct series_hist *hs,
+    struct forecast_result *res, struct dl_err *e)
 {
-	struct gmc_fit *f = xmalloc(sizeof(*f));
-
 	for (size_t k = 0; k < hs->ns; k++) {
-		const struct series *s = &hs->s[k];
-		double sum = 0;
-		int rc;
+		int rc = forecast_run(&hs->s[k].s, &pa->o, pa->horizon, &res[k],
+		    e);
 
-		if ((rc = gmc_fit(s->v, s->n, &pa->o, f, e)) != DL_OK) {
+		if (rc != DL_OK) {
 			char msg[sizeof(e->msg)];
 
-			free(f);
 			snprintf(msg, sizeof(msg), "%s", e->msg);
 			return dl_seterr(e, rc, pa->path, 0, 0, "%s '%s': %s",
 			    hs->traffic && !pa->meanlink ? "link" : "series",
-			    s->name, msg);
+			    hs->s[k].name, msg);
 		}
-		res[k].f.n = f->n;
-		res[k].f.a = f->a;
-		res[k].f.b = f->b;
-		res[k].f.shift = f->shift;
-		res[k].f.mre = f->mre;
-		res[k].f.C = f->C;
-		res[k].f.P = f->P;
-		res[k].f.ratio_ok = f->ratio_ok;
-		res[k].f.grade = f->grade;
-		res[k].fc = xcalloc((size_t)pa->horizon, sizeof(double));
-		gmc_forecast(f, pa->horizon, res[k].fc);
-		for (int h = 0; h < pa->horizon; h++)
-			sum += res[k].fc[h];
-		res[k].mean = sum / pa->horizon;
 	}
-	free(f);
 	return DL_OK;
 }
 
 static void
-print_csv(const struct params *pa, const struct history *hs,
-    const struct result *res)
+print_csv(const struct params *pa, const struct series_hist *hs,
+    const struct forecast_result *res)
 {
 	char b1[DL_DBL_BUFSZ], b2[DL_DBL_BUFSZ], b3[DL_DBL_BUFSZ];
 	char b4[DL_DBL_BUFSZ], b5[DL_DBL_BUFSZ], b6[DL_DBL_BUFSZ];
@@ -496,7 +126,7 @@ print_csv(const struct params *pa, const struct history *hs,
 
 	printf("node,h,forecast,a,b,shift,ratio_ok,mre,C,P,grade\n");
 	for (size_t k = 0; k < hs->ns; k++) {
-		const struct fit_summary *f = &res[k].f;
+		const struct forecast_summary *f = &res[k].f;
 
 		fmt_double(b2, f->a);
 		fmt_double(b3, f->b);
@@ -585,8 +215,8 @@ tbl_print(struct table *tb, const char *indent)
 #define TABLE_STEPS 8
 
 static void
-print_table(const struct params *pa, const struct history *hs,
-    const struct result *res)
+print_table(const struct params *pa, const struct series_hist *hs,
+    const struct forecast_result *res)
 {
 	int steps = pa->horizon <= TABLE_STEPS ? pa->horizon : 0;
 	struct table tb = { 11 + (size_t)steps, 0, NULL, 0 };
@@ -614,11 +244,11 @@ print_table(const struct params *pa, const struct history *hs,
 	for (int h = 1; h <= steps; h++)
 		tbl_set(&tb, 10 + (size_t)h, "h=%d", h);
 	for (size_t k = 0; k < hs->ns; k++) {
-		const struct fit_summary *f = &res[k].f;
+		const struct forecast_summary *f = &res[k].f;
 
 		tbl_row(&tb);
 		tbl_set(&tb, 0, "%s", hs->s[k].name);
-		tbl_set(&tb, 1, "%zu", hs->s[k].n);
+		tbl_set(&tb, 1, "%zu", hs->s[k].s.n);
 		tbl_set(&tb, 2, "%.6g", f->a);
 		tbl_set(&tb, 3, "%.6g", f->b);
 		tbl_set(&tb, 4, "%.4g", f->shift);
@@ -642,7 +272,7 @@ print_table(const struct params *pa, const struct history *hs,
 /* The keys that open both json documents. */
 static void
 json_head(json_t *o, const char *schema, const struct params *pa,
-    const struct history *hs)
+    const struct series_hist *hs)
 {
 	json_object_set_new(o, "schema", json_string(schema));
 	json_object_set_new(o, "history", json_string(pa->path));
@@ -657,20 +287,20 @@ json_head(json_t *o, const char *schema, const struct params *pa,
 }
 
 static int
-print_json(const struct params *pa, const struct history *hs,
-    const struct result *res)
+print_json(const struct params *pa, const struct series_hist *hs,
+    const struct forecast_result *res)
 {
 	json_t *o = json_object(), *arr = json_array();
 	int rc;
 
 	json_head(o, "dlplan.predict/1", pa, hs);
 	for (size_t k = 0; k < hs->ns; k++) {
-		const struct fit_summary *f = &res[k].f;
+		const struct forecast_summary *f = &res[k].f;
 		json_t *s = json_object(), *fa = json_array();
 
 		json_object_set_new(s, "node", json_string(hs->s[k].name));
 		json_object_set_new(s, "points",
-		    json_integer((json_int_t)hs->s[k].n));
+		    json_integer((json_int_t)hs->s[k].s.n));
 		json_object_set_new(s, "fitted", json_integer((json_int_t)f->n));
 		json_object_set_new(s, "a", cmd_json_real(f->a));
 		json_object_set_new(s, "b", cmd_json_real(f->b));
@@ -695,95 +325,34 @@ print_json(const struct params *pa, const struct history *hs,
 
 /* --- backtest ------------------------------------------------------ */
 
-enum { M_GMC, M_GM11, M_LAST, M_MEAN, NMETHODS };
-static const char *const method_names[NMETHODS] = {
+static const char *const method_names[FC_NMETHODS] = {
 	"gmc", "gm11", "last", "mean"
 };
 
-/* Error sums of one method at one step h. */
-struct acc {
-	long n, nape;		/* points; points with a non-zero actual */
-	double ae, ape;		/* sums of |error| and |error|/|actual| */
-};
-
-/* acc[(h-1) * NMETHODS + m] per series; the overall sums follow. */
-static void
-acc_add(struct acc *a, double fc, double actual)
-{
-	double err = fc > actual ? fc - actual : actual - fc;
-
-	a->n++;
-	a->ae += err;
-	if (actual != 0) {
-		a->nape++;
-		a->ape += err / (actual < 0 ? -actual : actual);
-	}
-}
-
-static int
-backtest_series(const struct params *pa, const struct series *s,
-    struct acc *acc, struct dl_err *e)
-{
-	size_t W = pa->o.window;
-	double *fc = xcalloc((size_t)pa->horizon, sizeof(double));
-	int rc = DL_OK;
-
-	for (size_t o = W; o < s->n && rc == DL_OK; o++) {
-		struct gmc_fit f;
-
-		/* Fit on x(o-W+1 .. o), 1-based: s->v[o-W .. o-1]. */
-		if ((rc = gmc_fit(s->v + (o - W), W, &pa->o, &f, e)) != DL_OK)
-			break;
-		gmc_forecast(&f, pa->horizon, fc);
-		for (int h = 1; h <= pa->horizon && o + (size_t)h <= s->n;
-		    h++) {
-			struct acc *a = &acc[(size_t)(h - 1) * NMETHODS];
-			double actual = s->v[o + (size_t)h - 1];
-
-			acc_add(&a[M_GMC], fc[h - 1], actual);
-			acc_add(&a[M_GM11], gmc_plain(&f, h), actual);
-			acc_add(&a[M_LAST], f.last, actual);
-			acc_add(&a[M_MEAN], f.mean, actual);
-		}
-	}
-	free(fc);
-	return rc;
-}
-
-static void
-acc_merge(struct acc *to, const struct acc *from, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		to[i].n += from[i].n;
-		to[i].nape += from[i].nape;
-		to[i].ae += from[i].ae;
-		to[i].ape += from[i].ape;
-	}
-}
-
 /* One table row per step h: name, h, points, MAPE % and MAE per method. */
 static void
-bt_table_rows(struct table *tb, const char *name, const struct acc *acc,
-    int horizon)
+bt_table_rows(struct table *tb, const char *name,
+    const struct forecast_acc *acc, int horizon)
 {
 	for (int h = 1; h <= horizon; h++) {
-		const struct acc *a = &acc[(size_t)(h - 1) * NMETHODS];
+		const struct forecast_acc *a = &acc[(size_t)(h - 1) *
+		    FC_NMETHODS];
 
 		tbl_row(tb);
 		tbl_set(tb, 0, "%s", name);
 		tbl_set(tb, 1, "%d", h);
 		tbl_set(tb, 2, "%ld", a[0].n);
-		for (int m = 0; m < NMETHODS; m++) {
+		for (int m = 0; m < FC_NMETHODS; m++) {
 			if (a[m].nape > 0)
 				tbl_set(tb, 3 + (size_t)m, "%.2f",
 				    100 * a[m].ape / (double)a[m].nape);
 			else
 				tbl_set(tb, 3 + (size_t)m, "-");
 			if (a[m].n > 0)
-				tbl_set(tb, 3 + NMETHODS + (size_t)m, "%.4f",
+				tbl_set(tb, 3 + FC_NMETHODS + (size_t)m, "%.4f",
 				    a[m].ae / (double)a[m].n);
 			else
-				tbl_set(tb, 3 + NMETHODS + (size_t)m, "-");
+				tbl_set(tb, 3 + FC_NMETHODS + (size_t)m, "-");
 		}
 	}
 }
@@ -795,25 +364,25 @@ bt_table_head(struct table *tb, const char *first)
 	tbl_set(tb, 0, "%s", first);
 	tbl_set(tb, 1, "h");
 	tbl_set(tb, 2, "points");
-	for (int m = 0; m < NMETHODS; m++) {
+	for (int m = 0; m < FC_NMETHODS; m++) {
 		tbl_set(tb, 3 + (size_t)m, "MAPE%% %s", method_names[m]);
-		tbl_set(tb, 3 + NMETHODS + (size_t)m, "MAE %s",
+		tbl_set(tb, 3 + FC_NMETHODS + (size_t)m, "MAE %s",
 		    method_names[m]);
 	}
 }
 
 static void
-bt_print_table(const struct params *pa, const struct history *hs,
-    const struct acc *acc, const struct acc *all)
+bt_print_table(const struct params *pa, const struct series_hist *hs,
+    const struct forecast_acc *acc, const struct forecast_acc *all)
 {
-	struct table tb = { 3 + 2 * NMETHODS, 0, NULL, 0 };
-	size_t nh = (size_t)pa->horizon * NMETHODS;
+	struct table tb = { 3 + 2 * FC_NMETHODS, 0, NULL, 0 };
+	size_t nh = (size_t)pa->horizon * FC_NMETHODS;
 	long zeros = 0, n = 0;
 
 	for (int h = 0; h < pa->horizon; h++) {
-		n += all[(size_t)h * NMETHODS].n;
-		zeros += all[(size_t)h * NMETHODS].n -
-		    all[(size_t)h * NMETHODS].nape;
+		n += all[(size_t)h * FC_NMETHODS].n;
+		zeros += all[(size_t)h * FC_NMETHODS].n -
+		    all[(size_t)h * FC_NMETHODS].nape;
 	}
 	printf("GMC backtest of %zu series from %s (window %zu, %d states, "
 	    "%s correction): rolling origin, each fit on the %zu points "
@@ -827,7 +396,7 @@ bt_print_table(const struct params *pa, const struct history *hs,
 	bt_table_rows(&tb, "all", all, pa->horizon);
 	tbl_print(&tb, "  ");
 	printf("\nper series\n");
-	tb.ncols = 3 + 2 * NMETHODS;
+	tb.ncols = 3 + 2 * FC_NMETHODS;
 	bt_table_head(&tb, "series");
 	for (size_t k = 0; k < hs->ns; k++)
 		bt_table_rows(&tb, hs->s[k].name, acc + k * nh, pa->horizon);
@@ -835,14 +404,14 @@ bt_print_table(const struct params *pa, const struct history *hs,
 }
 
 static void
-bt_csv_rows(const char *name, const struct acc *acc, int horizon)
+bt_csv_rows(const char *name, const struct forecast_acc *acc, int horizon)
 {
 	char b1[DL_DBL_BUFSZ], b2[DL_DBL_BUFSZ];
 
 	for (int h = 1; h <= horizon; h++)
-		for (int m = 0; m < NMETHODS; m++) {
-			const struct acc *a = &acc[(size_t)(h - 1) * NMETHODS +
-			    (size_t)m];
+		for (int m = 0; m < FC_NMETHODS; m++) {
+			const struct forecast_acc *a = &acc[(size_t)(h - 1) *
+			    FC_NMETHODS + (size_t)m];
 
 			if (a->nape > 0)
 				fmt_double(b1, a->ape / (double)a->nape);
@@ -858,10 +427,10 @@ bt_csv_rows(const char *name, const struct acc *acc, int horizon)
 }
 
 static void
-bt_print_csv(const struct params *pa, const struct history *hs,
-    const struct acc *acc, const struct acc *all)
+bt_print_csv(const struct params *pa, const struct series_hist *hs,
+    const struct forecast_acc *acc, const struct forecast_acc *all)
 {
-	size_t nh = (size_t)pa->horizon * NMETHODS;
+	size_t nh = (size_t)pa->horizon * FC_NMETHODS;
 
 	printf("node,h,method,points,mape_points,mape,mae\n");
 	bt_csv_rows("*", all, pa->horizon);
@@ -870,18 +439,19 @@ bt_print_csv(const struct params *pa, const struct history *hs,
 }
 
 static json_t *
-bt_json_steps(const struct acc *acc, int horizon)
+bt_json_steps(const struct forecast_acc *acc, int horizon)
 {
 	json_t *arr = json_array();
 
 	for (int h = 1; h <= horizon; h++) {
-		const struct acc *a = &acc[(size_t)(h - 1) * NMETHODS];
+		const struct forecast_acc *a = &acc[(size_t)(h - 1) *
+		    FC_NMETHODS];
 		json_t *o = json_object(), *ms = json_object();
 
 		json_object_set_new(o, "h", json_integer(h));
 		json_object_set_new(o, "points", json_integer(a[0].n));
 		json_object_set_new(o, "mape_points", json_integer(a[0].nape));
-		for (int m = 0; m < NMETHODS; m++) {
+		for (int m = 0; m < FC_NMETHODS; m++) {
 			json_t *x = json_object();
 
 			json_object_set_new(x, "mape", a[m].nape > 0 ?
@@ -899,10 +469,10 @@ bt_json_steps(const struct acc *acc, int horizon)
 }
 
 static int
-bt_print_json(const struct params *pa, const struct history *hs,
-    const struct acc *acc, const struct acc *all)
+bt_print_json(const struct params *pa, const struct series_hist *hs,
+    const struct forecast_acc *acc, const struct forecast_acc *all)
 {
-	size_t nh = (size_t)pa->horizon * NMETHODS;
+	size_t nh = (size_t)pa->horizon * FC_NMETHODS;
 	json_t *o = json_object(), *arr = json_array();
 	int rc;
 
@@ -913,7 +483,7 @@ bt_print_json(const struct params *pa, const struct history *hs,
 
 		json_object_set_new(s, "node", json_string(hs->s[k].name));
 		json_object_set_new(s, "points",
-		    json_integer((json_int_t)hs->s[k].n));
+		    json_integer((json_int_t)hs->s[k].s.n));
 		json_object_set_new(s, "steps",
 		    bt_json_steps(acc + k * nh, pa->horizon));
 		json_array_append_new(arr, s);
@@ -925,19 +495,20 @@ bt_print_json(const struct params *pa, const struct history *hs,
 }
 
 static int
-backtest(const struct params *pa, const struct history *hs,
+backtest(const struct params *pa, const struct series_hist *hs,
     struct dl_err *e)
 {
-	size_t nh = (size_t)pa->horizon * NMETHODS;
-	struct acc *acc = xcalloc(hs->ns * nh, sizeof(*acc));
-	struct acc *all = xcalloc(nh, sizeof(*acc));
+	size_t nh = (size_t)pa->horizon * FC_NMETHODS;
+	struct forecast_acc *acc = xcalloc(hs->ns * nh, sizeof(*acc));
+	struct forecast_acc *all = xcalloc(nh, sizeof(*acc));
 	size_t idle = 0;
 	int rc = DL_OK;
 
 	for (size_t k = 0; k < hs->ns && rc == DL_OK; k++) {
-		rc = backtest_series(pa, &hs->s[k], acc + k * nh, e);
-		acc_merge(all, acc + k * nh, nh);
-		idle += hs->s[k].n <= pa->o.window;
+		rc = forecast_backtest(&hs->s[k].s, &pa->o, pa->horizon,
+		    acc + k * nh, e);
+		forecast_acc_merge(all, acc + k * nh, nh);
+		idle += hs->s[k].s.n <= pa->o.window;
 	}
 	if (idle > 0 && dl_verbose >= 0)
 		dl_warn("%zu of %zu series have no more points than the window "
@@ -961,11 +532,19 @@ backtest(const struct params *pa, const struct history *hs,
 static int
 run(const struct params *pa, struct dl_err *e)
 {
-	struct history hs;
-	struct result *res = NULL;
+	struct series_hist hs;
+	struct forecast_result *res = NULL;
 	int rc;
 
-	if ((rc = history_read(pa->path, &hs, e)) != DL_OK)
+	if ((rc = series_hist_read(pa->path, -1, &hs, e)) != DL_OK)
+		goto out;
+	if (hs.nrows == 0) {
+		rc = dl_seterr(e, DL_EDATA, pa->path, hs.header_line, 0, "no "
+		    "history rows (expected at least one row after the "
+		    "header)");
+		goto out;
+	}
+	if ((rc = series_hist_sort(&hs, e)) != DL_OK)
 		goto out;
 	if (pa->meanlink && !hs.traffic) {
 		rc = dl_seterr(e, DL_EDATA, pa->path, 0, 0, "option "
@@ -974,13 +553,13 @@ run(const struct params *pa, struct dl_err *e)
 		goto out;
 	}
 	if (pa->meanlink)
-		history_mean_link(&hs);
+		series_hist_mean(&hs);
 	for (size_t k = 0; k < hs.ns; k++)
-		if (hs.s[k].n < GMC_MIN_POINTS) {
+		if (hs.s[k].s.n < GMC_MIN_POINTS) {
 			rc = dl_seterr(e, DL_EDATA, pa->path, 0, 0, "%s '%s' "
 			    "has %zu points (a forecast needs at least %d)",
 			    hs.traffic && !pa->meanlink ? "link" : pa->meanlink ?
-			    "series" : "node", hs.s[k].name, hs.s[k].n,
+			    "series" : "node", hs.s[k].name, hs.s[k].s.n,
 			    GMC_MIN_POINTS);
 			goto out;
 		}
@@ -1002,7 +581,7 @@ out:
 		for (size_t k = 0; k < hs.ns; k++)
 			free(res[k].fc);
 	free(res);
-	history_free(&hs);
+	series_hist_free(&hs);
 	return rc;
 }
 

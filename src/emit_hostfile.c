@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "emit.h"
+#include "emit_int.h"
 
 int
 emit_hostfile(struct emit_ctx *x, struct dl_err *e)

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit.h"
+#include "emit_int.h"
 
 /* The #SBATCH lines; hosts and options were validated before. */
 static void

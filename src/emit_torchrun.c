@@ -11,7 +11,7 @@
  * LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT
  * set for env://, and waits for them.
  */
-#include "emit.h"
+#include "emit_int.h"
 
 static void
 all_nodes(struct emit_ctx *x, struct strbuf *sb)

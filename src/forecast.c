@@ -62,69 +62,99 @@ forecast_node_loads(const struct dl_cluster *c, int horizon, double *uhat,
 	return DL_OK;
 }
 
-struct point {
-	long t;
-	size_t series;
-	double v;
-};
-
-static int
-cmp_point(const void *a, const void *b)
-{
-	const struct point *p = a, *q = b;
-
-	if (p->t != q->t)
-		return p->t < q->t ? -1 : 1;
-	return p->series < q->series ? -1 : p->series > q->series;
-}
-
-void
-forecast_mean_series(const struct dl_series *s, size_t ns,
-    struct dl_series *out)
-{
-	struct point *pt;
-	size_t np = 0, k = 0;
-
-	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < ns; i++)
-		np += s[i].n;
-	if (np == 0)
-		return;
-	pt = xcalloc(np, sizeof(*pt));
-	for (size_t i = 0; i < ns; i++)
-		for (size_t j = 0; j < s[i].n; j++) {
-			pt[k].t = s[i].t[j];
-			pt[k].series = i;
-			pt[k].v = s[i].v[j];
-			k++;
-		}
-	qsort(pt, np, sizeof(*pt), cmp_point);
-	out->t = xcalloc(np, sizeof(long));
-	out->v = xcalloc(np, sizeof(double));
-	for (size_t i = 0; i < np;) {
-		double sum = 0;
-		size_t j;
-
-		for (j = i; j < np && pt[j].t == pt[i].t; j++)
-			sum += pt[j].v;
-		out->t[out->n] = pt[i].t;
-		out->v[out->n] = sum / (double)(j - i);
-		out->n++;
-		i = j;
-	}
-	free(pt);
-}
-
 void
 forecast_mean_link_series(const struct dl_cluster *c, struct dl_series *out)
 {
-	forecast_mean_series(c->traffic, c->traffic ? c->nedges : 0, out);
+	series_mean(c->traffic, c->traffic ? c->nedges : 0, out);
 }
 
 void
 forecast_series_free(struct dl_series *s)
 {
-	free(s->t);
-	free(s->v);
-	memset(s, 0, sizeof(*s));
+	series_free(s);
+}
+
+int
+forecast_run(const struct dl_series *s, const struct gmc_opts *o,
+    int horizon, struct forecast_result *r, struct dl_err *e)
+{
+	struct gmc_fit *f = xmalloc(sizeof(*f));
+	double sum = 0;
+	int rc;
+
+	if ((rc = gmc_fit(s->v, s->n, o, f, e)) != DL_OK) {
+		free(f);
+		return rc;
+	}
+	r->f.n = f->n;
+	r->f.a = f->a;
+	r->f.b = f->b;
+	r->f.shift = f->shift;
+	r->f.mre = f->mre;
+	r->f.C = f->C;
+	r->f.P = f->P;
+	r->f.ratio_ok = f->ratio_ok;
+	r->f.grade = f->grade;
+	r->fc = xcalloc((size_t)horizon, sizeof(double));
+	gmc_forecast(f, horizon, r->fc);
+	for (int h = 0; h < horizon; h++)
+		sum += r->fc[h];
+	r->mean = sum / horizon;
+	free(f);
+	return DL_OK;
+}
+
+static void
+acc_add(struct forecast_acc *a, double fc, double actual)
+{
+	double err = fc > actual ? fc - actual : actual - fc;
+
+	a->n++;
+	a->ae += err;
+	if (actual != 0) {
+		a->nape++;
+		a->ape += err / (actual < 0 ? -actual : actual);
+	}
+}
+
+int
+forecast_backtest(const struct dl_series *s, const struct gmc_opts *o,
+    int horizon, struct forecast_acc *acc, struct dl_err *e)
+{
+	size_t W = o->window;
+	double *fc = xcalloc((size_t)horizon, sizeof(double));
+	int rc = DL_OK;
+
+	for (size_t k = W; k < s->n && rc == DL_OK; k++) {
+		struct gmc_fit f;
+
+		/* Fit on x(k-W+1 .. k), 1-based: s->v[k-W .. k-1]. */
+		if ((rc = gmc_fit(s->v + (k - W), W, o, &f, e)) != DL_OK)
+			break;
+		gmc_forecast(&f, horizon, fc);
+		for (int h = 1; h <= horizon && k + (size_t)h <= s->n; h++) {
+			struct forecast_acc *a = &acc[(size_t)(h - 1) *
+			    FC_NMETHODS];
+			double actual = s->v[k + (size_t)h - 1];
+
+			acc_add(&a[FC_GMC], fc[h - 1], actual);
+			acc_add(&a[FC_GM11], gmc_plain(&f, h), actual);
+			acc_add(&a[FC_LAST], f.last, actual);
+			acc_add(&a[FC_MEAN], f.mean, actual);
+		}
+	}
+	free(fc);
+	return rc;
+}
+
+void
+forecast_acc_merge(struct forecast_acc *to, const struct forecast_acc *from,
+    size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		to[i].n += from[i].n;
+		to[i].nape += from[i].nape;
+		to[i].ae += from[i].ae;
+		to[i].ape += from[i].ape;
+	}
 }

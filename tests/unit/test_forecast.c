@@ -4,6 +4,7 @@
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "forecast.h"
@@ -83,7 +84,7 @@ mean_series(void)
 	s[2].n = 2;
 	s[2].t = tb;
 	s[2].v = vb;
-	forecast_mean_series(s, 3, &m);
+	series_mean(s, 3, &m);
 	is_int((long)m.n, 4, "mean series: 4 distinct steps");
 	ok(m.t[0] == 0 && m.t[1] == 1 && m.t[2] == 2 && m.t[3] == 3,
 	    "mean series: steps ascending");
@@ -93,7 +94,7 @@ mean_series(void)
 	is_near(m.v[3], 0.1, 0, "mean series t=3");
 	is_int(forecast_mean(&m, 2, &u, &e), DL_OK, "mean of 4 points");
 	ok(u >= 0 && u <= 1, "forecast of the mean series in [0, 1]");
-	forecast_series_free(&m);
+	series_free(&m);
 
 	memset(&c, 0, sizeof(c));
 	forecast_mean_link_series(&c, &m);
@@ -104,7 +105,35 @@ mean_series(void)
 	c.nedges = 3;
 	forecast_mean_link_series(&c, &m);
 	is_int((long)m.n, 4, "cluster traffic: mean series");
-	forecast_series_free(&m);
+	series_free(&m);
+}
+
+static void
+run_and_backtest(void)
+{
+	double v[8] = { 0.30, 0.32, 0.35, 0.33, 0.36, 0.38, 0.37, 0.40 };
+	struct dl_series s = { 8, steps, v };
+	struct forecast_result r;
+	struct forecast_acc acc[2 * FC_NMETHODS], all[2 * FC_NMETHODS];
+	struct gmc_opts o;
+	struct dl_err e = { 0 };
+
+	gmc_opts_default(&o);
+	is_int(forecast_run(&s, &o, 2, &r, &e), DL_OK, "run: fits");
+	is_int((long)r.f.n, 8, "run: all points fitted");
+	is_near(r.mean, (r.fc[0] + r.fc[1]) / 2, 1e-15, "run: mean of fc");
+	free(r.fc);
+	o.window = 4;
+	memset(acc, 0, sizeof(acc));
+	memset(all, 0, sizeof(all));
+	is_int(forecast_backtest(&s, &o, 2, acc, &e), DL_OK, "backtest");
+	is_int(acc[FC_GMC].n, 4, "backtest: h=1 from origins 4..7");
+	is_int(acc[FC_NMETHODS + FC_LAST].n, 3, "backtest: h=2 from 4..6");
+	is_near(acc[FC_LAST].ae, 0.03 + 0.02 + 0.01 + 0.03, 1e-12,
+	    "backtest: last value's absolute errors at h=1");
+	forecast_acc_merge(all, acc, 2 * FC_NMETHODS);
+	forecast_acc_merge(all, acc, 2 * FC_NMETHODS);
+	is_int(all[FC_MEAN].n, 8, "merge: sums add up");
 }
 
 int
@@ -112,5 +141,6 @@ main(void)
 {
 	node_loads();
 	mean_series();
+	run_and_backtest();
 	return done_testing();
 }

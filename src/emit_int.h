@@ -1,0 +1,70 @@
+/*
+ * emit_int.h - what emit.c and the launchers (emit_worker.c,
+ * emit_slurm.c, emit_torchrun.c, emit_hostfile.c) share; not an API for
+ * anything outside emit*.c.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Layers, each calling only down: emit.c (emit_launch(), the dispatcher)
+ * -> the launcher files -> emit_common.c (layout, hostlist, option value
+ * checks and the script pieces declared here).
+ */
+#ifndef DL_EMIT_INT_H
+#define DL_EMIT_INT_H
+
+#include "emit.h"
+
+/* A set of files being generated.  Paths in scripts are absolute. */
+struct emit_file {
+	char *name;		/* file name inside launch/ */
+	struct strbuf body;
+	int exec;		/* mode 0755 (minus umask) instead of 0644 */
+};
+struct emit_ctx {
+	const struct dl_plan *p;
+	const struct dl_cluster *c;
+	const struct emit_opts *o;
+	struct emit_layout l;
+	char *plan_abs;		/* absolute plan path */
+	char *dir_abs;		/* absolute OUTDIR/launch */
+	char *worker_abs;	/* absolute OUTDIR/launch/worker.sh */
+	size_t nfiles, cap;
+	struct emit_file **files;	/* pointers stay valid as it grows */
+	int per_rank;
+};
+/*
+ * The helpers below are emit_common.c's; it calls nothing above it.
+ * emit_add_file() appends an empty file to x and returns its body.
+ */
+struct strbuf *emit_add_file(struct emit_ctx *x, const char *name,
+    int exec);
+/* The host of rank r's node, of node-rank i's node. */
+const char *emit_rank_host(const struct emit_ctx *x, int r);
+const char *emit_node_host(const struct emit_ctx *x, int i);
+/* The first comment lines of every script: "# NAME - WHAT", generator. */
+void emit_script_head(struct strbuf *sb, const char *name, const char *what);
+/* The comment on DLPLAN_TORCHRUN / DLPLAN_PYTHON. */
+void emit_env_comment(struct strbuf *sb, int torchrun);
+/*
+ * torchrun's options after --node_rank: --nnodes, --nproc_per_node,
+ * --master_addr, --master_port, --no_python and worker.sh, separated by
+ * sep (" " or " \\\n\t").
+ */
+void emit_torchrun_args(struct emit_ctx *x, struct strbuf *sb,
+    const char *sep);
+/* Why torchrun cannot start a layout that is not uniform. */
+const char *emit_why(const struct emit_layout *l);
+/* The ranks of node-rank i: "0-3", or "0-1 4-5" when not consecutive. */
+void emit_node_ranks(struct emit_ctx *x, struct strbuf *sb, int i);
+
+/*
+ * The generators, one file each, called by emit_launch() only: worker.sh
+ * (every launcher) and the files of one launcher.  They add files to x
+ * and return DL_OK or an error; nothing is written to disk here.
+ */
+int emit_worker(struct emit_ctx *x, struct dl_err *e);	/* emit_worker.c */
+int emit_slurm(struct emit_ctx *x, struct dl_err *e);	/* emit_slurm.c */
+int emit_torchrun(struct emit_ctx *x, struct dl_err *e); /* emit_torchrun.c */
+int emit_hostfile(struct emit_ctx *x, struct dl_err *e); /* emit_hostfile.c */
+
+#endif

@@ -1,0 +1,131 @@
+/*
+ * emit_worker.c - worker.sh, the wrapper every launcher starts the
+ * training command through (emit.h).
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <string.h>
+
+#include "emit_int.h"
+
+/*
+ * worker.sh: the rank table and the command.  Comments say what the
+ * file does; the table holds the plan.
+ */
+int
+emit_worker(struct emit_ctx *x, struct dl_err *e)
+{
+	struct strbuf *sb = emit_add_file(x, "worker.sh", 1);
+	const struct emit_layout *l = &x->l;
+
+	(void)e;
+	sb_adds(sb, "#!/bin/sh\n");
+	emit_script_head(sb, "worker.sh", "start one rank of a dlplan plan");
+	sb_adds(sb,
+	    "#\n"
+	    "# Usage: worker.sh [srun|mpi]\n"
+	    "#   (no argument)  the launcher set RANK, LOCAL_RANK and "
+	    "WORLD_SIZE (torchrun,\n"
+	    "#                  DeepSpeed, the torchrun-<node>.sh scripts); "
+	    "they must match\n"
+	    "#                  the plan\n"
+	    "#   srun           the rank is SLURM_PROCID\n"
+	    "#   mpi            the rank is OMPI_COMM_WORLD_RANK or PMI_RANK\n"
+	    "# With srun or mpi this script sets RANK, LOCAL_RANK, WORLD_SIZE,\n"
+	    "# LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT for env:// "
+	    "itself.\n"
+	    "#\n"
+	    "# Every rank gets DLPLAN_PLAN, DLPLAN_RANK, DLPLAN_NODE, "
+	    "DLPLAN_GPU (local GPU\n"
+	    "# index), DLPLAN_GROUP, DLPLAN_STAGE, DLPLAN_LAYERS "
+	    "(first:last, 0-based,\n"
+	    "# inclusive), DLPLAN_MICROBATCHES, DLPLAN_TP_RANK, "
+	    "DLPLAN_TP_SIZE and\n"
+	    "# DLPLAN_TP_SHARE.  Under Slurm a rank started on another node "
+	    "than planned\n"
+	    "# stops with an error.\n");
+	if (x->o->script)
+		emit_env_comment(sb, 0);
+	sb_adds(sb, "set -f\n\nplan=");
+	sb_addshq(sb, x->plan_abs);
+	sb_addf(sb, "\nworld_size=%d\nmaster_addr=", l->nranks);
+	sb_addshq(sb, emit_node_host(x, 0));
+	sb_addf(sb, "\nmaster_port=%ld\n\n", x->o->master_port);
+	sb_adds(sb,
+	    "mode=${1-}\n"
+	    "case $mode in\n"
+	    "'')\trank=${RANK-} ;;\n"
+	    "srun)\trank=${SLURM_PROCID-} ;;\n"
+	    "mpi)\trank=${OMPI_COMM_WORLD_RANK-${PMI_RANK-}} ;;\n"
+	    "*)\techo \"worker.sh: unknown mode '$mode' (expected srun or "
+	    "mpi)\" >&2\n"
+	    "\texit 2 ;;\n"
+	    "esac\n\n"
+	    "case $rank in\n");
+	for (int r = 0; r < l->nranks; r++) {
+		const struct emit_rank *rk = &l->ranks[r];
+		const struct dl_group *g = &x->p->groups[rk->group];
+		const struct dl_stage *st = &g->stages[rk->stage];
+		char num[DL_DBL_BUFSZ];
+
+		sb_addf(sb, "%d)\tnode=", r);
+		sb_addshq(sb, x->c->nodes[rk->node].id);
+		sb_adds(sb, " host=");
+		sb_addshq(sb, x->c->nodes[rk->node].host);
+		sb_addf(sb, " gpu=%d local_rank=%d local_world_size=%d\n",
+		    rk->gpu, rk->local_rank, l->count[rk->node_rank]);
+		sb_addf(sb, "\tgroup=%d stage=%d layers='%d:%d' "
+		    "micro_batches=%ld\n", rk->group, rk->stage, st->first,
+		    st->last, g->micro_batches);
+		sb_addf(sb, "\ttp_rank=%d tp_size=%d tp_share=", rk->tp_rank,
+		    rk->tp_size);
+		sb_addshq(sb, fmt_double(num, st->tp_share[rk->tp_rank]));
+		sb_adds(sb, " ;;\n");
+	}
+	sb_adds(sb,
+	    "*)\techo \"worker.sh: rank '$rank' is not in the plan (world "
+	    "size $world_size)\" >&2\n"
+	    "\texit 2 ;;\n"
+	    "esac\n\n"
+	    "if [ -n \"${SLURMD_NODENAME-}\" ] && "
+	    "[ \"$SLURMD_NODENAME\" != \"$host\" ]; then\n"
+	    "\techo \"worker.sh: rank $rank is planned for '$host' but runs "
+	    "on '$SLURMD_NODENAME'\" >&2\n"
+	    "\texit 2\n"
+	    "fi\n"
+	    "if [ -n \"$mode\" ]; then\n"
+	    "\tRANK=$rank LOCAL_RANK=$local_rank WORLD_SIZE=$world_size\n"
+	    "\tLOCAL_WORLD_SIZE=$local_world_size MASTER_ADDR=$master_addr "
+	    "MASTER_PORT=$master_port\n"
+	    "\texport RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE "
+	    "MASTER_ADDR MASTER_PORT\n"
+	    "elif [ \"${WORLD_SIZE-}\" != \"$world_size\" ] || "
+	    "[ \"${LOCAL_RANK-}\" != \"$local_rank\" ]; then\n"
+	    "\techo \"worker.sh: rank $rank was started with WORLD_SIZE "
+	    "'${WORLD_SIZE-}' and LOCAL_RANK '${LOCAL_RANK-}'; the plan "
+	    "has $world_size and $local_rank\" >&2\n"
+	    "\texit 2\n"
+	    "fi\n\n"
+	    "DLPLAN_PLAN=$plan DLPLAN_RANK=$rank DLPLAN_NODE=$node "
+	    "DLPLAN_GPU=$gpu\n"
+	    "DLPLAN_GROUP=$group DLPLAN_STAGE=$stage DLPLAN_LAYERS=$layers\n"
+	    "DLPLAN_MICROBATCHES=$micro_batches DLPLAN_TP_RANK=$tp_rank "
+	    "DLPLAN_TP_SIZE=$tp_size\n"
+	    "DLPLAN_TP_SHARE=$tp_share\n"
+	    "export DLPLAN_PLAN DLPLAN_RANK DLPLAN_NODE DLPLAN_GPU "
+	    "DLPLAN_GROUP DLPLAN_STAGE\n"
+	    "export DLPLAN_LAYERS DLPLAN_MICROBATCHES DLPLAN_TP_RANK "
+	    "DLPLAN_TP_SIZE DLPLAN_TP_SHARE\n"
+	    "exec ");
+	if (x->o->script) {
+		sb_adds(sb, "${DLPLAN_PYTHON:-python3} ");
+		sb_addshq(sb, x->o->script);
+	}
+	for (int i = 0; i < x->o->nargs; i++) {
+		if (i > 0 || x->o->script)
+			sb_addc(sb, ' ');
+		sb_addshq(sb, x->o->args[i]);
+	}
+	sb_addc(sb, '\n');
+	return DL_OK;
+}
