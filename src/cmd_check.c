@@ -13,7 +13,7 @@
 
 enum { O_MODEL = 1, O_FORMAT };
 
-static const struct dl_opt check_opts[] = {
+static const struct optspec check_opts[] = {
 	DL_OPT_CLUSTER,
 	{ "format", 0, O_FORMAT, "FMT", "table|json", "output format" },
 	{ "model", 'm', O_MODEL, "FILE", "csv", "model.csv to check too" },

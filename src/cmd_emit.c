@@ -27,7 +27,7 @@ enum {
 	O_SLOT, O_TIME
 };
 
-static const struct dl_opt emit_opts_table[] = {
+static const struct optspec emit_opts_table[] = {
 	DL_OPT_CLUSTER,
 	{ "job-name", 0, O_JOB, "NAME", NULL,
 	    "Slurm job name (" EMIT_DEFAULT_JOB_NAME ")" },

@@ -78,7 +78,7 @@
 
 enum { O_BASELINES = 1, O_FORMAT, O_IGNORE, O_MODEL, O_SVG };
 
-static const struct dl_opt eval_opts[] = {
+static const struct optspec eval_opts[] = {
 	{ "baselines", 0, O_BASELINES, NULL, NULL,
 	    "also price even and speed-proportional data parallelism over "
 	    "the plan's GPUs" },

@@ -15,7 +15,7 @@
 /* Every architecture option has id O_DIM; its name is its mg_fields[] name. */
 enum { O_PRESET = 1, O_TIED, O_FORMAT, O_OUTPUT, O_DIM };
 
-static const struct dl_opt model_opts[] = {
+static const struct optspec model_opts[] = {
 	{ "preset", 0, O_PRESET, "NAME", MG_PRESET_WORDS,
 	    "start from a published architecture" },
 	{ "layers", 0, O_DIM, "N", NULL, "transformer blocks" },

@@ -26,7 +26,7 @@ enum {
 	O_JOB, O_LAUNCHER, O_PORT, O_PARTITION, O_SCRIPT, O_TIME, O_JOBS
 };
 
-static const struct dl_opt plan_opts[] = {
+static const struct optspec plan_opts[] = {
 	DL_OPT_CLUSTER,
 	{ "budget", 0, O_BUDGET, "COST", NULL,
 	    "average price per hour the schedule may spend (needs --slots)" },

@@ -53,7 +53,7 @@ enum { F_TABLE, F_CSV, F_JSON };
 #define HORIZON_MAX	10000
 #define WINDOW_MAX	1000000
 
-static const struct dl_opt predict_opts[] = {
+static const struct optspec predict_opts[] = {
 	{ "history", 'H', O_HISTORY, "FILE", "csv",
 	    "load.csv (node,t,util) or traffic.csv (t,src,dst,util)" },
 	{ "horizon", 0, O_HORIZON, "N", NULL,

@@ -24,7 +24,7 @@ enum {
 	O_TLIM, O_WINDOW
 };
 
-static const struct dl_opt replan_opts[] = {
+static const struct optspec replan_opts[] = {
 	DL_OPT_CLUSTER,
 	{ "format", 0, O_FORMAT, "FMT", "table|json",
 	    "summary format on standard output" },

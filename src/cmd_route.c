@@ -22,7 +22,7 @@ enum { F_TABLE, F_CSV, F_JSON };
 
 #define HORIZON_MAX	10000
 
-static const struct dl_opt route_opts[] = {
+static const struct optspec route_opts[] = {
 	DL_OPT_CLUSTER,
 	{ "flows", 0, O_FLOWS, "FILE", "csv",
 	    "flows to route (flow,src,dst,mb)" },

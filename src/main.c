@@ -85,7 +85,7 @@ print_operands(const struct dl_cmd *cmd)
 			break;
 		if (w[0] == '-') {
 			takes_arg = 0;
-			for (const struct dl_opt *o = cmd->opts; o->lname; o++)
+			for (const struct optspec *o = cmd->opts; o->lname; o++)
 				if ((n == 2 && w[1] == o->sname) ||
 				    (n == strlen(o->lname) + 2 && w[1] == '-' &&
 				    strncmp(w + 2, o->lname, n - 2) == 0))
@@ -210,7 +210,7 @@ complete(int argc, char **argv)
 	    strcmp(argv[0], "options-long") == 0) {
 		int lng = strcmp(argv[0], "options-long") == 0;
 
-		for (const struct dl_opt *o = cmd->opts; o->lname; o++) {
+		for (const struct optspec *o = cmd->opts; o->lname; o++) {
 			if (lng) {
 				printf("--%s\t%s\t%s\n", o->lname,
 				    o->arg ? o->arg : "", o->help);
@@ -225,7 +225,7 @@ complete(int argc, char **argv)
 	if (strcmp(argv[0], "values") == 0 && argc >= 3) {
 		const char *w = argv[2];
 
-		for (const struct dl_opt *o = cmd->opts; o->lname; o++) {
+		for (const struct optspec *o = cmd->opts; o->lname; o++) {
 			int hit = (w[0] == '-' && w[1] == '-' &&
 			    strcmp(w + 2, o->lname) == 0) ||
 			    (w[0] == '-' && w[1] == o->sname && w[1] &&

@@ -28,7 +28,7 @@ opt_free(struct optstate *st)
 }
 
 static int
-found(struct optstate *st, const struct dl_opt *o)
+found(struct optstate *st, const struct optspec *o)
 {
 	st->opt = o;
 	if (o->id == OPT_QUIET) {
@@ -45,7 +45,7 @@ found(struct optstate *st, const struct dl_opt *o)
 int
 opt_next(struct optstate *st, const struct dl_cmd *cmd, struct dl_err *e)
 {
-	const struct dl_opt *o;
+	const struct optspec *o;
 	const char *a;
 	int id;
 
@@ -201,7 +201,7 @@ opt_help(const struct dl_cmd *cmd, FILE *fp)
 {
 	opt_usage_line(cmd, fp);
 	fprintf(fp, "\n%s\n\noptions:\n", cmd->summary);
-	for (const struct dl_opt *o = cmd->opts; o->lname; o++) {
+	for (const struct optspec *o = cmd->opts; o->lname; o++) {
 		char left[64];
 		int n = 0;
 

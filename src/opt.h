@@ -8,7 +8,7 @@
  * that keeps the man page in step.  A command file looks like:
  *
  *	enum { O_FORMAT = 1, O_CLUSTER };
- *	static const struct dl_opt check_opts[] = {
+ *	static const struct optspec check_opts[] = {
  *		{ "cluster", 'c', O_CLUSTER, "DIR", "dir", "cluster directory" },
  *		{ "format", 0, O_FORMAT, "FMT", "table|json", "output format" },
  *		DL_OPT_COMMON,
@@ -27,7 +27,7 @@
 
 #include "util.h"
 
-struct dl_opt {
+struct optspec {
 	const char *lname;	/* long name without "--" */
 	int sname;		/* short letter, or 0 */
 	int id;			/* > 0, returned by opt_next() */
@@ -52,7 +52,7 @@ struct dl_cmd {
 	int (*run)(const struct dl_cmd *cmd, int argc, char **argv);
 	const char *synopsis;	/* what follows "dlplan NAME " */
 	const char *summary;	/* one line for "dlplan --help" */
-	const struct dl_opt *opts;
+	const struct optspec *opts;
 	int hidden;		/* not listed in --help */
 };
 
@@ -66,7 +66,7 @@ struct optstate {
 	char **argv;
 	int i;
 	const char *arg;	/* the current option's argument */
-	const struct dl_opt *opt;	/* the current option */
+	const struct optspec *opt;	/* the current option */
 	const char *shortrest;	/* rest of a "-abc" cluster */
 	char **pos;
 	int npos;

@@ -1,0 +1,165 @@
+# tests/cli/house.sh - the house of src/ as src/README draws it: every file
+# on a floor, uses (includes and calls) that only point down or sideways,
+# no circles, no file over 1,200 lines, no function over 150 lines except
+# the listed ones.  The calls are read from the object files with nm.
+
+README=$SRCDIR/src/README
+
+# floor_of NAME: the floor of a file name without extension, or nothing.
+floor_of() {
+	awk -v n="$1" '
+	$1 == "floor" {
+		for (i = 3; i <= NF; i++) {
+			p = $i
+			gsub(/\*/, ".*", p)
+			if (n ~ ("^" p "$")) { print $2; exit }
+		}
+	}' "$README"
+}
+
+# Every source file stands on a floor.
+unplaced=""
+for f in "$SRCDIR"/src/*.c "$SRCDIR"/src/*.h; do
+	n=$(basename "$f")
+	n=${n%.*}
+	[ -n "$(floor_of "$n")" ] || unplaced="$unplaced $n"
+done
+if [ -z "$unplaced" ]; then
+	t_ok "every source file stands on a floor of src/README"
+else
+	t_notok "every source file stands on a floor of src/README" \
+	    "not in the table:$unplaced"
+fi
+
+# The floors as "name floor" lines, for awk.
+for f in "$SRCDIR"/src/*.c "$SRCDIR"/src/*.h; do
+	n=$(basename "$f")
+	n=${n%.*}
+	echo "$n $(floor_of "$n")"
+done | sort -u >"$TMP/floors"
+
+# Include edges "user used" between files of different names.
+for f in "$SRCDIR"/src/*.c "$SRCDIR"/src/*.h; do
+	n=$(basename "$f")
+	n=${n%.*}
+	sed -n 's/^#[ 	]*include[ 	]*"\([^"]*\)\.h".*/\1/p' "$f" |
+	    while read -r h; do
+		[ "$h" = "$n" ] || echo "$n $h"
+	done
+done | sort -u >"$TMP/includes"
+
+# Call edges from the object files: who calls a function defined in
+# another object.  The build directory of the binary under test, or the
+# standard one (the valgrind stage of CI runs without unit objects).
+objdir=$BUILD
+ls "$objdir"/*.o >/dev/null 2>&1 || objdir=$SRCDIR/build/std
+if ls "$objdir"/*.o >/dev/null 2>&1; then
+	for o in "$objdir"/*.o; do
+		n=$(basename "$o" .o)
+		nm "$o" | awk -v n="$n" '
+		    $1 == "U" { print "U", $2, n }
+		    NF == 3 && $2 ~ /^[TDBR]$/ { print "D", $3, n }'
+	done >"$TMP/syms"
+	awk '$1 == "D" { def[$2] = $3 } $1 == "U" { use[++k] = $2 " " $3 }
+	    END {
+		for (i = 1; i <= k; i++) {
+			split(use[i], u, " ")
+			if ((u[1] in def) && def[u[1]] != u[2])
+				print u[2], def[u[1]]
+		}
+	    }' "$TMP/syms" | sort -u >"$TMP/calls"
+	calls=yes
+else
+	: >"$TMP/calls"
+	calls=
+fi
+
+# up KIND FILE: the edges of FILE that climb to a higher floor.
+up() {
+	awk 'NR == FNR { fl[$1] = $2; next }
+	    (fl[$2] + 0) > (fl[$1] + 0) {
+		print $1 " (floor " fl[$1] ") uses " $2 " (floor " fl[$2] ")"
+	    }' "$TMP/floors" "$1"
+}
+
+bad=$(up "$TMP/includes")
+if [ -z "$bad" ]; then
+	t_ok "no file includes a header from a higher floor"
+else
+	t_notok "no file includes a header from a higher floor" "$bad"
+fi
+if [ -n "$calls" ]; then
+	bad=$(up "$TMP/calls")
+	if [ -z "$bad" ]; then
+		t_ok "no object calls a function defined on a higher floor"
+	else
+		t_notok "no object calls a function defined on a higher floor" \
+		    "$bad"
+	fi
+else
+	skip "no object calls a function defined on a higher floor" \
+	    "no object files in $BUILD or build/std"
+fi
+
+# Circles: tsort names a loop on stderr.  A file's private header
+# (NAME_int) belongs to the files that share it, so it is left out of the
+# include graph: its users are in one module.
+cat "$TMP/includes" "$TMP/calls" | grep -v '_int$' |
+    sort -u >"$TMP/edges"
+if tsort "$TMP/edges" >/dev/null 2>"$TMP/loop"; then
+	t_ok "no files use each other in a circle"
+else
+	t_notok "no files use each other in a circle" "$(cat "$TMP/loop")"
+fi
+
+# File length.
+long=$(wc -l "$SRCDIR"/src/*.c "$SRCDIR"/src/*.h | awk '
+    $2 != "total" && $1 > 1200 { print $2 ": " $1 " lines" }')
+if [ -z "$long" ]; then
+	t_ok "no source file is over 1,200 lines"
+else
+	t_notok "no source file is over 1,200 lines" "$long"
+fi
+
+# Function length, from the line with the name at the start of a line
+# (style(9)) to the closing brace at the start of a line.
+sed -n '/^Long functions allowed/,$p' "$README" |
+    sed -n 's/^[ 	]*\([a-z_0-9.]*\.c:[A-Za-z_0-9]*\).*/\1/p' \
+    >"$TMP/allowed"
+long=$(for f in "$SRCDIR"/src/*.c; do
+	awk -v f="$(basename "$f")" '
+	/^[A-Za-z_][A-Za-z0-9_]*\(/ && !/;[ \t]*$/ {
+		name = $0; sub(/\(.*/, "", name); start = FNR; next
+	}
+	/^}/ && start {
+		if (FNR - start + 1 > 150)
+			print f ":" name " " (FNR - start + 1)
+		start = 0
+	}' "$f"
+done | while read -r fn n; do
+	grep -qx "$fn" "$TMP/allowed" || echo "$fn: $n lines"
+done)
+if [ -z "$long" ]; then
+	t_ok "no function is over 150 lines outside the listed exceptions"
+else
+	t_notok "no function is over 150 lines outside the listed exceptions" \
+	    "$long"
+fi
+
+# An exception that is no longer long is stale.
+stale=""
+while read -r fn; do
+	f=${fn%%:*}
+	name=${fn#*:}
+	n=$(awk -v name="$name" '
+	    index($0, name "(") == 1 { start = FNR; next }
+	    /^}/ && start { print FNR - start + 1; exit }' \
+	    "$SRCDIR/src/$f")
+	[ "${n:-0}" -gt 150 ] || stale="$stale $fn"
+done <"$TMP/allowed"
+if [ -z "$stale" ]; then
+	t_ok "every listed long function is still long"
+else
+	t_notok "every listed long function is still long" \
+	    "remove from src/README:$stale"
+fi
