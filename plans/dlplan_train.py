@@ -13,7 +13,7 @@ of --reference (one process, whole batch) up to rounding.
 
     torchrun --standalone --nproc_per_node W dlplan_train.py --plan P.json
     python3 dlplan_train.py --reference --plan P.json --dump-params R.pt
-    python3 dlplan_train.py --compare A.pt B.pt
+    python3 dlplan_train.py --compare R.pt A.pt [B.pt...]
     python3 dlplan_train.py --profile model.csv --layers 6 --hidden 64 ...
 
 Run with --help for the options.  Errors: exit 2 with one line on stderr
@@ -34,6 +34,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import dlplan_plan  # noqa: E402
+from dlplan_arch import ModelError  # noqa: E402
 
 PROG = "dlplan_train"
 
@@ -96,9 +97,10 @@ def parse_args(argv):
                     "this many TFLOPS with mfu 1 is one rank here (1)")
     ap.add_argument("--profile-reps", type=int, default=10,
                     help="timed repetitions per layer (10)")
-    ap.add_argument("--compare", nargs=2, metavar=("A.pt", "B.pt"),
-                    help="compare two --dump-params files; exit 1 if they "
-                    "differ by more than --tolerance")
+    ap.add_argument("--compare", nargs="+", metavar="FILE",
+                    help="REF.pt FILE.pt...: compare --dump-params files "
+                    "with REF; exit 1 if one differs by more than "
+                    "--tolerance or its groups disagree")
     ap.add_argument("--tolerance", type=float, default=1e-9,
                     help="largest relative difference --compare accepts")
     ap.add_argument("--threads", type=int, default=1,
@@ -106,6 +108,8 @@ def parse_args(argv):
     ap.add_argument("--timeout", type=float, default=300,
                     help="seconds a collective may wait (300)")
     a = ap.parse_args(argv)
+    if a.compare is not None and len(a.compare) < 2:
+        ap.error("--compare needs REF.pt and at least one more file")
     if a.steps < 1:
         ap.error("--steps must be at least 1")
     return a
@@ -139,7 +143,7 @@ def model_path(plan_path, data):
 
 def resolve_arch(args, plan_path):
     """The model: the options, on top of the plan's model.csv line."""
-    from dlplan_model import Arch
+    from dlplan_arch import Arch
     base = None
     if plan_path:
         import json
@@ -267,33 +271,38 @@ def run_reference(args):
 
 # --- --compare --------------------------------------------------------
 
-def run_compare(args):
-    import torch
-    a, b = (torch.load(p) for p in args.compare)
+def _compare_one(a, b, tol):
+    """(ok, line) for two loaded dumps."""
     pa, pb = a["params"], b["params"]
     if sorted(pa) != sorted(pb):
-        sys.stdout.write("parameter names differ: %s\n" %
-                         sorted(set(pa) ^ set(pb)))
-        return 1
+        return False, "parameter names differ: %s" % sorted(set(pa) ^ set(pb))
+    if b.get("groups_max_diff", 0) != 0:
+        return False, "groups disagree by %.3g" % b["groups_max_diff"]
     worst, where = 0.0, None
     for k in sorted(pa):
         x, y = pa[k].double(), pb[k].double()
         if x.shape != y.shape:
-            sys.stdout.write("%s: shape %s vs %s\n" % (k, tuple(x.shape),
-                                                       tuple(y.shape)))
-            return 1
+            return False, "%s: shape %s vs %s" % (k, tuple(x.shape),
+                                                  tuple(y.shape))
         scale = max(x.abs().max().item(), y.abs().max().item(), 1e-300)
         r = (x - y).abs().max().item() / scale
         if r > worst or where is None:
             worst, where = r, k
-    for f, d in zip(args.compare, (a, b)):
-        if d.get("groups_max_diff", 0) != 0:
-            sys.stdout.write("%s: groups disagree by %.3g\n" %
-                             (f, d["groups_max_diff"]))
-            return 1
-    sys.stdout.write("max relative difference %.3g (%s) over %d tensors\n"
-                     % (worst, where, len(pa)))
-    return 0 if worst <= args.tolerance else 1
+    return worst <= tol, ("max relative difference %.3g (%s) over %d "
+                          "tensors" % (worst, where, len(pa)))
+
+
+def run_compare(args):
+    """Each of FILE... against REF: one line each; 1 if any differs."""
+    import torch
+    ref = torch.load(args.compare[0])
+    bad = 0
+    for f in args.compare[1:]:
+        ok, line = _compare_one(ref, torch.load(f), args.tolerance)
+        sys.stdout.write("%s: %s%s\n" % (f, "" if ok else "DIFFERS: ",
+                                          line))
+        bad += not ok
+    return 1 if bad else 0
 
 
 # --- --profile --------------------------------------------------------
@@ -435,17 +444,12 @@ def main(argv):
         if args.reference:
             return run_reference(args)
         return run_planned(args)
-    except (TrainError, dlplan_plan.PlanError) as e:
+    except (TrainError, ModelError, dlplan_plan.PlanError) as e:
         sys.stderr.write("%s: %s\n" % (PROG, e))
         return 2
     except ImportError as e:
         sys.stderr.write("%s: %s (the executor needs PyTorch)\n" % (PROG, e))
         return 2
-    except Exception as e:  # the model module's errors
-        if type(e).__name__ == "ModelError":
-            sys.stderr.write("%s: %s\n" % (PROG, e))
-            return 2
-        raise
 
 
 if __name__ == "__main__":
