@@ -34,7 +34,8 @@ The step log has, per rank and step, "seconds" (start of the step to the
 end of its pipeline phase, without the sync and the optimizer: what
 dlplan replan --observed expects), "samples" (its group's) and
 "compute_seconds" (the time spent in forward and backward, the TP
-all-reduces included, receives and waits excluded).
+all-reduces included, receives and waits excluded) and "x_step_seconds"
+(the whole iteration: pipeline, sync and optimizer step).
 
 DLPLAN_TRAIN_BREAK (tests only) breaks the run on purpose: "noscale"
 divides each group's loss by the group's own samples instead of the
@@ -248,7 +249,9 @@ class Executor:
         t1 = time.perf_counter()
         self._sync()
         self.opt.step()
-        return t1 - t0, self.busy
+        if self.dev.startswith("cuda"):
+            torch.cuda.synchronize()
+        return t1 - t0, self.busy, time.perf_counter() - t0
 
     # --- run -------------------------------------------------------------
 
@@ -260,8 +263,7 @@ class Executor:
                 p.grad = torch.zeros_like(p)
         log = []
         for step in range(self.args.steps):
-            secs, busy = self.step(step)
-            log.append((step + self.args.first_step, secs, busy))
+            log.append((step + self.args.first_step,) + self.step(step))
         if self.args.log:
             self._write_log(log)
         if self.args.dump_params:
@@ -270,7 +272,7 @@ class Executor:
 
     def _write_log(self, log):
         w = self.plan.world_size
-        mine = torch.tensor([[s, b] for _, s, b in log], dtype=torch.float64)
+        mine = torch.tensor([t[1:] for t in log], dtype=torch.float64)
         if self.dev.startswith("cuda"):
             mine = mine.to(self.dev)
         parts = [torch.zeros_like(mine) for _ in range(w)]
@@ -280,14 +282,15 @@ class Executor:
         path = self.args.log
         new = not os.path.exists(path) or os.path.getsize(path) == 0
         rows = []
-        for k, (step, _, _) in enumerate(log):
+        for k, t in enumerate(log):
             for r in range(w):
-                s, b = parts[r][k].tolist()
-                rows.append("%d,%d,%.9g,%d,%.9g" % (
-                    r, step, s, self.plan.ranks[r].samples, b))
+                s, b, a = parts[r][k].tolist()
+                rows.append("%d,%d,%.9g,%d,%.9g,%.9g" % (
+                    r, t[0], s, self.plan.ranks[r].samples, b, a))
         with open(path, "a", encoding="utf-8") as f:
             if new:
-                f.write("rank,step,seconds,samples,compute_seconds\n")
+                f.write("rank,step,seconds,samples,compute_seconds,"
+                        "x_step_seconds\n")
             f.write("\n".join(rows) + "\n")
 
     def _dump(self):

@@ -82,8 +82,9 @@ def parse_args(argv):
     ap.add_argument("--dump-params", metavar="FILE",
                     help="write the full parameters after the last step")
     ap.add_argument("--log", metavar="STEPS.csv",
-                    help="append rank,step,seconds,samples,compute_seconds "
-                    "rows (rank 0 writes them for all ranks)")
+                    help="append rank,step,seconds,samples,compute_seconds,"
+                    "x_step_seconds rows (rank 0 writes them for all "
+                    "ranks; dlplan replan --observed reads them)")
     ap.add_argument("--first-step", type=int, default=0,
                     help="number of the first step in the log (0)")
     ap.add_argument("--slow-rank", action="append", default=[],
