@@ -239,7 +239,7 @@ class Executor:
 
     def step(self, step):
         gx, gy = batch(self.arch, self.gb, step, self.args.seed)
-        me, n = self.me, self.me.samples
+        n = self.me.samples
         x = gx[self.offset:self.offset + n].to(self.dev)
         y = gy[self.offset:self.offset + n].to(self.dev)
         self.busy = 0.0

@@ -60,7 +60,7 @@ def init_full(spec, seed):
 class TPComm:
     """The all-reduces of one stage's TP group (group None: one GPU)."""
 
-    def __init__(self, group, size, busy=None):
+    def __init__(self, group, size):
         self.group = group
         self.size = size
 

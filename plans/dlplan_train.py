@@ -22,7 +22,6 @@ be run; exit 1 on a usage error or a failed --compare.
 """
 
 import argparse
-import datetime
 import math
 import os
 import socket
@@ -236,7 +235,6 @@ def save_params(path, arch, args, params, extra=None):
 # --- --reference ------------------------------------------------------
 
 def run_reference(args):
-    import torch
     from dlplan_model import Layer, TPComm, batch
     plan_path = args.plan or os.environ.get("DLPLAN_PLAN")
     arch = resolve_arch(args, plan_path)
