@@ -87,6 +87,11 @@ datasets: dlplan
 plans: dlplan
 	DLPLAN=$(CURDIR)/$(BIN) sh plans/regen.sh
 
+# The plan reader and the reference executor, installed under
+# $(PREFIX)/share/dlplan (dlplan(1), FILES).
+PYFILES = plans/dlplan_plan.py plans/dlplan_train.py plans/dlplan_exec.py \
+	plans/dlplan_model.py plans/dlplan_arch.py
+
 install: dlplan
 	mkdir -p $(DESTDIR)$(BINPREFIX) $(DESTDIR)$(MANPREFIX)/man1 \
 		$(DESTDIR)$(MANPREFIX)/man5 $(DESTDIR)$(BASHCOMPDIR) \
@@ -98,6 +103,8 @@ install: dlplan
 	[ ! -f completions/dlplan.bash ] || cp -f completions/dlplan.bash $(DESTDIR)$(BASHCOMPDIR)/dlplan
 	[ ! -f completions/_dlplan ] || cp -f completions/_dlplan $(DESTDIR)$(ZSHCOMPDIR)/_dlplan
 	[ ! -f completions/dlplan.fish ] || cp -f completions/dlplan.fish $(DESTDIR)$(FISHCOMPDIR)/dlplan.fish
+	mkdir -p $(DESTDIR)$(PREFIX)/share/dlplan
+	cp -f $(PYFILES) $(DESTDIR)$(PREFIX)/share/dlplan/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINPREFIX)/dlplan
@@ -105,6 +112,7 @@ uninstall:
 	for m in man/*.5; do rm -f $(DESTDIR)$(MANPREFIX)/man5/$${m#man/}; done
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/dlplan $(DESTDIR)$(ZSHCOMPDIR)/_dlplan \
 		$(DESTDIR)$(FISHCOMPDIR)/dlplan.fish
+	for f in $(PYFILES); do rm -f $(DESTDIR)$(PREFIX)/share/dlplan/$${f#plans/}; done
 
 clean:
 	rm -rf build dlplan tests/out

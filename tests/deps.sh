@@ -2,12 +2,15 @@
 # tests/deps.sh - install what dlplan needs to build and test, if missing.
 #
 # Uses apt-get (through sudo when not root).  Set DLPLAN_NO_INSTALL=1 to
-# only report what is missing.  Extra package groups: "sh tests/deps.sh e2e"
-# adds Slurm, munge and python3-torch for the end-to-end launcher tests.
+# only report what is missing.  python3-torch (PyTorch and torchrun) is for
+# tests/cli/train.sh, the executor's tests.  Extra package groups:
+# "sh tests/deps.sh e2e" adds Slurm, munge and python3-torch for the
+# end-to-end launcher tests.
 
 set -u
 need="make gcc pkg-config libglpk-dev libcsv-dev libjansson-dev glpk-utils \
-coinor-cbc mandoc libxml2-utils valgrind strace zsh fish bash-completion"
+coinor-cbc mandoc libxml2-utils valgrind strace zsh fish bash-completion \
+python3-torch"
 case "${1:-}" in
 e2e) need="slurm-wlm munge python3-torch" ;;
 esac

@@ -10,6 +10,13 @@
 # line "127.0.0.1 n1 n2 n3 n4" is added to /etc/hosts (and kept, since it
 # harms nothing and later runs reuse it).
 #
+# The executor (plans/dlplan_train.py): a model profiled here with
+# --profile, a plan of two groups (one rank; a pipeline of two) on nodes of
+# that speed, run by plan.sbatch with rank 0 slowed four times: its
+# parameters equal --reference, "dlplan replan" accepts its step log and
+# gives the slowed group fewer micro-batches, and the replanned plan runs
+# from its torchrun-<node>.sh scripts, again equal to --reference.
+#
 # Runs: plan.sbatch of launcher slurm on tests/cli/data/e2e-plan.json (one
 # torchrun per node, node ranks in the plan's order n3 n1 n4 n2, not
 # Slurm's), of launcher slurm on e2e-plan-uneven.json (one srun task per
@@ -79,14 +86,14 @@ stop_all() {
 trap stop_all EXIT
 trap 'stop_all; exit 1' INT TERM HUP
 
-# A free range of ten ports: slurmctld, four slurmd, rendezvous ports.
+# A free range of 16 ports: slurmctld, four slurmd, rendezvous ports.
 BASE=
 for _try in 0 1 2 3 4 5 6 7 8 9; do
-	_b=$((20000 + (($$ + _try * 7919) % 3000) * 10))
+	_b=$((20000 + (($$ + _try * 7919) % 2000) * 16))
 	if "$PY" - "$_b" <<'EOF'
 import socket, sys
 b = int(sys.argv[1])
-for p in range(b, b + 10):
+for p in range(b, b + 16):
     s = socket.socket()
     try:
         s.bind(("127.0.0.1", p))
@@ -316,6 +323,68 @@ else
 	t_notok "planned: dlplan plan --launcher slurm" \
 	    "$(cat "$R/planned/plan.err")"
 fi
+
+# --- the executor: plan, run under Slurm, replan, run again --------------
+TRAIN=$SRCDIR/plans/dlplan_train.py
+X=$R/train
+T1=$(date +%s)
+mkdir -p "$X/c"
+printf 'node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps,mfu\n' \
+    >"$X/c/nodes.csv"
+for _n in n1 n2 n3; do
+	printf '%s,lab,1,cpu,1,16,100,10,1\n' "$_n" >>"$X/c/nodes.csv"
+done
+check "train: --profile writes a model.csv dlplan checks" sh -c "
+    '$PY' '$TRAIN' --profile '$X/model.csv' --layers 2 --hidden 32 \
+    --heads 4 --seq 16 --vocab 64 --micro-batch 2 --profile-reps 5 &&
+    '$DLPLAN' check -c '$X/c' -m '$X/model.csv'"
+cat >"$X/plan.json" <<EOF
+{"schema": "dlplan.plan/1",
+ "inputs": [{"kind": "nodes", "path": "c/nodes.csv"},
+            {"kind": "model", "path": "model.csv"}],
+ "options": {"global_batch": 16, "micro_batch": 2},
+ "groups": [
+  {"micro_batches": 4, "stages": [{"node": "n1", "gpus": [0], "layers": [0, 3]}]},
+  {"micro_batches": 4, "stages": [
+    {"node": "n2", "gpus": [0], "layers": [0, 1]},
+    {"node": "n3", "gpus": [0], "layers": [2, 3]}]}]}
+EOF
+TOPTS="--dtype float64 --steps 6"
+# shellcheck disable=SC2086
+"$PY" "$TRAIN" --reference --plan "$X/plan.json" $TOPTS \
+    --dump-params "$X/ref.pt" >"$X/ref.log" 2>&1
+# shellcheck disable=SC2086
+dlplan emit "$X/plan.json" --launcher slurm -o "$X/run1" \
+    --master-port $((BASE + 11)) --script "$TRAIN" -- $TOPTS \
+    --log "$X/steps.csv" --slow-rank 0:4 --dump-params "$X/run1.pt" \
+    >/dev/null 2>"$X/emit1.err"
+sbatch_run train/run1
+check "train/run1: parameters equal --reference" \
+    "$PY" "$TRAIN" --compare "$X/ref.pt" "$X/run1.pt"
+if dlplan replan "$X/plan.json" --observed "$X/steps.csv" -o "$X/re" \
+    >"$X/replan.out" 2>&1; then
+	t_ok "train: dlplan replan accepts the step log"
+else
+	t_notok "train: dlplan replan accepts the step log" \
+	    "$(head -5 "$X/replan.out")" "$(head -5 "$X/steps.csv")"
+fi
+check "train: the slowed rank's group loses micro-batches" "$PY" -c "
+import json, sys
+a = json.load(open('$X/plan.json'))['groups']
+b = json.load(open('$X/re/plan.json'))['groups']
+print([g['micro_batches'] for g in a], [g['micro_batches'] for g in b])
+sys.exit(not b[0]['micro_batches'] < a[0]['micro_batches'])"
+# shellcheck disable=SC2086
+dlplan emit "$X/re/plan.json" --launcher torchrun -o "$X/run2" \
+    --master-port $((BASE + 12)) --script "$TRAIN" -- $TOPTS \
+    --log "$X/steps2.csv" --dump-params "$X/run2.pt" \
+    >/dev/null 2>"$X/emit2.err"
+run_nodes train/run2
+check "train/run2: the replanned plan equals --reference" \
+    "$PY" "$TRAIN" --compare "$X/ref.pt" "$X/run2.pt"
+check "train/run2: replan accepts its step log" \
+    dlplan replan "$X/re/plan.json" --observed "$X/steps2.csv"
+printf '# e2e_slurm: %s s for the executor\n' "$(($(date +%s) - T1))"
 
 check "hostile arguments never ran" test ! -e "$TMP/pwned"
 printf '# e2e_slurm: %s s with Slurm up\n' "$(($(date +%s) - T0))"

@@ -1,7 +1,8 @@
 # tests/cli/install.sh - make install and make uninstall under a scratch
 # prefix: the man pages render with man(1), the completions sit where
-# bash-completion, zsh and fish look for them under that prefix, and
-# uninstall leaves nothing but empty directories.
+# bash-completion, zsh and fish look for them under that prefix, the plan
+# reader and the executor sit in PREFIX/share/dlplan, and uninstall leaves
+# nothing but empty directories.
 #
 # The binary under test is installed as it is ($DLPLAN, "-o dlplan" keeps
 # make from rebuilding it).
@@ -48,6 +49,18 @@ for page in "1 dlplan" "5 dlplan-formats"; do
 		    "$(head -5 "$TMP/man.out")"
 	fi
 done
+
+# --- the plan reader and the executor -----------------------------------
+for f in dlplan_plan.py dlplan_train.py dlplan_exec.py dlplan_model.py \
+    dlplan_arch.py; do
+	check "$f installed under share/dlplan" test -f "$P/share/dlplan/$f"
+done
+if command -v python3 >/dev/null 2>&1; then
+	check "installed dlplan_plan.py reads a plan" python3 \
+	    "$P/share/dlplan/dlplan_plan.py" "$DATA/e2e-plan.json" 0
+else
+	skip "installed dlplan_plan.py reads a plan" "no python3"
+fi
 
 # --- completions ------------------------------------------------------
 mkdir -p "$TMP/bin"

@@ -1,0 +1,336 @@
+"""dlplan_exec - one rank of a planned run (used by dlplan_train.py).
+
+Executor(plan, me, arch, args, device, global_batch, slow)
+    run()    join the process group, build the rank's layers, train
+             args.steps iterations, log and dump as asked
+    close()  leave the process group
+
+One iteration on a rank of group g, stage s of S, m = the group's
+micro-batches, mu = the plan's micro-batch:
+
+ 1. Data: the global batch of the step (dlplan_model.batch, the same in
+    every process); group g takes samples [off_g, off_g + m*mu) with
+    off_g = mu * (micro-batches of the groups before g), micro-batch j the
+    j-th mu of them.  Each micro-batch's loss is the sum of its per-sample
+    losses divided by the global batch, so the gradients summed over all
+    micro-batches of all groups are the gradient of the mean loss.
+ 2. 1F1B: min(S-s-1, m) warm-up forwards, then one forward and one
+    backward alternately, then the remaining backwards.  Activations go
+    forward and their gradients backward with point-to-point messages:
+    rank t of a stage of TP size b receives from rank t mod a of the
+    previous stage (TP size a), which sends to every rank t' of the next
+    stage with t' mod a = t (all TP ranks of a stage hold the same
+    activations after the stage's all-reduce).  Sends are asynchronous and
+    waited for at the end of the pipeline phase.
+ 3. Sync (two or more groups): for every segment of Plan.segments() the
+    rank's layers hold, every holder rank (one stage per group, any TP
+    degree) writes the gradients it owns into a zero buffer of the full
+    segment, the holders all-reduce it, and each copies its own slices
+    back: a gather, all-reduce and scatter in one exact step.
+ 4. The optimizer steps on every rank; shards step elementwise as the
+    whole tensor would.
+
+The step log has, per rank and step, "seconds" (start of the step to the
+end of its pipeline phase, without the sync and the optimizer: what
+dlplan replan --observed expects), "samples" (its group's) and
+"compute_seconds" (the time spent in forward and backward, the TP
+all-reduces included, receives and waits excluded) and "x_step_seconds"
+(the whole iteration: pipeline, sync and optimizer step).
+
+DLPLAN_TRAIN_BREAK (tests only) breaks the run on purpose: "noscale"
+divides each group's loss by the group's own samples instead of the
+global batch; "skipseg" leaves the last segment out of the sync.
+"""
+
+import datetime
+import os
+import time
+
+import torch
+import torch.distributed as dist
+
+from dlplan_model import Layer, TPComm, batch, param_specs
+
+
+class Executor:
+    def __init__(self, plan, me, arch, args, device, global_batch, slow):
+        self.plan = plan
+        self.me = me
+        self.arch = arch
+        self.args = args
+        self.dev = device
+        self.gb = global_batch
+        self.slow = slow.get(me.rank, 1.0)
+        self.brk = os.environ.get("DLPLAN_TRAIN_BREAK", "")
+        self.busy = 0.0
+        self.joined = False
+
+    # --- set-up --------------------------------------------------------
+
+    def _join(self):
+        backend = "nccl" if self.dev == "cuda" else "gloo"
+        if self.dev == "cuda":
+            n = torch.cuda.device_count()
+            lr = int(os.environ.get("LOCAL_RANK", "0"))
+            torch.cuda.set_device(self.me.gpu if self.me.gpu < n else lr % n)
+            self.dev = "cuda:%d" % torch.cuda.current_device()
+        dist.init_process_group(
+            backend, init_method="env://",
+            timeout=datetime.timedelta(seconds=self.args.timeout))
+        self.joined = True
+        # Every rank creates every group, in plan order (new_group needs
+        # all ranks).  TP groups first, then one group per segment.
+        plan, me = self.plan, self.me
+        self.tpg = None
+        for g in plan.groups:
+            for s in g.stages:
+                if len(s.ranks) > 1:
+                    pg = dist.new_group(s.ranks)
+                    if me.rank in s.ranks:
+                        self.tpg = pg
+        self.segs = []
+        if len(plan.groups) > 1:
+            for first, last in plan.segments():
+                ranks = sorted(r for g in plan.groups for s in g.stages
+                               if s.first <= first <= s.last
+                               for r in s.ranks)
+                pg = dist.new_group(ranks)
+                if me.first <= first <= me.last:
+                    self.segs.append((first, last, pg))
+
+    def _build(self):
+        me, plan = self.me, self.plan
+        stage = plan.groups[me.group].stages[me.stage]
+        self.stage = stage
+        self.comm = TPComm(self.tpg, me.tp_size)
+        self.layers = [Layer(self.arch, i, stage.tp_shares, me.tp_rank,
+                             self.comm, self.args.seed, self.dev)
+                       for i in me.layers]
+        params = [p for m in self.layers for p in m.parameters()]
+        from dlplan_train import make_optimizer
+        self.opt = make_optimizer(self.args, params)
+        stages = plan.groups[me.group].stages
+        self.prev = stages[me.stage - 1] if me.stage > 0 else None
+        self.next = stages[me.stage + 1] if me.stage + 1 < len(stages) \
+            else None
+        t = me.tp_rank
+        # Forward: from prev, to next; backward: the other way round.
+        self.src_fwd = self._source(self.prev, t)
+        self.dst_fwd = self._targets(self.next, t, me.tp_size)
+        self.src_bwd = self._source(self.next, t)
+        self.dst_bwd = self._targets(self.prev, t, me.tp_size)
+        off = sum(g.micro_batches for g in plan.groups[:me.group])
+        self.offset = off * plan.micro_batch
+        self.scale = float(self.gb)
+        if self.brk == "noscale":
+            self.scale = float(me.samples)
+
+    @staticmethod
+    def _source(stage, t):
+        return None if stage is None else stage.ranks[t % len(stage.ranks)]
+
+    @staticmethod
+    def _targets(stage, t, mine):
+        if stage is None:
+            return []
+        return [r for j, r in enumerate(stage.ranks) if j % mine == t]
+
+    # --- one iteration ---------------------------------------------------
+
+    def _timed(self, fn):
+        t0 = time.perf_counter()
+        out = fn()
+        if self.dev.startswith("cuda"):
+            torch.cuda.synchronize()
+        dt = time.perf_counter() - t0
+        if self.slow > 1:
+            time.sleep((self.slow - 1) * dt)
+            dt *= self.slow
+        self.busy += dt
+        return out
+
+    def _forward(self, j, x, y):
+        me, mu = self.me, self.plan.micro_batch
+        if me.is_first_stage:
+            inp = x[j * mu:(j + 1) * mu]
+        else:
+            inp = torch.empty(mu, self.arch.seq, self.arch.hidden,
+                              device=self.dev)
+            dist.recv(inp, self.src_fwd, tag=2 * j)
+            inp.requires_grad_()
+        tgt = y[j * mu:(j + 1) * mu]
+
+        def run():
+            h = inp
+            for m in self.layers:
+                if m.layer == self.arch.layers + 1:
+                    return m(h, tgt).sum() / self.scale
+                h = m(h)
+            return h
+        out = self._timed(run)
+        if not me.is_last_stage:
+            snd = out.detach()
+            for r in self.dst_fwd:
+                self.sends.append((dist.isend(snd, r, tag=2 * j), snd))
+        return inp, out
+
+    def _backward(self, j, inp, out):
+        me = self.me
+        if me.is_last_stage:
+            self._timed(lambda: out.backward())
+        else:
+            g = torch.empty_like(out)
+            dist.recv(g, self.src_bwd, tag=2 * j + 1)
+            self._timed(lambda: torch.autograd.backward(out, g))
+        if not me.is_first_stage:
+            gi = inp.grad.detach()
+            for r in self.dst_bwd:
+                self.sends.append((dist.isend(gi, r, tag=2 * j + 1), gi))
+
+    def _pipeline(self, x, y):
+        me = self.me
+        m = me.micro_batches
+        warm = min(me.nstages - me.stage - 1, m)
+        self.sends = []
+        live = []
+        for j in range(warm):
+            live.append(self._forward(j, x, y))
+        for j in range(m - warm):
+            live.append(self._forward(warm + j, x, y))
+            self._backward(j, *live[j])
+            live[j] = None
+        for j in range(m - warm, m):
+            self._backward(j, *live[j])
+            live[j] = None
+        for w, _ in self.sends:
+            w.wait()
+        self.sends = []
+
+    def _sync(self):
+        segs = self.segs
+        if self.brk == "skipseg" and segs and \
+                segs[-1][1] == self.arch.nlayers - 1:
+            segs = segs[:-1]
+        by_layer = {m.layer: m for m in self.layers}
+        for first, last, pg in segs:
+            size = sum(sp.numel for i in range(first, last + 1)
+                       for sp in param_specs(self.arch, i))
+            buf = torch.zeros(size, device=self.dev)
+            views = []
+            off = 0
+            for i in range(first, last + 1):
+                mods = by_layer[i]
+                have = {loc.spec.name: (loc, p)
+                        for loc, p in mods.named_locals()}
+                for sp in param_specs(self.arch, i):
+                    full = buf[off:off + sp.numel].view(sp.shape)
+                    off += sp.numel
+                    if sp.name not in have:
+                        continue
+                    loc, p = have[sp.name]
+                    if p.grad is None:
+                        p.grad = torch.zeros_like(p)
+                    if loc.owner:
+                        loc.cut(full).copy_(p.grad)
+                    views.append((loc, p, full))
+            dist.all_reduce(buf, group=pg)
+            for loc, p, full in views:
+                p.grad.copy_(loc.cut(full))
+
+    def step(self, step):
+        gx, gy = batch(self.arch, self.gb, step, self.args.seed)
+        n = self.me.samples
+        x = gx[self.offset:self.offset + n].to(self.dev)
+        y = gy[self.offset:self.offset + n].to(self.dev)
+        self.busy = 0.0
+        self.opt.zero_grad(set_to_none=False)
+        t0 = time.perf_counter()
+        self._pipeline(x, y)
+        t1 = time.perf_counter()
+        self._sync()
+        self.opt.step()
+        if self.dev.startswith("cuda"):
+            torch.cuda.synchronize()
+        return t1 - t0, self.busy, time.perf_counter() - t0
+
+    # --- run -------------------------------------------------------------
+
+    def run(self):
+        self._join()
+        self._build()
+        for m in self.layers:
+            for p in m.parameters():
+                p.grad = torch.zeros_like(p)
+        log = []
+        for step in range(self.args.steps):
+            log.append((step + self.args.first_step,) + self.step(step))
+        if self.args.log:
+            self._write_log(log)
+        if self.args.dump_params:
+            self._dump()
+        dist.barrier()
+
+    def _write_log(self, log):
+        w = self.plan.world_size
+        mine = torch.tensor([t[1:] for t in log], dtype=torch.float64)
+        if self.dev.startswith("cuda"):
+            mine = mine.to(self.dev)
+        parts = [torch.zeros_like(mine) for _ in range(w)]
+        dist.all_gather(parts, mine)
+        if self.me.rank != 0:
+            return
+        path = self.args.log
+        new = not os.path.exists(path) or os.path.getsize(path) == 0
+        rows = []
+        for k, t in enumerate(log):
+            for r in range(w):
+                s, b, a = parts[r][k].tolist()
+                rows.append("%d,%d,%.9g,%d,%.9g,%.9g" % (
+                    r, t[0], s, self.plan.ranks[r].samples, b, a))
+        with open(path, "a", encoding="utf-8") as f:
+            if new:
+                f.write("rank,step,seconds,samples,compute_seconds,"
+                        "x_step_seconds\n")
+            f.write("\n".join(rows) + "\n")
+
+    def _dump(self):
+        """Every group's copy of the full model, summed over the world
+        into its own slot; rank 0 writes group 0's and how far the other
+        groups' copies are from it (0: the sync kept them equal)."""
+        arch, G = self.arch, len(self.plan.groups)
+        specs = [sp for i in range(arch.nlayers)
+                 for sp in param_specs(arch, i)]
+        size = sum(sp.numel for sp in specs)
+        buf = torch.zeros(G * size, dtype=torch.float64, device=self.dev)
+        base = self.me.group * size
+        offs, off = {}, 0
+        for sp in specs:
+            offs[sp.name] = off
+            off += sp.numel
+        for m in self.layers:
+            for loc, p in m.named_locals():
+                if not loc.owner:
+                    continue
+                o = base + offs[loc.spec.name]
+                full = buf[o:o + loc.spec.numel].view(loc.spec.shape)
+                loc.cut(full).copy_(p.detach())
+        dist.all_reduce(buf)
+        if self.me.rank != 0:
+            return
+        buf = buf.cpu()
+        slots = buf.view(G, size)
+        diff = (slots - slots[0]).abs().max().item() if G > 1 else 0.0
+        params = {}
+        for sp in specs:
+            o = offs[sp.name]
+            params[sp.name] = slots[0, o:o + sp.numel].view(
+                sp.shape).to(torch.get_default_dtype()).clone()
+        from dlplan_train import save_params
+        save_params(self.args.dump_params, arch, self.args, params,
+                    {"groups_max_diff": diff,
+                     "plan": os.path.abspath(self.plan.path or "")})
+
+    def close(self):
+        if self.joined:
+            dist.destroy_process_group()
+            self.joined = False

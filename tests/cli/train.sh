@@ -1,0 +1,124 @@
+# plans/dlplan_train.py, the reference executor: started by torchrun
+# (single node, gloo on CPU, float64, 3 steps of AdamW), the parameters
+# after each plan of tests/cli/data/train equal those of --reference
+# within 1e-9 relative:
+#   a-dp      pure data parallel, micro-batches 3/2/1
+#   b-pp      two groups of 2 and 3 stages with different boundaries
+#             (segments 0-2, 3, 4-5, 6-7: finer than either group's stages)
+#   c-tp      a TP 2 stage next to a group whose holder of the same layers
+#             has TP 1
+#   d-uneven  TP shares 0.75/0.25 next to a pipeline of two TP 1 stages
+# A broken executor (DLPLAN_TRAIN_BREAK: no global loss scaling, the last
+# segment left out of the sync) fails the same check.  With CUDA and three
+# GPUs, plan a-dp runs with NCCL too.  Errors exit 2 with one line.
+#
+# Needs /usr/bin/python3 with torch (tests/deps.sh installs python3-torch).
+# Skipped under DLPLAN_WRAP=valgrind: it runs Python, not dlplan.
+
+TR_PY=/usr/bin/python3
+TRAIN=$SRCDIR/plans/dlplan_train.py
+TD=$SRCDIR/tests/cli/data/train
+case "${DLPLAN_WRAP:-}" in
+*valgrind*)
+	skip "train" "Python ranks under DLPLAN_WRAP=valgrind; run without it"
+	return 0 2>/dev/null || exit 0 ;;
+esac
+if ! "$TR_PY" -c 'import torch.distributed' 2>/dev/null ||
+    ! command -v torchrun >/dev/null 2>&1; then
+	skip "train" "no $TR_PY with torch or no torchrun (sh tests/deps.sh)"
+	return 0 2>/dev/null || exit 0
+fi
+
+for _p in a-dp b-pp c-tp d-uneven; do
+	check "dlplan eval accepts $_p" dlplan eval "$TD/$_p.json"
+done
+
+OPTS="--dtype float64 --steps 3 --optimizer adamw"
+
+# planned NAME PLAN WORLD [ENV...]: run PLAN with torchrun on one node
+# (c10d rendezvous on a free port) into $TMP/NAME.pt; the exit status
+# goes to $TMP/NAME.rc.
+planned() {
+	_n=$1 _pl=$2 _w=$3
+	shift 3
+	env "$@" torchrun --redirects 1 --tee 1 --nnodes 1 \
+	    --nproc_per_node "$_w" --rdzv_backend c10d \
+	    --rdzv_endpoint localhost:0 --rdzv_id "train-$_n" \
+	    --monitor_interval 0.2 "$TRAIN" --plan "$TD/$_pl.json" $OPTS \
+	    --dump-params "$TMP/$_n.pt" >"$TMP/$_n.log" 2>&1
+	echo $? >"$TMP/$_n.rc"
+}
+
+# Two runs at a time (the reference next to the first two).
+"$TR_PY" "$TRAIN" --reference --plan "$TD/a-dp.json" $OPTS \
+    --dump-params "$TMP/ref.pt" >"$TMP/ref.log" 2>&1 &
+_ref=$!
+planned a-dp a-dp 3 &
+planned b-pp b-pp 5
+wait
+planned c-tp c-tp 4 &
+planned d-uneven d-uneven 4
+wait
+planned noscale a-dp 3 DLPLAN_TRAIN_BREAK=noscale &
+planned skipseg c-tp 4 DLPLAN_TRAIN_BREAK=skipseg
+wait
+check "reference run" test -s "$TMP/ref.pt"
+_cmp=
+for _n in a-dp b-pp c-tp d-uneven noscale skipseg; do
+	[ -s "$TMP/$_n.pt" ] && _cmp="$_cmp $TMP/$_n.pt"
+done
+# shellcheck disable=SC2086
+"$TR_PY" "$TRAIN" --compare "$TMP/ref.pt" $_cmp >"$TMP/cmp.txt" 2>&1
+
+# ran NAME: torchrun succeeded, or say why not.
+ran() {
+	[ "$(cat "$TMP/$1.rc" 2>/dev/null)" = 0 ] && return 0
+	t_notok "$1: torchrun runs it" "$(grep -v '^\*\|^Setting\|^WARNING' \
+	    "$TMP/$1.log" | tail -8)"
+	return 1
+}
+for _n in a-dp b-pp c-tp d-uneven; do
+	ran "$_n" || continue
+	_l=$(grep "^$TMP/$_n.pt: " "$TMP/cmp.txt" | sed "s|^$TMP/$_n.pt: ||")
+	case "$_l" in
+	"max relative"*) t_ok "$_n: equals the reference ($_l)" ;;
+	*) t_notok "$_n: equals the reference" "$_l" "$(cat "$TMP/cmp.txt")" ;;
+	esac
+done
+for _n in noscale skipseg; do
+	ran "$_n" || continue
+	_l=$(grep "^$TMP/$_n.pt: " "$TMP/cmp.txt" | sed "s|^$TMP/$_n.pt: ||")
+	case "$_l" in
+	"DIFFERS: "*) t_ok "broken ($_n) fails the check: ${_l#DIFFERS: }" ;;
+	*) t_notok "broken ($_n) fails the check" "$_l" ;;
+	esac
+done
+
+if "$TR_PY" -c 'import sys, torch
+sys.exit(not (torch.cuda.is_available() and torch.cuda.device_count() >= 3))' \
+    2>/dev/null; then
+	OPTS="$OPTS --device cuda"
+	planned nccl a-dp 3
+	if ran nccl && "$TR_PY" "$TRAIN" --compare "$TMP/ref.pt" \
+	    "$TMP/nccl.pt" >"$TMP/nccl.txt" 2>&1; then
+		t_ok "nccl: a-dp equals the reference"
+	else
+		t_notok "nccl: a-dp equals the reference" "$(cat "$TMP/nccl.txt")"
+	fi
+else
+	skip "nccl: a-dp equals the reference" "no CUDA with 3 GPUs here"
+fi
+
+# Errors: exit 2 and one line on stderr.
+expect_err "plan and model differ in layers" 2 \
+    "dlplan_train: the plan has 8 layers, the model 7 (5 blocks + embedding + head)" -- \
+    "$TR_PY" "$TRAIN" --plan "$TD/a-dp.json" --layers 5 --reference
+expect_err "rank environment missing" 2 \
+    "dlplan_train: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT not set: start every rank with torchrun or dlplan's launch files (or use --reference)" -- \
+    env -u RANK -u WORLD_SIZE -u MASTER_ADDR -u MASTER_PORT \
+    "$TR_PY" "$TRAIN" --plan "$TD/a-dp.json"
+cp "$TD/nodes.csv" "$TD/model.csv" "$TMP/"
+sed 's/0.75, 0.25/0.75, 0.2/' "$TD/d-uneven.json" >"$TMP/bad.json"
+expect_err "shares that do not sum to 1" 2 \
+    "dlplan_train: group 0 stage 0: tp_shares [0.75, 0.2] sum to 0.95, not 1" -- \
+    "$TR_PY" "$TRAIN" --plan "$TMP/bad.json" --reference
