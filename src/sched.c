@@ -211,18 +211,27 @@ candidate(struct greedy *g, size_t a)
 	const struct sched_job *jb = &g->s->jobs[g->pb->job[a]];
 	const struct sched_class *k = &g->s->classes[jb->cls];
 	const int *cur = g->cur + a * g->nn, *prev = g->pb->prev + a * g->nn;
-	int n = g->n[a], targets[5], nt = 0, pn = 0, p2 = 1;
+	int n = g->n[a], targets[64], nt = 0, pn = 0;
 
 	g->gain[a] = 0;
 	for (size_t v = 0; v < g->nn; v++) {
 		pn += prev[v];
 		g->avail[v] = g->freev[v] + cur[v];
 	}
-	while (p2 <= n)
-		p2 *= 2;
-	targets[nt++] = n + 1 > jb->min_gpus ? n + 1 : jb->min_gpus;
-	targets[nt++] = 2 * n;
-	targets[nt++] = p2;
+	/*
+	 * Every size up to 16 more GPUs, beyond that one more, double, the
+	 * powers of two, the previous size and the most: a step that pays a
+	 * restart may only pay off a few GPUs further on.
+	 */
+	if (jb->max_gpus - n <= 16) {
+		for (int t = n + 1; t <= jb->max_gpus; t++)
+			targets[nt++] = t;
+	} else {
+		targets[nt++] = n + 1;
+		targets[nt++] = 2 * n;
+		for (int p2 = 1; p2 <= jb->max_gpus && nt < 60; p2 *= 2)
+			targets[nt++] = p2;
+	}
 	targets[nt++] = pn;
 	targets[nt++] = jb->max_gpus;
 	for (int i = 0; i < nt; i++) {
