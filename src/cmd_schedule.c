@@ -65,7 +65,7 @@ summary_json(const struct sched_result *r)
 {
 	const struct sched_summary *u = &r->sum;
 
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:o}",
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
 	    "policy", sched_policy_name(r->policy),
 	    "avg_jct_s", cmd_json_real(u->avg_jct_s),
 	    "p95_jct_s", cmd_json_real(u->p95_jct_s),
@@ -73,8 +73,7 @@ summary_json(const struct sched_result *r)
 	    "gpu_utilisation", cmd_json_real(u->utilisation),
 	    "restarts", (json_int_t)u->restarts,
 	    "unfinished", (json_int_t)u->unfinished,
-	    "slots", (json_int_t)u->slots,
-	    "time_s", cmd_json_real(r->time_s));
+	    "slots", (json_int_t)u->slots);
 }
 
 static void
@@ -294,15 +293,44 @@ path2(const char *dir, const char *a, const char *b, const char *c)
 	return sb_detach(&sb);
 }
 
+/*
+ * The inputs every plan names: the cluster's files, then one model file
+ * per model (a preset's is models/PRESET.csv in OUTDIR), digested once.
+ */
+static int
+plan_inputs(struct sched *s, const char *outdir, struct dl_plan *tmpl,
+    struct dl_input *mi, struct dl_err *e)
+{
+	int rc;
+
+	plan_init(tmpl);
+	if ((rc = plan_set_inputs(tmpl, s->c, NULL, e)) != DL_OK)
+		return rc;
+	for (size_t i = 0; i < s->nmodels && rc == DL_OK; i++) {
+		const struct sched_model *sm = &s->models[i];
+
+		mi[i].kind = xstrdup("model");
+		if (sm->preset) {
+			mi[i].path = path2(outdir, "models/", sm->preset,
+			    ".csv");
+			sha256_hex(sm->csv, strlen(sm->csv), mi[i].sha256);
+		} else {
+			mi[i].path = xstrdup(sm->m.path);
+			rc = sha256_file(sm->m.path, mi[i].sha256, e);
+		}
+	}
+	return rc;
+}
+
 /* The plan of job j for its first slot, as text for plans/JOB.json. */
 static int
 job_plan(struct sched *s, const struct sched_result *r, size_t j,
-    const char *outdir, struct outs *o, struct dl_err *e)
+    const char *outdir, const struct dl_plan *tmpl,
+    const struct dl_input *mi, struct outs *o, struct dl_err *e)
 {
 	const struct sched_entry *en = NULL;
 	const struct sched_slot *sl = &r->slots[r->jobs[j].first_slot];
-	const struct sched_model *sm =
-	    &s->models[s->classes[s->jobs[j].cls].model];
+	int model = s->classes[s->jobs[j].cls].model;
 	char *dir = path2(outdir, "plans", "", ""), *txt = NULL;
 	struct dl_plan p;
 	int rc;
@@ -312,19 +340,20 @@ job_plan(struct sched *s, const struct sched_result *r, size_t j,
 			en = &sl->e[k];
 	rc = sched_job_plan(s, (int)j, (size_t)en->ngpus, en->node, en->gpu,
 	    &p, e);
-	if (rc == DL_OK)
-		rc = plan_set_inputs(&p, s->c, sm->preset ? NULL : &sm->m, e);
-	if (rc == DL_OK && sm->preset) {
-		struct dl_input *in;
+	if (rc == DL_OK) {
+		p.ninputs = tmpl->ninputs + 1;
+		p.inputs = xcalloc(p.ninputs, sizeof(*p.inputs));
+		for (size_t i = 0; i < p.ninputs; i++) {
+			const struct dl_input *in = i < tmpl->ninputs ?
+			    &tmpl->inputs[i] : &mi[model];
 
-		p.inputs = xreallocarray(p.inputs, p.ninputs + 1, sizeof(*in));
-		in = &p.inputs[p.ninputs++];
-		in->kind = xstrdup("model");
-		in->path = path2(outdir, "models/", sm->preset, ".csv");
-		sha256_hex(sm->csv, strlen(sm->csv), in->sha256);
+			p.inputs[i] = *in;
+			p.inputs[i].kind = xstrdup(in->kind);
+			p.inputs[i].path = xstrdup(in->path);
+		}
+		rc = plan_json_string(&p, s->c, &s->models[model].m, dir, &txt,
+		    e);
 	}
-	if (rc == DL_OK)
-		rc = plan_json_string(&p, s->c, &sm->m, dir, &txt, e);
 	if (rc == DL_OK)
 		out_add(o, path2(dir, s->jobs[j].id, ".json", ""), txt);
 	plan_free(&p);
@@ -342,11 +371,21 @@ write_outputs(struct sched *s, const struct sched_result *res,
 	struct outs o = { 0, 0, NULL, NULL };
 	struct strbuf sum = STRBUF_INIT;
 	char *dir = path2(rq->outdir, "plans", "", "");
+	struct dl_input *mi = xcalloc(s->nmodels + 1, sizeof(*mi));
+	struct dl_plan tmpl;
 	int rc = mkdir_p(dir, e);
 
+	if (rc == DL_OK)
+		rc = plan_inputs(s, rq->outdir, &tmpl, mi, e);
 	for (size_t j = 0; j < s->njobs && rc == DL_OK; j++)
 		if (r->jobs[j].first_slot >= 0)
-			rc = job_plan(s, r, j, rq->outdir, &o, e);
+			rc = job_plan(s, r, j, rq->outdir, &tmpl, mi, &o, e);
+	plan_free(&tmpl);
+	for (size_t i = 0; i < s->nmodels; i++) {
+		free(mi[i].kind);
+		free(mi[i].path);
+	}
+	free(mi);
 	for (size_t i = 0; i < s->nmodels && rc == DL_OK; i++) {
 		const struct sched_model *sm = &s->models[i];
 		char *mdir = path2(rq->outdir, "models", "", ""), *mp;

@@ -201,7 +201,8 @@ test_errors(struct fixture *f)
 
 		snprintf(text, sizeof(text), "job,arrival_s,model,global_batch,"
 		    "micro_batch,iterations,min_gpus\n%s", bad[i][0]);
-		is_int(load(f, &c, &s, text), bad[i][1][0] - '0', bad[i][0]);
+		ok(load(f, &c, &s, text) == bad[i][1][0] - '0',
+		    "bad jobs.csv %zu gives exit status %s", i, bad[i][1]);
 	}
 }
 
