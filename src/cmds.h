@@ -19,6 +19,7 @@ extern const struct dl_cmd dl_cmd_plan;
 extern const struct dl_cmd dl_cmd_predict;
 extern const struct dl_cmd dl_cmd_replan;
 extern const struct dl_cmd dl_cmd_route;
+extern const struct dl_cmd dl_cmd_schedule;
 extern const struct dl_cmd dl_cmd_model;
 
 /* All commands, NULL-terminated, in the order --help lists them. */

@@ -16,6 +16,7 @@
 #include "model.h"
 #include "replan.h"
 #include "route.h"
+#include "sched.h"
 
 const struct dl_cmd *const dl_cmds[] = {
 	&dl_cmd_plan,
@@ -25,6 +26,7 @@ const struct dl_cmd *const dl_cmds[] = {
 	&dl_cmd_eval,
 	&dl_cmd_emit,
 	&dl_cmd_replan,
+	&dl_cmd_schedule,
 	&dl_cmd_model,
 	NULL
 };
@@ -142,7 +144,7 @@ print_schemas(void)
 	static const struct csv_schema *const schemas[] = {
 		&dl_nodes_schema, &dl_links_schema, &dl_load_schema,
 		&dl_traffic_schema, &dl_model_schema, &dl_flows_schema,
-		&dl_steps_schema, NULL
+		&dl_steps_schema, &dl_jobs_schema, NULL
 	};
 	static const char *const type[] = { "text", "id", "integer",
 		"number" };

@@ -1,0 +1,563 @@
+/*
+ * cmd_schedule.c - "dlplan schedule": many data-parallel jobs on one
+ * cluster, slot by slot (sched.h), with the FIFO and random baselines.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Every policy is simulated; the chosen one's schedule is written to
+ * OUTDIR (schedule.json, jobs.csv, summary.csv, plans/JOB.json for the
+ * first slot each job runs, models/PRESET.csv for the preset models those
+ * plans name), and the summary of all three goes to standard output.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "cmdutil.h"
+#include "sched.h"
+
+enum {
+	O_JOBS = 1, O_SLOT, O_SLOTS, O_POLICY, O_OBJ, O_RESTART, O_SEED, O_OUT,
+	O_FORMAT
+};
+
+static const struct dl_opt sched_opts[] = {
+	DL_OPT_CLUSTER,
+	{ "format", 0, O_FORMAT, "FMT", "table|json|csv",
+	    "summary format on standard output" },
+	{ "jobs", 0, O_JOBS, "FILE", "csv", "the jobs (JOBS.csv)" },
+	{ "objective", 0, O_OBJ, "OBJ", SCHED_OBJECTIVE_WORDS,
+	    "what gadget maximises per slot (jct)" },
+	{ "outdir", 'o', O_OUT, "DIR", "dir",
+	    "write schedule.json, jobs.csv, summary.csv and plans/ to DIR" },
+	{ "policy", 0, O_POLICY, "P", SCHED_POLICY_WORDS,
+	    "the policy whose schedule is written (gadget)" },
+	{ "restart-seconds", 0, O_RESTART, "S", NULL,
+	    "time a job loses when its GPUs change (30)" },
+	{ "seed", 0, O_SEED, "N", NULL, "seed of the random policy (1)" },
+	{ "slot-seconds", 0, O_SLOT, "S", NULL, "length of a slot (300)" },
+	{ "slots", 0, O_SLOTS, "N", NULL,
+	    "simulate at most N slots (0: until every job ends)" },
+	DL_OPT_COMMON,
+	{ NULL, 0, 0, NULL, NULL, NULL }
+};
+
+static int cmd_schedule(const struct dl_cmd *, int, char **);
+
+const struct dl_cmd dl_cmd_schedule = {
+	"schedule", cmd_schedule,
+	"-c DIR --jobs JOBS.csv [--policy P] [--objective OBJ] "
+	"[--slot-seconds S] [--slots N] [-o OUTDIR] [options]",
+	"schedule many jobs on one cluster over time",
+	sched_opts, 0
+};
+
+struct req {
+	struct dl_cluster_paths cp;
+	const char *jobs, *outdir;
+	int policy, format;
+	struct sched_params sp;
+};
+
+static json_t *
+summary_json(const struct sched_result *r)
+{
+	const struct sched_summary *u = &r->sum;
+
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
+	    "policy", sched_policy_name(r->policy),
+	    "avg_jct_s", cmd_json_real(u->avg_jct_s),
+	    "p95_jct_s", cmd_json_real(u->p95_jct_s),
+	    "makespan_s", cmd_json_real(u->makespan_s),
+	    "gpu_utilisation", cmd_json_real(u->utilisation),
+	    "restarts", (json_int_t)u->restarts,
+	    "unfinished", (json_int_t)u->unfinished,
+	    "slots", (json_int_t)u->slots);
+}
+
+static void
+summary_csv(struct strbuf *sb, const struct sched_result *res)
+{
+	sb_adds(sb, "policy,avg_jct_s,p95_jct_s,makespan_s,gpu_utilisation,"
+	    "restarts,unfinished,slots\n");
+	for (int i = 0; i < SCHED_NPOLICY; i++) {
+		const struct sched_summary *u = &res[i].sum;
+
+		sb_addf(sb, "%s,", sched_policy_name(i));
+		sb_adddbl(sb, u->avg_jct_s);
+		sb_addc(sb, ',');
+		sb_adddbl(sb, u->p95_jct_s);
+		sb_addc(sb, ',');
+		sb_adddbl(sb, u->makespan_s);
+		sb_addc(sb, ',');
+		sb_adddbl(sb, u->utilisation);
+		sb_addf(sb, ",%ld,%ld,%ld\n", u->restarts, u->unfinished,
+		    u->slots);
+	}
+}
+
+static void
+print_table(const struct sched *s, const struct sched_result *res,
+    const struct req *rq)
+{
+	printf("jobs      %zu on %ld GPUs, slots of %g s, restart %g s, "
+	    "objective %s\n", s->njobs, s->ngpus, rq->sp.slot_s,
+	    rq->sp.restart_s, rq->sp.objective == SCHED_JCT ? "jct" :
+	    "utility");
+	printf("%-8s %12s %12s %12s %6s %9s %10s\n", "policy", "avg JCT s",
+	    "p95 JCT s", "makespan s", "util", "restarts", "unfinished");
+	for (int i = 0; i < SCHED_NPOLICY; i++) {
+		const struct sched_summary *u = &res[i].sum;
+
+		printf("%-8s %12.6g %12.6g %12.6g %5.1f%% %9ld %10ld%s\n",
+		    sched_policy_name(i), u->avg_jct_s, u->p95_jct_s,
+		    u->makespan_s, 100 * u->utilisation, u->restarts,
+		    u->unfinished, i == rq->policy ? "  (chosen)" : "");
+	}
+	if (rq->outdir)
+		printf("wrote     %s/schedule.json jobs.csv summary.csv plans/\n",
+		    rq->outdir);
+}
+
+/* One slot entry as JSON: its GPUs grouped by node. */
+static json_t *
+entry_json(const struct sched *s, const struct sched_entry *en)
+{
+	json_t *o, *nodes = json_array(), *g = NULL;
+
+	for (int i = 0; i < en->ngpus; i++) {
+		if (i == 0 || en->node[i] != en->node[i - 1]) {
+			g = json_array();
+			json_array_append_new(nodes, json_pack("{s:s, s:o}",
+			    "node", s->c->nodes[en->node[i]].id, "gpus", g));
+		}
+		json_array_append_new(g, json_integer(en->gpu[i]));
+	}
+	o = json_pack("{s:s, s:i, s:o, s:o, s:o, s:o, s:o, s:b, s:b}",
+	    "job", s->jobs[en->job].id, "gpus", en->ngpus, "nodes", nodes,
+	    "iteration_s", cmd_json_real(en->iter_s),
+	    "rate", cmd_json_real(1 / en->iter_s),
+	    "run_s", cmd_json_real(en->run_s),
+	    "iterations", cmd_json_real(en->iters),
+	    "launch", en->launch, "finished", en->finished);
+	return o;
+}
+
+static json_t *
+jobs_json(const struct sched *s, const struct sched_result *r)
+{
+	json_t *a = json_array();
+
+	for (size_t j = 0; j < s->njobs; j++) {
+		const struct sched_job *jb = &s->jobs[j];
+		const struct sched_class *k = &s->classes[jb->cls];
+		char plan[600];
+
+		snprintf(plan, sizeof(plan), "plans/%s.json", jb->id);
+		json_array_append_new(a, json_pack("{s:s, s:o, s:s, s:I, s:I, "
+		    "s:o, s:i, s:i, s:o, s:o}", "job", jb->id,
+		    "arrival_s", cmd_json_real(jb->arrival_s),
+		    "model", s->models[k->model].name,
+		    "global_batch", (json_int_t)k->opts.global_batch,
+		    "micro_batch", (json_int_t)k->opts.micro_batch,
+		    "iterations", cmd_json_real(jb->iterations),
+		    "min_gpus", jb->min_gpus, "max_gpus", jb->max_gpus,
+		    "weight", cmd_json_real(jb->weight),
+		    "plan", r->jobs[j].first_slot >= 0 ? json_string(plan) :
+		    json_null()));
+	}
+	return a;
+}
+
+/* schedule.json (dlplan-formats(5)). */
+static char *
+schedule_json(const struct sched *s, const struct sched_result *res,
+    const struct req *rq)
+{
+	const struct sched_result *r = &res[rq->policy];
+	json_t *o = json_object(), *nodes = json_array(), *slots = json_array();
+	json_t *sum = json_object();
+	struct strbuf sb = STRBUF_INIT;
+	char *txt;
+
+	json_object_set_new(o, "schema", json_string("dlplan.schedule/1"));
+	json_object_set_new(o, "generator", json_string("dlplan "
+	    DLPLAN_VERSION));
+	json_object_set_new(o, "policy", json_string(sched_policy_name(
+	    rq->policy)));
+	json_object_set_new(o, "objective", json_string(rq->sp.objective ==
+	    SCHED_JCT ? "jct" : "utility"));
+	json_object_set_new(o, "slot_s", cmd_json_real(rq->sp.slot_s));
+	json_object_set_new(o, "restart_s", cmd_json_real(rq->sp.restart_s));
+	for (size_t v = 0; v < s->c->nnodes; v++)
+		json_array_append_new(nodes, json_pack("{s:s, s:i}", "node",
+		    s->c->nodes[v].id, "gpus", s->c->nodes[v].gpus));
+	json_object_set_new(o, "nodes", nodes);
+	json_object_set_new(o, "jobs", jobs_json(s, r));
+	for (size_t i = 0; i < r->nslots; i++) {
+		const struct sched_slot *sl = &r->slots[i];
+		json_t *e = json_array();
+
+		for (size_t k = 0; k < sl->n; k++)
+			json_array_append_new(e, entry_json(s, &sl->e[k]));
+		json_array_append_new(slots, json_pack("{s:I, s:o, s:o}",
+		    "slot", (json_int_t)sl->index, "start_s",
+		    cmd_json_real((double)sl->index * rq->sp.slot_s),
+		    "jobs", e));
+	}
+	json_object_set_new(o, "slots", slots);
+	for (int i = 0; i < SCHED_NPOLICY; i++)
+		json_object_set_new(sum, sched_policy_name(i),
+		    summary_json(&res[i]));
+	json_object_set_new(o, "summary", sum);
+	txt = json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
+	    JSON_REAL_PRECISION(17));
+	json_decref(o);
+	sb_adds(&sb, txt ? txt : "");
+	sb_addc(&sb, '\n');
+	free(txt);
+	return sb_detach(&sb);
+}
+
+/* jobs.csv: one row per job, arrival order. */
+static char *
+jobs_csv(const struct sched *s, const struct sched_result *r)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	sb_adds(&sb, "job,arrival_s,start_s,finish_s,jct_s,gpu_hours,"
+	    "restarts,iterations\n");
+	for (size_t j = 0; j < s->njobs; j++) {
+		const struct sched_jobstat *st = &r->jobs[j];
+		double arr = s->jobs[j].arrival_s;
+
+		sb_addf(&sb, "%s,", s->jobs[j].id);
+		sb_adddbl(&sb, arr);
+		sb_addc(&sb, ',');
+		if (st->start_s >= 0)
+			sb_adddbl(&sb, st->start_s);
+		sb_addc(&sb, ',');
+		if (st->finish_s >= 0) {
+			sb_adddbl(&sb, st->finish_s);
+			sb_addc(&sb, ',');
+			sb_adddbl(&sb, st->finish_s - arr);
+		} else {
+			sb_addc(&sb, ',');
+		}
+		sb_addc(&sb, ',');
+		sb_adddbl(&sb, st->gpu_s / 3600);
+		sb_addf(&sb, ",%d,", st->restarts);
+		sb_adddbl(&sb, st->done);
+		sb_addc(&sb, '\n');
+	}
+	return sb_detach(&sb);
+}
+
+/* Output files collected before anything is written. */
+struct outs {
+	size_t n, cap;
+	char **path, **data;
+};
+
+static void
+out_add(struct outs *o, char *path, char *data)
+{
+	if (o->n == o->cap) {
+		size_t c2 = o->cap;
+
+		o->path = xgrow(o->path, &c2, o->n + 1, sizeof(char *));
+		o->data = xgrow(o->data, &o->cap, o->n + 1, sizeof(char *));
+	}
+	o->path[o->n] = path;
+	o->data[o->n++] = data;
+}
+
+static void
+outs_free(struct outs *o)
+{
+	for (size_t i = 0; i < o->n; i++) {
+		free(o->path[i]);
+		free(o->data[i]);
+	}
+	free(o->path);
+	free(o->data);
+}
+
+static char *
+path2(const char *dir, const char *a, const char *b, const char *c)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	sb_addf(&sb, "%s/%s%s%s", dir, a, b, c);
+	return sb_detach(&sb);
+}
+
+/*
+ * The inputs every plan names: the cluster's files, then one model file
+ * per model (a preset's is models/PRESET.csv in OUTDIR), digested once.
+ */
+static int
+plan_inputs(struct sched *s, const char *outdir, struct dl_plan *tmpl,
+    struct dl_input *mi, struct dl_err *e)
+{
+	int rc;
+
+	plan_init(tmpl);
+	if ((rc = plan_set_inputs(tmpl, s->c, NULL, e)) != DL_OK)
+		return rc;
+	for (size_t i = 0; i < s->nmodels && rc == DL_OK; i++) {
+		const struct sched_model *sm = &s->models[i];
+
+		mi[i].kind = xstrdup("model");
+		if (sm->preset) {
+			mi[i].path = path2(outdir, "models/", sm->preset,
+			    ".csv");
+			sha256_hex(sm->csv, strlen(sm->csv), mi[i].sha256);
+		} else {
+			mi[i].path = xstrdup(sm->m.path);
+			rc = sha256_file(sm->m.path, mi[i].sha256, e);
+		}
+	}
+	return rc;
+}
+
+/* The plan of job j for its first slot, as text for plans/JOB.json. */
+static int
+job_plan(struct sched *s, const struct sched_result *r, size_t j,
+    const char *outdir, const struct dl_plan *tmpl,
+    const struct dl_input *mi, struct outs *o, struct dl_err *e)
+{
+	const struct sched_entry *en = NULL;
+	const struct sched_slot *sl = &r->slots[r->jobs[j].first_slot];
+	int model = s->classes[s->jobs[j].cls].model;
+	char *dir = path2(outdir, "plans", "", ""), *txt = NULL;
+	struct dl_plan p;
+	int rc;
+
+	for (size_t k = 0; k < sl->n; k++)
+		if (sl->e[k].job == (int)j)
+			en = &sl->e[k];
+	rc = sched_job_plan(s, (int)j, (size_t)en->ngpus, en->node, en->gpu,
+	    &p, e);
+	if (rc == DL_OK) {
+		p.ninputs = tmpl->ninputs + 1;
+		p.inputs = xcalloc(p.ninputs, sizeof(*p.inputs));
+		for (size_t i = 0; i < p.ninputs; i++) {
+			const struct dl_input *in = i < tmpl->ninputs ?
+			    &tmpl->inputs[i] : &mi[model];
+
+			p.inputs[i] = *in;
+			p.inputs[i].kind = xstrdup(in->kind);
+			p.inputs[i].path = xstrdup(in->path);
+		}
+		rc = plan_json_string(&p, s->c, &s->models[model].m, dir, &txt,
+		    e);
+	}
+	if (rc == DL_OK)
+		out_add(o, path2(dir, s->jobs[j].id, ".json", ""), txt);
+	plan_free(&p);
+	free(dir);
+	return rc;
+}
+
+/* Every file, then one atomic write (the preset models first: the plans'
+ * digests name them). */
+static int
+write_outputs(struct sched *s, const struct sched_result *res,
+    const struct req *rq, struct dl_err *e)
+{
+	const struct sched_result *r = &res[rq->policy];
+	struct outs o = { 0, 0, NULL, NULL };
+	struct strbuf sum = STRBUF_INIT;
+	char *dir = path2(rq->outdir, "plans", "", "");
+	struct dl_input *mi = xcalloc(s->nmodels + 1, sizeof(*mi));
+	struct dl_plan tmpl;
+	int rc = mkdir_p(dir, e);
+
+	if (rc == DL_OK)
+		rc = plan_inputs(s, rq->outdir, &tmpl, mi, e);
+	for (size_t j = 0; j < s->njobs && rc == DL_OK; j++)
+		if (r->jobs[j].first_slot >= 0)
+			rc = job_plan(s, r, j, rq->outdir, &tmpl, mi, &o, e);
+	plan_free(&tmpl);
+	for (size_t i = 0; i < s->nmodels; i++) {
+		free(mi[i].kind);
+		free(mi[i].path);
+	}
+	free(mi);
+	for (size_t i = 0; i < s->nmodels && rc == DL_OK; i++) {
+		const struct sched_model *sm = &s->models[i];
+		char *mdir = path2(rq->outdir, "models", "", ""), *mp;
+
+		if (sm->preset == NULL || (rc = mkdir_p(mdir, e)) != DL_OK) {
+			free(mdir);
+			continue;
+		}
+		mp = path2(mdir, sm->preset, ".csv", "");
+		rc = af_write_file(mp, sm->csv, strlen(sm->csv), e);
+		free(mp);
+		free(mdir);
+	}
+	if (rc == DL_OK) {
+		summary_csv(&sum, res);
+		out_add(&o, path2(rq->outdir, "schedule.json", "", ""),
+		    schedule_json(s, res, rq));
+		out_add(&o, path2(rq->outdir, "jobs.csv", "", ""),
+		    jobs_csv(s, r));
+		out_add(&o, path2(rq->outdir, "summary.csv", "", ""),
+		    sb_detach(&sum));
+		size_t *lens = xcalloc(o.n + 1, sizeof(size_t));
+
+		for (size_t i = 0; i < o.n; i++)
+			lens[i] = strlen(o.data[i]);
+		rc = af_write_files(o.n, (const char *const *)o.path,
+		    (const char *const *)o.data, lens, e);
+		free(lens);
+	}
+	sb_free(&sum);
+	outs_free(&o);
+	free(dir);
+	return rc;
+}
+
+static int
+parse(const struct dl_cmd *cmd, int argc, char **argv, struct req *rq,
+    struct dl_err *e)
+{
+	struct optstate st;
+	int id;
+	long l;
+
+	memset(rq, 0, sizeof(*rq));
+	rq->sp.slot_s = 300;
+	rq->sp.restart_s = 30;
+	rq->sp.seed = 1;
+	opt_init(&st, argc, argv);
+	while ((id = opt_next(&st, cmd, e)) != 0) {
+		if (id < 0)
+			goto usage;
+		if (cmd_cluster_opt(id, st.arg, &rq->cp))
+			continue;
+		switch (id) {
+		case OPT_HELP:
+			opt_help(cmd, stdout);
+			opt_free(&st);
+			return -1;
+		case O_JOBS:
+			rq->jobs = st.arg;
+			break;
+		case O_OUT:
+			rq->outdir = st.arg;
+			break;
+		case O_SLOT:
+			if (opt_double(&st, 1e-3, 1e9, &rq->sp.slot_s, e))
+				goto usage;
+			break;
+		case O_RESTART:
+			if (opt_double(&st, 0, 1e9, &rq->sp.restart_s, e))
+				goto usage;
+			break;
+		case O_SLOTS:
+			if (opt_long(&st, 0, 100000000, &rq->sp.max_slots, e))
+				goto usage;
+			break;
+		case O_SEED:
+			if (opt_long(&st, 0, 2147483647, &l, e))
+				goto usage;
+			rq->sp.seed = (unsigned long)l;
+			break;
+		case O_POLICY:
+			if ((rq->policy = opt_choice(&st, e)) < 0)
+				goto usage;
+			break;
+		case O_OBJ:
+			if ((rq->sp.objective = opt_choice(&st, e)) < 0)
+				goto usage;
+			break;
+		case O_FORMAT:
+			if ((rq->format = opt_choice(&st, e)) < 0)
+				goto usage;
+			break;
+		}
+	}
+	if (st.npos > 0) {
+		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "unexpected argument '%s'",
+		    st.pos[0]);
+		goto usage;
+	}
+	if (rq->cp.dir == NULL && rq->cp.nodes == NULL) {
+		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "no cluster given (use -c "
+		    "DIR or --nodes FILE)");
+		goto usage;
+	}
+	if (rq->jobs == NULL) {
+		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "no jobs given (use --jobs "
+		    "JOBS.csv)");
+		goto usage;
+	}
+	opt_free(&st);
+	return DL_OK;
+usage:
+	opt_free(&st);
+	return DL_EUSAGE;
+}
+
+static void
+print_summary(const struct sched *s, const struct sched_result *res,
+    const struct req *rq)
+{
+	if (rq->format == 1) {
+		json_t *a = json_array();
+
+		for (int i = 0; i < SCHED_NPOLICY; i++)
+			json_array_append_new(a, summary_json(&res[i]));
+		cmd_print_json(a);
+		json_decref(a);
+	} else if (rq->format == 2) {
+		struct strbuf sb = STRBUF_INIT;
+
+		summary_csv(&sb, res);
+		fputs(sb.buf, stdout);
+		sb_free(&sb);
+	} else if (dl_verbose >= 0) {
+		print_table(s, res, rq);
+	}
+}
+
+static int
+cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
+{
+	struct req rq;
+	struct dl_err e;
+	struct dl_cluster c;
+	struct sched s;
+	struct sched_result res[SCHED_NPOLICY];
+	int rc, n = 0;
+
+	if ((rc = parse(cmd, argc, argv, &rq, &e)) != DL_OK)
+		return rc < 0 ? DL_OK : opt_usage_error(cmd, &e);
+	if ((rc = cluster_load(&c, &rq.cp, &e)) != DL_OK)
+		return cmd_fail(&e);
+	if ((rc = sched_load(&s, &c, rq.jobs, &e)) != DL_OK) {
+		cluster_free(&c);
+		return cmd_fail(&e);
+	}
+	for (int i = 0; i < SCHED_NPOLICY && rc == DL_OK; i++, n++)
+		rc = sched_run(&s, i, &rq.sp, &res[i], &e);
+	if (rc == DL_OK && rq.outdir)
+		rc = write_outputs(&s, res, &rq, &e);
+	if (rc == DL_OK) {
+		if (dl_verbose > 0)
+			fprintf(stderr, "dlplan: %ld iteration times computed; "
+			    "%.3g s gadget, %.3g s fifo, %.3g s random\n",
+			    s.evals, res[0].time_s, res[1].time_s,
+			    res[2].time_s);
+		print_summary(&s, res, &rq);
+	}
+	for (int i = 0; i < n; i++)
+		sched_result_free(&res[i]);
+	sched_free(&s);
+	cluster_free(&c);
+	return rc == DL_OK ? DL_OK : cmd_fail(&e);
+}

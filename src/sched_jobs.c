@@ -1,0 +1,495 @@
+/*
+ * sched_jobs.c - JOBS.csv, the jobs' models and cost models, and the
+ * iteration time of a job on a set of GPUs (sched.h).
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "csvin.h"
+#include "forecast.h"
+#include "modelgen.h"
+#include "sched.h"
+
+static const struct csv_col jobs_cols[] = {
+	{ "job", CSV_ID, 1, 0, 0, 0, 0, NULL },
+	{ "arrival_s", CSV_NUM, 1, 0, 1e12, 0, 0, "seconds" },
+	{ "model", CSV_STR, 1, 0, 0, 0, 0, NULL },
+	{ "global_batch", CSV_INT, 1, 1, 1e9, 0, 0, "samples" },
+	{ "micro_batch", CSV_INT, 1, 1, 1e9, 0, 0, "samples" },
+	{ "iterations", CSV_NUM, 1, 0, 1e15, 1, 0, NULL },
+	{ "min_gpus", CSV_INT, 0, 1, 1e6, 0, 0, NULL },
+	{ "max_gpus", CSV_INT, 0, 1, 1e6, 0, 0, NULL },
+	{ "weight", CSV_NUM, 0, 0, 1e6, 1, 0, NULL },
+	{ NULL, 0, 0, 0, 0, 0, 0, NULL }
+};
+const struct csv_schema dl_jobs_schema = { "JOBS.csv", jobs_cols };
+enum { C_JOB, C_ARR, C_MODEL, C_GB, C_MB, C_ITER, C_MIN, C_MAX, C_W };
+
+const char *
+sched_policy_name(int policy)
+{
+	static const char *const names[] = { "gadget", "fifo", "random" };
+
+	return policy >= 0 && policy < SCHED_NPOLICY ? names[policy] : "?";
+}
+
+/* A preset's rows as a model (the values model_load() would read back
+ * from the text, which prints every number round-trip). */
+static void
+preset_model(const char *name, const struct mg_model *g, struct sched_model *sm)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	sb_addf(&sb, "# dlplan model --preset %s\n", name);
+	sb_adds(&sb, "layer,fwd_gflop,bwd_gflop,params_m,act_mb,mem_mb,"
+	    "tp_mb\n");
+	sm->m.path = xstrdup(name);
+	sm->m.nlayers = g->nrows;
+	sm->m.layers = xcalloc(g->nrows, sizeof(struct dl_layer));
+	for (size_t i = 0; i < g->nrows; i++) {
+		const struct mg_row *r = &g->rows[i];
+		struct dl_layer *l = &sm->m.layers[i];
+		double v[6] = { r->fwd_gflop, r->bwd_gflop, r->params_m,
+		    r->act_mb, r->mem_mb, r->tp_mb };
+
+		l->name = xstrdup(r->name);
+		l->fwd_gflop = v[0];
+		l->bwd_gflop = v[1];
+		l->params_m = v[2];
+		l->act_mb = v[3];
+		l->mem_mb = v[4];
+		l->tp_mb = v[5];
+		l->line = (long)i + 3;
+		sb_adds(&sb, r->name);
+		for (int k = 0; k < 6; k++) {
+			sb_addc(&sb, ',');
+			sb_adddbl(&sb, v[k]);
+		}
+		sb_addc(&sb, '\n');
+	}
+	sm->preset = xstrdup(name);
+	sm->csv = sb_detach(&sb);
+}
+
+/* The model of a JOBS.csv cell: an existing file (relative to dir) or a
+ * preset; loaded once per distinct name. */
+static int
+find_model(struct sched *s, const struct csv_table *t, size_t row,
+    const char *dir, struct dl_err *e)
+{
+	const char *name = csv_str(t, row, C_MODEL);
+	struct strbuf path = STRBUF_INIT;
+	struct sched_model *sm;
+	struct stat sb;
+	int rc = DL_OK;
+
+	for (size_t i = 0; i < s->nmodels; i++)
+		if (strcmp(s->models[i].name, name) == 0)
+			return (int)i;
+	if (name[0] == '/' || dir[0] == '\0')
+		sb_adds(&path, name);
+	else
+		sb_addf(&path, "%s/%s", dir, name);
+	s->models = xreallocarray(s->models, s->nmodels + 1, sizeof(*sm));
+	sm = &s->models[s->nmodels];
+	memset(sm, 0, sizeof(*sm));
+	if (name[0] != '\0' && stat(path.buf, &sb) == 0) {
+		rc = model_load(&sm->m, path.buf, e);
+	} else if (mg_preset_find(name) != NULL) {
+		struct mg_model g;
+
+		rc = mg_generate(mg_preset_find(name), &g, e);
+		if (rc == DL_OK) {
+			preset_model(name, &g, sm);
+			mg_free(&g);
+		}
+	} else {
+		rc = csv_cellerr(t, row, C_MODEL, e, "unknown model '%s' (not "
+		    "a file relative to the jobs file, nor a preset: %s)", name,
+		    MG_PRESET_WORDS);
+	}
+	sb_free(&path);
+	if (rc != DL_OK)
+		return -1;
+	sm->name = xstrdup(name);
+	return (int)s->nmodels++;
+}
+
+/* The class of (model, batch), made on first use. */
+static int
+find_class(struct sched *s, int model, long gb, long mb, struct dl_err *e)
+{
+	struct sched_class *k;
+	const struct dl_cluster *c = s->c;
+	int L;
+
+	for (size_t i = 0; i < s->nclasses; i++)
+		if (s->classes[i].model == model &&
+		    s->classes[i].opts.global_batch == gb &&
+		    s->classes[i].opts.micro_batch == mb)
+			return (int)i;
+	s->classes = xreallocarray(s->classes, s->nclasses + 1, sizeof(*k));
+	k = &s->classes[s->nclasses];
+	memset(k, 0, sizeof(*k));
+	k->model = model;
+	plan_opts_default(&k->opts);
+	k->opts.global_batch = gb;
+	k->opts.micro_batch = mb;
+	k->micro_batches = gb / mb;
+	if (cost_init(&k->x, c, &s->models[model].m, &k->opts, s->uhat,
+	    s->router, e) != DL_OK)
+		return -1;
+	L = (int)s->models[model].m.nlayers;
+	k->fits = xcalloc(c->nnodes + 1, 1);
+	k->step_s = xcalloc(c->nnodes + 1, sizeof(double));
+	for (size_t n = 0; n < c->nnodes; n++) {
+		k->fits[n] = cost_stage_memory(&k->x, 0, L - 1, 1, 1, 1, 1) <=
+		    cost_gpu_capacity(&k->x, (int)n);
+		k->step_s[n] = 0;
+	}
+	/* cost_init keeps pointers to the options and the model, which
+	 * move while the arrays grow: fix_classes() sets them again. */
+	k->x.o = NULL;
+	k->x.m = NULL;
+	s->nclasses++;
+	return (int)s->nclasses - 1;
+}
+
+/* Point every class's cost model at its options (the array has stopped
+ * growing) and time one micro-batch per node. */
+static void
+fix_classes(struct sched *s)
+{
+	for (size_t i = 0; i < s->nclasses; i++) {
+		struct sched_class *k = &s->classes[i];
+		int L = (int)s->models[k->model].m.nlayers;
+
+		k->x.o = &k->opts;
+		k->x.m = &s->models[k->model].m;
+		for (size_t n = 0; n < s->c->nnodes; n++)
+			k->step_s[n] = cost_stage_compute(&k->x, (int)n, 1, 0,
+			    L - 1);
+	}
+}
+
+/* One row of JOBS.csv into job j. */
+static int
+read_job(struct sched *s, const struct csv_table *t, size_t r,
+    const char *dir, struct sched_job *j, struct dl_err *e)
+{
+	long gb = (long)csv_num(t, r, C_GB), mb = (long)csv_num(t, r, C_MB);
+	int model, usable = 0;
+
+	j->id = xstrdup(csv_str(t, r, C_JOB));
+	j->line = t->line[r];
+	j->arrival_s = csv_num(t, r, C_ARR);
+	j->iterations = csv_num(t, r, C_ITER);
+	j->weight = csv_has(t, r, C_W) ? csv_num(t, r, C_W) : 1;
+	if (gb % mb != 0)
+		return csv_cellerr(t, r, C_MB, e, "job '%s': micro_batch %ld "
+		    "does not divide global_batch %ld", j->id, mb, gb);
+	for (size_t i = 0; i < r; i++)
+		if (strcmp(s->jobs[i].id, j->id) == 0)
+			return csv_cellerr(t, r, C_JOB, e, "job '%s' given "
+			    "twice (first on line %ld)", j->id,
+			    s->jobs[i].line);
+	if ((model = find_model(s, t, r, dir, e)) < 0)
+		return e->code;
+	if ((j->cls = find_class(s, model, gb, mb, e)) < 0)
+		return e->code;
+	j->min_gpus = csv_has(t, r, C_MIN) ? (int)csv_num(t, r, C_MIN) : 1;
+	j->max_gpus = csv_has(t, r, C_MAX) ? (int)csv_num(t, r, C_MAX) :
+	    1000000;
+	if (j->min_gpus > j->max_gpus)
+		return csv_cellerr(t, r, C_MAX, e, "job '%s': max_gpus %d is "
+		    "below min_gpus %d", j->id, j->max_gpus, j->min_gpus);
+	for (size_t n = 0; n < s->c->nnodes; n++)
+		if (s->classes[j->cls].fits[n])
+			usable += s->c->nodes[n].gpus;
+	if (usable == 0)
+		return dl_seterr(e, DL_EINFEAS, t->file, j->line, 0, "job '%s' "
+		    "can never run: one replica of %s (batch %ld) fits on no "
+		    "GPU of the cluster", j->id, s->models[model].name, mb);
+	if (usable > s->classes[j->cls].micro_batches)
+		usable = (int)s->classes[j->cls].micro_batches;
+	if (j->min_gpus > usable)
+		return dl_seterr(e, DL_EINFEAS, t->file, j->line, 0, "job '%s' "
+		    "can never run: it needs %d GPUs and can use at most %d "
+		    "(GPUs it fits on, %ld micro-batches)", j->id, j->min_gpus,
+		    usable, s->classes[j->cls].micro_batches);
+	if (j->max_gpus > usable)
+		j->max_gpus = usable;
+	return DL_OK;
+}
+
+static int
+cmp_arrival(const void *a, const void *b)
+{
+	const struct sched_job *x = a, *y = b;
+
+	if (x->arrival_s != y->arrival_s)
+		return x->arrival_s < y->arrival_s ? -1 : 1;
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+int
+sched_load(struct sched *s, const struct dl_cluster *c,
+    const char *jobs_path, struct dl_err *e)
+{
+	struct dl_route_opts ro = { 3, 1 };
+	struct csv_table t;
+	char *dir = xstrdup(jobs_path), *slash = strrchr(dir, '/');
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->c = c;
+	s->ngpus = cluster_gpus(c);
+	s->memo.vfree = free;
+	s->hops.vfree = free;
+	if (slash != NULL)
+		slash[slash == dir] = '\0';
+	else
+		dir[0] = '\0';
+	s->uhat = xcalloc(c->nnodes + 1, sizeof(double));
+	rc = forecast_node_loads(c, 1, s->uhat, e);
+	if (rc == DL_OK)
+		rc = router_new(&s->router, c, &ro, e);
+	if (rc == DL_OK)
+		rc = csvin_read(jobs_path, &dl_jobs_schema, &t, e);
+	if (rc != DL_OK) {
+		free(dir);
+		sched_free(s);
+		return rc;
+	}
+	if (t.nrows == 0)
+		rc = dl_seterr(e, DL_EDATA, jobs_path, t.header_line, 0,
+		    "no jobs (expected at least one row after the header)");
+	s->jobs = xcalloc(t.nrows + 1, sizeof(*s->jobs));
+	for (size_t r = 0; r < t.nrows && rc == DL_OK; r++) {
+		rc = read_job(s, &t, r, dir, &s->jobs[r], e);
+		s->njobs = r + 1;
+	}
+	csvin_free(&t);
+	free(dir);
+	if (rc != DL_OK) {
+		sched_free(s);
+		return rc;
+	}
+	fix_classes(s);
+	qsort(s->jobs, s->njobs, sizeof(*s->jobs), cmp_arrival);
+	return DL_OK;
+}
+
+void
+sched_free(struct sched *s)
+{
+	for (size_t i = 0; i < s->njobs; i++)
+		free(s->jobs[i].id);
+	free(s->jobs);
+	for (size_t i = 0; i < s->nclasses; i++) {
+		cost_free(&s->classes[i].x);
+		free(s->classes[i].fits);
+		free(s->classes[i].step_s);
+	}
+	free(s->classes);
+	for (size_t i = 0; i < s->nmodels; i++) {
+		model_free(&s->models[i].m);
+		free(s->models[i].name);
+		free(s->models[i].preset);
+		free(s->models[i].csv);
+	}
+	free(s->models);
+	kc_free(&s->memo);
+	kc_free(&s->hops);
+	router_free(s->router);
+	free(s->uhat);
+	memset(s, 0, sizeof(*s));
+}
+
+/* tau of one ring hop between two nodes, priced alone, memoised. */
+static double
+hop_time(struct sched *s, const struct sched_class *k, int u, int v,
+    double bytes)
+{
+	char key[sizeof(double) + 2 * sizeof(int)];
+	double *hit, t;
+
+	if (u == v)
+		return cost_intra(&k->x, u, bytes);
+	memcpy(key, &bytes, sizeof(double));
+	memcpy(key + sizeof(double), &u, sizeof(int));
+	memcpy(key + sizeof(double) + sizeof(int), &v, sizeof(int));
+	if ((hit = kc_find(&s->hops, key, sizeof(key))) != NULL)
+		return *hit;
+	router_reset(s->router);
+	if (router_price(s->router, u, v, bytes, &t, NULL) != DL_OK)
+		t = HUGE_VAL;
+	hit = xmalloc(sizeof(double));
+	*hit = t;
+	kc_put(&s->hops, key, sizeof(key), hit);
+	return t;
+}
+
+/* Nodes by site, then index (the ring order of sched.h). */
+static const struct dl_cluster *ring_c;
+static int
+cmp_site(const void *a, const void *b)
+{
+	int u = *(const int *)a, v = *(const int *)b;
+	int su = ring_c->nodes[u].site_idx, sv = ring_c->nodes[v].site_idx;
+
+	if (su != sv)
+		return su < sv ? -1 : 1;
+	return (u > v) - (u < v);
+}
+
+/*
+ * T for the proportional split of M micro-batches over the GPUs in rank
+ * order (node order, cost_baseline()'s rule), replicas left without a
+ * micro-batch dropped, and the ring's slowest hop.
+ */
+static double
+iter_time(struct sched *s, const struct sched_class *k, const int *cnt)
+{
+	const struct dl_cluster *c = s->c;
+	long M = k->micro_batches, n = 0, given = 0, G = 0;
+	double total = 0, pipe = 0, hop = 0, bytes;
+	long *mb;
+	double *frac;
+	int *live, *ring, nl = 0, i = 0;
+
+	for (size_t v = 0; v < c->nnodes; v++) {
+		n += cnt[v];
+		total += cnt[v] * k->x.speed[v];
+	}
+	if (n == 0)
+		return HUGE_VAL;
+	mb = xcalloc(n, sizeof(long));
+	frac = xcalloc(n, sizeof(double));
+	live = xcalloc(c->nnodes + 1, sizeof(int));
+	ring = xcalloc(c->nnodes + 1, sizeof(int));
+	for (size_t v = 0; v < c->nnodes; v++)
+		for (int g = 0; g < cnt[v]; g++, i++) {
+			double q = M * k->x.speed[v] / total;
+
+			mb[i] = (long)floor(q);
+			frac[i] = q - mb[i];
+			given += mb[i];
+		}
+	while (given < M) {
+		long best = -1;
+
+		for (long r = 0; r < n; r++)
+			if (frac[r] >= 0 && (best < 0 || frac[r] > frac[best]))
+				best = r;
+		if (best < 0)
+			break;
+		mb[best]++;
+		frac[best] = -1;
+		given++;
+	}
+	i = 0;
+	for (size_t v = 0; v < c->nnodes; v++) {
+		int here = 0;
+
+		for (int g = 0; g < cnt[v]; g++, i++) {
+			if (mb[i] < 1)
+				continue;
+			here++;
+			if (mb[i] * k->step_s[v] > pipe)
+				pipe = mb[i] * k->step_s[v];
+		}
+		G += here;
+		live[v] = here;
+		if (here > 0)
+			ring[nl++] = (int)v;
+	}
+	bytes = cost_range_params(&k->x, 0,
+	    (int)s->models[k->model].m.nlayers - 1) * k->opts.grad_bytes;
+	if (G > 1) {
+		bytes /= (double)G;
+		ring_c = c;
+		qsort(ring, nl, sizeof(int), cmp_site);
+		for (int a = 0; a < nl; a++) {
+			int u = ring[a], v = ring[(a + 1) % nl];
+			double t;
+
+			/* Replicas without a micro-batch are not in the ring. */
+			if (live[u] > 1 && (t = cost_intra(&k->x, u, bytes)) > hop)
+				hop = t;
+			if (nl > 1 && (t = hop_time(s, k, u, v, bytes)) > hop)
+				hop = t;
+		}
+	}
+	free(mb);
+	free(frac);
+	free(live);
+	free(ring);
+	return pipe + (G > 1 ? 2.0 * (double)(G - 1) * hop : 0);
+}
+
+double
+sched_iter_time(struct sched *s, int cls, const int *cnt)
+{
+	struct strbuf key = STRBUF_INIT;
+	double *hit, t;
+
+	sb_add(&key, (const char *)&cls, sizeof(int));
+	for (size_t v = 0; v < s->c->nnodes; v++)
+		if (cnt[v] > 0) {
+			int pair[2] = { (int)v, cnt[v] };
+
+			sb_add(&key, (const char *)pair, sizeof(pair));
+		}
+	if ((hit = kc_find(&s->memo, key.buf, key.len)) != NULL) {
+		sb_free(&key);
+		return *hit;
+	}
+	t = iter_time(s, &s->classes[cls], cnt);
+	s->evals++;
+	hit = xmalloc(sizeof(double));
+	*hit = t;
+	kc_put(&s->memo, key.buf, key.len, hit);
+	sb_free(&key);
+	return t;
+}
+
+int
+sched_job_plan(struct sched *s, int job, size_t n, const int *node,
+    const int *gpu, struct dl_plan *p, struct dl_err *e)
+{
+	const struct sched_class *k = &s->classes[s->jobs[job].cls];
+	struct dl_plan given;
+	int rc;
+
+	/* cost_baseline() takes the GPUs of a plan in rank order. */
+	plan_init(&given);
+	given.opts = k->opts;
+	given.groups = xcalloc(n + 1, sizeof(*given.groups));
+	given.ngroups = (int)n;
+	for (size_t i = 0; i < n; i++) {
+		struct dl_group *g = &given.groups[i];
+
+		g->micro_batches = 1;
+		g->nstages = 1;
+		g->stages = xcalloc(1, sizeof(*g->stages));
+		g->stages[0].node = node[i];
+		g->stages[0].ngpus = 1;
+		g->stages[0].gpus[0] = gpu[i];
+		g->stages[0].tp_share[0] = 1;
+		g->stages[0].last = (int)k->x.m->nlayers - 1;
+	}
+	rc = cost_baseline(&k->x, &given, COST_PROPORTIONAL, p, e);
+	plan_free(&given);
+	if (rc != DL_OK)
+		return rc;
+	p->nnodes = s->c->nnodes;
+	p->uhat = xmemdup(s->uhat, s->c->nnodes, sizeof(double));
+	p->strategy = xstrdup("dp");
+	snprintf(p->status, sizeof(p->status), "given");
+	return DL_OK;
+}

@@ -1,0 +1,77 @@
+# dlplan schedule: the bundled trace's summary (golden), an independent
+# re-simulation of every policy's schedule.json (tests/cli/schedule-check.py),
+# determinism, emit takes the per-job plans, the output formats, and every
+# bad input with its exit status.
+
+PH=datasets/clusters/philly-64
+TR=datasets/jobs/philly-gavel-120.csv
+D=tests/cli/data/schedule
+CHK="/usr/bin/python3 $SRCDIR/tests/cli/schedule-check.py"
+
+expect_run "bundled trace, csv summary" 0 schedule-philly.csv - -- \
+    dlplan schedule -c $PH --jobs $TR --format csv
+for p in gadget fifo random; do
+	expect_run "$p schedule written" 0 - - -- dlplan schedule -c $PH \
+	    --jobs $TR --policy $p -o "$TMP/$p" -q
+	check "$p: the re-simulation agrees (GPUs, max_gpus, iterations)" $CHK "$TMP/$p/schedule.json" \
+	    $PH/nodes.csv
+done
+expect_run "utility objective, short slots" 0 - - -- dlplan schedule \
+    -c $PH --jobs $TR --objective utility --slot-seconds 60 \
+    --restart-seconds 10 -o "$TMP/u" -q
+check "utility: the re-simulation agrees" $CHK "$TMP/u/schedule.json" \
+    $PH/nodes.csv
+expect_run "gadget again" 0 - - -- dlplan schedule -c $PH --jobs $TR \
+    -o "$TMP/again" -q
+check "same inputs, same schedule.json" cmp "$TMP/gadget/schedule.json" \
+    "$TMP/again/schedule.json"
+check "same inputs, same jobs.csv" cmp "$TMP/gadget/jobs.csv" \
+    "$TMP/again/jobs.csv"
+check "jobs.csv header" sh -c "head -1 '$TMP/gadget/jobs.csv' | grep -qx \
+'job,arrival_s,start_s,finish_s,jct_s,gpu_hours,restarts,iterations'"
+check "a plan per job" test "$(ls "$TMP/gadget/plans" | wc -l)" -eq 120
+expect_run "emit takes a job's plan" 0 - - -- dlplan emit \
+    "$TMP/gadget/plans/j0001.json" --launcher hostfile -o "$TMP/l1" \
+    -- python train.py
+check "emit wrote a hostfile" test -s "$TMP/l1/launch/hostfile"
+expect_run "eval prices a job's plan as the schedule did" 0 - - -- \
+    dlplan eval "$TMP/gadget/plans/j0002.json" --format json
+check "iteration time of the first slot = eval's" /usr/bin/python3 -c "
+import json
+s = json.load(open('$TMP/gadget/schedule.json'))
+e = json.load(open('$TMP/out'))['estimate']['iteration_s']
+t = [x['iteration_s'] for sl in s['slots'] for x in sl['jobs']
+     if x['job'] == 'j0002'][0]
+assert abs(t - e) <= 1e-12 * e, (t, e)"
+expect_run "json summary" 0 - - -- dlplan schedule -c $PH --jobs $TR \
+    --format json --slots 50
+check "json summary lists the three policies" /usr/bin/python3 -c "
+import json
+d = json.load(open('$TMP/out'))
+assert [x['policy'] for x in d] == ['gadget', 'fifo', 'random']"
+
+# --- bad inputs ---------------------------------------------------------
+expect_err "negative arrival" 2 "dlplan: $D/neg.csv:2:2: column \
+'arrival_s': '-5' is out of range (expected a number in [0, 1000000000000] \
+(seconds))" -- dlplan schedule -c $PH --jobs $D/neg.csv
+expect_err "unknown model" 2 "dlplan: $D/unknown.csv:2:3: column 'model': \
+unknown model 'nosuch-model' (not a file relative to the jobs file, nor a \
+preset: gpt2-xl|gpt3-175b|llama2-7b|llama2-13b|llama2-70b|bert-large|resnet50)" \
+    -- dlplan schedule -c $PH --jobs $D/unknown.csv
+expect_err "a job that needs more GPUs than it can use" 3 "dlplan: \
+$D/nofit.csv:3: job 'big' can never run: it needs 100 GPUs and can use at \
+most 16 (GPUs it fits on, 16 micro-batches)" -- dlplan schedule -c $PH \
+    --jobs $D/nofit.csv
+expect_err "a job that fits on no GPU" 3 "dlplan: $D/nomem.csv:2: job \
+'huge' can never run: one replica of gpt3-175b (batch 1) fits on no GPU of \
+the cluster" -- dlplan schedule -c $PH --jobs $D/nomem.csv
+expect_err "missing jobs file" 2 "dlplan: $D/none.csv: cannot open file: \
+No such file or directory" -- dlplan schedule -c $PH --jobs $D/none.csv
+expect_err "no --jobs" 1 "dlplan: no jobs given (use --jobs JOBS.csv)" -- \
+    dlplan schedule -c $PH
+expect_err "bad policy" 1 "dlplan: option '--policy': 'best' is not one \
+of gadget|fifo|random" -- dlplan schedule -c $PH --jobs $TR \
+    --policy best
+expect_run "nothing written on error" 3 - - -- dlplan schedule -c $PH \
+    --jobs $D/nofit.csv -o "$TMP/none"
+check "no output directory" test ! -e "$TMP/none"

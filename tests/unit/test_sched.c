@@ -1,0 +1,232 @@
+/*
+ * test_sched.c - the job scheduler (sched.h): the memoised iteration time
+ * against cost_eval() of the same plan, the GADGET greedy of one slot
+ * against a brute force of that slot on small instances (the ratio is
+ * reported), the invariants of whole simulations, and JOBS.csv errors.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <math.h>
+#include <string.h>
+
+#include "fixture.h"
+#include "sched.h"
+#include "tap.h"
+
+/* 8 GPUs on three nodes behind one switch: 4 fast, 2 + 2 slower, one of
+ * them with a slow NIC, so that placement matters. */
+static const char nodes_csv[] =
+    "node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps\n"
+    "fast,s,4,X,100,40,1000,100\n"
+    "mid,s,2,Y,60,40,500,25\n"
+    "slow,s,2,Z,40,16,200,10\n";
+
+/* Two layers with parameters, so the ring costs something. */
+static const char model_csv[] =
+    "layer,fwd_gflop,params_m,act_mb,mem_mb\n"
+    "l0,40,200,1,50\n"
+    "l1,40,200,1,50\n";
+
+static const char jobs_csv[] =
+    "job,arrival_s,model,global_batch,micro_batch,iterations,min_gpus,"
+    "max_gpus,weight\n"
+    "a,0,model.csv,64,2,3000,1,8,1\n"
+    "b,50,model.csv,32,2,800,1,4,2\n"
+    "c,120,model.csv,64,4,1500,2,6,1\n";
+
+static int
+load(struct fixture *f, struct dl_cluster *c, struct sched *s,
+    const char *jobs)
+{
+	struct dl_err e = { 0 };
+	char path[600];
+
+	fx_file(f, "jobs.csv", jobs);
+	if (fx_load(f, c, NULL) != 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/jobs.csv", f->dir);
+	if (sched_load(s, c, path, &e) != DL_OK) {
+		cluster_free(c);
+		return e.code;
+	}
+	return 0;
+}
+
+/* The fast T against cost_eval() of the plan sched_job_plan() builds. */
+static void
+test_iter_time(struct fixture *f, struct sched *s)
+{
+	size_t nn = s->c->nnodes;
+	double worst = 0;
+
+	for (int t = 0; t < 60; t++) {
+		int cnt[3], node[8], gpu[8], n = 0, job = t % 3;
+		struct dl_plan p;
+		struct dl_err e;
+		double fast;
+
+		for (size_t v = 0; v < nn; v++) {
+			cnt[v] = fx_int(f, 0, s->c->nodes[v].gpus);
+			for (int g = 0; g < cnt[v]; g++) {
+				node[n] = (int)v;
+				gpu[n++] = g;
+			}
+		}
+		if (n == 0 || n > s->jobs[job].max_gpus)
+			continue;
+		fast = sched_iter_time(s, s->jobs[job].cls, cnt);
+		if (sched_job_plan(s, job, (size_t)n, node, gpu, &p, &e) !=
+		    DL_OK) {
+			ok(0, "plan of job %d on %d GPUs: %s", job, n, e.msg);
+			continue;
+		}
+		if (fabs(fast - p.est.iteration_s) / p.est.iteration_s > worst)
+			worst = fabs(fast - p.est.iteration_s) /
+			    p.est.iteration_s;
+		plan_free(&p);
+	}
+	ok(worst < 1e-12, "memoised T equals cost_eval of the same plan "
+	    "(worst relative difference %.3g)", worst);
+}
+
+/* Random slots of <= 3 jobs on the 8 GPUs: greedy against the optimum. */
+static void
+test_brute(struct fixture *f, struct sched *s)
+{
+	struct sched_params sp = { 300, 0, 30, SCHED_JCT, 1 };
+	size_t nn = s->c->nnodes;
+	double minr = 1, sum = 0, above = 0;
+	int n = 0, below_half = 0;
+
+	for (int t = 0; t < 300; t++) {
+		int job[3], prev[9] = { 0 }, freev[3], g[9], b[9];
+		double left[3], ug, ub;
+		struct sched_slotprob pb;
+		size_t na = (size_t)fx_int(f, 1, 3);
+
+		sp.objective = t % 2 ? SCHED_UTILITY : SCHED_JCT;
+		sp.slot_s = t % 3 ? 300 : 60;
+		for (size_t v = 0; v < nn; v++)
+			freev[v] = s->c->nodes[v].gpus;
+		for (size_t a = 0; a < na; a++) {
+			job[a] = (int)a;
+			left[a] = s->jobs[a].iterations * (0.05 + fx_rand(f));
+			/* Some jobs ran last slot on a GPU or two. */
+			if (fx_int(f, 0, 1))
+				prev[a * nn + (size_t)fx_int(f, 0, 2)] =
+				    s->jobs[a].min_gpus;
+		}
+		pb.njobs = na;
+		pb.job = job;
+		pb.left = left;
+		pb.prev = prev;
+		pb.free_gpus = freev;
+		ug = sched_slot_greedy(s, &sp, &pb, g);
+		ub = sched_slot_best(s, &sp, &pb, b);
+		if (ug > ub + 1e-9)
+			above++;
+		if (ub > 0) {
+			double r = ug / ub;
+
+			minr = r < minr ? r : minr;
+			sum += r;
+			n++;
+			below_half += r < 0.5;
+		}
+	}
+	ok(above == 0, "brute force is never beaten by the greedy");
+	printf("# gadget / brute force over %d slots: mean %.4f, worst %.4f\n",
+	    n, sum / n, minr);
+	ok(below_half == 0, "the greedy reaches half of the optimum in every "
+	    "slot (worst %.4f; a regression guard, not a theorem)", minr);
+}
+
+/* Whole runs: no GPU twice in a slot, max_gpus, every job ends with all
+ * its iterations. */
+static void
+test_runs(struct sched *s)
+{
+	struct sched_params sp = { 300, 0, 30, SCHED_JCT, 7 };
+
+	for (int pol = 0; pol < SCHED_NPOLICY; pol++) {
+		struct sched_result r;
+		struct dl_err e;
+		int twice = 0, over = 0, sums = 1;
+		double *done = xcalloc(s->njobs, sizeof(double));
+
+		if (sched_run(s, pol, &sp, &r, &e) != DL_OK) {
+			ok(0, "%s runs: %s", sched_policy_name(pol), e.msg);
+			free(done);
+			continue;
+		}
+		for (size_t i = 0; i < r.nslots; i++) {
+			int used[3][8] = { { 0 } };
+
+			for (size_t k = 0; k < r.slots[i].n; k++) {
+				const struct sched_entry *en = &r.slots[i].e[k];
+
+				over |= en->ngpus > s->jobs[en->job].max_gpus;
+				for (int q = 0; q < en->ngpus; q++)
+					twice |= used[en->node[q]][en->gpu[q]]++;
+				done[en->job] += en->iters;
+			}
+		}
+		for (size_t j = 0; j < s->njobs; j++)
+			sums &= fabs(done[j] - s->jobs[j].iterations) <
+			    1e-9 * s->jobs[j].iterations && r.jobs[j].finish_s > 0;
+		ok(!twice && !over && sums && r.sum.unfinished == 0,
+		    "%s: no GPU twice, max_gpus kept, iterations add up",
+		    sched_policy_name(pol));
+		free(done);
+		sched_result_free(&r);
+	}
+}
+
+static void
+test_errors(struct fixture *f)
+{
+	static const char *const bad[][2] = {
+		{ "a,-1,model.csv,64,2,10\n", "2" },
+		{ "a,0,nosuch,64,2,10\n", "2" },
+		{ "a,0,model.csv,64,3,10\n", "2" },
+		{ "a,0,model.csv,64,2,10,9\n", "3" },
+		{ "a,0,model.csv,4,2,10,3\n", "3" },
+		{ "a,0,model.csv,64,2,10\na,1,model.csv,64,2,10\n", "2" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct dl_cluster c;
+		struct sched s;
+		char text[512];
+
+		snprintf(text, sizeof(text), "job,arrival_s,model,global_batch,"
+		    "micro_batch,iterations,min_gpus\n%s", bad[i][0]);
+		ok(load(f, &c, &s, text) == bad[i][1][0] - '0',
+		    "bad jobs.csv %zu gives exit status %s", i, bad[i][1]);
+	}
+}
+
+int
+main(void)
+{
+	struct fixture f;
+	struct dl_cluster c;
+	struct sched s;
+
+	fx_begin(&f);
+	fx_file(&f, "nodes.csv", nodes_csv);
+	fx_file(&f, "model.csv", model_csv);
+	if (load(&f, &c, &s, jobs_csv) != 0) {
+		ok(0, "fixture loads");
+		return done_testing();
+	}
+	test_iter_time(&f, &s);
+	test_brute(&f, &s);
+	test_runs(&s);
+	sched_free(&s);
+	cluster_free(&c);
+	test_errors(&f);
+	fx_rm(&f, "jobs.csv");
+	fx_end(&f);
+	return done_testing();
+}
