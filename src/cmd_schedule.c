@@ -22,7 +22,7 @@ enum {
 	O_FORMAT
 };
 
-static const struct dl_opt sched_opts[] = {
+static const struct optspec sched_opts[] = {
 	DL_OPT_CLUSTER,
 	{ "format", 0, O_FORMAT, "FMT", "table|json|csv",
 	    "summary format on standard output" },
