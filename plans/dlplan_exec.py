@@ -49,7 +49,8 @@ import time
 import torch
 import torch.distributed as dist
 
-from dlplan_model import Layer, TPComm, batch, param_specs
+from dlplan_model import (Layer, TPComm, batch, make_optimizer,  # noqa
+                          param_specs, save_params)
 
 
 class Executor:
@@ -107,7 +108,6 @@ class Executor:
                              self.comm, self.args.seed, self.dev)
                        for i in me.layers]
         params = [p for m in self.layers for p in m.parameters()]
-        from dlplan_train import make_optimizer
         self.opt = make_optimizer(self.args, params)
         stages = plan.groups[me.group].stages
         self.prev = stages[me.stage - 1] if me.stage > 0 else None
@@ -325,7 +325,6 @@ class Executor:
             o = offs[sp.name]
             params[sp.name] = slots[0, o:o + sp.numel].view(
                 sp.shape).to(torch.get_default_dtype()).clone()
-        from dlplan_train import save_params
         save_params(self.args.dump_params, arch, self.args, params,
                     {"groups_max_diff": diff,
                      "plan": os.path.abspath(self.plan.path or "")})

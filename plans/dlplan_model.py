@@ -32,6 +32,7 @@ dlplan_arch.py (Arch, apportion, param_specs, local_params: no torch):
 """
 
 import math
+import os
 import zlib
 
 import torch
@@ -208,3 +209,21 @@ def batch(arch, global_batch, step, seed):
     t = torch.randint(0, arch.vocab, (global_batch, arch.seq + 1),
                       generator=g)
     return t[:, :-1], t[:, 1:]
+
+
+# --- shared by the reference and the planned run ----------------------
+
+def make_optimizer(args, params):
+    if args.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=args.lr, momentum=args.momentum)
+    return torch.optim.AdamW(params, lr=args.lr,
+                             weight_decay=args.weight_decay)
+
+
+def save_params(path, arch, args, params, extra=None):
+    d = {"arch": arch.command(), "steps": args.steps,
+         "optimizer": args.optimizer, "params": params}
+    d.update(extra or {})
+    tmp = path + ".tmp"
+    torch.save(d, tmp)
+    os.replace(tmp, path)

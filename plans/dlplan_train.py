@@ -214,28 +214,10 @@ def pick_device(args):
     return args.device
 
 
-def make_optimizer(args, params):
-    import torch
-    if args.optimizer == "sgd":
-        return torch.optim.SGD(params, lr=args.lr, momentum=args.momentum)
-    return torch.optim.AdamW(params, lr=args.lr,
-                             weight_decay=args.weight_decay)
-
-
-def save_params(path, arch, args, params, extra=None):
-    import torch
-    d = {"arch": arch.command(), "steps": args.steps,
-         "optimizer": args.optimizer, "params": params}
-    d.update(extra or {})
-    tmp = path + ".tmp"
-    torch.save(d, tmp)
-    os.replace(tmp, path)
-
-
 # --- --reference ------------------------------------------------------
 
 def run_reference(args):
-    from dlplan_model import Layer, TPComm, batch
+    from dlplan_model import Layer, TPComm, batch, make_optimizer, save_params
     plan_path = args.plan or os.environ.get("DLPLAN_PLAN")
     arch = resolve_arch(args, plan_path)
     gb = args.global_batch
