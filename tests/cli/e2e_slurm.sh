@@ -373,7 +373,13 @@ import json, sys
 a = json.load(open('$X/plan.json'))['groups']
 b = json.load(open('$X/re/plan.json'))['groups']
 print([g['micro_batches'] for g in a], [g['micro_batches'] for g in b])
-sys.exit(not b[0]['micro_batches'] < a[0]['micro_batches'])"
+# Rank 0 (slowed) is the first GPU of group 0's first stage; the new plan
+# may keep its group with fewer micro-batches or leave the GPU out.
+s0 = a[0]['stages'][0]
+node, gpu = s0['node'], s0['gpus'][0]
+now = sum(g['micro_batches'] for g in b
+          if any(s['node'] == node and gpu in s['gpus'] for s in g['stages']))
+sys.exit(not now < a[0]['micro_batches'])"
 # shellcheck disable=SC2086
 dlplan emit "$X/re/plan.json" --launcher torchrun -o "$X/run2" \
     --master-port $((BASE + 12)) --script "$TRAIN" -- $TOPTS \
