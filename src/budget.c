@@ -138,35 +138,23 @@ budget_subcluster(struct dl_cluster *sub, const struct dl_cluster *c,
 
 int
 budget_slot_loads(const struct dl_cluster *c, int nslots, int slot_steps,
-    double *uhat, struct dl_err *e)
+    int method, double *uhat, struct dl_err *e)
 {
 	int H = nslots * slot_steps;
 	double *fc = xcalloc((size_t)H, sizeof(double));
 	int rc = DL_OK;
 
 	for (size_t i = 0; i < c->nnodes && rc == DL_OK; i++) {
-		const struct dl_series *s = c->load ? &c->load[i] : NULL;
+		static const struct dl_series none = { 0 };
+		const struct dl_series *s = c->load ? &c->load[i] : &none;
 
-		if (s == NULL || s->n == 0) {
-			for (int h = 0; h < H; h++)
-				fc[h] = 0;
-		} else if (s->n < GMC_MIN_POINTS) {
-			for (int h = 0; h < H; h++)
-				fc[h] = s->v[s->n - 1];
-		} else {
-			struct gmc_opts go;
-			struct gmc_fit f;
+		if ((rc = forecast_steps(s, method, H, fc, NULL, e)) != DL_OK) {
+			char msg[sizeof(e->msg)];
 
-			gmc_opts_default(&go);
-			if ((rc = gmc_fit(s->v, s->n, &go, &f, e)) != DL_OK) {
-				char msg[sizeof(e->msg)];
-
-				snprintf(msg, sizeof(msg), "%s", e->msg);
-				rc = dl_seterr(e, rc, c->path_load, 0, 0,
-				    "node '%s': %s", c->nodes[i].id, msg);
-				break;
-			}
-			gmc_forecast(&f, H, fc);
+			snprintf(msg, sizeof(msg), "%s", e->msg);
+			rc = dl_seterr(e, rc, c->path_load, 0, 0,
+			    "node '%s': %s", c->nodes[i].id, msg);
+			break;
 		}
 		for (int t = 0; t < nslots; t++) {
 			double sum = 0, u;
@@ -332,7 +320,8 @@ plan_subset(struct run *R, const struct dl_costctx *xf,
 	} else {
 		struct dl_cluster sub;
 		struct dl_router *rs = NULL;
-		struct dl_route_opts ro = { R->o->states, R->o->horizon };
+		struct dl_route_opts ro = { R->o->states, R->o->horizon,
+		    R->o->forecast };
 		struct dl_costctx xs;
 		struct dl_plan ps;
 		int *vmap = xcalloc(c->nverts + 1, sizeof(int));
@@ -720,7 +709,8 @@ budget_run(const struct dl_cluster *c, const struct dl_model *m,
 	s->nslots = N;
 	s->slots = xcalloc((size_t)N, sizeof(*s->slots));
 	uhat = xcalloc((size_t)N * n, sizeof(double));
-	if ((rc = budget_slot_loads(c, N, bo->slot_steps, uhat, e)) != DL_OK)
+	if ((rc = budget_slot_loads(c, N, bo->slot_steps, o->forecast, uhat,
+	    e)) != DL_OK)
 		goto out;
 
 	/* Every slot's candidates; they do not depend on the queue. */

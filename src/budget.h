@@ -96,7 +96,7 @@ void budget_subcluster(struct dl_cluster *sub, const struct dl_cluster *c,
  * K = h it equals forecast_node_loads() with horizon h.
  */
 int budget_slot_loads(const struct dl_cluster *c, int nslots, int slot_steps,
-    double *uhat, struct dl_err *e);
+    int method, double *uhat, struct dl_err *e);
 
 /* The drift-plus-penalty choice among n candidates (see above), and the
  * queue update max(Q + cost - budget, 0). */

@@ -345,14 +345,16 @@ static int
 evaluate(struct ev *v, int baselines, struct dl_err *e)
 {
 	struct dl_plan *p = &v->p;
-	struct dl_route_opts ro = { p->opts.states, p->opts.horizon };
+	struct dl_route_opts ro = { p->opts.states, p->opts.horizon,
+	    p->opts.forecast };
 	int rc = DL_OK;
 
 	v->forecast_given = p->uhat != NULL;
 	if (p->uhat == NULL) {
 		p->nnodes = v->c.nnodes;
 		p->uhat = xcalloc(v->c.nnodes + 1, sizeof(double));
-		rc = forecast_node_loads(&v->c, p->opts.horizon, p->uhat, e);
+		rc = forecast_node_loads(&v->c, p->opts.horizon,
+		    p->opts.forecast, p->uhat, e);
 	}
 	if (rc == DL_OK)
 		rc = router_new(&v->router, &v->c, &ro, e);

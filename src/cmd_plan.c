@@ -12,6 +12,7 @@
 #include "cmds.h"
 #include "cmdutil.h"
 #include "cost.h"
+#include "fmethod.h"
 #include "forecast.h"
 #include "partition.h"
 #include "route.h"
@@ -23,7 +24,8 @@ enum {
 	O_MAXTP, O_MEMRES, O_MFU, O_MODEL, O_MBATCH, O_OPT, O_OUT, O_PARAM,
 	O_STATES, O_STRAT, O_TLIM,
 	O_BUDGET, O_SLOTS, O_SLOTSTEPS, O_TRADEOFF,
-	O_JOB, O_LAUNCHER, O_PORT, O_PARTITION, O_SCRIPT, O_TIME, O_JOBS
+	O_JOB, O_LAUNCHER, O_PORT, O_PARTITION, O_SCRIPT, O_TIME, O_JOBS,
+	O_FORECAST
 };
 
 static const struct optspec plan_opts[] = {
@@ -34,6 +36,8 @@ static const struct optspec plan_opts[] = {
 	    "write the final plan's MILPs to DIR in CPLEX LP format" },
 	{ "exact", 0, O_EXACT, "WHEN", "auto|yes|no",
 	    "exhaustive search: auto (at most 6 GPUs), yes (at most 12), no" },
+	{ "forecast", 0, O_FORECAST, "METHOD", FM_NAMES,
+	    "load forecast method (gmc; see predict --method)" },
 	{ "format", 0, O_FORMAT, "FMT", "table|json",
 	    "summary format on standard output" },
 	{ "global-batch", 0, O_GBATCH, "N", NULL, "samples per iteration" },
@@ -379,6 +383,10 @@ take_opt(struct plan_args *a, int id, struct optstate *sto, struct dl_err *e)
 		if (opt_double(sto, 0, 64, &a->o.grad_bytes, e))
 			return -1;
 		break;
+	case O_FORECAST:
+		if ((a->o.forecast = opt_choice(sto, e)) < 0)
+			return -1;
+		break;
 	case O_HORIZON:
 		if (opt_long(sto, 1, 100000, &v, e))
 			return -1;
@@ -647,9 +655,10 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 		return cmd_fail(&e);
 	}
 	uhat = xcalloc(c.nnodes, sizeof(double));
-	rc = forecast_node_loads(&c, a.o.horizon, uhat, &e);
+	rc = forecast_node_loads(&c, a.o.horizon, a.o.forecast, uhat, &e);
 	if (rc == DL_OK) {
-		struct dl_route_opts ro = { a.o.states, a.o.horizon };
+		struct dl_route_opts ro = { a.o.states, a.o.horizon,
+		    a.o.forecast };
 
 		rc = router_new(&router, &c, &ro, &e);
 	}

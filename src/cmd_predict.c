@@ -40,13 +40,14 @@
 
 #include "cmds.h"
 #include "cmdutil.h"
+#include "fmethod.h"
 #include "forecast.h"
 #include "gmc.h"
 #include "series.h"
 
 enum {
 	O_HISTORY = 1, O_HORIZON, O_WINDOW, O_STATES, O_CORRECTION, O_FORMAT,
-	O_BACKTEST, O_MEANLINK
+	O_BACKTEST, O_MEANLINK, O_METHOD, O_EVERY
 };
 enum { F_TABLE, F_CSV, F_JSON };
 
@@ -64,11 +65,14 @@ static const struct optspec predict_opts[] = {
 	    "Markov residual states, 1..32 (default 3)" },
 	{ "correction", 0, O_CORRECTION, "HOW", "expect|argmax",
 	    "Markov correction (default expect)" },
+	{ "method", 0, O_METHOD, "M", FM_NAMES,
+	    "forecast method (default gmc)" },
 	{ "format", 0, O_FORMAT, "FMT", "table|csv|json",
 	    "output format (default table)" },
 	{ "backtest", 0, O_BACKTEST, NULL, NULL,
-	    "rolling-origin MAPE and MAE of GMC, GM(1,1), last value and "
-	    "window mean" },
+	    "rolling-origin MAPE and MAE of every method side by side" },
+	{ "every", 0, O_EVERY, "N", NULL,
+	    "with --backtest: score every Nth origin only (default 1)" },
 	{ "mean-link", 0, O_MEANLINK, NULL, NULL,
 	    "with a traffic.csv: forecast only the mean link load" },
 	DL_OPT_COMMON,
@@ -80,7 +84,8 @@ static int cmd_predict(const struct dl_cmd *, int, char **);
 const struct dl_cmd dl_cmd_predict = {
 	"predict", cmd_predict,
 	"-H FILE [--horizon N] [--window W] [--states K] "
-	"[--correction expect|argmax] [--format table|csv|json] [--backtest] "
+	"[--correction expect|argmax] [--method M] [--format table|csv|json] "
+	"[--backtest [--every N]] "
 	"[--mean-link]",
 	"forecast node and link load with a Grey Markov Chain",
 	predict_opts, 0
@@ -88,7 +93,8 @@ const struct dl_cmd dl_cmd_predict = {
 
 struct params {
 	const char *path;
-	int horizon, format, backtest, meanlink;
+	int horizon, format, backtest, meanlink, method;
+	size_t every;
 	struct gmc_opts o;
 };
 
@@ -96,13 +102,32 @@ static const char *const corr_names[] = { "expect", "argmax" };
 
 /* --- forecasts ----------------------------------------------------- */
 
+/* The method that made r's forecast at step h: auto's pick, or --method. */
+static const char *
+step_method(const struct params *pa, const struct forecast_result *r, int h)
+{
+	return fm_name(r->picks ? r->picks[h - 1] : pa->method);
+}
+
+/* Upper-case name of the method for titles ("GMC", "ENSEMBLE"). */
+static const char *
+method_title(int m)
+{
+	static const char *const t[FM_NMETHODS] = {
+		"GMC", "GM(1,1)", "last-value", "window-mean", "window-median",
+		"weighted-median", "ensemble", "auto"
+	};
+
+	return t[m];
+}
+
 static int
 fit_all(const struct params *pa, const struct series_hist *hs,
     struct forecast_result *res, struct dl_err *e)
 {
 	for (size_t k = 0; k < hs->ns; k++) {
-		int rc = forecast_run(&hs->s[k].s, &pa->o, pa->horizon, &res[k],
-		    e);
+		int rc = forecast_run(&hs->s[k].s, &pa->o, pa->method,
+		    pa->horizon, &res[k], e);
 
 		if (rc != DL_OK) {
 			char msg[sizeof(e->msg)];
@@ -124,7 +149,8 @@ print_csv(const struct params *pa, const struct series_hist *hs,
 	char b4[DL_DBL_BUFSZ], b5[DL_DBL_BUFSZ], b6[DL_DBL_BUFSZ];
 	char b7[DL_DBL_BUFSZ];
 
-	printf("node,h,forecast,a,b,shift,ratio_ok,mre,C,P,grade\n");
+	printf("node,h,forecast,a,b,shift,ratio_ok,mre,C,P,grade%s\n",
+	    pa->method == FM_GMC ? "" : ",method");
 	for (size_t k = 0; k < hs->ns; k++) {
 		const struct forecast_summary *f = &res[k].f;
 
@@ -134,11 +160,15 @@ print_csv(const struct params *pa, const struct series_hist *hs,
 		fmt_double(b5, f->mre);
 		fmt_double(b6, f->C);
 		fmt_double(b7, f->P);
-		for (int h = 1; h <= pa->horizon; h++)
-			printf("%s,%d,%s,%s,%s,%s,%d,%s,%s,%s,%s\n",
+		for (int h = 1; h <= pa->horizon; h++) {
+			printf("%s,%d,%s,%s,%s,%s,%d,%s,%s,%s,%s",
 			    hs->s[k].name, h, fmt_double(b1, res[k].fc[h - 1]),
 			    b2, b3, b4, f->ratio_ok, b5, b6, b7,
 			    gmc_grade_name(f->grade));
+			if (pa->method != FM_GMC)
+				printf(",%s", step_method(pa, &res[k], h));
+			putchar('\n');
+		}
 	}
 }
 
@@ -211,6 +241,25 @@ tbl_print(struct table *tb, const char *indent)
 	memset(tb, 0, sizeof(*tb));
 }
 
+/*
+ * The methods of r's steps: one name, or auto's picks joined by commas
+ * (a static buffer, cut after 200 characters).
+ */
+static const char *
+method_list(const struct params *pa, const struct forecast_result *r)
+{
+	static char buf[256];
+	size_t len = 0;
+
+	if (r->picks == NULL)
+		return fm_name(pa->method);
+	buf[0] = '\0';
+	for (int h = 1; h <= pa->horizon && len < 200; h++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
+		    h > 1 ? "," : "", step_method(pa, r, h));
+	return buf;
+}
+
 /* Forecast columns shown in the table; csv and json show them all. */
 #define TABLE_STEPS 8
 
@@ -219,12 +268,18 @@ print_table(const struct params *pa, const struct series_hist *hs,
     const struct forecast_result *res)
 {
 	int steps = pa->horizon <= TABLE_STEPS ? pa->horizon : 0;
-	struct table tb = { 11 + (size_t)steps, 0, NULL, 0 };
+	size_t extra = pa->method == FM_GMC ? 0 : 1;
+	struct table tb = { 11 + (size_t)steps + extra, 0, NULL, 0 };
 	size_t flagged = 0;
 
-	printf("GMC forecast of %zu series from %s (window %zu, %d states, "
-	    "%s correction, horizon %d)\n", hs->ns, pa->path, pa->o.window,
-	    pa->o.states, corr_names[pa->o.correction], pa->horizon);
+	printf("%s forecast of %zu series from %s (window %zu, %d states, "
+	    "%s correction, horizon %d)\n", method_title(pa->method), hs->ns,
+	    pa->path, pa->o.window, pa->o.states, corr_names[pa->o.correction],
+	    pa->horizon);
+	if (extra)
+		printf("(a, b, shift, ratio, mre, C, P and grade describe the "
+		    "GMC fit of the window; method: what made each step's "
+		    "forecast)\n");
 	if (steps == 0)
 		printf("(the horizon is too long for a column per step: use "
 		    "--format csv or json for each step)\n");
@@ -243,6 +298,8 @@ print_table(const struct params *pa, const struct series_hist *hs,
 	tbl_set(&tb, 10, "mean");
 	for (int h = 1; h <= steps; h++)
 		tbl_set(&tb, 10 + (size_t)h, "h=%d", h);
+	if (extra)
+		tbl_set(&tb, 11 + (size_t)steps, "method");
 	for (size_t k = 0; k < hs->ns; k++) {
 		const struct forecast_summary *f = &res[k].f;
 
@@ -260,6 +317,9 @@ print_table(const struct params *pa, const struct series_hist *hs,
 		tbl_set(&tb, 10, "%.4f", res[k].mean);
 		for (int h = 1; h <= steps; h++)
 			tbl_set(&tb, 10 + (size_t)h, "%.4f", res[k].fc[h - 1]);
+		if (extra)
+			tbl_set(&tb, 11 + (size_t)steps, "%s",
+			    method_list(pa, &res[k]));
 		flagged += !f->ratio_ok;
 	}
 	tbl_print(&tb, "");
@@ -294,6 +354,9 @@ print_json(const struct params *pa, const struct series_hist *hs,
 	int rc;
 
 	json_head(o, "dlplan.predict/1", pa, hs);
+	if (pa->method != FM_GMC)
+		json_object_set_new(o, "method",
+		    json_string(fm_name(pa->method)));
 	for (size_t k = 0; k < hs->ns; k++) {
 		const struct forecast_summary *f = &res[k].f;
 		json_t *s = json_object(), *fa = json_array();
@@ -315,6 +378,14 @@ print_json(const struct params *pa, const struct series_hist *hs,
 		for (int h = 0; h < pa->horizon; h++)
 			json_array_append_new(fa, cmd_json_real(res[k].fc[h]));
 		json_object_set_new(s, "forecast", fa);
+		if (res[k].picks) {
+			json_t *pk = json_array();
+
+			for (int h = 1; h <= pa->horizon; h++)
+				json_array_append_new(pk, json_string(
+				    step_method(pa, &res[k], h)));
+			json_object_set_new(s, "methods", pk);
+		}
 		json_array_append_new(arr, s);
 	}
 	json_object_set_new(o, "series", arr);
@@ -325,9 +396,21 @@ print_json(const struct params *pa, const struct series_hist *hs,
 
 /* --- backtest ------------------------------------------------------ */
 
-static const char *const method_names[FC_NMETHODS] = {
-	"gmc", "gm11", "last", "mean"
-};
+#define NM FM_NMETHODS
+
+/* The method with the lowest MAPE among a[0..NM-1] (the first on ties), or
+ * -1 when no method has one. */
+static int
+bt_best(const struct forecast_acc *a)
+{
+	int b = -1;
+
+	for (int m = 0; m < NM; m++)
+		if (a[m].nape > 0 && (b < 0 || a[m].ape / (double)a[m].nape <
+		    a[b].ape / (double)a[b].nape))
+			b = m;
+	return b;
+}
 
 /* One table row per step h: name, h, points, MAPE % and MAE per method. */
 static void
@@ -335,24 +418,25 @@ bt_table_rows(struct table *tb, const char *name,
     const struct forecast_acc *acc, int horizon)
 {
 	for (int h = 1; h <= horizon; h++) {
-		const struct forecast_acc *a = &acc[(size_t)(h - 1) *
-		    FC_NMETHODS];
+		const struct forecast_acc *a = &acc[(size_t)(h - 1) * NM];
+		int best = bt_best(a);
 
 		tbl_row(tb);
 		tbl_set(tb, 0, "%s", name);
 		tbl_set(tb, 1, "%d", h);
 		tbl_set(tb, 2, "%ld", a[0].n);
-		for (int m = 0; m < FC_NMETHODS; m++) {
+		for (int m = 0; m < NM; m++) {
 			if (a[m].nape > 0)
-				tbl_set(tb, 3 + (size_t)m, "%.2f",
-				    100 * a[m].ape / (double)a[m].nape);
+				tbl_set(tb, 3 + (size_t)m, "%.2f%s",
+				    100 * a[m].ape / (double)a[m].nape,
+				    m == best ? "*" : " ");
 			else
-				tbl_set(tb, 3 + (size_t)m, "-");
+				tbl_set(tb, 3 + (size_t)m, "- ");
 			if (a[m].n > 0)
-				tbl_set(tb, 3 + FC_NMETHODS + (size_t)m, "%.4f",
+				tbl_set(tb, 3 + NM + (size_t)m, "%.4f",
 				    a[m].ae / (double)a[m].n);
 			else
-				tbl_set(tb, 3 + FC_NMETHODS + (size_t)m, "-");
+				tbl_set(tb, 3 + NM + (size_t)m, "-");
 		}
 	}
 }
@@ -364,10 +448,9 @@ bt_table_head(struct table *tb, const char *first)
 	tbl_set(tb, 0, "%s", first);
 	tbl_set(tb, 1, "h");
 	tbl_set(tb, 2, "points");
-	for (int m = 0; m < FC_NMETHODS; m++) {
-		tbl_set(tb, 3 + (size_t)m, "MAPE%% %s", method_names[m]);
-		tbl_set(tb, 3 + FC_NMETHODS + (size_t)m, "MAE %s",
-		    method_names[m]);
+	for (int m = 0; m < NM; m++) {
+		tbl_set(tb, 3 + (size_t)m, "%s ", fm_name(m));
+		tbl_set(tb, 3 + NM + (size_t)m, "%s", fm_name(m));
 	}
 }
 
@@ -375,28 +458,34 @@ static void
 bt_print_table(const struct params *pa, const struct series_hist *hs,
     const struct forecast_acc *acc, const struct forecast_acc *all)
 {
-	struct table tb = { 3 + 2 * FC_NMETHODS, 0, NULL, 0 };
-	size_t nh = (size_t)pa->horizon * FC_NMETHODS;
+	struct table tb = { 3 + 2 * NM, 0, NULL, 0 };
+	size_t nh = (size_t)pa->horizon * NM;
 	long zeros = 0, n = 0;
 
 	for (int h = 0; h < pa->horizon; h++) {
-		n += all[(size_t)h * FC_NMETHODS].n;
-		zeros += all[(size_t)h * FC_NMETHODS].n -
-		    all[(size_t)h * FC_NMETHODS].nape;
+		n += all[(size_t)h * NM].n;
+		zeros += all[(size_t)h * NM].n - all[(size_t)h * NM].nape;
 	}
-	printf("GMC backtest of %zu series from %s (window %zu, %d states, "
-	    "%s correction): rolling origin, each fit on the %zu points "
-	    "before it\n", hs->ns, pa->path, pa->o.window, pa->o.states,
-	    corr_names[pa->o.correction], pa->o.window);
-	printf("methods: gmc = GM(1,1) + Markov correction, gm11 = plain "
-	    "GM(1,1), last = last value, mean = window mean\n");
+	printf("forecast backtest of %zu series from %s (window %zu, %d "
+	    "states, %s correction): rolling origin, each fit on the %zu "
+	    "points before it\n", hs->ns, pa->path, pa->o.window,
+	    pa->o.states, corr_names[pa->o.correction], pa->o.window);
+	printf("methods: gmc = GM(1,1) + Markov correction, gm = plain "
+	    "GM(1,1), last = last value, mean = window mean, median = window "
+	    "median, wmed = weighted median, ensemble = their fixed "
+	    "combination, auto = the best on the series' earlier origins\n");
+	if (pa->every > 1)
+		printf("scored: every %zu-th origin (auto learns from all of "
+		    "them)\n", pa->every);
+	printf("MAPE %% per method, then MAE per method; * marks the lowest "
+	    "MAPE of a row\n");
 	printf("MAPE leaves out the %ld of %ld forecast points whose actual "
 	    "value is 0; MAE counts them all\n\noverall\n", zeros, n);
 	bt_table_head(&tb, "series");
 	bt_table_rows(&tb, "all", all, pa->horizon);
 	tbl_print(&tb, "  ");
 	printf("\nper series\n");
-	tb.ncols = 3 + 2 * FC_NMETHODS;
+	tb.ncols = 3 + 2 * NM;
 	bt_table_head(&tb, "series");
 	for (size_t k = 0; k < hs->ns; k++)
 		bt_table_rows(&tb, hs->s[k].name, acc + k * nh, pa->horizon);
@@ -408,10 +497,12 @@ bt_csv_rows(const char *name, const struct forecast_acc *acc, int horizon)
 {
 	char b1[DL_DBL_BUFSZ], b2[DL_DBL_BUFSZ];
 
-	for (int h = 1; h <= horizon; h++)
-		for (int m = 0; m < FC_NMETHODS; m++) {
+	for (int h = 1; h <= horizon; h++) {
+		int best = bt_best(&acc[(size_t)(h - 1) * NM]);
+
+		for (int m = 0; m < NM; m++) {
 			const struct forecast_acc *a = &acc[(size_t)(h - 1) *
-			    FC_NMETHODS + (size_t)m];
+			    NM + (size_t)m];
 
 			if (a->nape > 0)
 				fmt_double(b1, a->ape / (double)a->nape);
@@ -421,18 +512,19 @@ bt_csv_rows(const char *name, const struct forecast_acc *acc, int horizon)
 				fmt_double(b2, a->ae / (double)a->n);
 			else
 				b2[0] = '\0';
-			printf("%s,%d,%s,%ld,%ld,%s,%s\n", name, h,
-			    method_names[m], a->n, a->nape, b1, b2);
+			printf("%s,%d,%s,%ld,%ld,%s,%s,%d\n", name, h,
+			    fm_name(m), a->n, a->nape, b1, b2, m == best);
 		}
+	}
 }
 
 static void
 bt_print_csv(const struct params *pa, const struct series_hist *hs,
     const struct forecast_acc *acc, const struct forecast_acc *all)
 {
-	size_t nh = (size_t)pa->horizon * FC_NMETHODS;
+	size_t nh = (size_t)pa->horizon * NM;
 
-	printf("node,h,method,points,mape_points,mape,mae\n");
+	printf("node,h,method,points,mape_points,mape,mae,best\n");
 	bt_csv_rows("*", all, pa->horizon);
 	for (size_t k = 0; k < hs->ns; k++)
 		bt_csv_rows(hs->s[k].name, acc + k * nh, pa->horizon);
@@ -444,14 +536,14 @@ bt_json_steps(const struct forecast_acc *acc, int horizon)
 	json_t *arr = json_array();
 
 	for (int h = 1; h <= horizon; h++) {
-		const struct forecast_acc *a = &acc[(size_t)(h - 1) *
-		    FC_NMETHODS];
+		const struct forecast_acc *a = &acc[(size_t)(h - 1) * NM];
 		json_t *o = json_object(), *ms = json_object();
+		int best = bt_best(a);
 
 		json_object_set_new(o, "h", json_integer(h));
 		json_object_set_new(o, "points", json_integer(a[0].n));
 		json_object_set_new(o, "mape_points", json_integer(a[0].nape));
-		for (int m = 0; m < FC_NMETHODS; m++) {
+		for (int m = 0; m < NM; m++) {
 			json_t *x = json_object();
 
 			json_object_set_new(x, "mape", a[m].nape > 0 ?
@@ -460,9 +552,11 @@ bt_json_steps(const struct forecast_acc *acc, int horizon)
 			json_object_set_new(x, "mae", a[m].n > 0 ?
 			    cmd_json_real(a[m].ae / (double)a[m].n) :
 			    json_null());
-			json_object_set_new(ms, method_names[m], x);
+			json_object_set_new(ms, fm_name(m), x);
 		}
 		json_object_set_new(o, "methods", ms);
+		json_object_set_new(o, "best", best < 0 ? json_null() :
+		    json_string(fm_name(best)));
 		json_array_append_new(arr, o);
 	}
 	return arr;
@@ -472,11 +566,12 @@ static int
 bt_print_json(const struct params *pa, const struct series_hist *hs,
     const struct forecast_acc *acc, const struct forecast_acc *all)
 {
-	size_t nh = (size_t)pa->horizon * FC_NMETHODS;
+	size_t nh = (size_t)pa->horizon * NM;
 	json_t *o = json_object(), *arr = json_array();
 	int rc;
 
-	json_head(o, "dlplan.backtest/1", pa, hs);
+	json_head(o, "dlplan.backtest/2", pa, hs);
+	json_object_set_new(o, "every", json_integer((json_int_t)pa->every));
 	json_object_set_new(o, "overall", bt_json_steps(all, pa->horizon));
 	for (size_t k = 0; k < hs->ns; k++) {
 		json_t *s = json_object();
@@ -498,7 +593,7 @@ static int
 backtest(const struct params *pa, const struct series_hist *hs,
     struct dl_err *e)
 {
-	size_t nh = (size_t)pa->horizon * FC_NMETHODS;
+	size_t nh = (size_t)pa->horizon * NM;
 	struct forecast_acc *acc = xcalloc(hs->ns * nh, sizeof(*acc));
 	struct forecast_acc *all = xcalloc(nh, sizeof(*acc));
 	size_t idle = 0;
@@ -506,7 +601,7 @@ backtest(const struct params *pa, const struct series_hist *hs,
 
 	for (size_t k = 0; k < hs->ns && rc == DL_OK; k++) {
 		rc = forecast_backtest(&hs->s[k].s, &pa->o, pa->horizon,
-		    acc + k * nh, e);
+		    pa->every, acc + k * nh, e);
 		forecast_acc_merge(all, acc + k * nh, nh);
 		idle += hs->s[k].s.n <= pa->o.window;
 	}
@@ -578,8 +673,10 @@ run(const struct params *pa, struct dl_err *e)
 		print_table(pa, &hs, res);
 out:
 	if (res)
-		for (size_t k = 0; k < hs.ns; k++)
+		for (size_t k = 0; k < hs.ns; k++) {
 			free(res[k].fc);
+			free(res[k].picks);
+		}
 	free(res);
 	series_hist_free(&hs);
 	return rc;
@@ -597,6 +694,7 @@ cmd_predict(const struct dl_cmd *cmd, int argc, char **argv)
 	memset(&pa, 0, sizeof(pa));
 	gmc_opts_default(&pa.o);
 	pa.horizon = 1;
+	pa.every = 1;
 	opt_init(&st, argc, argv);
 	while ((id = opt_next(&st, cmd, &e)) != 0) {
 		if (id < 0)
@@ -637,6 +735,15 @@ cmd_predict(const struct dl_cmd *cmd, int argc, char **argv)
 		case O_BACKTEST:
 			pa.backtest = 1;
 			break;
+		case O_EVERY:
+			if (opt_long(&st, 1, WINDOW_MAX, &v, &e) != DL_OK)
+				goto usage;
+			pa.every = (size_t)v;
+			break;
+		case O_METHOD:
+			if ((pa.method = opt_choice(&st, &e)) < 0)
+				goto usage;
+			break;
 		case O_MEANLINK:
 			pa.meanlink = 1;
 			break;
@@ -645,6 +752,11 @@ cmd_predict(const struct dl_cmd *cmd, int argc, char **argv)
 	if (st.npos > 0) {
 		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "unexpected argument '%s'",
 		    st.pos[0]);
+		goto usage;
+	}
+	if (pa.every > 1 && !pa.backtest) {
+		dl_seterr(&e, DL_EUSAGE, NULL, 0, 0, "option '--every' needs "
+		    "--backtest");
 		goto usage;
 	}
 	if (pa.path == NULL) {

@@ -14,6 +14,7 @@
 #include "cmds.h"
 #include "cmdutil.h"
 #include "cost.h"
+#include "fmethod.h"
 #include "forecast.h"
 #include "partition.h"
 #include "replan.h"
@@ -21,11 +22,13 @@
 
 enum {
 	O_FORMAT = 1, O_MINGAIN, O_MODEL, O_OBSERVED, O_OUT, O_REPART,
-	O_TLIM, O_WINDOW
+	O_TLIM, O_WINDOW, O_FORECAST
 };
 
 static const struct optspec replan_opts[] = {
 	DL_OPT_CLUSTER,
+	{ "forecast", 0, O_FORECAST, "METHOD", FM_NAMES,
+	    "forecast the node loads again from load.csv with METHOD" },
 	{ "format", 0, O_FORMAT, "FMT", "table|json",
 	    "summary format on standard output" },
 	{ "min-gain", 0, O_MINGAIN, "F", NULL,
@@ -155,7 +158,8 @@ run(const char *path, struct dl_plan *p, const struct dl_cluster *c,
     const struct dl_model *m, const char *observed,
     const struct replan_opts *ro, struct dl_plan *np, struct dl_err *e)
 {
-	struct dl_route_opts rto = { p->opts.states, p->opts.horizon };
+	struct dl_route_opts rto = { p->opts.states, p->opts.horizon,
+	    p->opts.forecast };
 	struct dl_router *router = NULL;
 	struct dl_steplog L;
 	struct dl_costctx x;
@@ -167,8 +171,8 @@ run(const char *path, struct dl_plan *p, const struct dl_cluster *c,
 		/* A plan without a forecast is priced like eval prices it. */
 		p->nnodes = c->nnodes;
 		p->uhat = xcalloc(c->nnodes + 1, sizeof(double));
-		if ((rc = forecast_node_loads(c, p->opts.horizon, p->uhat,
-		    e)) != DL_OK)
+		if ((rc = forecast_node_loads(c, p->opts.horizon,
+		    p->opts.forecast, p->uhat, e)) != DL_OK)
 			return rc;
 	}
 	if ((rc = sha256_file(path, sha, e)) != DL_OK)
@@ -204,7 +208,7 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 	struct dl_model m;
 	struct dl_plan p, np;
 	const char *model = NULL, *outdir = NULL, *observed = NULL, *path;
-	int id, fmt = 0, rc;
+	int id, fmt = 0, fmethod = -1, rc;
 	long v;
 
 	opt_init(&st, argc, argv);
@@ -218,6 +222,10 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 			opt_help(cmd, stdout);
 			opt_free(&st);
 			return DL_OK;
+		case O_FORECAST:
+			if ((fmethod = opt_choice(&st, &e)) < 0)
+				goto usage;
+			break;
 		case O_FORMAT:
 			if ((fmt = opt_choice(&st, &e)) < 0)
 				goto usage;
@@ -276,6 +284,12 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 	    &e)) != DL_OK) {
 		opt_free(&st);
 		return cmd_fail(&e);
+	}
+	if (fmethod >= 0) {
+		/* run() forecasts again, with this method, from load.csv. */
+		p.opts.forecast = fmethod;
+		free(p.uhat);
+		p.uhat = NULL;
 	}
 	memset(&np, 0, sizeof(np));	/* run() fills it */
 	rc = ro.repartition ? part_max_layers(&m, &e) : DL_OK;

@@ -14,10 +14,11 @@
 
 #include "cmds.h"
 #include "cmdutil.h"
+#include "fmethod.h"
 #include "gmc.h"
 #include "route.h"
 
-enum { O_FLOWS = 1, O_HORIZON, O_STATES, O_FORMAT, O_REGIMES };
+enum { O_FLOWS = 1, O_HORIZON, O_STATES, O_FORMAT, O_REGIMES, O_FORECAST };
 enum { F_TABLE, F_CSV, F_JSON };
 
 #define HORIZON_MAX	10000
@@ -26,6 +27,8 @@ static const struct optspec route_opts[] = {
 	DL_OPT_CLUSTER,
 	{ "flows", 0, O_FLOWS, "FILE", "csv",
 	    "flows to route (flow,src,dst,mb)" },
+	{ "forecast", 0, O_FORECAST, "METHOD", FM_NAMES,
+	    "forecast method of the start regime (gmc; see predict --method)" },
 	{ "horizon", 0, O_HORIZON, "N", NULL,
 	    "forecast steps for the start regime (default 1)" },
 	{ "states", 0, O_STATES, "K", NULL,
@@ -44,6 +47,7 @@ static int cmd_route(const struct dl_cmd *, int, char **);
 const struct dl_cmd dl_cmd_route = {
 	"route", cmd_route,
 	"-c DIR (--flows FILE | --regimes) [--horizon N] [--states K] "
+	"[--forecast METHOD] "
 	"[--format table|csv|json] [cluster options]",
 	"choose network routes for flows with a congestion-aware MDP",
 	route_opts, 0
@@ -269,7 +273,7 @@ print_table(const struct dl_cluster *c, const struct dl_router *r,
 /* --regimes. */
 static int
 print_regimes(const struct dl_cluster *c, const struct dl_router *r,
-    int horizon, int fmt)
+    int horizon, int method, int fmt)
 {
 	struct dl_regime_info ri;
 	struct strbuf sb = STRBUF_INIT;
@@ -335,6 +339,9 @@ print_regimes(const struct dl_cluster *c, const struct dl_router *r,
 		json_object_set_new(o, "steps_per_regime", sp);
 		json_object_set_new(o, "horizon", json_integer(horizon));
 		json_object_set_new(o, "forecast_util", cmd_json_real(ri.forecast));
+		if (method != FM_GMC)
+			json_object_set_new(o, "forecast_method",
+			    json_string(fm_name(method)));
 		json_object_set_new(o, "start_regime", json_integer(ri.start));
 		json_object_set_new(o, "transition_counts", cn);
 		json_object_set_new(o, "transitions", q);
@@ -353,9 +360,10 @@ print_regimes(const struct dl_cluster *c, const struct dl_router *r,
 	printf("\nsteps    %zu (per regime:", ri.nsteps);
 	for (int l = 0; l < K; l++)
 		printf(" %zu", ri.steps[l]);
-	printf(")\nstart    regime %d (GMC forecast of the mean utilisation, "
-	    "mean over %d step%s: %.6g)\n", ri.start, horizon,
-	    horizon == 1 ? "" : "s", ri.forecast);
+	printf(")\nstart    regime %d (%s forecast of the mean utilisation, "
+	    "mean over %d step%s: %.6g)\n", ri.start, method == FM_GMC ?
+	    "GMC" : fm_name(method), horizon, horizon == 1 ? "" : "s",
+	    ri.forecast);
 	printf("\ntransitions (row: from, column: to; probability "
 	    "(count))\n");
 	sb_addf(&sb, "%6s", "");
@@ -404,7 +412,7 @@ static int
 cmd_route(const struct dl_cmd *cmd, int argc, char **argv)
 {
 	struct dl_cluster_paths paths = { 0 };
-	struct dl_route_opts ro = { 3, 1 };
+	struct dl_route_opts ro = { 3, 1, FM_GMC };
 	struct optstate st;
 	struct dl_err e = { 0 };
 	struct dl_cluster c;
@@ -428,6 +436,10 @@ cmd_route(const struct dl_cmd *cmd, int argc, char **argv)
 			return DL_OK;
 		case O_FLOWS:
 			flows = st.arg;
+			break;
+		case O_FORECAST:
+			if ((ro.forecast = opt_choice(&st, &e)) < 0)
+				goto usage;
 			break;
 		case O_HORIZON:
 			if (opt_long(&st, 1, HORIZON_MAX, &v, &e) != DL_OK)
@@ -477,7 +489,7 @@ cmd_route(const struct dl_cmd *cmd, int argc, char **argv)
 		return cmd_fail(&e);
 	}
 	if (regimes) {
-		rc = print_regimes(&c, r, ro.horizon, fmt);
+		rc = print_regimes(&c, r, ro.horizon, ro.forecast, fmt);
 		goto done;
 	}
 	if ((rc = flows_load(&fs, flows, &c, &e)) != DL_OK) {

@@ -8,13 +8,32 @@
 
 #include "forecast.h"
 #include "gmc.h"
+#include "fmethod.h"
 
 int
-forecast_mean(const struct dl_series *s, int horizon, double *out,
-    struct dl_err *e)
+forecast_steps(const struct dl_series *s, int m, int horizon, double *fc,
+    int *picks, struct dl_err *e)
 {
 	struct gmc_opts o;
-	struct gmc_fit f;
+
+	if (horizon < 1)
+		horizon = 1;
+	if (s->n < GMC_MIN_POINTS) {
+		for (int h = 0; h < horizon; h++) {
+			fc[h] = s->n == 0 ? 0 : s->v[s->n - 1];
+			if (picks)
+				picks[h] = -1;
+		}
+		return DL_OK;
+	}
+	gmc_opts_default(&o);
+	return fm_forecast(s->v, s->n, m, &o, horizon, fc, picks, e);
+}
+
+int
+forecast_mean(const struct dl_series *s, int m, int horizon, double *out,
+    struct dl_err *e)
+{
 	double *fc, sum = 0;
 	int rc;
 
@@ -28,28 +47,58 @@ forecast_mean(const struct dl_series *s, int horizon, double *out,
 	}
 	if (horizon < 1)
 		horizon = 1;
-	gmc_opts_default(&o);
-	if ((rc = gmc_fit(s->v, s->n, &o, &f, e)) != DL_OK)
-		return rc;
 	fc = xcalloc((size_t)horizon, sizeof(double));
-	gmc_forecast(&f, horizon, fc);
-	for (int h = 0; h < horizon; h++)
-		sum += fc[h];
+	if ((rc = forecast_steps(s, m, horizon, fc, NULL, e)) == DL_OK) {
+		for (int h = 0; h < horizon; h++)
+			sum += fc[h];
+		*out = sum / horizon;
+	}
 	free(fc);
-	*out = sum / horizon;
-	return DL_OK;
+	return rc;
+}
+
+char *
+forecast_used(const struct dl_series *s, int m, int horizon,
+    struct dl_err *e)
+{
+	struct strbuf sb;
+	double *fc;
+	int *picks;
+
+	if (s == NULL || s->n == 0)
+		return xstrdup("none");
+	if (s->n < GMC_MIN_POINTS)
+		return xstrdup("last");
+	if (m != FM_AUTO)
+		return xstrdup(fm_name(m));
+	if (horizon < 1)
+		horizon = 1;
+	picks = xcalloc((size_t)horizon, sizeof(int));
+	fc = xcalloc((size_t)horizon, sizeof(double));
+	if (forecast_steps(s, m, horizon, fc, picks, e) != DL_OK) {
+		free(fc);
+		free(picks);
+		return NULL;
+	}
+	sb_init(&sb);
+	sb_adds(&sb, "auto:");
+	for (int h = 0; h < horizon; h++)
+		sb_addf(&sb, "%s%s", h ? "," : "", fm_name(picks[h]));
+	free(fc);
+	free(picks);
+	return sb_detach(&sb);
 }
 
 int
-forecast_node_loads(const struct dl_cluster *c, int horizon, double *uhat,
-    struct dl_err *e)
+forecast_node_loads(const struct dl_cluster *c, int horizon, int m,
+    double *uhat, struct dl_err *e)
 {
 	for (size_t i = 0; i < c->nnodes; i++) {
 		double u = 0;
 		int rc;
 
 		if (c->load != NULL &&
-		    (rc = forecast_mean(&c->load[i], horizon, &u, e)) != DL_OK) {
+		    (rc = forecast_mean(&c->load[i], m, horizon, &u, e)) != DL_OK) {
 			char msg[sizeof(e->msg)];
 
 			snprintf(msg, sizeof(msg), "%s", e->msg);
@@ -76,7 +125,7 @@ forecast_series_free(struct dl_series *s)
 
 int
 forecast_run(const struct dl_series *s, const struct gmc_opts *o,
-    int horizon, struct forecast_result *r, struct dl_err *e)
+    int m, int horizon, struct forecast_result *r, struct dl_err *e)
 {
 	struct gmc_fit *f = xmalloc(sizeof(*f));
 	double sum = 0;
@@ -96,7 +145,20 @@ forecast_run(const struct dl_series *s, const struct gmc_opts *o,
 	r->f.ratio_ok = f->ratio_ok;
 	r->f.grade = f->grade;
 	r->fc = xcalloc((size_t)horizon, sizeof(double));
-	gmc_forecast(f, horizon, r->fc);
+	r->picks = NULL;
+	if (m == FM_GMC) {
+		gmc_forecast(f, horizon, r->fc);
+	} else {
+		if (m == FM_AUTO)
+			r->picks = xcalloc((size_t)horizon, sizeof(int));
+		if ((rc = fm_forecast(s->v, s->n, m, o, horizon, r->fc,
+		    r->picks, e)) != DL_OK) {
+			free(r->fc);
+			free(r->picks);
+			free(f);
+			return rc;
+		}
+	}
 	for (int h = 0; h < horizon; h++)
 		sum += r->fc[h];
 	r->mean = sum / horizon;
@@ -119,31 +181,44 @@ acc_add(struct forecast_acc *a, double fc, double actual)
 
 int
 forecast_backtest(const struct dl_series *s, const struct gmc_opts *o,
-    int horizon, struct forecast_acc *acc, struct dl_err *e)
+    int horizon, size_t every, struct forecast_acc *acc, struct dl_err *e)
 {
-	size_t W = o->window;
-	double *fc = xcalloc((size_t)horizon, sizeof(double));
+	size_t W = o->window, H = (size_t)horizon, per = FM_NWINDOW * H;
+	size_t norg = s->n > W ? s->n - W : 0;
+	double *f = xcalloc(norg * per + 1, sizeof(double));
+	double *au = xcalloc(norg * H + 1, sizeof(double));
+	double *tmp = xcalloc(2 * W, sizeof(double));
+	int *picks = xcalloc(norg * H + 1, sizeof(int));
 	int rc = DL_OK;
 
-	for (size_t k = W; k < s->n && rc == DL_OK; k++) {
-		struct gmc_fit f;
+	/* Every window method at every origin k = W..n-1 first: auto's
+	 * choice at k needs the errors of the origins before it. */
+	for (size_t k = W; k < s->n; k++) {
+		struct gmc_fit g;
 
 		/* Fit on x(k-W+1 .. k), 1-based: s->v[k-W .. k-1]. */
-		if ((rc = gmc_fit(s->v + (k - W), W, o, &f, e)) != DL_OK)
-			break;
-		gmc_forecast(&f, horizon, fc);
-		for (int h = 1; h <= horizon && k + (size_t)h <= s->n; h++) {
-			struct forecast_acc *a = &acc[(size_t)(h - 1) *
-			    FC_NMETHODS];
-			double actual = s->v[k + (size_t)h - 1];
-
-			acc_add(&a[FC_GMC], fc[h - 1], actual);
-			acc_add(&a[FC_GM11], gmc_plain(&f, h), actual);
-			acc_add(&a[FC_LAST], f.last, actual);
-			acc_add(&a[FC_MEAN], f.mean, actual);
-		}
+		if ((rc = gmc_fit(s->v + (k - W), W, o, &g, e)) != DL_OK)
+			goto out;
+		fm_window(&g, s->v + (k - W), W, horizon, f + (k - W) * per,
+		    tmp);
 	}
-	free(fc);
+	fm_auto_backtest(s->v, s->n, W, horizon, f, au, picks);
+	for (size_t k = W; k < s->n; k += every)
+		for (size_t h = 1; h <= H && k + h <= s->n; h++) {
+			struct forecast_acc *a = &acc[(h - 1) * FM_NMETHODS];
+			const double *fk = f + (k - W) * per;
+			double actual = s->v[k + h - 1];
+
+			for (int m = 0; m < FM_NWINDOW; m++)
+				acc_add(&a[m], fk[(size_t)m * H + h - 1],
+				    actual);
+			acc_add(&a[FM_AUTO], au[(k - W) * H + h - 1], actual);
+		}
+out:
+	free(f);
+	free(au);
+	free(tmp);
+	free(picks);
 	return rc;
 }
 

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "cluster.h"
+#include "fmethod.h"
 #include "gmc.h"
 #include "series.h"
 #include "util.h"
@@ -23,19 +24,35 @@
 #define FORECAST_LOAD_MAX 0.95
 
 /*
- * Mean of the forecast of s over steps 1..horizon (horizon >= 1), in
- * [0, 1].  Returns DL_OK, or DL_EDATA with e filled when a value of s is
- * not finite.
+ * The forecasts h = 1..horizon (horizon >= 1) of method m (fmethod.h) for
+ * s with the section 5.1 defaults, into fc[0..horizon-1]; with the short
+ * history rule above (picks then get -1).  picks (may be NULL) gets auto's
+ * choice per step (m for the other methods).  Returns DL_OK, or DL_EDATA
+ * with e filled when a value of s is not finite.
  */
-int forecast_mean(const struct dl_series *s, int horizon, double *out,
+int forecast_steps(const struct dl_series *s, int m, int horizon, double *fc,
+    int *picks, struct dl_err *e);
+
+/* The mean of forecast_steps() over steps 1..horizon, in [0, 1]. */
+int forecast_mean(const struct dl_series *s, int m, int horizon, double *out,
+    struct dl_err *e);
+
+/*
+ * What forecast_steps() used for s (s may be NULL: no history), as
+ * plan.json records it: "none" (no history: 0), "last" (1 to 3 points),
+ * the method's name, or for auto "auto:" and the choice at each step
+ * joined with commas.  A new string, or NULL with e filled when the
+ * forecast fails.
+ */
+char *forecast_used(const struct dl_series *s, int m, int horizon,
     struct dl_err *e);
 
 /*
  * uhat[i] for every node i of c (c->nnodes values): forecast_mean() of
- * its load history, clamped to [0, FORECAST_LOAD_MAX]; 0 for a node
+ * its load history with method m, clamped to [0, FORECAST_LOAD_MAX]; 0 for a node
  * without history.  On failure e names the node.
  */
-int forecast_node_loads(const struct dl_cluster *c, int horizon,
+int forecast_node_loads(const struct dl_cluster *c, int horizon, int m,
     double *uhat, struct dl_err *e);
 
 /*
@@ -62,26 +79,27 @@ struct forecast_summary {
 struct forecast_result {
 	struct forecast_summary f;
 	double *fc;		/* horizon values (owned) */
+	int *picks;		/* auto's choice per step (owned), or NULL */
 	double mean;		/* their mean */
 };
 
 /*
  * Fit the GMC model with options o to s (at least GMC_MIN_POINTS points)
- * and forecast steps 1..horizon into r (r->fc is new; free it).  Errors
- * are gmc_fit()'s; r is left alone then.
+ * and forecast steps 1..horizon with method m (fmethod.h) into r (r->fc
+ * is new, and for auto r->picks; free them).  r->f always describes the
+ * GMC fit of the window.  Errors are gmc_fit()'s; r is left alone then.
  */
 int forecast_run(const struct dl_series *s, const struct gmc_opts *o,
-    int horizon, struct forecast_result *r, struct dl_err *e);
+    int m, int horizon, struct forecast_result *r, struct dl_err *e);
 
 /*
  * Rolling-origin backtest (DESIGN.md section 5.1, step 7): for every
  * origin k = W..n-1 of s (W = o->window), fit the W points ending at k
- * and forecast h = 1..horizon as far as k + h <= n, comparing with the
- * actual values.  Methods: the corrected forecast, plain GM(1,1) with the
- * same shift, the last value and the window mean.
+ * and forecast h = 1..horizon as far as k + h <= n with every method of
+ * fmethod.h (auto choosing from the origins before k), comparing with the
+ * actual values.  Only the origins W, W + every, W + 2 every, ... (every
+ * >= 1) are scored; auto still learns from all of them.
  */
-enum { FC_GMC, FC_GM11, FC_LAST, FC_MEAN, FC_NMETHODS };
-
 /* Error sums of one method at one step h. */
 struct forecast_acc {
 	long n, nape;		/* points; points with a non-zero actual */
@@ -89,12 +107,12 @@ struct forecast_acc {
 };
 
 /*
- * Add the errors of backtesting s to acc[(h - 1) * FC_NMETHODS + method]
- * (horizon * FC_NMETHODS sums, zeroed by the caller).  Errors are
+ * Add the errors of backtesting s to acc[(h - 1) * FM_NMETHODS + method]
+ * (horizon * FM_NMETHODS sums, zeroed by the caller).  Errors are
  * gmc_fit()'s.
  */
 int forecast_backtest(const struct dl_series *s, const struct gmc_opts *o,
-    int horizon, struct forecast_acc *acc, struct dl_err *e);
+    int horizon, size_t every, struct forecast_acc *acc, struct dl_err *e);
 
 /* to[i] += from[i] for n sums. */
 void forecast_acc_merge(struct forecast_acc *to,

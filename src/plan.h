@@ -31,6 +31,7 @@ struct dl_opts {
 	double mem_reserve;	/* 0.10 */
 	int horizon;		/* forecast steps the job runs: 1 */
 	int states;		/* Markov states / congestion regimes: 3 */
+	int forecast;		/* forecast method (fmethod.h): gmc */
 	int max_stages;		/* 0: no limit */
 	int max_tp;		/* 8 */
 	double time_limit;	/* solver budget, seconds: 60 */

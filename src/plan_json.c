@@ -44,6 +44,8 @@
 
 #include <jansson.h>
 
+#include "fmethod.h"
+#include "forecast.h"
 #include "plan.h"
 #include "plan_json.h"
 
@@ -119,10 +121,35 @@ w_options(const struct dl_opts *o)
 	set(j, "mem_reserve", jreal(o->mem_reserve));
 	set(j, "horizon", jint(o->horizon));
 	set(j, "states", jint(o->states));
+	set(j, "forecast", json_string(fm_name(o->forecast)));
 	set(j, "max_stages", jint(o->max_stages));
 	set(j, "max_tp", jint(o->max_tp));
 	set(j, "time_limit", jreal(o->time_limit));
 	return j;
+}
+
+/*
+ * What each node's load forecast used (forecast_used()), for the nodes of
+ * the forecast map; NULL without load histories.
+ */
+static json_t *
+w_forecast_methods(const struct dl_plan *p, const struct dl_cluster *c)
+{
+	json_t *f;
+
+	if (c->load == NULL)
+		return NULL;
+	f = json_object();
+	for (size_t i = 0; i < p->nnodes && i < c->nnodes; i++) {
+		struct dl_err e = { 0 };
+		char *u = forecast_used(&c->load[i], p->opts.forecast,
+		    p->opts.horizon, &e);
+
+		if (u != NULL)
+			set(f, c->nodes[i].id, json_string(u));
+		free(u);
+	}
+	return f;
 }
 
 static json_t *
@@ -385,6 +412,8 @@ plan_to_json(const struct dl_plan *p, const struct dl_cluster *c,
 		for (size_t i = 0; i < p->nnodes && i < c->nnodes; i++)
 			set(f, c->nodes[i].id, jreal(p->uhat[i]));
 		set(o, "forecast", f);
+		if ((f = w_forecast_methods(p, c)) != NULL)
+			set(o, "forecast_methods", f);
 	}
 	set(o, "groups", w_groups(p, c, m));
 	set(o, "ranks", w_ranks(p, c));

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "fmethod.h"
 #include "plan.h"
 #include "plan_json.h"
 
@@ -391,9 +392,9 @@ read_options(struct rd *r, json_t *root, struct dl_opts *o)
 	static const char *const keys[] = {
 		"global_batch", "micro_batch", "mfu", "param_bytes",
 		"grad_bytes", "optimizer_bytes", "mem_reserve", "horizon",
-		"states", "max_stages", "max_tp", "time_limit", NULL
+		"states", "forecast", "max_stages", "max_tp", "time_limit", NULL
 	};
-	const char *w = "options";
+	const char *w = "options", *fm = NULL;
 	json_t *j;
 	int rc;
 
@@ -422,8 +423,12 @@ read_options(struct rd *r, json_t *root, struct dl_opts *o)
 	    (rc = get_int(r, j, w, "max_tp", 0, 1, DL_MAX_TP, &o->max_tp))
 	    != DL_OK ||
 	    (rc = get_num(r, j, w, "time_limit", 0, 0, 1e9, &o->time_limit))
-	    != DL_OK)
+	    != DL_OK ||
+	    (rc = get_str(r, j, w, "forecast", 0, &fm)) != DL_OK)
 		return rc;
+	if (fm != NULL && (o->forecast = fm_parse(fm)) < 0)
+		return rerr(r, "options.forecast: unknown method '%s' "
+		    "(expected %s)", fm, FM_NAMES);
 	return DL_OK;
 }
 

@@ -105,7 +105,8 @@ find_step(const long *ts, size_t n, long t)
 
 /* Regimes of the steps, Q, the start regime and u_e(l). */
 static int
-build_regimes(struct dl_router *r, int horizon, struct dl_err *e)
+build_regimes(struct dl_router *r, int horizon, int method,
+    struct dl_err *e)
 {
 	const struct dl_cluster *c = r->c;
 	struct dl_series ms;
@@ -131,7 +132,7 @@ build_regimes(struct dl_router *r, int horizon, struct dl_err *e)
 			r->Q[l * K + m] = row == 0 ? (l == m) :
 			    (double)r->count[l * K + m] / (double)row;
 	}
-	rc = forecast_mean(&ms, horizon, &r->forecast, e);
+	rc = forecast_mean(&ms, method, horizon, &r->forecast, e);
 	if (rc != DL_OK) {
 		char msg[sizeof(e->msg)];
 
@@ -237,7 +238,7 @@ router_new(struct dl_router **rp, const struct dl_cluster *c,
 	r->ne = xcalloc(ne + 1, sizeof(int));
 	for (size_t k = 0; k < ne; k++)
 		r->ne[k] = 1;
-	if ((rc = build_regimes(r, horizon, e)) != DL_OK) {
+	if ((rc = build_regimes(r, horizon, o ? o->forecast : 0, e)) != DL_OK) {
 		router_free(r);
 		return rc;
 	}

@@ -31,6 +31,7 @@ struct dl_router;
 struct dl_route_opts {
 	int states;		/* K congestion regimes (default 3) */
 	int horizon;		/* forecast steps for the start regime (1) */
+	int forecast;		/* forecast method (fmethod.h): gmc */
 };
 
 struct dl_route {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "csvin.h"
+#include "fmethod.h"
 #include "forecast.h"
 #include "modelgen.h"
 #include "sched.h"
@@ -240,7 +241,7 @@ int
 sched_load(struct sched *s, const struct dl_cluster *c,
     const char *jobs_path, struct dl_err *e)
 {
-	struct dl_route_opts ro = { 3, 1 };
+	struct dl_route_opts ro = { 3, 1, FM_GMC };
 	struct csv_table t;
 	char *dir = xstrdup(jobs_path), *slash = strrchr(dir, '/');
 	int rc;
@@ -255,7 +256,7 @@ sched_load(struct sched *s, const struct dl_cluster *c,
 	else
 		dir[0] = '\0';
 	s->uhat = xcalloc(c->nnodes + 1, sizeof(double));
-	rc = forecast_node_loads(c, 1, s->uhat, e);
+	rc = forecast_node_loads(c, 1, FM_GMC, s->uhat, e);
 	if (rc == DL_OK)
 		rc = router_new(&s->router, c, &ro, e);
 	if (rc == DL_OK)

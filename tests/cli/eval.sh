@@ -147,8 +147,12 @@ expect_err "missing global batch" 2 \
     dlplan eval "$TMP/nogb.json"
 plan typo "\"options\": { \"global_batch\": 2, \"micro_batch\": 1, \"micro_bacth\": 2 }, \"groups\": [ $G1 ]"
 expect_err "unknown option key" 2 \
-    "dlplan: $TMP/typo.json: options: unknown key 'micro_bacth' (expected global_batch, micro_batch, mfu, param_bytes, grad_bytes, optimizer_bytes, mem_reserve, horizon, states, max_stages, max_tp, time_limit; prefix other keys with x_)" -- \
+    "dlplan: $TMP/typo.json: options: unknown key 'micro_bacth' (expected global_batch, micro_batch, mfu, param_bytes, grad_bytes, optimizer_bytes, mem_reserve, horizon, states, forecast, max_stages, max_tp, time_limit; prefix other keys with x_)" -- \
     dlplan eval "$TMP/typo.json"
+plan fm "\"options\": { \"global_batch\": 2, \"micro_batch\": 1, \"forecast\": \"arima\" }, \"groups\": [ $G1 ]"
+expect_err "unknown forecast method" 2 \
+    "dlplan: $TMP/fm.json: options.forecast: unknown method 'arima' (expected gmc|gm|last|mean|median|wmed|ensemble|auto)" -- \
+    dlplan eval "$TMP/fm.json"
 plan mfu "\"options\": { \"global_batch\": 2, \"micro_batch\": 1, \"mfu\": \"high\" }, \"groups\": [ $G1 ]"
 expect_err "option of the wrong type" 2 \
     "dlplan: $TMP/mfu.json: options.mfu: expected a number in [1e-09, 1], found a string" -- \

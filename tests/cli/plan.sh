@@ -56,6 +56,48 @@ import json, sys
 p = json.load(open('$TMP/p1/plan.json'))['estimate']['iteration_s']
 e = json.load(open('$TMP/out'))['estimate']['iteration_s']
 sys.exit(0 if p == e else 1)"
+# --forecast: the method is recorded with what each node's forecast used,
+# eval and replan price with it, and gmc is the default.
+check "plan.json records the default method" /usr/bin/python3 -c "
+import json, sys
+p = json.load(open('$TMP/p1/plan.json'))
+sys.exit(0 if p['options']['forecast'] == 'gmc' and
+    set(p['forecast_methods'].values()) == {'gmc'} else 1)"
+expect_run "plan --forecast auto" 0 - - -- dlplan plan \
+    -c datasets/clusters/two-dc -m $GX $J --horizon 3 --forecast auto \
+    -o "$TMP/pa"
+check "auto: one choice per step per node" /usr/bin/python3 -c "
+import json, sys
+p = json.load(open('$TMP/pa/plan.json'))
+m = p['forecast_methods']
+ok = p['options']['forecast'] == 'auto' and len(m) == 6 and all(
+    v.startswith('auto:') and len(v[5:].split(',')) == 3 and
+    set(v[5:].split(',')) <= {'ensemble', 'gmc', 'gm', 'last', 'mean',
+    'median'} for v in m.values())
+sys.exit(0 if ok else 1)"
+expect_run "eval of the auto plan" 0 - - -- dlplan eval "$TMP/pa/plan.json" \
+    --format json
+check "eval prices the auto plan as plan did" /usr/bin/python3 -c "
+import json, sys
+p = json.load(open('$TMP/pa/plan.json'))['estimate']['iteration_s']
+e = json.load(open('$TMP/out'))['estimate']['iteration_s']
+sys.exit(0 if p == e else 1)"
+expect_run "plan --forecast last" 0 - - -- dlplan plan \
+    -c datasets/clusters/two-dc -m $GX $J --forecast last -o "$TMP/pl"
+check "last: every node forecast at its last load" /usr/bin/python3 -c "
+import csv, json, sys
+p = json.load(open('$TMP/pl/plan.json'))
+last = {}
+for r in csv.DictReader(l for l in open('datasets/clusters/two-dc/load.csv')
+                        if not l.startswith('#')):
+    if r['node'] not in last or int(r['t']) >= last[r['node']][0]:
+        last[r['node']] = (int(r['t']), float(r['util']))
+ok = all(abs(p['forecast'][n] - min(u, 0.95)) < 1e-15
+         for n, (t, u) in last.items())
+sys.exit(0 if ok and set(p['forecast_methods'].values()) == {'last'} else 1)"
+expect_err "plan: unknown forecast method" 1 \
+    "dlplan: option '--forecast': 'arima' is not one of gmc|gm|last|mean|median|wmed|ensemble|auto" -- \
+    dlplan plan -c datasets/clusters/two-dc -m $GX $J --forecast arima
 expect_run "json summary on stdout" 0 - - -- dlplan plan -c $H2 -m $GX $J \
     --format json
 check "json summary has the stable keys" /usr/bin/python3 -c "

@@ -90,7 +90,55 @@ check "backtest by hand: counts, zero actuals, last and mean" awk -F, '
 	$1 == "gpu3" && $2 == 2 && $3 == "gmc" { c = $4 == 3 && $5 == 2 }
 	END { exit !(a && b && c) }' "$GOLDEN/predict-backtest.csv"
 
+# --- methods ----------------------------------------------------------
+expect_run "auto csv" 0 predict-auto.csv - -- \
+    dlplan predict -H "$L" --horizon 3 --method auto --format csv
+expect_run "ensemble table" 0 predict-ensemble.txt - -- \
+    dlplan predict -H "$L" --horizon 2 --method ensemble
+expect_run "auto json" 0 predict-auto.json - -- \
+    dlplan predict -H "$L" --horizon 2 --method auto --format json
+# Without --method, and with --method gmc, the output is today's, byte for
+# byte (the golden file predates the option).
+expect_run "method gmc is the default" 0 predict-load.csv - -- \
+    dlplan predict -H "$L" --horizon 3 --method gmc --format csv
+# The forecasts of last, mean and median by hand: gpu3's 12 points in t
+# order are 0 0 .05 0 .1 .05 0 0 .2 .1 0 .05, so last .05, mean .55/12,
+# median (0 + .05)/2 (sorted, the 6th and 7th of 12 are 0 and .05).
+for m in last mean median; do
+	dlplan predict -H "$L" --method $m --format csv >"$TMP/m-$m.csv" 2>&1
+done
+check "simple methods by hand (gpu3)" awk -F, '
+	function near(x, y) { return x - y < 1e-12 && y - x < 1e-12 }
+	FILENAME ~ /m-last/ && $1 == "gpu3" { a = near($3, .05) && $12 == "last" }
+	FILENAME ~ /m-mean/ && $1 == "gpu3" { b = near($3, .55 / 12) && $12 == "mean" }
+	FILENAME ~ /m-median/ && $1 == "gpu3" { c = near($3, .025) && $12 == "median" }
+	END { exit !(a && b && c) }' "$TMP/m-last.csv" "$TMP/m-mean.csv" \
+    "$TMP/m-median.csv"
+check "auto names a candidate per row" awk -F, '
+	NR == 1 { ok = $12 == "method"; next }
+	$12 !~ /^(ensemble|gmc|gm|last|mean|median)$/ { ok = 0 }
+	END { exit !ok }' "$GOLDEN/predict-auto.csv"
+expect_run "backtest every 2nd origin" 0 predict-backtest-every.csv - -- \
+    dlplan predict -H "$L" --backtest --window 8 --horizon 2 --every 2 \
+    --format csv
+check "every 2nd origin: half the points of gpu3 at h=1" awk -F, '
+	$1 == "gpu3" && $2 == 1 && $3 == "last" { ok = $4 == 2 }
+	END { exit !ok }' "$GOLDEN/predict-backtest-every.csv"
+check "backtest: one best row per series and step" awk -F, '
+	NR > 1 { n[$1 "," $2] += $8 }
+	END { for (k in n) if (n[k] != 1) exit 1 }' \
+    "$GOLDEN/predict-backtest.csv"
+
 # --- usage errors (exit 1) --------------------------------------------
+expect_err "unknown method" 1 \
+    "dlplan: option '--method': 'arima' is not one of gmc|gm|last|mean|median|wmed|ensemble|auto" -- \
+    dlplan predict -H "$L" --method arima
+expect_err "every without backtest" 1 \
+    "dlplan: option '--every' needs --backtest" -- \
+    dlplan predict -H "$L" --every 2
+expect_err "every 0" 1 \
+    "dlplan: option '--every': '0' is out of range [1, 1000000]" -- \
+    dlplan predict -H "$L" --backtest --every 0
 expect_err "no -H" 1 "dlplan: no history given (expected -H FILE)" -- \
     dlplan predict
 expect_err "horizon 0" 1 \

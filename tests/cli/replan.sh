@@ -61,6 +61,16 @@ check "slow: the new plan records its log" grep -q '"observed": ' \
     "$TMP/s/plan.json"
 expect_run "slow: the new plan evaluates" 0 - - -- \
     dlplan eval "$TMP/s/plan.json"
+check "slow: the method of the parent (gmc) carries over" grep -q \
+    '"forecast": "gmc"' "$TMP/s/plan.json"
+# --forecast forecasts again (no load.csv here: every node idle) and the
+# new plan records the method.
+expect_run "slow, --forecast median" 0 - - -- dlplan replan $R/dp3.json \
+    --observed "$TMP/slow.csv" --forecast median -o "$TMP/sm"
+check "--forecast: the new plan records the method" grep -q \
+    '"forecast": "median"' "$TMP/sm/plan.json"
+check "--forecast: same split without load history" \
+    test "$(mb "$TMP/sm/plan.csv")" = "5 5 2 "
 # A re-plan of the re-plan with a log that matches it keeps it.
 log "$TMP/s2.csv" 0.075 0.075 0.06
 expect_run "slow: replan of the replan" 0 - - -- dlplan replan \

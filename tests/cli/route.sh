@@ -41,6 +41,27 @@ expect_run "route implicit switch, numbered flows" 0 route-hetero-lab.csv - -- \
 
 expect_run "regimes two-dc" 0 route-regimes-two-dc.txt - -- \
     dlplan route -c $TWO --regimes
+expect_run "regimes two-dc, forecast gmc is the default" 0 \
+    route-regimes-two-dc.txt - -- \
+    dlplan route -c $TWO --regimes --forecast gmc
+# --forecast: the start regime's forecast is predict's for the same
+# method on the mean link series.
+for m in last auto; do
+	dlplan route -c $TWO --regimes --forecast $m --format json \
+	    >"$TMP/rg-$m.json" 2>&1
+	dlplan predict -H $TWO/traffic.csv --mean-link --method $m \
+	    --format csv >"$TMP/pr-$m.csv" 2>&1
+	check "forecast $m: start regime from predict's forecast" \
+	    /usr/bin/python3 -c "
+import json, sys
+r = json.load(open('$TMP/rg-$m.json'))
+f = float(open('$TMP/pr-$m.csv').read().splitlines()[1].split(',')[2])
+sys.exit(0 if r['forecast_util'] == f and r['forecast_method'] == '$m' and
+    r['start_regime'] == min(int(f * 3), 2) else 1)"
+done
+expect_err "unknown forecast method" 1 \
+    "dlplan: option '--forecast': 'x' is not one of gmc|gm|last|mean|median|wmed|ensemble|auto" -- \
+    dlplan route -c $TWO --regimes --forecast x
 expect_run "regimes two-dc json" 0 route-regimes-two-dc.json - -- \
     dlplan route -c $TWO --regimes --format json
 expect_run "regimes two-dc csv, 2 regimes" 0 route-regimes-two-dc-k2.csv - -- \

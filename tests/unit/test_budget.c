@@ -62,7 +62,7 @@ static int
 env_open(struct env *v, const char *nodes, const char *links,
     const char *load, const char *model, long gb)
 {
-	struct dl_route_opts ro = { 3, 1 };
+	struct dl_route_opts ro = { 3, 1, 0 };
 	struct dl_err e = { 0 };
 
 	fx_begin(&v->f);
@@ -283,7 +283,7 @@ static int
 plan_t(const struct dl_cluster *c, const struct dl_model *m,
     const struct dl_opts *o, double *T, int *nodes)
 {
-	struct dl_route_opts ro = { 3, 1 };
+	struct dl_route_opts ro = { 3, 1, 0 };
 	struct search_opts so = { STRAT_AUTO, 0, NULL, 60, 1 };
 	struct search_stats st;
 	struct dl_router *r = NULL;
@@ -401,8 +401,8 @@ test_slot_loads(void)
 		return;
 	}
 	u = xcalloc(4 * 4, sizeof(double));
-	is_int(budget_slot_loads(&v.c, 4, 3, u, &e), DL_OK, "slot loads: ok");
-	forecast_node_loads(&v.c, 3, ref, &e);
+	is_int(budget_slot_loads(&v.c, 4, 3, 0, u, &e), DL_OK, "slot loads: ok");
+	forecast_node_loads(&v.c, 3, 0, ref, &e);
 	for (int i = 0; i < 4; i++)
 		is_near(u[i], ref[i], 0, "slot 1 = forecast_node_loads(K)");
 	is_near(u[4 * 3 + 1], 0, 0, "no history: 0");

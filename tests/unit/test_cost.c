@@ -69,7 +69,7 @@ fix_load(struct fix *f, const char *nodes, const char *model, long global,
     long micro)
 {
 	struct dl_cluster_paths cp = { 0 };
-	struct dl_route_opts ro = { 3, 1 };
+	struct dl_route_opts ro = { 3, 1, 0 };
 	struct dl_err e = { 0 };
 	char mp[128];
 

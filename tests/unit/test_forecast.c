@@ -49,12 +49,12 @@ node_loads(void)
 	c.nodes = nodes;
 	c.nnodes = 4;
 
-	is_int(forecast_node_loads(&c, 3, u, &e), DL_OK, "no load history");
+	is_int(forecast_node_loads(&c, 3, 0, u, &e), DL_OK, "no load history");
 	ok(u[0] == 0 && u[1] == 0 && u[2] == 0 && u[3] == 0,
 	    "no load history: every node idle");
 	c.load = load;
 	c.has_load = 1;
-	is_int(forecast_node_loads(&c, 3, u, &e), DL_OK, "node loads");
+	is_int(forecast_node_loads(&c, 3, 0, u, &e), DL_OK, "node loads");
 	is_near(u[0], 0, 0, "node without history: 0");
 	is_near(u[1], 0.7, 0, "node with 2 points: its last value");
 	is_near(u[2], FORECAST_LOAD_MAX, 0, "busy node clamped to 0.95");
@@ -92,14 +92,14 @@ mean_series(void)
 	is_near(m.v[1], (0.4 + 0.8) / 2, 0, "mean series t=1: two");
 	is_near(m.v[2], 0.6, 0, "mean series t=2");
 	is_near(m.v[3], 0.1, 0, "mean series t=3");
-	is_int(forecast_mean(&m, 2, &u, &e), DL_OK, "mean of 4 points");
+	is_int(forecast_mean(&m, 0, 2, &u, &e), DL_OK, "mean of 4 points");
 	ok(u >= 0 && u <= 1, "forecast of the mean series in [0, 1]");
 	series_free(&m);
 
 	memset(&c, 0, sizeof(c));
 	forecast_mean_link_series(&c, &m);
 	is_int((long)m.n, 0, "no traffic: empty mean series");
-	is_int(forecast_mean(&m, 1, &u, &e), DL_OK, "empty series forecast");
+	is_int(forecast_mean(&m, 0, 1, &u, &e), DL_OK, "empty series forecast");
 	is_near(u, 0, 0, "empty series forecasts 0");
 	c.traffic = s;
 	c.nedges = 3;
@@ -114,26 +114,26 @@ run_and_backtest(void)
 	double v[8] = { 0.30, 0.32, 0.35, 0.33, 0.36, 0.38, 0.37, 0.40 };
 	struct dl_series s = { 8, steps, v };
 	struct forecast_result r;
-	struct forecast_acc acc[2 * FC_NMETHODS], all[2 * FC_NMETHODS];
+	struct forecast_acc acc[2 * FM_NMETHODS], all[2 * FM_NMETHODS];
 	struct gmc_opts o;
 	struct dl_err e = { 0 };
 
 	gmc_opts_default(&o);
-	is_int(forecast_run(&s, &o, 2, &r, &e), DL_OK, "run: fits");
+	is_int(forecast_run(&s, &o, 0, 2, &r, &e), DL_OK, "run: fits");
 	is_int((long)r.f.n, 8, "run: all points fitted");
 	is_near(r.mean, (r.fc[0] + r.fc[1]) / 2, 1e-15, "run: mean of fc");
 	free(r.fc);
 	o.window = 4;
 	memset(acc, 0, sizeof(acc));
 	memset(all, 0, sizeof(all));
-	is_int(forecast_backtest(&s, &o, 2, acc, &e), DL_OK, "backtest");
-	is_int(acc[FC_GMC].n, 4, "backtest: h=1 from origins 4..7");
-	is_int(acc[FC_NMETHODS + FC_LAST].n, 3, "backtest: h=2 from 4..6");
-	is_near(acc[FC_LAST].ae, 0.03 + 0.02 + 0.01 + 0.03, 1e-12,
+	is_int(forecast_backtest(&s, &o, 2, 1, acc, &e), DL_OK, "backtest");
+	is_int(acc[FM_GMC].n, 4, "backtest: h=1 from origins 4..7");
+	is_int(acc[FM_NMETHODS + FM_LAST].n, 3, "backtest: h=2 from 4..6");
+	is_near(acc[FM_LAST].ae, 0.03 + 0.02 + 0.01 + 0.03, 1e-12,
 	    "backtest: last value's absolute errors at h=1");
-	forecast_acc_merge(all, acc, 2 * FC_NMETHODS);
-	forecast_acc_merge(all, acc, 2 * FC_NMETHODS);
-	is_int(all[FC_MEAN].n, 8, "merge: sums add up");
+	forecast_acc_merge(all, acc, 2 * FM_NMETHODS);
+	forecast_acc_merge(all, acc, 2 * FM_NMETHODS);
+	is_int(all[FM_MEAN].n, 8, "merge: sums add up");
 }
 
 int

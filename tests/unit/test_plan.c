@@ -84,7 +84,7 @@ make_plan(struct dl_plan *p)
 static int
 env_load(struct env *v)
 {
-	struct dl_route_opts ro = { 3, 1 };
+	struct dl_route_opts ro = { 3, 1, 0 };
 	struct dl_err e = { 0 };
 
 	fx_begin(&v->f);

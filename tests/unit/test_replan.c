@@ -69,7 +69,7 @@ struct env {
 static int
 env_open(struct env *v, const char *model, const char *plan)
 {
-	struct dl_route_opts ro = { 3, 1 };
+	struct dl_route_opts ro = { 3, 1, 0 };
 	struct dl_err e = { 0 };
 
 	fx_begin(&v->f);

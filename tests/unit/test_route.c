@@ -67,7 +67,7 @@ load(struct dl_cluster *c, const char *nodes, const char *links,
 static struct dl_router *
 router(const struct dl_cluster *c, int states)
 {
-	struct dl_route_opts o = { states, 1 };
+	struct dl_route_opts o = { states, 1, 0 };
 	struct dl_router *r;
 	struct dl_err e = { 0 };
 
@@ -400,7 +400,7 @@ regimes(void)
 	    ri.ubar[e4 * 3 + 2] == 0.3,
 	    "regimes: data only in regime 1: overall mean elsewhere");
 	forecast_mean_link_series(&c, &ms);
-	forecast_mean(&ms, 1, &f, &e);
+	forecast_mean(&ms, 0, 1, &f, &e);
 	forecast_series_free(&ms);
 	is_int(ri.start, f >= 1 ? 2 : (int)floor(f * 3),
 	    "regimes: start regime = floor(GMC forecast * K)");
