@@ -106,6 +106,7 @@ print_json(const struct dl_cluster *c, const struct dl_model *m,
 		json_object_set_new(g, "mem_gb", cmd_json_real(k[j].mem_gb));
 		json_array_append_new(ga, g);
 	}
+	json_object_set_new(o, "schema", json_string("dlplan.check/1"));
 	json_object_set_new(o, "sites", json_integer((json_int_t)c->nsites));
 	json_object_set_new(o, "site_names", a);
 	json_object_set_new(o, "nodes", json_integer((json_int_t)c->nnodes));

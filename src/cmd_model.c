@@ -35,7 +35,7 @@ static const struct optspec model_opts[] = {
 	    "LM head shares the token embedding (default: yes, llama no)" },
 	{ "image", 0, O_DIM, "PX", NULL, "resnet50 image side (default 224)" },
 	{ "classes", 0, O_DIM, "N", NULL, "resnet50 classes (default 1000)" },
-	{ "format", 0, O_FORMAT, "FMT", "csv|summary",
+	{ "format", 0, O_FORMAT, "FMT", "csv|summary|json",
 	    "model.csv rows, or totals for people" },
 	{ "output", 'o', O_OUTPUT, "FILE", "file",
 	    "write to FILE (atomically) instead of stdout" },
@@ -50,7 +50,7 @@ const struct dl_cmd dl_cmd_model = {
 	"[" MG_FAMILY_WORDS "] [--preset NAME] [--layers N] [--hidden H] "
 	"[--heads A] [--kv-heads K] [--ffn F] [--vocab V] [--seq S] "
 	"[--positions P] [--dtype-bytes B] [--tied yes|no] [--image PX] "
-	"[--classes N] [--format csv|summary] [-o FILE]",
+	"[--classes N] [--format csv|summary|json] [-o FILE]",
 	"write a model.csv of layer costs from architecture hyper-parameters",
 	model_opts, 0
 };
@@ -206,6 +206,85 @@ put_summary(struct strbuf *sb, const struct mg_arch *a,
 	sb_addf(sb, "tp traffic   %.6g MB per sample all-reduced\n", t.tp_mb);
 }
 
+/*
+ * --format json: schema "dlplan.model/1", the family, the preset, the
+ * effective architecture, the totals and the model.csv rows.
+ */
+static void
+put_json(struct strbuf *sb, const struct mg_arch *arch, const char *preset,
+    const struct mg_model *m)
+{
+	json_t *o = json_object(), *ar = json_object(), *tt = json_object();
+	json_t *rows = json_array();
+	struct mg_arch a = *arch;
+	struct mg_totals t;
+	char *s;
+
+	mg_complete(&a);
+	mg_totals(m, &t);
+	json_object_set_new(o, "schema", json_string("dlplan.model/1"));
+	json_object_set_new(o, "family", json_string(mg_family_name(a.family)));
+	json_object_set_new(o, "preset", preset ? json_string(preset) :
+	    json_null());
+	for (const struct mg_field *f = mg_fields; f->name; f++)
+		if ((f->families & (1u << a.family)) &&
+		    *mg_field_ptr(&a, f) != 0)
+			json_object_set_new(ar, f->name,
+			    json_integer(*mg_field_ptr(&a, f)));
+	if (a.family != MG_RESNET50)
+		json_object_set_new(ar, "tied", json_boolean(a.tied));
+	json_object_set_new(o, "architecture", ar);
+	json_object_set_new(tt, "rows", json_integer((json_int_t)m->nrows));
+	json_object_set_new(tt, "params_m", cmd_json_real(t.params_m));
+	json_object_set_new(tt, "fwd_gflop", cmd_json_real(t.fwd_gflop));
+	json_object_set_new(tt, "bwd_gflop", cmd_json_real(t.bwd_gflop));
+	json_object_set_new(tt, "mem_mb", cmd_json_real(t.mem_mb));
+	json_object_set_new(tt, "tp_mb", cmd_json_real(t.tp_mb));
+	json_object_set_new(o, "totals", tt);
+	for (size_t i = 0; i < m->nrows; i++) {
+		const struct mg_row *r = &m->rows[i];
+		json_t *l = json_object();
+
+		json_object_set_new(l, "layer", json_string(r->name));
+		json_object_set_new(l, "fwd_gflop", cmd_json_real(r->fwd_gflop));
+		json_object_set_new(l, "bwd_gflop", cmd_json_real(r->bwd_gflop));
+		json_object_set_new(l, "params_m", cmd_json_real(r->params_m));
+		json_object_set_new(l, "act_mb", cmd_json_real(r->act_mb));
+		json_object_set_new(l, "mem_mb", cmd_json_real(r->mem_mb));
+		json_object_set_new(l, "tp_mb", cmd_json_real(r->tp_mb));
+		json_array_append_new(rows, l);
+	}
+	json_object_set_new(o, "rows", rows);
+	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+	    JSON_REAL_PRECISION(17));
+	if (s != NULL) {
+		sb_adds(sb, s);
+		sb_addc(sb, '\n');
+		free(s);
+	}
+	json_decref(o);
+}
+
+/* The presets, one line each, after the options of "model -h". */
+static void
+print_presets(FILE *fp)
+{
+	fprintf(fp, "\npresets (--preset NAME):\n");
+	for (const struct mg_preset *p = mg_presets; p->name; p++) {
+		const struct mg_arch *a = &p->arch;
+
+		if (a->family == MG_RESNET50)
+			fprintf(fp, "  %-14s %s, image %ld, %ld classes\n",
+			    p->name, mg_family_name(a->family), a->image,
+			    a->classes);
+		else
+			fprintf(fp, "  %-14s %s, %ld layers, hidden %ld, %ld "
+			    "heads, seq %ld\n", p->name,
+			    mg_family_name(a->family), a->layers, a->hidden,
+			    a->heads, a->seq);
+	}
+}
+
 static int
 cmd_model(const struct dl_cmd *cmd, int argc, char **argv)
 {
@@ -227,6 +306,7 @@ cmd_model(const struct dl_cmd *cmd, int argc, char **argv)
 		switch (id) {
 		case OPT_HELP:
 			opt_help(cmd, stdout);
+			print_presets(stdout);
 			opt_free(&st);
 			return DL_OK;
 		case O_PRESET:
@@ -268,6 +348,8 @@ cmd_model(const struct dl_cmd *cmd, int argc, char **argv)
 	if (fmt == 0) {
 		put_origin(&sb, &a, rq.preset);
 		put_csv(&sb, &m);
+	} else if (fmt == 2) {
+		put_json(&sb, &a, rq.preset, &m);
 	} else {
 		put_summary(&sb, &a, &m);
 	}

@@ -263,7 +263,12 @@ main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
-	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * A reader that goes away ("dlplan ... | head") ends the run like
+	 * git and coreutils: temporary files removed, death by SIGPIPE
+	 * (status 141 in the shell), no message.
+	 */
+	signal(SIGPIPE, on_signal);
 
 	if (argc < 2) {
 		usage(stderr);
@@ -284,9 +289,17 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "--complete") == 0)
 		return complete(argc - 2, argv + 2);
 	if ((cmd = find_cmd(argv[1])) == NULL) {
+		const char *names[64], *hit;
+		size_t n = 0;
+
+		for (int i = 0; dl_cmds[i] && n < 64; i++)
+			names[n++] = dl_cmds[i]->name;
 		if (argv[1][0] == '-')
 			fprintf(stderr, "dlplan: unknown option '%s'\n",
 			    argv[1]);
+		else if ((hit = opt_nearest(argv[1], names, n)) != NULL)
+			fprintf(stderr, "dlplan: unknown command '%s' (did you "
+			    "mean '%s'?)\n", argv[1], hit);
 		else
 			fprintf(stderr, "dlplan: unknown command '%s'\n",
 			    argv[1]);

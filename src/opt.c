@@ -42,6 +42,72 @@ found(struct optstate *st, const struct optspec *o)
 	return o->id;
 }
 
+/* Optimal string alignment distance, for words of at most 63 characters. */
+static size_t
+osa_distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b), d[64][64];
+
+	if (n > 63 || m > 63)
+		return (size_t)-1;
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= n; i++)
+		for (size_t j = 1; j <= m; j++) {
+			size_t c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < c)
+				c = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < c)
+				c = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c)
+				c = d[i - 2][j - 2] + 1;
+			d[i][j] = c;
+		}
+	return d[n][m];
+}
+
+const char *
+opt_nearest(const char *w, const char *const *words, size_t n)
+{
+	const char *best = NULL;
+	size_t bd = 3, len = strlen(w);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t dd = osa_distance(w, words[i]);
+
+		if (dd < bd && dd < len) {
+			bd = dd;
+			best = words[i];
+		}
+	}
+	return best;
+}
+
+/* " (did you mean '--NAME'?)" for an unknown long option, or "". */
+static const char *
+suggest_long(const struct dl_cmd *cmd, const char *a, size_t n)
+{
+	static char buf[96];
+	const char *names[128], *hit;
+	char w[64];
+	size_t k = 0;
+
+	if (n > 63)
+		return "";
+	memcpy(w, a, n);
+	w[n] = '\0';
+	for (const struct optspec *o = cmd->opts; o->lname && k < 128; o++)
+		names[k++] = o->lname;
+	if ((hit = opt_nearest(w, names, k)) == NULL)
+		return "";
+	snprintf(buf, sizeof(buf), " (did you mean '--%s'?)", hit);
+	return buf;
+}
+
 int
 opt_next(struct optstate *st, const struct dl_cmd *cmd, struct dl_err *e)
 {
@@ -105,7 +171,8 @@ again:
 			    (int)(n > 60 ? 60 : n), a);
 			if (o->lname == NULL)
 				return dl_seterr(e, DL_EUSAGE, NULL, 0, 0,
-				    "unknown option '%s'", optname_buf), -1;
+				    "unknown option '%s'%s", optname_buf,
+				    suggest_long(cmd, a, n)), -1;
 			if (o->arg == NULL && eq != NULL)
 				return dl_seterr(e, DL_EUSAGE, NULL, 0, 0,
 				    "option '--%s' takes no argument",

@@ -98,6 +98,15 @@ int opt_usage_error(const struct dl_cmd *cmd, const struct dl_err *e);
 /* Print "usage: dlplan NAME SYNOPSIS" to fp. */
 void opt_usage_line(const struct dl_cmd *cmd, FILE *fp);
 
+/*
+ * The word of words[0..n-1] nearest to w by optimal string alignment
+ * distance (insertions, deletions, substitutions and swaps of two
+ * neighbours each count 1): the first of the nearest, when that distance
+ * is at most 2 and smaller than w's length; else NULL.  Words longer than
+ * 63 characters never match.
+ */
+const char *opt_nearest(const char *w, const char *const *words, size_t n);
+
 /* Spelling of the current option as the user wrote it ("--horizon"). */
 const char *opt_name(const struct optstate *st);
 

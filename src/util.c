@@ -907,6 +907,9 @@ close_stdout(void)
 		bad = 1;
 		err = errno;
 	}
+	/* A closed pipe with SIGPIPE ignored: the reader has all it wanted. */
+	if (bad && err == EPIPE)
+		return DL_OK;
 	if (bad) {
 		fprintf(stderr, "%s: cannot write standard output: %s\n",
 		    dl_progname, strerror(err ? err : EIO));

@@ -91,7 +91,7 @@ absurd total work~model too large: forward work in total is 2.10755e+11 GFLOP pe
 absurd attention memory~model too large: activation memory of 'block0' is 1.40738e+09 MB per sample, more than 1e+09~gpt --layers 1 --hidden 8 --heads 1 --vocab 10 --seq 16777216
 extra operand~unexpected argument 'llama'~gpt llama
 bad tied word~option '--tied': 'maybe' is not one of yes|no~--preset gpt2-xl --tied maybe
-bad format~option '--format': 'json' is not one of csv|summary~--preset gpt2-xl --format json
+bad format~option '--format': 'xml' is not one of csv|summary|json~--preset gpt2-xl --format xml
 unknown option~unknown option '--depth'~--preset gpt2-xl --depth 3
 EOF
 

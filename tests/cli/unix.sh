@@ -1,0 +1,82 @@
+# Unix plumbing (issue 21): a reader that closes the pipe early, "did you
+# mean" for unknown commands and options, a schema in every JSON output,
+# model --format json and the presets in model -h.
+
+# --- a closed pipe ends quietly ----------------------------------------
+# 2,000 series of 5 points: about 300 KB of csv, more than a pipe holds,
+# so dlplan is still writing when head has gone.
+awk 'BEGIN { print "node,t,util"
+	for (i = 0; i < 2000; i++) for (t = 0; t < 5; t++)
+		printf "n%d,%d,0.%d\n", i, t, 1 + (i + t) % 8 }' >"$TMP/many.csv"
+( dlplan predict -H "$TMP/many.csv" --format csv 2>"$TMP/pipe.err"
+  echo $? >"$TMP/pipe.rc" ) | head -n 1 >/dev/null
+check "closed pipe: status 0 or 141 (SIGPIPE)" \
+    sh -c 'rc=$(cat "$1"); [ "$rc" = 0 ] || [ "$rc" = 141 ]' sh "$TMP/pipe.rc"
+check "closed pipe: nothing on stderr" test ! -s "$TMP/pipe.err"
+# With SIGPIPE ignored by the caller the write fails with EPIPE instead:
+# still quiet, still no error status.
+( trap '' PIPE
+  dlplan predict -H "$TMP/many.csv" --format csv 2>"$TMP/pipe2.err"
+  echo $? >"$TMP/pipe2.rc" ) | head -n 1 >/dev/null
+check "closed pipe, SIGPIPE ignored: quiet" test ! -s "$TMP/pipe2.err"
+check "closed pipe, SIGPIPE ignored: status 0 or 141" \
+    sh -c 'rc=$(cat "$1"); [ "$rc" = 0 ] || [ "$rc" = 141 ]' sh "$TMP/pipe2.rc"
+# A full disk is still an error (exit 4, named).
+if [ -w /dev/full ]; then
+	expect_err "stdout on a full disk: exit 4" 4 \
+	    "dlplan: cannot write standard output: No space left on device" -- \
+	    sh -c 'exec "$@" >/dev/full' sh "$DLPLAN" model --preset gpt2-xl
+else
+	skip "stdout on a full disk: exit 4" "no /dev/full"
+fi
+
+# --- did you mean ------------------------------------------------------
+expect_err "command typo: suggestion" 1 \
+    "dlplan: unknown command 'plna' (did you mean 'plan'?)" -- dlplan plna
+expect_err "command typo, one letter off" 1 \
+    "dlplan: unknown command 'evl' (did you mean 'eval'?)" -- dlplan evl
+expect_err "unknown command: no suggestion when far" 1 \
+    "dlplan: unknown command 'frobnicate'" -- dlplan frobnicate
+expect_err "option typo: suggestion" 1 \
+    "dlplan: unknown option '--formt' (did you mean '--format'?)" -- \
+    dlplan check --formt json
+expect_err "option with swapped letters" 1 \
+    "dlplan: unknown option '--hroizon' (did you mean '--horizon'?)" -- \
+    dlplan predict -H x --hroizon 2
+expect_err "unknown option: no suggestion when far" 1 \
+    "dlplan: unknown option '--zzzzzz'" -- dlplan plan --zzzzzz
+
+# --- every JSON output names its schema ---------------------------------
+dlplan check -c datasets/clusters/two-dc --format json >"$TMP/c.json" 2>&1
+check "check json has a schema" /usr/bin/python3 -c "
+import json, sys
+sys.exit(0 if json.load(open('$TMP/c.json'))['schema'] == 'dlplan.check/1'
+    else 1)"
+
+# --- model --format json, model -h --------------------------------------
+dlplan model --preset llama2-7b >"$TMP/m.csv" 2>&1
+dlplan model --preset llama2-7b --format json >"$TMP/m.json" 2>&1
+check "model json: schema, architecture, and the csv rows exactly" \
+    /usr/bin/python3 -c "
+import csv, json, sys
+j = json.load(open('$TMP/m.json'))
+rows = list(csv.DictReader(l for l in open('$TMP/m.csv')
+                           if not l.startswith('#')))
+ok = (j['schema'] == 'dlplan.model/1' and j['family'] == 'llama' and
+      j['preset'] == 'llama2-7b' and j['architecture']['layers'] == 32 and
+      j['totals']['rows'] == len(rows) == len(j['rows']))
+for r, x in zip(rows, j['rows']):
+    ok = ok and r['layer'] == x['layer'] and all(
+        float(r[k]) == x[k] for k in ('fwd_gflop', 'bwd_gflop', 'params_m',
+                                      'act_mb', 'mem_mb', 'tp_mb'))
+ok = ok and abs(j['totals']['params_m'] -
+                sum(float(r['params_m']) for r in rows)) < 1e-6
+sys.exit(0 if ok else 1)"
+dlplan model -h >"$TMP/mh.txt" 2>&1
+for p in gpt2-xl gpt3-175b llama2-7b llama2-13b llama2-70b bert-large \
+    resnet50; do
+	check "model -h lists preset $p" grep -q "^  $p " "$TMP/mh.txt"
+done
+expect_err "model: unknown format" 1 \
+    "dlplan: option '--format': 'xml' is not one of csv|summary|json" -- \
+    dlplan model --preset gpt2-xl --format xml
