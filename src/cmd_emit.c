@@ -197,7 +197,10 @@ run_emit(const struct emit_args *a, struct dl_err *e)
 	if ((rc = cmd_load_plan(a->eo.plan_path, &a->paths, a->model, 1, &p,
 	    &c, &m, NULL, e)) != DL_OK)
 		return cmd_fail(e);
-	rc = emit_launch(&p, &c, &a->eo, &res, e);
+	if ((rc = cmd_lock_outdir(a->eo.outdir, e)) == DL_OK) {
+		rc = emit_launch(&p, &c, &a->eo, &res, e);
+		af_unlock_dir();
+	}
 	if (rc == DL_OK) {
 		for (size_t i = 0; i < res.nfiles; i++)
 			printf("%s\n", res.files[i]);

@@ -594,15 +594,25 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 		p.strategy = xstrdup(strategy_names[a->so.strategy]);
 		rc = plan_set_inputs(&p, c, m, e);
 	}
-	if (rc == DL_OK && a->outdir)
+	/*
+	 * One output: the plan files and the launch files are written with
+	 * the directory locked and the interrupting signals held, so that
+	 * SIGINT or SIGTERM leaves either the old set or the new one.
+	 */
+	if (rc == DL_OK && a->outdir &&
+	    (rc = cmd_lock_outdir(a->outdir, e)) == DL_OK) {
+		af_hold_signals(1);
 		rc = cmd_write_plan(&p, c, m, a->outdir, e);
-	if (rc == DL_OK && a->launch >= 0) {
-		struct strbuf pj = STRBUF_INIT;
+		if (rc == DL_OK && a->launch >= 0) {
+			struct strbuf pj = STRBUF_INIT;
 
-		sb_addf(&pj, "%s/plan.json", a->outdir);
-		a->eo.plan_path = pj.buf;
-		rc = emit_launch(&p, c, &a->eo, NULL, e);
-		sb_free(&pj);
+			sb_addf(&pj, "%s/plan.json", a->outdir);
+			a->eo.plan_path = pj.buf;
+			rc = emit_launch(&p, c, &a->eo, NULL, e);
+			sb_free(&pj);
+		}
+		af_hold_signals(0);
+		af_unlock_dir();
 	}
 	if (rc == DL_OK) {
 		if (a->fmt == 1) {

@@ -121,6 +121,16 @@ cmd_write_plan(const struct dl_plan *p, const struct dl_cluster *c,
 }
 
 int
+cmd_lock_outdir(const char *outdir, struct dl_err *e)
+{
+	int rc;
+
+	if ((rc = mkdir_p(outdir, e)) != DL_OK)
+		return rc;
+	return af_lock_dir(outdir, e);
+}
+
+int
 cmd_fail(const struct dl_err *e)
 {
 	dl_perr(e);

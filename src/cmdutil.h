@@ -55,6 +55,13 @@ int cmd_load_plan(const char *path, const struct dl_cluster_paths *user,
     struct dl_err *e);
 
 /*
+ * Make outdir when missing and lock it for this run (af_lock_dir()): a
+ * second dlplan writing to the same directory fails with DL_ESYS until
+ * this one ends.
+ */
+int cmd_lock_outdir(const char *outdir, struct dl_err *e);
+
+/*
  * Write p as OUTDIR/plan.json and OUTDIR/plan.csv, making outdir when
  * missing: both files or, when a write fails, neither (never a new
  * plan.json beside an old plan.csv).

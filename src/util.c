@@ -410,6 +410,9 @@ sb_detach(struct strbuf *sb)
 #define AF_MAX 64
 static char *af_live[AF_MAX];
 
+/* The output directory lock of this run (af_lock_dir()), or NULL. */
+static char *af_lockfile;
+
 static void
 af_track(char *tmp, int on)
 {
@@ -431,6 +434,8 @@ af_cleanup_all(void)
 	for (int i = 0; i < AF_MAX; i++)
 		if (af_live[i] != NULL)
 			unlink(af_live[i]);
+	if (af_lockfile != NULL)
+		unlink(af_lockfile);
 }
 
 int
@@ -550,16 +555,58 @@ void
 af_hold_signals(int on)
 {
 	static sigset_t old;
+	static int depth;
 	sigset_t set;
 
 	if (on) {
+		if (depth++ > 0)
+			return;
 		sigemptyset(&set);
 		sigaddset(&set, SIGINT);
 		sigaddset(&set, SIGTERM);
 		sigaddset(&set, SIGHUP);
 		sigprocmask(SIG_BLOCK, &set, &old);
-	} else {
+	} else if (depth > 0 && --depth == 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
+	}
+}
+
+
+int
+af_lock_dir(const char *dir, struct dl_err *e)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int fd;
+
+	if (af_lockfile != NULL)
+		return DL_OK;
+	sb_addf(&sb, "%s/" AF_LOCK_NAME, dir);
+	if ((fd = open(sb.buf, O_WRONLY | O_CREAT | O_EXCL, 0644)) < 0) {
+		int err = errno;
+
+		if (err == EEXIST)
+			dl_seterr(e, DL_ESYS, sb.buf, 0, 0, "another dlplan is "
+			    "writing to '%s' (if none is, remove this lock "
+			    "file)", dir);
+		else
+			dl_seterr(e, DL_ESYS, sb.buf, 0, 0, "cannot create "
+			    "lock file: %s", strerror(err));
+		sb_free(&sb);
+		return DL_ESYS;
+	}
+	/* Empty: the lock must not take the room the output needs. */
+	close(fd);
+	af_lockfile = sb_detach(&sb);
+	return DL_OK;
+}
+
+void
+af_unlock_dir(void)
+{
+	if (af_lockfile != NULL) {
+		unlink(af_lockfile);
+		free(af_lockfile);
+		af_lockfile = NULL;
 	}
 }
 

@@ -141,9 +141,21 @@ int af_write_files(size_t n, const char *const *paths,
 /*
  * Hold (on = 1) or release (0) SIGINT, SIGTERM and SIGHUP, so that a set
  * of renames is not cut in two: an interrupted run replaces all of its
- * files or none.  Calls do not nest.
+ * files or none.  Calls nest: the signals come through when the outermost
+ * hold is released.
  */
 void af_hold_signals(int on);
+
+/*
+ * Lock output directory dir (which must exist) for this run, git-lockfile
+ * style: create the empty file dir/.dlplan.lock with O_EXCL.  A second
+ * writer gets DL_ESYS naming the lock file.  af_unlock_dir() and
+ * af_cleanup_all() (at exit and on signals) remove it.  One lock per run;
+ * a second call is a no-op.
+ */
+#define AF_LOCK_NAME ".dlplan.lock"
+int af_lock_dir(const char *dir, struct dl_err *e);
+void af_unlock_dir(void);
 
 /* Make directory path (and parents) if missing. */
 int mkdir_p(const char *path, struct dl_err *e);

@@ -367,7 +367,7 @@ expect_empty_dir "infeasible launch writes nothing" "$TMP/o8"
 # --- output errors (exit 4): nothing written, nothing replaced ----------
 : >"$TMP/afile"
 expect_err "output directory is a file" 4 \
-    "dlplan: $TMP/afile/launch: cannot create directory: Not a directory" \
+    "dlplan: $TMP/afile: not a directory" \
     -- dlplan emit "$TMP/run/$P" --launcher slurm -o "$TMP/afile" -- x
 mkdir -p "$TMP/o9/launch/plan.sbatch"
 expect_err "a directory in the way" 4 \

@@ -152,7 +152,7 @@ else
 		    "user nobody cannot read $DATA"
 	else
 		expect_err "-o in a directory nobody may write" 4 \
-		    "dlplan: $TMP/pub/locked/plan.json: cannot create file: Permission denied" -- \
+		    "dlplan: $TMP/pub/locked/.dlplan.lock: cannot create lock file: Permission denied" -- \
 		    $_as_nobody ${DLPLAN_WRAP:-} "$DLPLAN" plan $ONE \
 		    -o "$TMP/pub/locked"
 		expect_err "-o below a directory nobody may write" 4 \

@@ -80,3 +80,62 @@ done
 expect_err "model: unknown format" 1 \
     "dlplan: option '--format': 'xml' is not one of csv|summary|json" -- \
     dlplan model --preset gpt2-xl --format xml
+
+# --- one output, one writer ---------------------------------------------
+ONE="-c $DATA/eval/one -m $DATA/eval/m4.csv --global-batch 6"
+dlplan plan $ONE -q -o "$TMP/lk" >/dev/null 2>&1
+check "no lock file left after a run" test ! -e "$TMP/lk/.dlplan.lock"
+cp "$TMP/lk/plan.json" "$TMP/lk.before"
+: >"$TMP/lk/.dlplan.lock"
+expect_err "a second writer (or a stale lock) fails, naming the lock" 4 \
+    "dlplan: $TMP/lk/.dlplan.lock: another dlplan is writing to '$TMP/lk' (if none is, remove this lock file)" -- \
+    dlplan plan $ONE --mfu 0.5 -o "$TMP/lk"
+check "locked: the output is untouched" cmp "$TMP/lk/plan.json" \
+    "$TMP/lk.before"
+check "locked: the other writer's lock stays" test -e "$TMP/lk/.dlplan.lock"
+expect_err "emit into a locked directory" 4 \
+    "dlplan: $TMP/lk/.dlplan.lock: another dlplan is writing to '$TMP/lk' (if none is, remove this lock file)" -- \
+    dlplan emit "$TMP/lk/plan.json" --launcher hostfile -o "$TMP/lk" -- x
+rm -f "$TMP/lk/.dlplan.lock"
+
+# SIGTERM while plan.json is being renamed (strace holds every rename for
+# 2 s): the plan files and the launch files are one output, so the run
+# finishes all the renames and only then dies of the signal; never a new
+# plan.json beside the old launch/ files.
+if [ -n "${DLPLAN_WRAP:-}" ]; then
+	skip "SIGTERM during plan --launcher: one output" "not under $DLPLAN_WRAP"
+elif ! command -v strace >/dev/null 2>&1 ||
+    ! strace -o /dev/null true 2>/dev/null; then
+	skip "SIGTERM during plan --launcher: one output" "needs strace (and ptrace)"
+else
+	mkdir -p "$TMP/one/launch"
+	for f in plan.json plan.csv launch/plan.sbatch launch/worker.sh; do
+		echo old >"$TMP/one/$f"
+	done
+	strace -f -o "$TMP/one.trace" -e trace=rename,renameat,renameat2 \
+	    -e inject=rename,renameat,renameat2:delay_exit=2000000 \
+	    sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$TMP/one.pid" \
+	    "$DLPLAN" plan $ONE -q -o "$TMP/one" --launcher slurm -- \
+	    python3 train.py >/dev/null 2>&1 &
+	_spid=$!
+	sleep 1
+	kill -s TERM "$(cat "$TMP/one.pid")" 2>/dev/null
+	wait "$_spid"
+	_rc=$?
+	_ren=$(grep -c 'rename' "$TMP/one.trace")
+	if [ "$_ren" -lt 1 ]; then
+		skip "SIGTERM during plan --launcher: one output" \
+		    "the signal came too early"
+	elif [ "$_rc" -eq 143 ] && grep -q '"schema"' "$TMP/one/plan.json" &&
+	    grep -q '^#SBATCH' "$TMP/one/launch/plan.sbatch" &&
+	    ! grep -qx old "$TMP/one/launch/worker.sh"; then
+		t_ok "SIGTERM during plan --launcher: one output, exit 143"
+	else
+		t_notok "SIGTERM during plan --launcher: one output, exit 143" \
+		    "status $_rc, $_ren renames" \
+		    "plan.json: $(head -c 40 "$TMP/one/plan.json")" \
+		    "plan.sbatch: $(head -c 40 "$TMP/one/launch/plan.sbatch")"
+	fi
+	check "SIGTERM: no temporary or lock file left" \
+	    test -z "$(find "$TMP/one" -name '*.tmp-*' -o -name .dlplan.lock)"
+fi
