@@ -23,9 +23,10 @@ enum {
 	O_MAXTP, O_MEMRES, O_MFU, O_MODEL, O_MBATCH, O_OPT, O_OUT, O_PARAM,
 	O_STATES, O_STRAT, O_TLIM,
 	O_BUDGET, O_SLOTS, O_SLOTSTEPS, O_TRADEOFF,
-	O_JOB, O_LAUNCHER, O_PORT, O_PARTITION, O_SCRIPT, O_TIME, O_JOBS,
-	O_ACCOUNT, O_QOS, O_LOGOUT, O_LOGERR, O_SBATCH
+	O_JOB, O_LAUNCHER, O_PORT, O_PARTITION, O_SCRIPT, O_TIME, O_JOBS
 };
+/* emit's #SBATCH options for --launcher, numbered apart from the above. */
+enum { O_ACCOUNT = 500, O_QOS, O_LOGOUT, O_LOGERR, O_SBATCH };
 
 static const struct optspec plan_opts[] = {
 	DL_OPT_CLUSTER,
