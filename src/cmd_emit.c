@@ -24,11 +24,15 @@
 
 enum {
 	O_JOB = 1, O_LAUNCHER, O_MODEL, O_OUT, O_PARTITION, O_PORT, O_SCRIPT,
-	O_SLOT, O_TIME
+	O_SLOT, O_TIME, O_ACCOUNT, O_QOS, O_LOGOUT, O_LOGERR, O_SBATCH
 };
 
 static const struct optspec emit_opts_table[] = {
 	DL_OPT_CLUSTER,
+	{ "account", 0, O_ACCOUNT, "NAME", NULL,
+	    "Slurm account to charge (#SBATCH --account)" },
+	{ "error", 0, O_LOGERR, "PATH", "file",
+	    "Slurm's stderr log path (#SBATCH --error)" },
 	{ "job-name", 0, O_JOB, "NAME", NULL,
 	    "Slurm job name (" EMIT_DEFAULT_JOB_NAME ")" },
 	{ "launcher", 0, O_LAUNCHER, "L", EMIT_LAUNCHERS,
@@ -39,7 +43,13 @@ static const struct optspec emit_opts_table[] = {
 	    "model.csv (default: the one the plan names)" },
 	{ "outdir", 'o', O_OUT, "DIR", "dir",
 	    "write to DIR/launch/ (default: the plan's directory)" },
+	{ "output", 0, O_LOGOUT, "PATH", "file",
+	    "Slurm's stdout log path (#SBATCH --output)" },
 	{ "partition", 0, O_PARTITION, "P", NULL, "Slurm partition(s)" },
+	{ "qos", 0, O_QOS, "NAME", NULL,
+	    "Slurm quality of service (#SBATCH --qos)" },
+	{ "sbatch-arg", 0, O_SBATCH, "OPT", NULL,
+	    "one more #SBATCH option, as given (repeatable)" },
 	{ "script", 0, O_SCRIPT, "FILE", "file",
 	    "training script every rank runs with $DLPLAN_PYTHON" },
 	{ "slot", 0, O_SLOT, "N", NULL,
@@ -56,7 +66,8 @@ const struct dl_cmd dl_cmd_emit = {
 	"emit", cmd_emit,
 	"PLAN.json --launcher slurm|torchrun|srun|hostfile [-o OUTDIR] "
 	"[--script FILE] [--partition P] [--time T] [--master-port N] "
-	"[--slot N] [-- COMMAND|ARGS...]",
+	"[--account NAME] [--qos NAME] [--output PATH] [--error PATH] "
+	"[--sbatch-arg OPT ...] [--slot N] [-- COMMAND|ARGS...]",
 	"write launch files (Slurm, torchrun, srun, hostfile) for a plan",
 	emit_opts_table, 0
 };
@@ -70,6 +81,7 @@ struct emit_args {
 	int launcher;		/* --launcher, or -1 */
 	int last;		/* argv index after the last option */
 	int npre;		/* operands before argv[last] */
+	const char *sbatch[EMIT_MAX_SBATCH_ARGS];	/* eo.sbatch_args */
 };
 
 /* Take option id (not a cluster option, not -h) into a; -1 with e set on
@@ -107,6 +119,28 @@ take_opt(struct emit_args *a, int id, struct optstate *st, struct dl_err *e)
 		break;
 	case O_TIME:
 		a->eo.time = st->arg;
+		break;
+	case O_ACCOUNT:
+		a->eo.account = st->arg;
+		break;
+	case O_QOS:
+		a->eo.qos = st->arg;
+		break;
+	case O_LOGOUT:
+		a->eo.output = st->arg;
+		break;
+	case O_LOGERR:
+		a->eo.error = st->arg;
+		break;
+	case O_SBATCH:
+		if (a->eo.nsbatch_args == EMIT_MAX_SBATCH_ARGS) {
+			dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option "
+			    "'--sbatch-arg': '%s' is one too many (at most %d)",
+			    st->arg, EMIT_MAX_SBATCH_ARGS);
+			return -1;
+		}
+		a->sbatch[a->eo.nsbatch_args++] = st->arg;
+		a->eo.sbatch_args = a->sbatch;
 		break;
 	}
 	return 0;

@@ -27,13 +27,19 @@ enum {
 	O_JOB, O_LAUNCHER, O_PORT, O_PARTITION, O_SCRIPT, O_TIME, O_JOBS,
 	O_FORECAST
 };
+/* emit's #SBATCH options for --launcher, numbered apart from the above. */
+enum { O_ACCOUNT = 500, O_QOS, O_LOGOUT, O_LOGERR, O_SBATCH };
 
 static const struct optspec plan_opts[] = {
 	DL_OPT_CLUSTER,
+	{ "account", 0, O_ACCOUNT, "NAME", NULL,
+	    "Slurm account for --launcher (#SBATCH --account)" },
 	{ "budget", 0, O_BUDGET, "COST", NULL,
 	    "average price per hour the schedule may spend (needs --slots)" },
 	{ "dump-lp", 0, O_DUMP, "DIR", "dir",
 	    "write the final plan's MILPs to DIR in CPLEX LP format" },
+	{ "error", 0, O_LOGERR, "PATH", "file",
+	    "Slurm's stderr log path for --launcher (#SBATCH --error)" },
 	{ "exact", 0, O_EXACT, "WHEN", "auto|yes|no",
 	    "exhaustive search: auto (at most 6 GPUs), yes (at most 12), no" },
 	{ "forecast", 0, O_FORECAST, "METHOD", FM_NAMES,
@@ -66,9 +72,15 @@ static const struct optspec plan_opts[] = {
 	    "optimizer state bytes per parameter (12)" },
 	{ "outdir", 'o', O_OUT, "DIR", "dir",
 	    "write plan.json and plan.csv to DIR" },
+	{ "output", 0, O_LOGOUT, "PATH", "file",
+	    "Slurm's stdout log path for --launcher (#SBATCH --output)" },
 	{ "param-bytes", 0, O_PARAM, "B", NULL, "bytes per parameter (2)" },
 	{ "partition", 0, O_PARTITION, "P", NULL,
 	    "Slurm partition(s) for --launcher" },
+	{ "qos", 0, O_QOS, "NAME", NULL,
+	    "Slurm quality of service for --launcher (#SBATCH --qos)" },
+	{ "sbatch-arg", 0, O_SBATCH, "OPT", NULL,
+	    "one more #SBATCH option for --launcher (repeatable)" },
 	{ "script", 0, O_SCRIPT, "FILE", "file",
 	    "training script every rank runs, for --launcher" },
 	{ "slot-steps", 0, O_SLOTSTEPS, "K", NULL,
@@ -338,6 +350,7 @@ struct plan_args {
 	int fmt;		/* 0 table, 1 json */
 	int have_gb;		/* --global-batch was given */
 	int launch;		/* --launcher, or -1 */
+	const char *sbatch[EMIT_MAX_SBATCH_ARGS];	/* eo.sbatch_args */
 };
 
 static void
@@ -482,6 +495,26 @@ take_opt(struct plan_args *a, int id, struct optstate *sto, struct dl_err *e)
 		break;
 	case O_TIME:
 		a->eo.time = sto->arg;
+		break;
+	case O_ACCOUNT:
+		a->eo.account = sto->arg;
+		break;
+	case O_QOS:
+		a->eo.qos = sto->arg;
+		break;
+	case O_LOGOUT:
+		a->eo.output = sto->arg;
+		break;
+	case O_LOGERR:
+		a->eo.error = sto->arg;
+		break;
+	case O_SBATCH:
+		if (a->eo.nsbatch_args == EMIT_MAX_SBATCH_ARGS)
+			return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option "
+			    "'--sbatch-arg': '%s' is one too many (at most %d)",
+			    sto->arg, EMIT_MAX_SBATCH_ARGS), -1;
+		a->sbatch[a->eo.nsbatch_args++] = sto->arg;
+		a->eo.sbatch_args = a->sbatch;
 		break;
 	case O_TRADEOFF:
 		if (opt_double(sto, 1e-300, 1e300, &a->bo.tradeoff, e))

@@ -76,7 +76,7 @@ emit_check_opts(const struct emit_opts *o, struct dl_err *e)
 	if (o->script == NULL && o->args[0][0] == '\0')
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0,
 		    "empty training command");
-	return DL_OK;
+	return emit_check_sbatch(o, e);
 }
 
 

@@ -58,7 +58,16 @@
  *			Otherwise, and always for launcher srun, one task per
  *			rank placed by SLURM_HOSTFILE=slurm-hosts with
  *			--distribution=arbitrary, each running "worker.sh
- *			srun".
+ *			srun".  When the plan uses different GPU counts
+ *			on different nodes (largest local index + 1), a
+ *			Slurm heterogeneous job instead: one component per
+ *			count with its own --gres, one srun task per node
+ *			across all components (--het-group), running
+ *			torchrun as above or, instead of the per-rank form,
+ *			starting the node's ranks itself with the env://
+ *			variables set.  Optional account, QOS, log paths
+ *			and pass-through #SBATCH lines go into every
+ *			component.
  *	slurm-hosts	(per-rank form only) the host of rank r on line r+1.
  *	torchrun-<node>.sh  (torchrun) one per node, to be run on that node:
  *			torchrun with static rendezvous on a uniform plan;
@@ -89,6 +98,7 @@ enum { EMIT_SLURM, EMIT_TORCHRUN, EMIT_SRUN, EMIT_HOSTFILE };
 #define EMIT_LAUNCHERS "slurm|torchrun|srun|hostfile"
 #define EMIT_DEFAULT_PORT 29500
 #define EMIT_DEFAULT_JOB_NAME "dlplan"
+#define EMIT_MAX_SBATCH_ARGS 32	/* --sbatch-arg given at most so often */
 
 struct emit_opts {
 	int launcher;		/* EMIT_* */
@@ -108,6 +118,13 @@ struct emit_opts {
 	const char *job_name;	/* Slurm job name */
 	const char *partition;	/* NULL: the cluster's default */
 	const char *time;	/* Slurm time limit, NULL: the default */
+	/*
+	 * More #SBATCH lines (NULL/0: none): --account, --qos, --output,
+	 * --error, and each of sbatch_args as given (emit_check_sbatch()).
+	 */
+	const char *account, *qos, *output, *error;
+	const char *const *sbatch_args;
+	int nsbatch_args;
 };
 
 /* Defaults: launcher slurm, port EMIT_DEFAULT_PORT, job name "dlplan". */
@@ -121,6 +138,15 @@ void emit_opts_init(struct emit_opts *o);
  * option ("--partition").  emit_launch() calls it too.
  */
 int emit_check_opts(const struct emit_opts *o, struct dl_err *e);
+
+/*
+ * Check the #SBATCH pass-through options (emit_check_opts() calls it):
+ * account and qos are names ([A-Za-z0-9._-]{1,63}); output and error are
+ * non-empty paths (sbatch's filename patterns such as %j allowed) without
+ * a newline or backslash; each sbatch_args entry starts with "--" and has
+ * no newline or backslash.  DL_EUSAGE naming the option and the value.
+ */
+int emit_check_sbatch(const struct emit_opts *o, struct dl_err *e);
 
 /*
  * What emit_launch() wrote, for the caller to report: the paths of the

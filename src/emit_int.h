@@ -31,6 +31,8 @@ struct emit_ctx {
 	size_t nfiles, cap;
 	struct emit_file **files;	/* pointers stay valid as it grows */
 	int per_rank;
+	int het;		/* plan.sbatch: components of Slurm's
+				   heterogeneous job, 0 for a plain job */
 };
 /*
  * The helpers below are emit_common.c's; it calls nothing above it.

@@ -4,8 +4,11 @@
 #
 # Slurm: munged with its own key and socket, slurmctld, and four slurmd
 # daemons (slurmd -N n1 .. n4) with fake GPUs (gres.conf File= character
-# devices made here), all state and logs under $TMP/slurm, ports from a
-# free range.  Every daemon started here is stopped at the end, by its pid.
+# devices made here; n1..n3 have four, n4 has eight, so that a plan on
+# nodes of different GPU counts needs plan.sbatch's heterogeneous job),
+# all state and logs under $TMP/slurm, ports from a free range.
+# SchedulerType is sched/backfill, Slurm's default, which heterogeneous
+# jobs need.  Every daemon started here is stopped at the end, by its pid.
 # Node names n1..n4 must resolve for the rendezvous: if they do not, a
 # line "127.0.0.1 n1 n2 n3 n4" is added to /etc/hosts (and kept, since it
 # harms nothing and later runs reuse it).
@@ -109,8 +112,8 @@ EOF
 done
 [ -n "$BASE" ] || e2e_skip "no free port range"
 
-# Fake GPUs: character devices named gpu0..gpu3 (Slurm wants devices).
-for _i in 0 1 2 3; do
+# Fake GPUs: character devices named gpu0..gpu7 (Slurm wants devices).
+for _i in 0 1 2 3 4 5 6 7; do
 	mknod "$S/dev/gpu$_i" c 1 3 2>/dev/null ||
 	    e2e_skip "cannot make fake GPU devices with mknod"
 done
@@ -137,7 +140,7 @@ ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SwitchType=switch/none
 MpiDefault=none
-SchedulerType=sched/builtin
+SchedulerType=sched/backfill
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SlurmdParameters=config_overrides
@@ -147,11 +150,12 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 KillWait=5
 GresTypes=gpu
-NodeName=n[1-4] NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((BASE + 1))-$((BASE + 4)) CPUs=4 RealMemory=1000 Gres=gpu:4 State=UNKNOWN
+NodeName=n[1-3] NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((BASE + 1))-$((BASE + 3)) CPUs=4 RealMemory=1000 Gres=gpu:4 State=UNKNOWN
+NodeName=n4 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((BASE + 4)) CPUs=4 RealMemory=1000 Gres=gpu:8 State=UNKNOWN
 PartitionName=e2e Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP
 EOF
-printf 'AutoDetect=off\nNodeName=n[1-4] Name=gpu File=%s/dev/gpu[0-3]\n' \
-    "$S" >"$S/gres.conf"
+printf 'AutoDetect=off\nNodeName=n[1-3] Name=gpu File=%s/dev/gpu[0-3]\nNodeName=n4 Name=gpu File=%s/dev/gpu[0-7]\n' \
+    "$S" "$S" >"$S/gres.conf"
 : >"$S/plugstack.conf"
 mkdir -p "$S/spool-n1" "$S/spool-n2" "$S/spool-n3" "$S/spool-n4"
 
@@ -189,7 +193,8 @@ fi
 R=$TMP/run
 mkdir -p "$R"
 cp -R "$DATA/e2e-cluster" "$DATA/e2e-model.csv" "$DATA/e2e-plan.json" \
-    "$DATA/e2e-plan-uneven.json" "$R/"
+    "$DATA/e2e-plan-uneven.json" "$DATA/e2e-cluster-mixed" \
+    "$DATA/e2e-plan-mixed.json" "$DATA/e2e-plan-mixed-even.json" "$R/"
 export DLPLAN_TORCHRUN="torchrun --redirects 1 --tee 1"
 export DLPLAN_PYTHON="$PY"
 WORKER=$SRCDIR/tests/e2e/worker.py
@@ -237,7 +242,8 @@ sbatch_run() {
 # hostlist_ok NAME PLAN HOSTS: Slurm expands plan.sbatch's --nodelist to
 # exactly HOSTS (sorted, blank-separated), with nothing on stderr.
 hostlist_ok() {
-	ho_list=$(sed -n 's/^#SBATCH --nodelist=//p' "$R/$1/launch/plan.sbatch")
+	ho_list=$(sed -n 's/^#SBATCH --nodelist=//p' \
+	    "$R/$1/launch/plan.sbatch" | tr '\n' ',' | sed 's/,$//')
 	ho_got=$(scontrol show hostnames "$ho_list" 2>"$R/$1/scontrol.err" |
 	    sort | tr '\n' ' ')
 	if [ "$ho_got" = "$3 " ] && [ ! -s "$R/$1/scontrol.err" ]; then
@@ -271,12 +277,36 @@ check "slurm: sbatch --test-only accepts plan.sbatch" \
 sbatch_run slurm
 check_ranks slurm e2e-plan.json SLURMD_NODENAME
 
-# --- Slurm, uneven nodes: one srun task per rank -------------------------
+# --- Slurm, uneven nodes: GPU counts 4, 2, 1, a heterogeneous job -------
 emit_run uneven e2e-plan-uneven.json slurm $((BASE + 6))
-check "uneven: per-rank form" test -f "$R/uneven/launch/slurm-hosts"
+check "uneven: heterogeneous job" grep -q '^#SBATCH hetjob$' \
+    "$R/uneven/launch/plan.sbatch"
 hostlist_ok uneven e2e-plan-uneven.json "n1 n2 n3"
 sbatch_run uneven
 check_ranks uneven e2e-plan-uneven.json SLURMD_NODENAME
+
+# --- Slurm, nodes of 4 and 8 GPUs: one --gres for all is refused --------
+# mixed: n1, n2 (four GPUs) and n4 (eight GPUs used), ranks not
+# consecutive (one task per node); mixed-even: two consecutive ranks on
+# each node (torchrun form).  Both are heterogeneous jobs of two
+# components, gpu:8 on n4 and gpu:4 on n[1-2].
+emit_run mixed e2e-plan-mixed.json slurm $((BASE + 13))
+printf '#!/bin/sh\n#SBATCH --nodes=3\n#SBATCH --nodelist=n[1-2],n4\n#SBATCH --gres=gpu:8\n#SBATCH --exclusive\ntrue\n' \
+    >"$R/mixed/uniform.sbatch"
+check "mixed: one --gres=gpu:8 for n[1-2],n4 is refused" \
+    sh -c "! sbatch --test-only '$R/mixed/uniform.sbatch'"
+check "mixed: sbatch --test-only accepts plan.sbatch" \
+    sbatch --test-only "$R/mixed/launch/plan.sbatch"
+check "mixed: gpu:8 asked on n4 only" sh -c "grep -c '^#SBATCH --gres=gpu:8$' \
+    '$R/mixed/launch/plan.sbatch' | grep -qx 1"
+hostlist_ok mixed e2e-plan-mixed.json "n1 n2 n4"
+sbatch_run mixed
+check_ranks mixed e2e-plan-mixed.json SLURMD_NODENAME
+emit_run mixed-even e2e-plan-mixed-even.json slurm $((BASE + 14))
+check "mixed-even: torchrun form" grep -q 'torchrun' \
+    "$R/mixed-even/launch/plan.sbatch"
+sbatch_run mixed-even
+check_ranks mixed-even e2e-plan-mixed-even.json SLURMD_NODENAME
 
 # --- Slurm, plain srun: one task per rank, no torchrun ------------------
 emit_run srun e2e-plan.json srun $((BASE + 9))

@@ -5,11 +5,15 @@
 #
 # The plans are tests/cli/data/e2e-plan.json (4 nodes x 2 ranks, nodes in
 # the order n3 n1 n4 n2: torchrun form) and e2e-plan-uneven.json (n2 runs
-# ranks 0-1, n1 ranks 2 and 4-5, n3 rank 3: one task per rank).
+# ranks 0-1, n1 ranks 2 and 4-5, n3 rank 3, using 4, 2 and 1 GPUs: a
+# heterogeneous job of one task per node), and e2e-plan-mixed*.json on
+# e2e-cluster-mixed (n1, n2 of four GPUs and n4 of eight).
 
 mkdir -p "$TMP/run"
 cp -R "$DATA/e2e-cluster" "$DATA/e2e-model.csv" "$DATA/e2e-plan.json" \
-    "$DATA/e2e-plan-uneven.json" "$TMP/run/"
+    "$DATA/e2e-plan-uneven.json" "$DATA/e2e-cluster-mixed" \
+    "$DATA/e2e-plan-mixed.json" "$DATA/e2e-plan-mixed-even.json" \
+    "$TMP/run/"
 
 # show DIR: every file of DIR/launch behind a header with its mode.
 show() {
@@ -45,6 +49,21 @@ expect_run "slurm: torchrun per node" 0 emit-slurm.txt emit-empty.err -- \
 expect_run "slurm: uneven plan, one task per rank" 0 emit-slurm-uneven.txt \
     emit-note-slurm.err -- emit_show "$TMP/o2" "$U" --launcher slurm \
     --script "$W"
+# Account, QOS, log paths and pass-through options, quoted where they
+# may hold more than a name.  Plans on nodes of 8 and 4 GPUs
+# (e2e-plan-mixed*.json) make a heterogeneous job, every component with
+# these lines.
+expect_run "slurm: account, qos, logs, --sbatch-arg" 0 emit-slurm-opts.txt \
+    emit-empty.err -- emit_show "$TMP/o11" "$P" --launcher slurm \
+    --account proj-1.a --qos high_prio --output "logs/%x-%j it's.out" \
+    --error '/var/log/run #1.err' --sbatch-arg --mail-type=END \
+    --sbatch-arg "--comment=a 'b' \$(c)" -- x
+expect_run "slurm: nodes of 8 and 4 GPUs, heterogeneous job" 0 \
+    emit-slurm-mixed.txt emit-note-slurm.err -- emit_show "$TMP/o12" \
+    e2e-plan-mixed.json --launcher slurm --qos q --sbatch-arg=--x=1 -- x
+expect_run "slurm: mixed GPU counts, torchrun form" 0 \
+    emit-slurm-mixed-even.txt emit-empty.err -- emit_show "$TMP/o13" \
+    e2e-plan-mixed-even.json --launcher slurm -- x
 expect_run "srun: one task per rank" 0 emit-srun.txt emit-empty.err -- \
     emit_show "$TMP/o3" "$P" --launcher srun --time 30 -- python3 -u \
     train.py
@@ -78,7 +97,9 @@ done
 # The stubs do what the real programs would, one process at a time:
 # srun runs the step's command once per node of the job in Slurm's order
 # (n1 n2 n3 n4, not the plan's), or once per line of SLURM_HOSTFILE with
-# --distribution=arbitrary, setting SLURMD_NODENAME and SLURM_PROCID;
+# --distribution=arbitrary, setting SLURMD_NODENAME and SLURM_PROCID
+# (a heterogeneous job's step, --het-group, runs on the nodes in
+# RR_NODES when run_ranks is given them);
 # torchrun runs the command after --no_python once per local rank with
 # RANK, LOCAL_RANK and WORLD_SIZE; "python" and "python3" write the rank's
 # environment and arguments to $STUB_OUT/rank-N.  worker.sh refuses a rank on the
@@ -152,7 +173,8 @@ run_ranks() {
 	shift 2
 	rm -rf "$rr_dir"
 	mkdir -p "$rr_dir"
-	PATH="$TMP/stub:$PATH" STUB_OUT=$rr_dir STUB_NODES="n1 n2 n3 n4" \
+	PATH="$TMP/stub:$PATH" STUB_OUT=$rr_dir \
+	    STUB_NODES="${RR_NODES:-n1 n2 n3 n4}" \
 	    DLPLAN_PYTHON="$TMP/stub/python" "$@" >"$rr_dir.out" 2>&1 || {
 		echo "exit status $?"
 		cat "$rr_dir.out"
@@ -169,8 +191,11 @@ run_ranks slurm "$TMP/r1b" env DLPLAN_TORCHRUN="torchrun --redirects 1" \
 check "DLPLAN_TORCHRUN splits into words" grep -q \
     '^--redirects 1 --node_rank=0 --nnodes=4 --nproc_per_node=2 ' \
     "$TMP/r1b/torchrun.log"
-expect_run "run slurm per-rank form" 0 emit-run-slurm-uneven.txt - -- \
+RR_NODES="n1 n2 n3"
+expect_run "run slurm per-node form (heterogeneous job)" 0 \
+    emit-run-slurm-uneven.txt - -- \
     run_ranks slurm "$TMP/r2" sh "$TMP/o2/launch/plan.sbatch"
+RR_NODES=
 expect_run "run srun" 0 emit-run-srun.txt - -- \
     run_ranks srun "$TMP/r3" sh "$TMP/o3/launch/plan.sbatch"
 
@@ -284,6 +309,16 @@ refused --time "1:00;reboot" "1:00
 #SBATCH --uid=0" '$(id)' '1 00' '1-' ''
 refused --job-name "x;touch $TMP/pwned" 'a
 b' '$(id)'
+refused --account "x;touch $TMP/pwned" 'a
+b' '$(id)' '' 'a b'
+refused --qos "x;touch $TMP/pwned" 'a
+b' '$(id)' ''
+refused --output "a
+#SBATCH --uid=0" 'a\b' ''
+refused --error "a
+b" 'a\b' ''
+refused --sbatch-arg "--x
+#SBATCH --uid=0" '-x' '--' 'x=1' '--x=a\b' ''
 check "hostile options: nothing ran" test ! -e "$TMP/pwned"
 
 # A hand-made cluster with a hostile host never gets as far as a script.
@@ -338,6 +373,38 @@ expect_err "partition" 1 \
 expect_err "time" 1 \
     "dlplan: option '--time': '1:2:3:4' is not a Slurm time limit (expected MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED)" \
     -- dlplan emit "$TMP/run/$P" --launcher slurm --time 1:2:3:4 -- x
+expect_err "account" 1 \
+    "dlplan: option '--account': 'a/b' is not an account name (expected 1 to 63 letters, digits, '.', '_', '-')" \
+    -- dlplan emit "$TMP/run/$P" --launcher slurm --account a/b -- x
+expect_err "qos" 1 \
+    "dlplan: option '--qos': 'a,b' is not a QOS name (expected 1 to 63 letters, digits, '.', '_', '-')" \
+    -- dlplan emit "$TMP/run/$P" --launcher slurm --qos a,b -- x
+expect_err "output" 1 \
+    "dlplan: option '--output': '' is not a log path (expected a non-empty path without newline or backslash)" \
+    -- dlplan emit "$TMP/run/$P" --launcher slurm --output '' -- x
+expect_err "error" 1 \
+    "dlplan: option '--error': 'a\\b' is not a log path (expected a non-empty path without newline or backslash)" \
+    -- dlplan emit "$TMP/run/$P" --launcher slurm --error 'a\b' -- x
+expect_err "sbatch-arg" 1 \
+    "dlplan: option '--sbatch-arg': '-N2' is not an sbatch option (expected '--NAME' or '--NAME=VALUE' without newline or backslash)" \
+    -- dlplan emit "$TMP/run/$P" --launcher slurm --sbatch-arg -N2 -- x
+_many=
+for _i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 \
+    25 26 27 28 29 30 31 32 33; do
+	_many="$_many --sbatch-arg --x$_i"
+done
+# shellcheck disable=SC2086
+expect_err "sbatch-arg: at most 32" 1 \
+    "dlplan: option '--sbatch-arg': '--x33' is one too many (at most 32)" \
+    -- dlplan emit "$TMP/run/$P" --launcher slurm $_many -- x
+expect_err "plan: account" 1 \
+    "dlplan: option '--account': 'a b' is not an account name (expected 1 to 63 letters, digits, '.', '_', '-')" \
+    -- dlplan plan -c "$TMP/run/e2e-cluster" -m "$TMP/run/e2e-model.csv" \
+    --global-batch 8 -o "$TMP/o14" --launcher slurm --account 'a b' -- x
+expect_err "plan: sbatch-arg" 1 \
+    "dlplan: option '--sbatch-arg': 'x' is not an sbatch option (expected '--NAME' or '--NAME=VALUE' without newline or backslash)" \
+    -- dlplan plan -c "$TMP/run/e2e-cluster" -m "$TMP/run/e2e-model.csv" \
+    --global-batch 8 -o "$TMP/o14" --launcher slurm --sbatch-arg x -- x
 expect_err "empty script" 1 "dlplan: option '--script': empty file name" \
     -- dlplan emit "$TMP/run/$P" --launcher slurm --script ''
 check "usage errors print the usage line" grep -q "^$_u" "$TMP/err"

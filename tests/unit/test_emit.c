@@ -149,6 +149,56 @@ test_opts(void)
 	    "is refused");
 }
 
+/* The #SBATCH pass-through options: what is accepted and refused. */
+static void
+test_sbatch_opts(void)
+{
+	const char *good[] = { "--mail-type=END", "--comment=a 'b' $(c)",
+	    "--x" };
+	const char *bad[] = { "-N2", "--", "x", "--x\n#SBATCH --uid=0",
+	    "--x=a\\b", "" };
+	struct emit_opts o;
+	struct dl_err e = { 0 };
+
+	emit_opts_init(&o);
+	is_int(emit_check_sbatch(&o, &e), DL_OK, "no pass-through options");
+	o.account = "proj-1.a";
+	o.qos = "high_prio";
+	o.output = "logs/%x-%j it's #1.out";
+	o.error = "/var/log/run.err";
+	o.sbatch_args = good;
+	o.nsbatch_args = 3;
+	is_int(emit_check_sbatch(&o, &e), DL_OK, "good values are accepted");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		o.sbatch_args = &bad[i];
+		o.nsbatch_args = 1;
+		ok(emit_check_sbatch(&o, &e) == DL_EUSAGE,
+		    "--sbatch-arg '%s' is refused", bad[i]);
+	}
+	is_str(e.msg, "option '--sbatch-arg': '' is not an sbatch option "
+	    "(expected '--NAME' or '--NAME=VALUE' without newline or "
+	    "backslash)", "sbatch-arg message");
+	o.nsbatch_args = 0;
+	o.account = "a b";
+	is_int(emit_check_sbatch(&o, &e), DL_EUSAGE, "an account with a "
+	    "blank is refused");
+	o.account = NULL;
+	o.qos = "";
+	is_int(emit_check_sbatch(&o, &e), DL_EUSAGE, "an empty QOS is "
+	    "refused");
+	o.qos = NULL;
+	o.output = "a\nb";
+	is_int(emit_check_sbatch(&o, &e), DL_EUSAGE, "an output path with a "
+	    "newline is refused");
+	o.output = NULL;
+	o.error = "a\\b";
+	is_int(emit_check_sbatch(&o, &e), DL_EUSAGE, "an error path with a "
+	    "backslash is refused");
+	is_str(e.msg, "option '--error': 'a\\b' is not a log path (expected "
+	    "a non-empty path without newline or backslash)",
+	    "error message");
+}
+
 /* Plans built by hand. */
 static struct dl_group *
 add_group(struct dl_plan *p, long mb)
@@ -470,6 +520,7 @@ main(void)
 	test_hostlist();
 	test_valid();
 	test_opts();
+	test_sbatch_opts();
 	fx_begin(&f);
 	fx_file(&f, "nodes.csv", nodes_csv);
 	if (fx_load(&f, &c, NULL) != 0)
