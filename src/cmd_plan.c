@@ -366,6 +366,62 @@ args_init(struct plan_args *a)
 	emit_opts_init(&a->eo);
 }
 
+/*
+ * The options plan shares with emit for --launcher: 1 when id is one of
+ * them (taken), 0 when it is not, -1 on a bad value.
+ */
+static int
+take_launch_opt(struct plan_args *a, int id, struct optstate *sto,
+    struct dl_err *e)
+{
+	switch (id) {
+	case O_JOB:
+		a->eo.job_name = sto->arg;
+		break;
+	case O_LAUNCHER:
+		if ((a->launch = opt_choice(sto, e)) < 0)
+			return -1;
+		a->eo.launcher = a->launch;
+		break;
+	case O_PORT:
+		if (opt_long(sto, 1, 65535, &a->eo.master_port, e))
+			return -1;
+		break;
+	case O_PARTITION:
+		a->eo.partition = sto->arg;
+		break;
+	case O_SCRIPT:
+		a->eo.script = sto->arg;
+		break;
+	case O_TIME:
+		a->eo.time = sto->arg;
+		break;
+	case O_ACCOUNT:
+		a->eo.account = sto->arg;
+		break;
+	case O_QOS:
+		a->eo.qos = sto->arg;
+		break;
+	case O_LOGOUT:
+		a->eo.output = sto->arg;
+		break;
+	case O_LOGERR:
+		a->eo.error = sto->arg;
+		break;
+	case O_SBATCH:
+		if (a->eo.nsbatch_args == EMIT_MAX_SBATCH_ARGS)
+			return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option "
+			    "'--sbatch-arg': '%s' is one too many (at most %d)",
+			    sto->arg, EMIT_MAX_SBATCH_ARGS), -1;
+		a->sbatch[a->eo.nsbatch_args++] = sto->arg;
+		a->eo.sbatch_args = a->sbatch;
+		break;
+	default:
+		return 0;
+	}
+	return 1;
+}
+
 /* Take option id (not a cluster option, not -h) into a; -1 with e set on
  * a usage error. */
 static int
@@ -374,6 +430,8 @@ take_opt(struct plan_args *a, int id, struct optstate *sto, struct dl_err *e)
 	long v;
 	int rc;
 
+	if ((rc = take_launch_opt(a, id, sto, e)) != 0)
+		return rc < 0 ? -1 : 0;
 	switch (id) {
 	case O_DUMP:
 		a->so.dump_dir = sto->arg;
@@ -474,47 +532,6 @@ take_opt(struct plan_args *a, int id, struct optstate *sto, struct dl_err *e)
 		if (opt_long(sto, 1, 100000, &v, e))
 			return -1;
 		a->bo.slot_steps = (int)v;
-		break;
-	case O_JOB:
-		a->eo.job_name = sto->arg;
-		break;
-	case O_LAUNCHER:
-		if ((a->launch = opt_choice(sto, e)) < 0)
-			return -1;
-		a->eo.launcher = a->launch;
-		break;
-	case O_PORT:
-		if (opt_long(sto, 1, 65535, &a->eo.master_port, e))
-			return -1;
-		break;
-	case O_PARTITION:
-		a->eo.partition = sto->arg;
-		break;
-	case O_SCRIPT:
-		a->eo.script = sto->arg;
-		break;
-	case O_TIME:
-		a->eo.time = sto->arg;
-		break;
-	case O_ACCOUNT:
-		a->eo.account = sto->arg;
-		break;
-	case O_QOS:
-		a->eo.qos = sto->arg;
-		break;
-	case O_LOGOUT:
-		a->eo.output = sto->arg;
-		break;
-	case O_LOGERR:
-		a->eo.error = sto->arg;
-		break;
-	case O_SBATCH:
-		if (a->eo.nsbatch_args == EMIT_MAX_SBATCH_ARGS)
-			return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option "
-			    "'--sbatch-arg': '%s' is one too many (at most %d)",
-			    sto->arg, EMIT_MAX_SBATCH_ARGS), -1;
-		a->sbatch[a->eo.nsbatch_args++] = sto->arg;
-		a->eo.sbatch_args = a->sbatch;
 		break;
 	case O_TRADEOFF:
 		if (opt_double(sto, 1e-300, 1e300, &a->bo.tradeoff, e))
