@@ -544,6 +544,14 @@ check_args(struct plan_args *a, struct optstate *sto, struct dl_err *e)
 			    "'dlplan emit' on a slot's plan");
 			return -1;
 		}
+		if (a->launch >= EMIT_MEGATRON && a->launch - EMIT_MEGATRON +
+		    RUNTIME_MEGATRON != a->so.runtime) {
+			dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option '--launcher "
+			    "%s' needs '--runtime %s'", runtime_names[a->launch -
+			    EMIT_MEGATRON + RUNTIME_MEGATRON], runtime_names[
+			    a->launch - EMIT_MEGATRON + RUNTIME_MEGATRON]);
+			return -1;
+		}
 		a->eo.args = sto->pos;
 		a->eo.nargs = sto->npos;
 		a->eo.outdir = a->outdir;

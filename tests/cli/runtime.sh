@@ -76,3 +76,22 @@ micro-batches per replica, the layer split deepspeed expresses, memory)" -- \
 expect_err "not with --budget" 1 "dlplan: option '--runtime' does not go \
 with '--budget'" -- dlplan plan -c "$CL/hetero-lab" -m "$MO/gpt2-xl.csv" \
     $JOB --runtime megatron --budget 10 --slots 2
+
+# Several groups of several stages: Megatron's ranks in the plan's order.
+for rt in megatron deepspeed torchtitan; do
+	d=$TMP/hybrid-$rt
+	expect_run "$rt, --strategy hybrid" 0 - - -- dlplan plan -q \
+	    -c "$CL/single-node" -m "$MO/gpt2-xl.csv" $JOB --strategy hybrid \
+	    --runtime $rt -o "$d" --launcher $rt -- python3 t.py
+	check "$rt, --strategy hybrid: restrictions and configuration" \
+	    $CHK $rt "$d/plan.json" "$d/launch"
+done
+expect_run "megatron.args of a hybrid plan" 0 runtime-megatron-hybrid.args \
+    - -- cat "$TMP/hybrid-megatron/launch/megatron.args"
+expect_run "eval names the runtime" 0 - - -- sh -c "'$DLPLAN' eval \
+    '$TMP/hybrid-megatron/plan.json' | grep -qx 'runtime    megatron (made \
+with plan --runtime megatron)'"
+expect_err "a framework launcher needs its runtime" 1 "dlplan: option \
+'--launcher torchtitan' needs '--runtime torchtitan'" -- dlplan plan \
+    -c "$CL/hetero-lab" -m "$MO/gpt2-xl.csv" $JOB -o "$TMP/y" \
+    --launcher torchtitan -- python3 t.py
