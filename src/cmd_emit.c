@@ -64,7 +64,8 @@ static int cmd_emit(const struct dl_cmd *, int, char **);
 
 const struct dl_cmd dl_cmd_emit = {
 	"emit", cmd_emit,
-	"PLAN.json --launcher slurm|torchrun|srun|hostfile [-o OUTDIR] "
+	"PLAN.json --launcher slurm|torchrun|srun|hostfile|megatron|"
+	"deepspeed|torchtitan [-o OUTDIR] "
 	"[--script FILE] [--partition P] [--time T] [--master-port N] "
 	"[--account NAME] [--qos NAME] [--output PATH] [--error PATH] "
 	"[--sbatch-arg OPT ...] [--slot N] [-- COMMAND|ARGS...]",

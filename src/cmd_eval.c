@@ -267,6 +267,9 @@ print_table(const struct ev *v, int baselines)
 	    p->opts.global_batch / p->opts.micro_batch, p->opts.micro_batch,
 	    p->ngroups, p->ngroups == 1 ? "" : "s", plan_ranks(p),
 	    plan_ranks(p) == 1 ? "" : "s");
+	if (p->runtime[0])
+		printf("runtime    %s (made with plan --runtime %s)\n",
+		    p->runtime, p->runtime);
 	if (v->forecast_given)
 		printf("forecast   node loads given in the plan\n");
 	else if (v->c.has_load)

@@ -25,7 +25,7 @@ enum {
 	O_STATES, O_STRAT, O_TLIM,
 	O_BUDGET, O_SLOTS, O_SLOTSTEPS, O_TRADEOFF,
 	O_JOB, O_LAUNCHER, O_PORT, O_PARTITION, O_SCRIPT, O_TIME, O_JOBS,
-	O_FORECAST
+	O_FORECAST, O_RUNTIME
 };
 /* emit's #SBATCH options for --launcher, numbered apart from the above. */
 enum { O_ACCOUNT = 500, O_QOS, O_LOGOUT, O_LOGERR, O_SBATCH };
@@ -79,6 +79,8 @@ static const struct optspec plan_opts[] = {
 	    "Slurm partition(s) for --launcher" },
 	{ "qos", 0, O_QOS, "NAME", NULL,
 	    "Slurm quality of service for --launcher (#SBATCH --qos)" },
+	{ "runtime", 0, O_RUNTIME, "R", PLAN_RUNTIMES,
+	    "plan only what that framework can run (dlplan: any plan)" },
 	{ "sbatch-arg", 0, O_SBATCH, "OPT", NULL,
 	    "one more #SBATCH option for --launcher (repeatable)" },
 	{ "script", 0, O_SCRIPT, "FILE", "file",
@@ -113,6 +115,29 @@ const struct dl_cmd dl_cmd_plan = {
 };
 
 static const char *strategy_names[] = { "auto", "dp", "pp", "hybrid" };
+static const char *runtime_names[] = { "dlplan", "megatron", "deepspeed",
+	"torchtitan" };
+
+/*
+ * For --runtime other than dlplan: T of the unrestricted plan, so that
+ * the summary shows what the framework's restriction costs.
+ */
+static int
+free_plan_time(const struct dl_costctx *x, const struct search_opts *so,
+    double *t, struct dl_err *e)
+{
+	struct search_opts fo = *so;
+	struct search_stats st;
+	struct dl_plan p;
+	int rc;
+
+	fo.runtime = RUNTIME_DLPLAN;
+	fo.dump_dir = NULL;
+	rc = search_plan(x, &fo, &p, &st, e);
+	*t = rc == DL_OK ? p.est.iteration_s : 0;
+	plan_free(&p);
+	return rc;
+}
 
 static void
 print_summary(const struct dl_plan *p, const struct dl_cluster *c,
@@ -357,7 +382,7 @@ static void
 args_init(struct plan_args *a)
 {
 	struct search_opts so = { STRAT_AUTO, -1, NULL, 60,
-	    search_default_jobs() };
+	    search_default_jobs(), RUNTIME_DLPLAN };
 
 	memset(a, 0, sizeof(*a));
 	a->so = so;
@@ -509,6 +534,11 @@ take_opt(struct plan_args *a, int id, struct optstate *sto, struct dl_err *e)
 			return -1;
 		a->so.strategy = rc;
 		break;
+	case O_RUNTIME:
+		if ((rc = opt_choice(sto, e)) < 0)
+			return -1;
+		a->so.runtime = rc;
+		break;
 	case O_TLIM:
 		if (opt_double(sto, 0.001, 1e6, &a->o.time_limit, e))
 			return -1;
@@ -548,6 +578,11 @@ check_args(struct plan_args *a, struct optstate *sto, struct dl_err *e)
 {
 	if (budget_usage(&a->bo, a->so.dump_dir, e) != DL_OK)
 		return -1;
+	if (a->so.runtime != RUNTIME_DLPLAN && a->bo.budget > 0) {
+		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option '--runtime' does "
+		    "not go with '--budget'");
+		return -1;
+	}
 	/* Operands are the training command of the launch files. */
 	if (sto->npos > 0 && a->launch < 0) {
 		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "unexpected argument '%s'",
@@ -564,6 +599,14 @@ check_args(struct plan_args *a, struct optstate *sto, struct dl_err *e)
 			dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option "
 			    "'--launcher' does not go with '--budget'; use "
 			    "'dlplan emit' on a slot's plan");
+			return -1;
+		}
+		if (a->launch >= EMIT_MEGATRON && a->launch - EMIT_MEGATRON +
+		    RUNTIME_MEGATRON != a->so.runtime) {
+			dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option '--launcher "
+			    "%s' needs '--runtime %s'", runtime_names[a->launch -
+			    EMIT_MEGATRON + RUNTIME_MEGATRON], runtime_names[
+			    a->launch - EMIT_MEGATRON + RUNTIME_MEGATRON]);
 			return -1;
 		}
 		a->eo.args = sto->pos;
@@ -626,12 +669,15 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 	struct search_stats st;
 	struct dl_costctx x;
 	struct dl_plan p;
+	double free_t = 0;
 	int rc;
 
 	plan_init(&p);
 	if ((rc = cost_init(&x, c, m, &a->o, uhat, router, e)) == DL_OK) {
 		plan_free(&p);		/* search_plan() initialises it */
 		rc = search_plan(&x, &a->so, &p, &st, e);
+		if (rc == DL_OK && a->so.runtime != RUNTIME_DLPLAN)
+			rc = free_plan_time(&x, &a->so, &free_t, e);
 		if (rc == DL_OK && a->so.dump_dir)
 			rc = search_dump(&x, &a->so, &p, e);
 		if (rc == DL_OK)
@@ -642,6 +688,9 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 		free(p.generator);
 		p.generator = xstrdup("dlplan " DLPLAN_VERSION);
 		p.strategy = xstrdup(strategy_names[a->so.strategy]);
+		if (a->so.runtime != RUNTIME_DLPLAN)
+			snprintf(p.runtime, sizeof(p.runtime), "%s",
+			    runtime_names[a->so.runtime]);
 		rc = plan_set_inputs(&p, c, m, e);
 	}
 	/*
@@ -673,8 +722,14 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 				fputs(js, stdout);
 				free(js);
 			}
-		} else if (dl_verbose >= 0)
+		} else if (dl_verbose >= 0) {
 			print_summary(&p, c, &st, a->outdir);
+			if (free_t > 0)
+				printf("runtime   %s %.6g s, unrestricted "
+				    "(dlplan) %.6g s (x%.3f)\n", p.runtime,
+				    p.est.iteration_s, free_t,
+				    p.est.iteration_s / free_t);
+		}
 	}
 	plan_free(&p);
 	return rc;

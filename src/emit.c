@@ -38,7 +38,7 @@ emit_result_free(struct emit_result *r)
 int
 emit_check_opts(const struct emit_opts *o, struct dl_err *e)
 {
-	if (o->launcher < EMIT_SLURM || o->launcher > EMIT_HOSTFILE)
+	if (o->launcher < EMIT_SLURM || o->launcher > EMIT_TORCHTITAN)
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0,
 		    "unknown launcher %d", o->launcher);
 	if (o->outdir == NULL || o->outdir[0] == '\0')
@@ -235,6 +235,15 @@ emit_launch(const struct dl_plan *p, const struct dl_cluster *c,
 	case EMIT_TORCHRUN:
 		rc = emit_torchrun(&x, e);
 		break;
+	case EMIT_MEGATRON:
+		rc = emit_megatron(&x, e);
+		break;
+	case EMIT_DEEPSPEED:
+		rc = emit_deepspeed(&x, e);
+		break;
+	case EMIT_TORCHTITAN:
+		rc = emit_torchtitan(&x, e);
+		break;
 	default:
 		rc = emit_hostfile(&x, e);
 		break;
@@ -248,7 +257,8 @@ emit_launch(const struct dl_plan *p, const struct dl_cluster *c,
 		goto out;
 	if (r) {
 		r->per_rank = x.per_rank;
-		if (o->launcher == EMIT_SLURM || o->launcher == EMIT_TORCHRUN)
+		if (o->launcher == EMIT_SLURM || o->launcher == EMIT_TORCHRUN ||
+		    o->launcher >= EMIT_MEGATRON)
 			r->why = emit_why(&x.l);
 	}
 out:

@@ -94,8 +94,10 @@
 #include "util.h"
 
 /* Launchers, in the order of EMIT_LAUNCHERS (for opt_choice). */
-enum { EMIT_SLURM, EMIT_TORCHRUN, EMIT_SRUN, EMIT_HOSTFILE };
-#define EMIT_LAUNCHERS "slurm|torchrun|srun|hostfile"
+enum { EMIT_SLURM, EMIT_TORCHRUN, EMIT_SRUN, EMIT_HOSTFILE,
+	EMIT_MEGATRON, EMIT_DEEPSPEED, EMIT_TORCHTITAN };
+#define EMIT_LAUNCHERS "slurm|torchrun|srun|hostfile|megatron|deepspeed|" \
+	"torchtitan"
 #define EMIT_DEFAULT_PORT 29500
 #define EMIT_DEFAULT_JOB_NAME "dlplan"
 #define EMIT_MAX_SBATCH_ARGS 32	/* --sbatch-arg given at most so often */

@@ -68,5 +68,24 @@ int emit_worker(struct emit_ctx *x, struct dl_err *e);	/* emit_worker.c */
 int emit_slurm(struct emit_ctx *x, struct dl_err *e);	/* emit_slurm.c */
 int emit_torchrun(struct emit_ctx *x, struct dl_err *e); /* emit_torchrun.c */
 int emit_hostfile(struct emit_ctx *x, struct dl_err *e); /* emit_hostfile.c */
+/* The framework launchers: torchrun scripts and the framework's own
+ * configuration (emit_megatron.c, emit_deepspeed.c, emit_torchtitan.c). */
+int emit_megatron(struct emit_ctx *x, struct dl_err *e);
+int emit_deepspeed(struct emit_ctx *x, struct dl_err *e);
+int emit_torchtitan(struct emit_ctx *x, struct dl_err *e);
+
+/*
+ * The one shape of a plan made for a framework (emit_framework.c): TP
+ * degree k, S stages of group 0 (their layer ranges), G groups of m
+ * micro-batches each, over layers 0 .. layers - 1.  DL_EINFEAS when the
+ * plan was made for another runtime or its groups differ.
+ */
+struct emit_fw {
+	int k, S, G, layers;
+	long m;
+	const struct dl_stage *stages;
+};
+int emit_fw_shape(const struct emit_ctx *x, const char *runtime,
+    struct emit_fw *f, struct dl_err *e);
 
 #endif

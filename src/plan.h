@@ -20,6 +20,15 @@
 
 #define DL_MAX_TP 8
 
+/*
+ * The training framework a plan is made for (plan --runtime): dlplan runs
+ * any plan of section 3; the others only plans whose groups share one
+ * shape (search_runtime.c).  Names in this order, for opt_choice.
+ */
+enum { RUNTIME_DLPLAN, RUNTIME_MEGATRON, RUNTIME_DEEPSPEED,
+	RUNTIME_TORCHTITAN };
+#define PLAN_RUNTIMES "dlplan|megatron|deepspeed|torchtitan"
+
 /* Job options (DESIGN.md section 1) with their defaults. */
 struct dl_opts {
 	long global_batch;	/* samples per iteration */
@@ -218,6 +227,7 @@ struct dl_plan {
 	double bound_s;			/* best proven bound on T */
 	double solve_s;			/* wall time of the search */
 	char *strategy;
+	char runtime[16];		/* "" for dlplan, else its name */
 	char *parent;			/* sha256 of the parent plan, or NULL */
 	/* Owned; NULL when absent.  JSON "schedule" and "replan". */
 	struct dl_schedule *schedule;	/* plan --budget */

@@ -432,6 +432,9 @@ plan_to_json(const struct dl_plan *p, const struct dl_cluster *c,
 	if (p->strategy)
 		set(sv, "strategy", json_string(p->strategy));
 	set(o, "solver", sv);
+	/* Only plans restricted to one framework name it (plan --runtime). */
+	if (p->runtime[0])
+		set(o, "runtime", json_string(p->runtime));
 	/* Budgeted schedule and re-plan record. */
 	if (p->schedule)
 		set(o, "schedule", plan_schedule_json(p->schedule, c,

@@ -650,6 +650,17 @@ read_results(json_t *root, struct dl_plan *p)
 		p->proportional_fits = json_is_true(json_object_get(b,
 		    "proportional_dp_fits_memory"));
 	}
+	/* The framework of plan --runtime; a name dlplan does not know is
+	 * left out, so that emit refuses the framework launchers. */
+	if (json_is_string(v = json_object_get(root, "runtime"))) {
+		static const char *const rt[] = { "megatron", "deepspeed",
+		    "torchtitan" };
+
+		for (size_t i = 0; i < ARRAY_SIZE(rt); i++)
+			if (strcmp(json_string_value(v), rt[i]) == 0)
+				snprintf(p->runtime, sizeof(p->runtime), "%s",
+				    rt[i]);
+	}
 	if (!json_is_object(sv))
 		return;
 	if (json_is_string(v = json_object_get(sv, "status")) &&

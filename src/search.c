@@ -71,6 +71,25 @@ explain_infeasible(struct ctx *C)
 	free(last);
 }
 
+/* Why the restricted search of a framework found no plan. */
+static int
+runtime_none(const struct ctx *C, struct dl_err *e)
+{
+	static const char *name[] = { "dlplan", "megatron", "deepspeed",
+	    "torchtitan" };
+	const char *rt = name[C->so->runtime];
+
+	if (C->have_infeas)
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "no plan that %s "
+		    "can run fits (every group the same shape, even "
+		    "micro-batches, the layer split %s expresses); the best "
+		    "one fails: %.1200s", rt, rt, C->infeas.msg);
+	return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "no plan that %s can "
+	    "run fits the limits given (every group the same shape, even "
+	    "micro-batches per replica, the layer split %s expresses, "
+	    "memory)", rt, rt);
+}
+
 /*
  * Automatic exhaustive search: at most 6 GPUs, and at most this many
  * boundary choices for one pipeline (C(L-1, S-1) for S up to the GPUs),
@@ -114,7 +133,17 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "exhaustive search "
 		    "is limited to 12 GPUs (this cluster has %ld)", gpus);
 	}
-	search_structured(&C);
+	if (so->runtime != RUNTIME_DLPLAN) {
+		/* A framework's space: its own search, never the others. */
+		exact = 0;
+		search_runtime(&C);
+		if (!C.have_best && !C.failed) {
+			search_ctx_free(&C);
+			plan_free(&C.work);
+			return runtime_none(&C, e);
+		}
+	} else
+		search_structured(&C);
 	if (exact && !C.failed)
 		search_exhaustive(&C);
 	st->exact = exact && !C.failed;
@@ -154,8 +183,8 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	 * The two data-parallel baselines over the chosen GPUs are plans of
 	 * the same space; the structured mode may miss one that fits.
 	 */
-	for (int kind = COST_EVEN; kind <= COST_PROPORTIONAL && !st->exact;
-	    kind++) {
+	for (int kind = COST_EVEN; kind <= COST_PROPORTIONAL && !st->exact &&
+	    so->runtime == RUNTIME_DLPLAN; kind++) {
 		struct dl_plan b;
 		struct dl_err be = { 0 };
 

@@ -31,6 +31,7 @@ struct search_opts {
 	const char *dump_dir;	/* write the final plan's MILPs here */
 	double time_limit;	/* seconds per MILP */
 	int jobs;		/* threads for the structured mode (0, 1: one) */
+	int runtime;		/* RUNTIME_*: restrict to that framework */
 };
 
 /* The most threads plan --jobs takes. */

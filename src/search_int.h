@@ -11,6 +11,7 @@
  *	search_structured.c	the structured mode (DESIGN.md 5.6)
  *	search_exhaustive.c	the exhaustive mode (the exact optimum)
  *	search_dump.c		search_dump(): a plan's MILPs as LP files
+ *	search_runtime.c	the search restricted to one framework
  *	search_ctx.c		the search context, the scoring of candidates,
  *				the priced transfers and the thread pool
  *
@@ -184,5 +185,7 @@ void search_pool_run(struct ctx *C, size_t njobs, int nt,
 /* The two modes: score their candidates on C. */
 void search_structured(struct ctx *C);
 void search_exhaustive(struct ctx *C);
+/* The search for so->runtime other than dlplan (search_runtime.c). */
+void search_runtime(struct ctx *C);
 
 #endif

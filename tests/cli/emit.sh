@@ -344,10 +344,10 @@ _u="usage: dlplan emit PLAN.json"
 expect_err "no plan" 1 "dlplan: no plan given (expected PLAN.json)" -- \
     dlplan emit --launcher slurm -- x
 expect_err "no launcher" 1 \
-    "dlplan: no launcher given (expected --launcher slurm|torchrun|srun|hostfile)" \
+    "dlplan: no launcher given (expected --launcher slurm|torchrun|srun|hostfile|megatron|deepspeed|torchtitan)" \
     -- dlplan emit "$TMP/run/$P" -- x
 expect_err "unknown launcher" 1 \
-    "dlplan: option '--launcher': 'pbs' is not one of slurm|torchrun|srun|hostfile" \
+    "dlplan: option '--launcher': 'pbs' is not one of slurm|torchrun|srun|hostfile|megatron|deepspeed|torchtitan" \
     -- dlplan emit "$TMP/run/$P" --launcher pbs -- x
 expect_err "no command" 1 \
     "dlplan: no training command given (expected --script FILE or -- COMMAND [ARGS...])" \

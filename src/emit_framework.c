@@ -1,0 +1,69 @@
+/*
+ * emit_framework.c - what the framework launchers (emit_megatron.c,
+ * emit_deepspeed.c, emit_torchtitan.c) need of a plan: the one shape
+ * every group shares, checked again on the plan as read.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A framework starts one TP degree, one PP degree, one DP degree and one
+ * layer split; plan --runtime makes such plans and names the framework in
+ * plan.json.  A plan made for another runtime, or edited since into
+ * groups of different shapes, is refused here (DL_EINFEAS, exit status
+ * 3), so that a launcher never writes a configuration that would run a
+ * different plan from the one priced.
+ */
+#include <string.h>
+
+#include "emit_int.h"
+
+/* Whether group g has group 0's shape: stages, units, layers, batches. */
+static int
+same_shape(const struct dl_plan *p, int g, int k)
+{
+	const struct dl_group *a = &p->groups[0], *b = &p->groups[g];
+
+	if (b->nstages != a->nstages || b->micro_batches != a->micro_batches)
+		return 0;
+	for (int j = 0; j < b->nstages; j++)
+		if (b->stages[j].ngpus != k || b->stages[j].first !=
+		    a->stages[j].first || b->stages[j].last !=
+		    a->stages[j].last)
+			return 0;
+	return 1;
+}
+
+int
+emit_fw_shape(const struct emit_ctx *x, const char *runtime,
+    struct emit_fw *f, struct dl_err *e)
+{
+	const struct dl_plan *p = x->p;
+
+	if (strcmp(p->runtime, runtime) != 0)
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the plan was made "
+		    "for runtime %s, not %s: %s cannot run groups of "
+		    "different shapes or uneven micro-batches (make the plan "
+		    "with 'dlplan plan --runtime %s')", p->runtime[0] ?
+		    p->runtime : "dlplan", runtime, runtime, runtime);
+	if (p->ngroups < 1 || p->groups[0].nstages < 1)
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the plan has no "
+		    "stages to give %s", runtime);
+	memset(f, 0, sizeof(*f));
+	f->k = p->groups[0].stages[0].ngpus;
+	f->S = p->groups[0].nstages;
+	f->G = p->ngroups;
+	f->m = p->groups[0].micro_batches;
+	f->stages = p->groups[0].stages;
+	f->layers = p->groups[0].stages[f->S - 1].last + 1;
+	for (int g = 0; g < p->ngroups; g++)
+		if (!same_shape(p, g, f->k))
+			return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "group %d "
+			    "of the plan differs from group 0 (stages, TP "
+			    "degree, layers or micro-batches): %s runs one "
+			    "shape", g, runtime);
+	if (p->opts.micro_batch * f->m * f->G != p->opts.global_batch)
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "micro-batch %ld x "
+		    "%ld micro-batches x %d groups is not the global batch "
+		    "%ld", p->opts.micro_batch, f->m, f->G,
+		    p->opts.global_batch);
+	return DL_OK;
+}
