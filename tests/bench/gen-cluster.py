@@ -25,6 +25,16 @@ TYPES = [
 ]
 
 
+def write_nodes(out, nodes):
+    """Write nodes.csv of (node, site, gpus, type) tuples."""
+    with open(os.path.join(out, "nodes.csv"), "w") as f:
+        f.write("node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,"
+                "nic_gbps,cost_per_hour\n")
+        for n, s, g, t in nodes:
+            f.write("%s,%s,%d,%s,%d,%d,%d,%d,%.2f\n" % (
+                n, s, g, t[0], t[1], t[2], t[3], t[4], t[5] * g / 8))
+
+
 def main():
     args = sys.argv[1:]
     ntypes, seed = 3, 1
@@ -47,12 +57,7 @@ def main():
         nodes.append(("n%05d" % i, "site%d" % (i % sites), g, t))
         left -= g
         i += 1
-    with open(os.path.join(out, "nodes.csv"), "w") as f:
-        f.write("node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,"
-                "nic_gbps,cost_per_hour\n")
-        for n, s, g, t in nodes:
-            f.write("%s,%s,%d,%s,%d,%d,%d,%d,%.2f\n" % (
-                n, s, g, t[0], t[1], t[2], t[3], t[4], t[5] * g / 8))
+    write_nodes(out, nodes)
     with open(os.path.join(out, "links.csv"), "w") as f:
         f.write("src,dst,gbps,latency_ms\n")
         per_site = {}

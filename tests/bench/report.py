@@ -228,8 +228,10 @@ def main():
         return "%.3f" % v if v is not None else "-"
 
     for s in sums:
-        if s["kind"] == "gpus":
-            name = "plan %d GPUs x %d layers" % (s["gpus"], s["layers"])
+        if s["kind"] in ("gpus", "gpus2"):
+            name = "plan %d GPUs x %d layers%s" % (
+                s["gpus"], s["layers"],
+                " (gen 2)" if s["kind"] == "gpus2" else "")
             conf = "%d site%s, %d types, batch %d" % (
                 s["sites"], "" if s["sites"] == 1 else "s", s["types"],
                 s["batch"])

@@ -14,6 +14,9 @@
 #    time, peak RSS (/usr/bin/time %M), and from "plan --format json" the
 #    efficiency T_lb/T and the speed-up over the even and the
 #    speed-proportional data-parallel baselines.
+#    The same scales again on clusters from gen-cluster2.py (several
+#    sites with their own GPU mix, WAN traffic history) with a global
+#    batch of one sample per 4 GPUs (kind "gpus2" in raw.tsv).
 # 2. Layers: the 64-GPU cluster x llama-style models of 12 to 1,000
 #    blocks (dlplan model, hidden 2048), the same way.
 # 3. Growth: least-squares slopes of log(time) against log(GPUs) and
@@ -69,14 +72,13 @@ shape() {
 	esac
 }
 
-# bench_plan KIND GPUS LAYERS CLUSTER MODEL NRUNS: time "dlplan plan",
-# one raw.tsv line per run:
+# bench_plan KIND GPUS LAYERS CLUSTER MODEL NRUNS [BATCH]: time "dlplan
+# plan" (global batch BATCH, default 4 per GPU), one raw.tsv line per run:
 # kind gpus layers sites types batch run status wall_s rss_kb json
 bench_plan() {
-	_kind=$1 _g=$2 _l=$3 _c=$4 _m=$5 _n=$6
+	_kind=$1 _g=$2 _l=$3 _c=$4 _m=$5 _n=$6 _batch=${7:-$((4 * $2))}
 	set -- $(shape "$_g")
 	_sites=$1 _types=$2
-	_batch=$((4 * _g))
 	_json=$out/json/$_kind-$_g-$_l.json
 	_i=1
 	while [ "$_i" -le "$_n" ]; do
@@ -122,6 +124,24 @@ for g in $scales; do
 	[ "$g" -gt 4096 ] && n=$huge_runs
 	bench_plan gpus "$g" 32 "$c" "$root/datasets/models/llama2-7b.csv" "$n"
 	bench_plan gpus "$g" 80 "$c" "$root/datasets/models/llama2-70b.csv" "$n"
+done
+
+# 1b. The same scales on gen-cluster2.py's clusters (sites with their own
+# GPU mix, WAN traffic history), with a small batch: one sample per 4 GPUs.
+for g in $scales; do
+	set -- $(shape "$g")
+	c=$out/clusters/h$g
+	[ -f "$c/nodes.csv" ] ||
+	    python3 "$root/tests/bench/gen-cluster2.py" "$g" "$1" "$c" \
+	    --types "$2"
+	n=$runs
+	[ "$g" -gt 4096 ] && n=$huge_runs
+	b=$((g / 4))
+	[ "$b" -ge 1 ] || b=1
+	bench_plan gpus2 "$g" 32 "$c" "$root/datasets/models/llama2-7b.csv" \
+	    "$n" "$b"
+	bench_plan gpus2 "$g" 80 "$c" "$root/datasets/models/llama2-70b.csv" \
+	    "$n" "$b"
 done
 
 # 2. Layers on 64 GPUs.
