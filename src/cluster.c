@@ -19,10 +19,10 @@ static const struct csv_col nodes_cols[] = {
 	{ "site", CSV_ID, 1, 0, 0, 0, 0, NULL },
 	{ "gpus", CSV_INT, 1, 1, 1024, 0, 0, NULL },
 	{ "gpu_model", CSV_STR, 1, 0, 0, 0, 0, NULL },
-	{ "tflops", CSV_NUM, 1, 0, 1e6, 1, 0, "TFLOPS" },
+	{ "tflops", CSV_NUM, 1, 1e-3, 1e6, 0, 0, "TFLOPS" },
 	{ "mem_gb", CSV_NUM, 1, 0, 1e6, 1, 0, "GB" },
-	{ "intra_gbps", CSV_NUM, 1, 0, 1e7, 1, 0, "Gbps" },
-	{ "nic_gbps", CSV_NUM, 1, 0, 1e7, 1, 0, "Gbps" },
+	{ "intra_gbps", CSV_NUM, 1, 1e-3, 1e7, 0, 0, "Gbps" },
+	{ "nic_gbps", CSV_NUM, 1, 1e-3, 1e7, 0, 0, "Gbps" },
 	{ "mfu", CSV_NUM, 0, 0, 1, 1, 0, NULL },
 	{ "cost_per_hour", CSV_NUM, 0, 0, 1e9, 0, 0, NULL },
 	{ "host", CSV_STR, 0, 0, 0, 0, 0, NULL },
@@ -33,7 +33,7 @@ const struct csv_schema dl_nodes_schema = { "nodes.csv", nodes_cols };
 static const struct csv_col links_cols[] = {
 	{ "src", CSV_ID, 1, 0, 0, 0, 0, NULL },
 	{ "dst", CSV_ID, 1, 0, 0, 0, 0, NULL },
-	{ "gbps", CSV_NUM, 1, 0, 1e7, 1, 0, "Gbps" },
+	{ "gbps", CSV_NUM, 1, 1e-3, 1e7, 0, 0, "Gbps" },
 	{ "latency_ms", CSV_NUM, 1, 0, 1e6, 0, 0, "ms" },
 	{ "duplex", CSV_INT, 0, 0, 1, 0, 0, NULL },
 	{ NULL, 0, 0, 0, 0, 0, 0, NULL }

@@ -19,6 +19,7 @@
 #include "partition.h"
 #include "replan.h"
 #include "route.h"
+#include "util_io.h"
 
 enum {
 	O_FORMAT = 1, O_MINGAIN, O_MODEL, O_OBSERVED, O_OUT, O_REPART,

@@ -16,6 +16,7 @@
 #include "cmds.h"
 #include "cmdutil.h"
 #include "sched.h"
+#include "util_io.h"
 
 enum {
 	O_JOBS = 1, O_SLOT, O_SLOTS, O_POLICY, O_OBJ, O_RESTART, O_SEED, O_OUT,

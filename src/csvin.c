@@ -16,6 +16,7 @@
 #include <csv.h>
 
 #include "csvin.h"
+#include "util_io.h"
 
 /*
  * What the parser callbacks collect for one record: the fields one after
@@ -122,6 +123,42 @@ range_text(const struct csv_col *col, char *buf, size_t sz)
 	}
 }
 
+/*
+ * Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0.
+ */
+static size_t
+utf8_len(const unsigned char *p)
+{
+	size_t n;
+	unsigned lo = 0x80, hi = 0xbf;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (p[0] == 0xe0)
+		lo = 0xa0;
+	else if (p[0] == 0xed)
+		hi = 0x9f;
+	else if (p[0] == 0xf0)
+		lo = 0x90;
+	else if (p[0] == 0xf4)
+		hi = 0x8f;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
 /* Check one value; return 0 or fill the error. */
 static int
 check_value(struct ctx *c, const struct csv_col *col, char *v,
@@ -133,11 +170,20 @@ check_value(struct ctx *c, const struct csv_col *col, char *v,
 
 	switch (col->type) {
 	case CSV_STR:
-		for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+		for (const unsigned char *p = (const unsigned char *)v; *p;) {
+			size_t n = utf8_len(p);
+
 			if (*p < 0x20 || *p == 0x7f)
 				return dl_seterr(c->e, DL_EDATA, c->name,
 				    c->rec_line, fcol, "column '%s': control "
 				    "character in text", col->name);
+			if (n == 0)
+				return dl_seterr(c->e, DL_EDATA, c->name,
+				    c->rec_line, fcol, "column '%s': invalid "
+				    "UTF-8 in text (byte 0x%02x)", col->name,
+				    *p);
+			p += n;
+		}
 		cell->s = c->fn ? v : xstrdup(v);
 		break;
 	case CSV_ID:
@@ -307,6 +353,18 @@ blank_or_comment(const char *p, const char *end)
 	return p == end || *p == '#';
 }
 
+const char *
+csv_line_end(const char *s, const char *end)
+{
+	for (const char *p = s; p < end; p++) {
+		if (*p == '\n')
+			return p;
+		if (*p == '\r' && (p + 1 == end || p[1] != '\n'))
+			return p;
+	}
+	return NULL;
+}
+
 static int
 parse(const char *name, const char *data, size_t len,
     const struct csv_schema *schema, struct csv_table *t, csvin_row_fn fn,
@@ -334,11 +392,13 @@ parse(const char *name, const char *data, size_t len,
 
 	if (memchr(data, '\0', len) != NULL) {
 		const char *z = memchr(data, '\0', len);
-		long ln = 1;
+		long ln = 1, col = 1;
 
-		for (const char *q = data; q < z; q++)
+		for (const char *q = data; q < z; q++) {
+			col = *q == '\n' ? 1 : col + 1;
 			ln += *q == '\n';
-		dl_seterr(e, DL_EDATA, name, ln, 0,
+		}
+		dl_seterr(e, DL_EDATA, name, ln, col,
 		    "NUL byte in file (expected text)");
 		free(c.row);
 		csvin_free(t);
@@ -358,7 +418,7 @@ parse(const char *name, const char *data, size_t len,
 	 */
 	csv_set_blk_size(&p, (size_t)1 << 16);
 	while (s < end && !c.failed) {
-		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		const char *nl = csv_line_end(s, end);
 		const char *le = nl ? nl + 1 : end;
 
 		c.line++;

@@ -88,6 +88,13 @@ int csvin_parse_each(const char *name, const char *data, size_t len,
     const struct csv_schema *schema, struct csv_table *t, csvin_row_fn fn,
     void *arg, struct dl_err *e);
 
+/*
+ * The character that ends the line at s: a LF (also of a CRLF pair) or a
+ * CR that no LF follows, so every input takes LF, CRLF and CR line ends
+ * alike (one rule for all files); NULL on a last line without one.
+ */
+const char *csv_line_end(const char *s, const char *end);
+
 /* Index of a schema column by name (abort()s on a programming error). */
 size_t csv_colidx(const struct csv_table *t, const char *name);
 /* Does the file have this column at all? */

@@ -84,7 +84,9 @@ emit_valid_host(const char *s)
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
 	size_t n = strlen(s);
 
-	return n >= 1 && n <= 253 && strspn(s, ok) == n;
+	/* A leading '-' or '.' would read as an option or a path. */
+	return n >= 1 && n <= 253 && strspn(s, ok) == n && s[0] != '-' &&
+	    s[0] != '.';
 }
 
 /* ------------------------------------------------------------------ */

@@ -3,6 +3,7 @@
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdlib.h>
@@ -361,7 +362,12 @@ solve_locked(struct dl_lp *lp, const struct lp_params *prm,
 			glp_init_smcp(&sp);
 			sp.msg_lev = ip.msg_lev;
 			sp.presolve = GLP_ON;
+			sp.tm_lim = ip.tm_lim;
 			rc = glp_simplex(P, &sp);
+			/* The MIP gets what the relaxation left of the limit. */
+			if (ip.tm_lim < INT_MAX)
+				ip.tm_lim = (int)fmax(1, ip.tm_lim -
+				    (now() - t0) * 1000);
 			if (rc == 0 && glp_get_status(P) == GLP_OPT)
 				rc = glp_intopt(P, &ip);
 			else if (rc == 0 && glp_get_status(P) == GLP_NOFEAS)

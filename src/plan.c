@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "util_io.h"
 
 const char *const plan_input_kinds[DL_NINPUT_KINDS] = {
 	"nodes", "links", "load", "traffic", "model"

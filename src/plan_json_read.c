@@ -15,6 +15,7 @@
 #include "fmethod.h"
 #include "plan.h"
 #include "plan_json.h"
+#include "util_io.h"
 
 /* path, relative to the directory of the plan file planfile. */
 static char *

@@ -971,44 +971,23 @@ static const struct csv_col flows_cols[] = {
 };
 const struct csv_schema dl_flows_schema = { "flows.csv", flows_cols };
 
-static const struct dl_flowset *sort_fs;
-
-static int
-cmp_flow_id(const void *a, const void *b)
-{
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	int d = strcmp(sort_fs->flows[i].id, sort_fs->flows[j].id);
-
-	if (d != 0)
-		return d;
-	return (i > j) - (i < j);
-}
-
-/* The first row (in file order) whose id an earlier row has, or -1. */
+/* The first row (in file order) whose id an earlier row has, or -1;
+ * one pass with a hash map, so many equal ids stay linear. */
 static long
 first_duplicate(const struct dl_flowset *fs, size_t *earlier)
 {
-	size_t *idx = xcalloc(fs->n ? fs->n : 1, sizeof(size_t));
+	struct kcache seen = { 0 };
 	long dup = -1;
 
-	for (size_t i = 0; i < fs->n; i++)
-		idx[i] = i;
-	sort_fs = fs;
-	qsort(idx, fs->n, sizeof(size_t), cmp_flow_id);
-	for (size_t k = 1; k < fs->n; k++) {
-		size_t head = k - 1;
+	for (size_t i = 0; i < fs->n && dup < 0; i++) {
+		const char *id = fs->flows[i].id;
 
-		if (strcmp(fs->flows[idx[k]].id, fs->flows[idx[k - 1]].id))
-			continue;
-		while (head > 0 && strcmp(fs->flows[idx[head - 1]].id,
-		    fs->flows[idx[k]].id) == 0)
-			head--;
-		if (dup < 0 || idx[k] < (size_t)dup) {
-			dup = (long)idx[k];
-			*earlier = idx[head];
-		}
+		if (kc_findi(&seen, id, strlen(id), earlier))
+			dup = (long)i;
+		else
+			kc_puti(&seen, id, strlen(id), i);
 	}
-	free(idx);
+	kc_free(&seen);
 	return dup;
 }
 

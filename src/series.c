@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "series.h"
+#include "util_io.h"
 
 static const struct csv_col load_cols[] = {
 	{ "node", CSV_ID, 1, 0, 0, 0, 0, NULL },
@@ -193,7 +194,7 @@ detect_kind(const char *path, const char *data, size_t len, int *traffic,
 	if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
 		p += 3;
 	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *nl = csv_line_end(p, end);
 		const char *le = nl ? nl : end, *q = p;
 
 		line++;

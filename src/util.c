@@ -771,53 +771,6 @@ jreal(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
-int
-read_file(const char *path, char **data, size_t *len, struct dl_err *e)
-{
-	int fd = open(path, O_RDONLY);
-	struct stat st;
-	size_t cap = 65536, n = 0;
-	char *buf;
-
-	if (fd < 0)
-		return dl_seterr(e, errno == ENOENT ? DL_EDATA : DL_ESYS, path,
-		    0, 0, "cannot open file: %s", strerror(errno));
-	/*
-	 * A regular file goes straight into a buffer of its size plus one
-	 * byte (for the NUL, and to see the end without regrowing): no
-	 * copy through stdio, no reallocs.  Others grow as they come.
-	 */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-	    (uintmax_t)st.st_size < SIZE_MAX / 2)
-		cap = (size_t)st.st_size + 1;
-	buf = xmalloc(cap);
-	for (;;) {
-		ssize_t r;
-
-		if (n == cap)
-			buf = xgrow(buf, &cap, n + 65536, 1);
-		r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int err = errno;
-
-			close(fd);
-			free(buf);
-			return dl_seterr(e, DL_ESYS, path, 0, 0, "cannot read "
-			    "file: %s", strerror(err ? err : EIO));
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	buf[n] = '\0';	/* n < cap: the last read had room and saw the end */
-	*len = n;
-	*data = buf;
-	return DL_OK;
-}
-
 /* SHA-256 (FIPS 180-4), for the input digests recorded in plans. */
 struct sha256 {
 	uint32_t h[8];
@@ -928,20 +881,6 @@ sha256_hex(const void *data, size_t len, char out[65])
 	sha_init(&s);
 	sha_update(&s, data, len);
 	sha_final(&s, out);
-}
-
-int
-sha256_file(const char *path, char out[65], struct dl_err *e)
-{
-	char *data;
-	size_t len;
-	int rc = read_file(path, &data, &len, e);
-
-	if (rc != DL_OK)
-		return rc;
-	sha256_hex(data, len, out);
-	free(data);
-	return DL_OK;
 }
 
 int

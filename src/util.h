@@ -160,11 +160,7 @@ void af_unlock_dir(void);
 /* Make directory path (and parents) if missing. */
 int mkdir_p(const char *path, struct dl_err *e);
 
-/* Read a whole file into a NUL-terminated buffer. */
-int read_file(const char *path, char **data, size_t *len, struct dl_err *e);
-
-/* SHA-256 of a file as 64 hex digits in out[65]. */
-int sha256_file(const char *path, char out[65], struct dl_err *e);
+/* SHA-256 of a buffer as 64 hex digits in out[65]. */
 void sha256_hex(const void *data, size_t len, char out[65]);
 
 /*

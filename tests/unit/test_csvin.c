@@ -150,10 +150,44 @@ test_stop(void)
 	ok(rc == DL_EINFEAS, "... also without an error struct");
 }
 
+/* Text is UTF-8, and LF, CRLF and lone CR end lines alike. */
+static void
+test_text(void)
+{
+	static const char *bad[] = {
+		"name,n,note\na,1,\xff\xfe\n",	/* not a lead byte */
+		"name,n,note\na,1,\xc0\xaf\n",	/* overlong '/' */
+		"name,n,note\na,1,\xed\xa0\x80\n",	/* a surrogate */
+		"name,n,note\na,1,\xf4\x90\x80\x80\n",	/* > U+10FFFF */
+		"name,n,note\na,1,x\xe2\x82\n",	/* cut short */
+	};
+	const char *cr = "# c\rname,n\r# d\ra,1\rb,2\r";
+	struct csv_table t;
+	struct dl_err e;
+	int rc;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		rc = csvin_parse("in.csv", bad[i], strlen(bad[i]), &schema,
+		    &t, &e);
+		ok(rc == DL_EDATA && e.line == 2 && e.col == 3 &&
+		    strstr(e.msg, "invalid UTF-8") != NULL, "invalid UTF-8 %zu "
+		    "at 2:3: %s", i, e.msg);
+	}
+	both("valid UTF-8 text", "name,n,note\na,1,\xc3\xa9\xe2\x82\xac"
+	    "\xf0\x9f\x98\x80\n");
+	rc = csvin_parse("in.csv", cr, strlen(cr), &schema, &t, &e);
+	ok(rc == DL_OK && t.nrows == 2 && t.header_line == 2 &&
+	    t.line[1] == 5, "CR line ends, starting with a comment");
+	if (rc == DL_OK)
+		csvin_free(&t);
+	both("CR line ends", cr);
+}
+
 int
 main(void)
 {
 	test_same();
 	test_stop();
+	test_text();
 	return done_testing();
 }

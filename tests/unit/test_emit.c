@@ -14,6 +14,7 @@
 #include "fixture.h"
 #include "plan.h"
 #include "tap.h"
+#include "util_io.h"
 
 static void
 hostlist_is(const char *want, size_t n, ...)

@@ -13,6 +13,7 @@
 #include "cost.h"
 #include "fixture.h"
 #include "tap.h"
+#include "util_io.h"
 
 static const char nodes[] =
     "node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps,mfu\n"

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "util_io.h"
 #include "util.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
@@ -239,7 +240,8 @@ test_read_file(void)
 	struct dl_err e;
 	char *data, *want;
 	size_t len;
-	int rc;
+	int rc, pfd[2];
+	FILE *fp;
 
 	if (!ok(mkdtemp(dir) != NULL, "temporary directory"))
 		return;
@@ -255,31 +257,59 @@ test_read_file(void)
 		free(want);
 	}
 
-	/* A pipe has no size: read until the end, growing as it comes. */
+	/*
+	 * A FIFO is refused without waiting for a writer; standard input,
+	 * a pipe here, has no size: read until the end, growing as it
+	 * comes.
+	 */
 	snprintf(fifo, sizeof(fifo), "%s/p", dir);
 	if (mkfifo(fifo, 0600) == 0) {
+		rc = read_file(fifo, &data, &len, &e);
+		ok(rc == DL_EDATA && strncmp(e.msg, "not a regular file", 18)
+		    == 0 && strcmp(e.file, fifo) == 0, "read_file of a FIFO: "
+		    "%s", e.msg);
+		unlink(fifo);
+	}
+	rc = read_file("/dev/zero", &data, &len, &e);
+	ok(rc == DL_EDATA && strncmp(e.msg, "not a regular file", 18) == 0,
+	    "read_file of /dev/zero: %s", e.msg);
+	if (pipe(pfd) == 0) {
 		pid_t pid;
+		int in = dup(0);
 
 		want = pattern_file(path, 200000);
 		fflush(stdout);
 		if ((pid = fork()) == 0) {
-			FILE *fp = fopen(fifo, "wb");
-
-			if (fp) {
-				fwrite(want, 1, 200000, fp);
-				fclose(fp);
-			}
+			close(pfd[0]);
+			if (write(pfd[1], want, 200000) != 200000)
+				_exit(1);
 			_exit(0);
 		}
+		close(pfd[1]);
+		dup2(pfd[0], 0);
+		close(pfd[0]);
 		data = NULL;
-		rc = read_file(fifo, &data, &len, &e);
+		rc = read_file("/dev/stdin", &data, &len, &e);
 		ok(rc == DL_OK && len == 200000 && data[len] == '\0' &&
-		    memcmp(data, want, len) == 0, "read_file of a pipe");
+		    memcmp(data, want, len) == 0, "read_file of a pipe on "
+		    "standard input");
 		waitpid(pid, NULL, 0);
+		dup2(in, 0);
+		close(in);
 		free(data);
 		free(want);
-		unlink(fifo);
 	}
+
+	/* Reading stops at the first NUL byte, named by line and column. */
+	fp = fopen(path, "wb");
+	fputs("ab\ncd", fp);
+	fputc('\0', fp);
+	fputs("ef\n", fp);
+	fclose(fp);
+	rc = read_file(path, &data, &len, &e);
+	ok(rc == DL_EDATA && e.line == 2 && e.col == 3 && strcmp(e.msg,
+	    "NUL byte in file (expected text)") == 0, "read_file stops at a "
+	    "NUL byte: %ld:%ld: %s", e.line, e.col, e.msg);
 
 	/* procfs says 0 bytes for files that are not empty. */
 	data = NULL;

@@ -1,0 +1,32 @@
+/*
+ * util_io.h - reading input files whole.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Every input file of dlplan (CSV, plan.json, histories) is read here, so
+ * one set of rules holds for all of them:
+ *   - a regular file is read whole; so is standard input when the path
+ *     names it (/dev/stdin, /proc/self/fd/0): the caller's pipe;
+ *   - any other file that is not a directory (a FIFO, a socket, a
+ *     character or block device such as /dev/zero) is refused with
+ *     DL_EDATA before a byte is read, so a FIFO without a writer cannot
+ *     block dlplan and a device cannot feed it forever;
+ *   - reading stops at the first NUL byte (text files hold none), with
+ *     DL_EDATA at FILE:LINE:COLUMN of that byte, so a huge sparse file is
+ *     not read whole first;
+ *   - a file that does not exist is DL_EDATA (the input named is wrong),
+ *     one that exists but cannot be read is DL_ESYS.
+ */
+#ifndef DL_UTIL_IO_H
+#define DL_UTIL_IO_H
+
+#include <stddef.h>
+
+struct dl_err;
+
+/* Read a whole file into a NUL-terminated buffer (rules above). */
+int read_file(const char *path, char **data, size_t *len, struct dl_err *e);
+/* SHA-256 of a file (read by read_file()) as 64 hex digits in out[65]. */
+int sha256_file(const char *path, char out[65], struct dl_err *e);
+
+#endif

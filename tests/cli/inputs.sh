@@ -1,0 +1,115 @@
+# tests/cli/inputs.sh - the rules every input file follows (issue 21):
+# no input may block or feed dlplan without end (FIFOs, devices, sparse
+# files), text is UTF-8 without NUL bytes, one rule for line ends, ranges
+# the solver can handle, linear duplicate checks, and hostnames that
+# cannot pass for options.  Reproducers are small; large inputs are made
+# here.
+
+ONE="-c $DATA/eval/one --global-batch 6"
+M4=$DATA/eval/m4.csv
+NOTREG="not a regular file (a FIFO, socket or device cannot be an input; use a file or standard input)"
+
+# --- non-regular files ------------------------------------------------
+if mkfifo "$TMP/fifo" 2>/dev/null; then
+	expect_err "FIFO as model" 2 "dlplan: $TMP/fifo: $NOTREG" -- \
+	    timeout 10 "$DLPLAN" plan $ONE -m "$TMP/fifo"
+	expect_err "FIFO as flows" 2 "dlplan: $TMP/fifo: $NOTREG" -- \
+	    timeout 10 "$DLPLAN" route -c $DATA/eval/dp2 --flows "$TMP/fifo"
+	expect_err "FIFO as plan" 2 "dlplan: $TMP/fifo: $NOTREG" -- \
+	    timeout 10 "$DLPLAN" eval "$TMP/fifo"
+else
+	skip "FIFO as model" "mkfifo failed"
+fi
+expect_err "/dev/zero as history" 2 "dlplan: /dev/zero: $NOTREG" -- \
+    timeout 10 "$DLPLAN" predict -H /dev/zero
+expect_err "/dev/zero as model" 2 "dlplan: /dev/zero: $NOTREG" -- \
+    timeout 10 "$DLPLAN" plan $ONE -m /dev/zero
+# Standard input given by name is the caller's pipe, and is read.
+if timeout 10 "$DLPLAN" plan $ONE -m /dev/stdin <"$M4" >"$TMP/out" \
+    2>"$TMP/err"; then
+	t_ok "/dev/stdin is read"
+else
+	t_notok "/dev/stdin is read" "$(head -3 "$TMP/err")"
+fi
+
+# --- NUL bytes: stop at the first, name line and column -----------------
+# A 2 GB sparse file: a hole is NUL bytes, so reading stops at once.
+if truncate -s 2G "$TMP/sparse.csv" 2>/dev/null; then
+	expect_err "sparse file stops at the first NUL" 2 \
+	    "dlplan: $TMP/sparse.csv:1:1: NUL byte in file (expected text)" \
+	    -- timeout 10 "$DLPLAN" plan $ONE -m "$TMP/sparse.csv"
+	rm -f "$TMP/sparse.csv"
+else
+	skip "sparse file stops at the first NUL" "truncate failed"
+fi
+printf 'layer,fwd_gflop,params_m,act_mb,mem_mb\nl0,1\0001,1,1,1\n' \
+    >"$TMP/nul.csv"
+expect_err "NUL names line and column" 2 \
+    "dlplan: $TMP/nul.csv:2:5: NUL byte in file (expected text)" -- \
+    dlplan plan $ONE -m "$TMP/nul.csv"
+
+# --- invalid UTF-8 in text columns ------------------------------------
+printf 'layer,fwd_gflop,params_m,act_mb,mem_mb\nl0,1,1,1,1\n\377\376,1,1,1,1\n' \
+    >"$TMP/utf.csv"
+expect_err "invalid UTF-8 layer name" 2 \
+    "dlplan: $TMP/utf.csv:3:1: column 'layer': invalid UTF-8 in text (byte 0xff)" \
+    -- dlplan plan $ONE -m "$TMP/utf.csv"
+printf 'node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps\na,s,4,A\300\257,100,80,800,100\n' \
+    >"$TMP/nodes-utf.csv"
+expect_err "overlong UTF-8 gpu_model" 2 \
+    "dlplan: $TMP/nodes-utf.csv:2:4: column 'gpu_model': invalid UTF-8 in text (byte 0xc0)" \
+    -- dlplan check --nodes "$TMP/nodes-utf.csv"
+printf 'layer,fwd_gflop,params_m,act_mb,mem_mb\n\303\251l\342\202\2540,1,1,1,1\n' \
+    >"$TMP/utf-ok.csv"
+expect_run "valid UTF-8 layer name" 0 - - -- \
+    dlplan plan $ONE -m "$TMP/utf-ok.csv"
+
+# --- CR line ends: one rule for all inputs ----------------------------
+printf '# layers\rlayer,fwd_gflop,params_m,act_mb,mem_mb\rl0,1,1,1,1\rl1,1,1,1,1\r' \
+    >"$TMP/cr.csv"
+expect_run "CR-only model starting with a comment" 0 - - -- \
+    dlplan plan $ONE -m "$TMP/cr.csv"
+printf '# history\rnode,t,util\ra,0,0.1\ra,1,0.2\ra,2,0.1\ra,3,0.2\ra,4,0.1\r' \
+    >"$TMP/cr-load.csv"
+expect_run "CR-only history starting with a comment" 0 - - -- \
+    dlplan predict -H "$TMP/cr-load.csv"
+
+# --- ranges the solver can handle --------------------------------------
+mkdir -p "$TMP/tiny"
+printf 'node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps\na,s,4,A,100,80,1e-300,100\n' \
+    >"$TMP/tiny/nodes.csv"
+expect_err "intra_gbps 1e-300 refused" 2 \
+    "dlplan: $TMP/tiny/nodes.csv:2:7: column 'intra_gbps': '1e-300' is out of range (expected a number in [0.001, 10000000] (Gbps))" \
+    -- dlplan plan -c "$TMP/tiny" -m "$M4" --global-batch 8
+
+# --- duplicate flow ids: linear ---------------------------------------
+awk 'BEGIN { print "flow,src,dst,mb"
+	for (i = 0; i < 200000; i++) print "f,n1,n2,1" }' >"$TMP/dup.csv"
+expect_err "200k duplicate flow ids in seconds" 2 \
+    "dlplan: $TMP/dup.csv:3:1: column 'flow': duplicate flow 'f' (first on line 2)" \
+    -- timeout 20 "$DLPLAN" route -c $DATA/eval/dp2 --flows "$TMP/dup.csv"
+
+# --- hostnames that read as options or paths ---------------------------
+mkdir -p "$TMP/dash"
+printf 'node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps\n-n,s,4,A,100,80,800,100\n' \
+    >"$TMP/dash/nodes.csv"
+if dlplan plan -c "$TMP/dash" -m "$M4" --global-batch 8 -o "$TMP/dplan" \
+    -q >/dev/null 2>"$TMP/err"; then
+	t_ok "node id '-n' plans"
+else
+	t_notok "node id '-n' plans" "$(head -3 "$TMP/err")"
+fi
+expect_err "node id '-n' is no hostname for a launcher" 2 \
+    "dlplan: node '-n' has an invalid host name" -- \
+    dlplan emit "$TMP/dplan/plan.json" --launcher hostfile -o "$TMP/dout" -- train
+
+# --- documented exit status of a missing input ------------------------
+expect_err "missing input is bad input data" 2 \
+    "dlplan: $TMP/none.csv: cannot open file: No such file or directory" \
+    -- dlplan plan $ONE -m "$TMP/none.csv"
+if mandoc -Tascii "$SRCDIR/man/dlplan.1" 2>/dev/null | sed 's/.\x08//g' |
+    tr -s ' \n' '  ' | grep -q "A named input file that does not exist"; then
+	t_ok "dlplan(1) says a missing input exits 2"
+else
+	t_notok "dlplan(1) says a missing input exits 2"
+fi
