@@ -693,10 +693,12 @@ eval_memory(const struct dl_costctx *x, struct dl_plan *p, struct dl_err *e)
 					rc = dl_seterr(e, DL_EINFEAS, NULL, 0, 0,
 					    "memory does not fit on GPU %d of "
 					    "node '%s' (groups[%d].stages[%d]): "
-					    "needs %.0f bytes, %.0f available; "
-					    "over by %.0f bytes", st->gpus[d],
+					    "needs %.4g GB, %.4g GB available; "
+					    "over by %.4g GB (%.0f bytes)",
+					    st->gpus[d],
 					    x->c->nodes[st->node].id, g, s,
-					    ceil(need), floor(cap),
+					    need / 1e9, cap / 1e9,
+					    (need - cap) / 1e9,
 					    ceil(need - cap));
 			}
 		}

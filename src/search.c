@@ -168,7 +168,9 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 			*e = C.infeas;
 			snprintf(e->msg, sizeof(e->msg), "no plan fits in GPU "
 			    "memory; even one pipeline over every GPU fails: "
-			    "%.1400s", why);
+			    "%.1300s; a smaller --micro-batch, a larger "
+			    "--max-tp, less --mem-reserve or more GPUs may fit",
+			    why);
 			return e->code;
 		}
 		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "no plan fits the "

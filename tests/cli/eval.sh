@@ -73,7 +73,7 @@ expect_err "svg into a missing directory" 4 \
 
 # --- memory -----------------------------------------------------------
 expect_err "memory does not fit" 3 \
-    "dlplan: $E/mem.json: memory does not fit on GPU 1 of node 'small' (groups[0].stages[0]): needs 2112000000 bytes, 900000000 available; over by 1212000000 bytes" -- \
+    "dlplan: $E/mem.json: memory does not fit on GPU 1 of node 'small' (groups[0].stages[0]): needs 2.112 GB, 0.9 GB available; over by 1.212 GB (1212000000 bytes)" -- \
     dlplan eval "$E/mem.json" --svg "$TMP/mem.svg"
 check "memory: nothing on stdout" sh -c "[ ! -s '$TMP/out' ]"
 check "memory: no svg written" sh -c "[ ! -e '$TMP/mem.svg' ]"

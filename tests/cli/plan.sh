@@ -200,7 +200,7 @@ printf 'layer,fwd_gflop,params_m,act_mb,mem_mb\nhuge,100,900000,4,20\n' >"$TMP/h
 expect_run "model too big: infeasible" 3 - - -- dlplan plan -c $H2 \
     -m "$TMP/huge.csv" $J -o "$TMP/inf"
 check "infeasible: the message names a GPU and the bytes over" grep -q \
-    "^dlplan: no plan fits in GPU memory; even one pipeline over every GPU fails: memory does not fit on GPU .* of node '.*'.*over by [0-9]* bytes" "$TMP/err"
+    "^dlplan: no plan fits in GPU memory; even one pipeline over every GPU fails: memory does not fit on GPU .* of node '.*'.*over by [0-9.]* GB ([0-9]* bytes).*; a smaller --micro-batch, a larger --max-tp, less --mem-reserve or more GPUs may fit$" "$TMP/err"
 check "infeasible: no output directory written" test ! -e "$TMP/inf/plan.json"
 expect_run "strategy dp without TP cannot hold llama2-7b" 3 - - -- \
     dlplan plan -c $H2 -m $LL $J --strategy dp --max-tp 1

@@ -455,8 +455,8 @@ memory_infeasible(void)
 	set_stage(add_group(&p, 1, 1), 0, 0, 1, 1, 0, 3);
 	is_int(cost_eval(&f.x, &p, &e), DL_EINFEAS, "mem: infeasible");
 	is_str(e.msg, "memory does not fit on GPU 1 of node 'small' "
-	    "(groups[0].stages[0]): needs 2112000000 bytes, 900000000 "
-	    "available; over by 1212000000 bytes", "mem: message");
+	    "(groups[0].stages[0]): needs 2.112 GB, 0.9 GB available; over "
+	    "by 1.212 GB (1212000000 bytes)", "mem: message");
 	ok(p.est.iteration_s > 0 && !p.est.feasible,
 	    "mem: estimate filled anyway");
 	is_near(p.groups[0].stages[0].mem_bytes, 2.112e9, tol, "mem: bytes");
