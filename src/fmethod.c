@@ -81,44 +81,45 @@ median(const double *x, size_t n, double *tmp)
 	return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
 }
 
-/* Sort key of wmed: (value, index), for qsort over indices. */
-static const double *wmed_x;
+/* A point of the window with its weight, sorted by (value, age). */
+struct wpoint {
+	double x, g;
+	size_t k;
+};
 
 static int
-cmp_wmed(const void *a, const void *b)
+cmp_wpoint(const void *a, const void *b)
 {
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	double x = wmed_x[i], y = wmed_x[j];
+	const struct wpoint *p = a, *q = b;
 
-	if (x != y)
-		return x < y ? -1 : 1;
-	return (i > j) - (i < j);
+	if (p->x != q->x)
+		return p->x < q->x ? -1 : 1;
+	return (p->k > q->k) - (p->k < q->k);
 }
 
 static double
-wmed(const double *x, size_t n, double *g)
+wmed(const double *x, size_t n)
 {
-	size_t *idx = xcalloc(n, sizeof(size_t));
+	struct wpoint *w = xcalloc(n, sizeof(*w));
 	double u = 1, tot = 0, acc = 0, v = x[n - 1];
 
 	for (size_t k = n; k-- > 0;) {
-		g[k] = u / (x[k] > WMED_FLOOR ? x[k] : WMED_FLOOR);
+		w[k].x = x[k];
+		w[k].k = k;
+		w[k].g = u / (x[k] > WMED_FLOOR ? x[k] : WMED_FLOOR);
 		u *= WMED_DECAY;
 	}
-	for (size_t k = 0; k < n; k++) {
-		tot += g[k];
-		idx[k] = k;
-	}
-	wmed_x = x;
-	qsort(idx, n, sizeof(size_t), cmp_wmed);
+	for (size_t k = 0; k < n; k++)
+		tot += w[k].g;
+	qsort(w, n, sizeof(*w), cmp_wpoint);
 	for (size_t i = 0; i < n; i++) {
-		acc += g[idx[i]];
+		acc += w[i].g;
 		if (acc >= tot / 2) {
-			v = x[idx[i]];
+			v = w[i].x;
 			break;
 		}
 	}
-	free(idx);
+	free(w);
 	return v;
 }
 
@@ -133,7 +134,7 @@ fm_window(const struct gmc_fit *f, const double *x, size_t n, int horizon,
 		sum += x[k];
 	mean = sum / (double)n;
 	med = median(x, n, tmp);
-	wm = wmed(x, n, tmp + n);
+	wm = wmed(x, n);
 	gmc_forecast(f, horizon, out + FM_GMC * H);
 	for (size_t h = 0; h < H; h++) {
 		const double *w = weights[h < FM_WEIGHT_STEPS ? h :
@@ -205,6 +206,13 @@ fm_forecast(const double *x, size_t len, int m, const struct gmc_opts *o,
 
 	if ((rc = gmc_fit(x, len, o, &f, e)) != DL_OK)
 		goto out;
+	if (m == FM_GMC) {
+		/* The planner's default: no other member is needed. */
+		gmc_forecast(&f, horizon, out);
+		for (size_t h = 0; picks && h < H; h++)
+			picks[h] = m;
+		goto out;
+	}
 	fm_window(&f, x + (len - n), n, horizon, cur, tmp);
 	if (m != FM_AUTO) {
 		memcpy(out, cur + (size_t)m * H, H * sizeof(double));

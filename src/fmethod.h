@@ -70,7 +70,7 @@ int fm_parse(const char *s);
 /*
  * Every window method's forecasts h = 1..horizon of the window x(1..n)
  * (x[0..n-1]) that f was fitted on: out[m * horizon + h - 1] for m in
- * FM_GMC..FM_ENSEMBLE.  tmp holds 2n doubles of scratch space.
+ * FM_GMC..FM_ENSEMBLE.  tmp holds at least n doubles of scratch space.
  */
 void fm_window(const struct gmc_fit *f, const double *x, size_t n,
     int horizon, double *out, double *tmp);
