@@ -27,16 +27,21 @@
 #define TIE_TOL		1e-9	/* policy ties: 1e-9 (1 + C_best) */
 #define UBAR_MAX	0.99	/* u_e(l) is clamped to [0, 0.99] */
 #define CACHE_MAX	128	/* solves kept */
-#define LOCAL_MIN	512	/* above: a committed flow prices only what it
-				   can reach */
 
 struct solve {
-	int b;
+	int b;			/* -1: slot never filled */
 	double bytes;
 	unsigned long gen;
 	double *C;		/* nverts * K: C(v, l); +inf: no route */
 	int *next;		/* nverts * K: edge of pi(v, l), or -1 */
+	double *D;		/* nverts: D*(v) of the vertices priced */
+	int link;		/* the next slot toward the same b, or -1 */
 };
+
+/* The generation of a network with every n_e = 1. */
+#define GEN_IDLE	0UL
+/* A slot being filled. */
+#define GEN_NONE	(~0UL)
 
 struct dl_router {
 	const struct dl_cluster *c;
@@ -54,8 +59,12 @@ struct dl_router {
 	int *ne;		/* per edge: 1 + flows committed this phase */
 	int fast_ok;		/* implicit-switch fast path allowed */
 	int dirty;		/* some n_e is not 1 */
-	unsigned long gen;	/* changes whenever some n_e changes */
+	unsigned long gen;	/* GEN_IDLE when every n_e is 1, else a
+				 * number new at every commit */
+	unsigned long gens;	/* generations handed out */
 	int *sout;		/* out-edges per vertex by destination index */
+	unsigned char *stub;	/* per vertex: every edge in or out joins it
+				 * to one neighbour, so no path passes it */
 	struct dl_router_stats st;
 
 	/* Scratch of one solve. */
@@ -68,9 +77,13 @@ struct dl_router {
 	double *acost, *tr_p;
 	unsigned char *term;
 
+	int *touched;		/* vertices whose dstar a local solve set */
+	int dstar_clean;	/* every dstar is +inf */
+	struct solve scratch;	/* a solve that stops at its source */
+
 	struct solve cache[CACHE_MAX];
 	int ncache, nextslot;
-	int mru;		/* the slot cache_find() found last */
+	int *head;		/* per vertex b: the first slot toward b */
 };
 
 /* Regime of a mean utilisation m: floor(m K) clamped to [0, K - 1]. */
@@ -208,6 +221,43 @@ alloc_scratch(struct dl_router *r)
 	r->tr_off = xcalloc(ne * K + 1, sizeof(int));
 	r->tr_to = xcalloc(ne * K * K + 1, sizeof(int));
 	r->tr_p = xcalloc(ne * K * K + 1, sizeof(double));
+	r->touched = xcalloc(nv + 1, sizeof(int));
+	r->head = xcalloc(nv + 1, sizeof(int));
+	for (size_t v = 0; v < nv; v++)
+		r->head[v] = -1;
+	r->dstar_clean = 0;
+	r->scratch.C = xcalloc(nv * K + 1, sizeof(double));
+	r->scratch.next = xcalloc(nv * K + 1, sizeof(int));
+	r->scratch.D = xcalloc(nv + 1, sizeof(double));
+}
+
+/*
+ * The vertices a path can only end at: every edge into or out of v joins
+ * it to one neighbour w (a node hanging off its switch).  A path through
+ * v would go w -> v -> w, and admissible moves lower D* strictly, so no
+ * admissible path passes v unless it starts or ends there.
+ */
+static unsigned char *
+find_stubs(const struct dl_cluster *c)
+{
+	unsigned char *stub = xcalloc(c->nverts + 1, 1);
+
+	for (size_t v = 0; v < c->nverts; v++) {
+		int w = -1, ok = c->out_off[v] < c->out_off[v + 1];
+
+		for (size_t k = c->out_off[v]; ok && k < c->out_off[v + 1];
+		    k++) {
+			int u = c->edges[c->out_edge[k]].dst;
+
+			if (w < 0)
+				w = u;
+			ok = u == w;
+		}
+		for (size_t k = c->in_off[v]; ok && k < c->in_off[v + 1]; k++)
+			ok = c->edges[c->in_edge[k]].src == w;
+		stub[v] = (unsigned char)ok;
+	}
+	return stub;
 }
 
 int
@@ -267,6 +317,7 @@ router_new(struct dl_router **rp, const struct dl_cluster *c,
 		qsort(r->sout + a, b - a, sizeof(int), cmp_by_dst);
 	}
 
+	r->stub = find_stubs(c);
 	alloc_scratch(r);
 	*rp = r;
 	return DL_OK;
@@ -286,6 +337,7 @@ router_clone(struct dl_router **rp, const struct dl_router *o)
 	r->nsteps = o->nsteps;
 	r->fast_ok = o->fast_ok;
 	r->dirty = o->dirty;
+	r->gen = o->dirty ? ++r->gens : GEN_IDLE;
 	r->steps = xmemdup(o->steps, K, sizeof(size_t));
 	r->count = xmemdup(o->count, K * K, sizeof(long));
 	r->Q = xmemdup(o->Q, K * K, sizeof(double));
@@ -295,6 +347,7 @@ router_clone(struct dl_router **rp, const struct dl_router *o)
 	r->dmax = xmemdup(o->dmax, ne, sizeof(double));
 	r->ne = xmemdup(o->ne, ne, sizeof(int));
 	r->sout = xmemdup(o->sout, ne, sizeof(int));
+	r->stub = xmemdup(o->stub, c->nverts, 1);
 	alloc_scratch(r);
 	*rp = r;
 	return DL_OK;
@@ -308,6 +361,7 @@ router_free(struct dl_router *r)
 	for (int i = 0; i < r->ncache; i++) {
 		free(r->cache[i].C);
 		free(r->cache[i].next);
+		free(r->cache[i].D);
 	}
 	free(r->steps);
 	free(r->count);
@@ -318,6 +372,7 @@ router_free(struct dl_router *r)
 	free(r->dmax);
 	free(r->ne);
 	free(r->sout);
+	free(r->stub);
 	free(r->cost);
 	free(r->dstar);
 	free(r->heapv);
@@ -330,6 +385,11 @@ router_free(struct dl_router *r)
 	free(r->tr_off);
 	free(r->tr_to);
 	free(r->tr_p);
+	free(r->touched);
+	free(r->head);
+	free(r->scratch.C);
+	free(r->scratch.next);
+	free(r->scratch.D);
 	free(r);
 }
 
@@ -342,7 +402,7 @@ router_reset(struct dl_router *r)
 	for (size_t k = 0; k < r->c->nedges; k++)
 		r->ne[k] = 1;
 	r->dirty = 0;
-	r->gen++;
+	r->gen = GEN_IDLE;
 }
 
 int
@@ -459,6 +519,7 @@ dijkstra(struct dl_router *r, int b)
 	int K = r->K;
 	size_t n = 0;
 
+	r->dstar_clean = 0;
 	for (size_t v = 0; v < c->nverts; v++)
 		r->dstar[v] = HUGE_VAL;
 	r->dstar[b] = 0;
@@ -486,50 +547,147 @@ dijkstra(struct dl_router *r, int b)
 	}
 }
 
-/* A cache slot to fill: a free one, or the oldest. */
-static struct solve *
-cache_slot(struct dl_router *r)
+/*
+ * C(v, l) and pi(v, l) for every regime l of a settled vertex v, from the
+ * values of its admissible successors (all settled before it): the action
+ * values in listing order, as mdp.c forms them, and the policy the first
+ * within the tie tolerance of the best.  D holds D* (a successor u is
+ * admissible when D[u] < D[v]).
+ */
+static void
+price_vertex(struct dl_router *r, struct solve *s, int v, double bytes,
+    const double *D)
 {
-	size_t n = r->c->nverts * (size_t)r->K;
-	struct solve *s;
+	const struct dl_cluster *c = r->c;
+	int K = r->K;
+	double dv = D[v];
 
-	if (r->ncache < CACHE_MAX) {
-		s = &r->cache[r->ncache++];
-		s->C = xcalloc(n, sizeof(double));
-		s->next = xcalloc(n, sizeof(int));
-		return s;
+	for (int l = 0; l < K; l++) {
+		double best = HUGE_VAL;
+		int pick = -1;
+
+		for (size_t j = c->out_off[v]; j < c->out_off[v + 1]; j++) {
+			int ed = r->sout[j], u = c->edges[ed].dst;
+			double sum = 0, val;
+
+			if (!(D[u] < dv))
+				continue;
+			for (int l2 = 0; l2 < K; l2++) {
+				double p = r->Q[l * K + l2];
+
+				if (p == 0)
+					continue;
+				sum += p * s->C[(size_t)u * K + l2];
+			}
+			val = router_hop_cost(r, ed, l, bytes) + 1 * sum;
+			r->acost[j] = val;
+			if (val < best)
+				best = val;
+		}
+		s->C[(size_t)v * K + l] = best;
+		if (isfinite(best))
+			for (size_t j = c->out_off[v]; j < c->out_off[v + 1];
+			    j++) {
+				int u = c->edges[r->sout[j]].dst;
+
+				/* The action value just computed above. */
+				if (D[u] < dv && r->acost[j] - best <=
+				    TIE_TOL + TIE_TOL * fabs(best)) {
+					pick = r->sout[j];
+					break;
+				}
+			}
+		s->next[(size_t)v * K + l] = pick;
 	}
-	s = &r->cache[r->nextslot];
-	r->nextslot = (r->nextslot + 1) % CACHE_MAX;
-	return s;
-}
-
-/* Whether slot s is a solve toward b for this size that priced a. */
-static int
-cache_fits(const struct dl_router *r, const struct solve *s, int a, int b,
-    double bytes)
-{
-	return s->gen == r->gen && s->b == b && s->bytes == bytes &&
-	    !isnan(s->C[(size_t)a * r->K]);
 }
 
 /*
- * A cached solve toward b for this size that has priced vertex a: the
- * last one found when it fits (prices toward one destination come in
- * runs), else the first that does.  Two solves that fit hold the same
- * values, so which one answers does not matter.
+ * A cache slot to fill with a solve toward b: a free one, or the oldest,
+ * taken off the list of its old destination.  It is on b's list, marked
+ * as being filled (GEN_NONE) until the solve sets its generation.
+ */
+static struct solve *
+cache_slot(struct dl_router *r, int b)
+{
+	size_t n = r->c->nverts * (size_t)r->K;
+	struct solve *s;
+	int i;
+
+	if (r->ncache < CACHE_MAX) {
+		i = r->ncache++;
+		s = &r->cache[i];
+		s->C = xcalloc(n, sizeof(double));
+		s->next = xcalloc(n, sizeof(int));
+		s->D = xcalloc(r->c->nverts + 1, sizeof(double));
+	} else {
+		int *pp;
+
+		i = r->nextslot;
+		r->nextslot = (r->nextslot + 1) % CACHE_MAX;
+		s = &r->cache[i];
+		for (pp = &r->head[s->b]; *pp != i; pp = &r->cache[*pp].link)
+			;
+		*pp = s->link;
+	}
+	s->b = b;
+	s->gen = GEN_NONE;
+	s->link = r->head[b];
+	r->head[b] = i;
+	return s;
+}
+
+/*
+ * Price a stub a (sect. find_stubs()) in a solve that settled its only
+ * neighbour w, as the solve would have: D*(a) the least of the relaxations
+ * over a's edges to w, then C and pi from w's values.  Skipping stubs in
+ * the solve changes nothing else, since no path passes them.  Returns 0
+ * when w was not priced.
+ */
+static int
+price_stub(struct dl_router *r, struct solve *s, int a, double bytes)
+{
+	const struct dl_cluster *c = r->c;
+	size_t o = c->out_off[a];
+	int w = c->edges[c->out_edge[o]].dst;
+	double d = HUGE_VAL;
+
+	if (isnan(s->C[(size_t)w * r->K]) || s->D[w] == HUGE_VAL)
+		return 0;
+	for (size_t k = c->in_off[w]; k < c->in_off[w + 1]; k++) {
+		int ed = c->in_edge[k];
+		double x, nd;
+
+		if (c->edges[ed].src != a)
+			continue;
+		x = c->edges[ed].from_switch ? r->lat[ed] : r->lat[ed] +
+		    8 * bytes / (r->dmax[ed] / r->ne[ed]);
+		nd = x + s->D[w];
+		if (nd < d)
+			d = nd;
+	}
+	s->D[a] = d;
+	price_vertex(r, s, a, bytes, s->D);
+	return 1;
+}
+
+/*
+ * A cached solve toward b for this size, made under the current n_e,
+ * that has priced vertex a (or can, when a is a stub).  Two solves that
+ * fit hold the same values, so which one answers does not matter.
  */
 static struct solve *
 cache_find(struct dl_router *r, int a, int b, double bytes)
 {
-	if (r->mru < r->ncache && cache_fits(r, &r->cache[r->mru], a, b,
-	    bytes))
-		return &r->cache[r->mru];
-	for (int i = 0; i < r->ncache; i++)
-		if (cache_fits(r, &r->cache[i], a, b, bytes)) {
-			r->mru = i;
-			return &r->cache[i];
-		}
+	for (int i = r->head[b]; i >= 0; i = r->cache[i].link) {
+		struct solve *s = &r->cache[i];
+
+		if (s->gen != r->gen || s->bytes != bytes)
+			continue;
+		if (!isnan(s->C[(size_t)a * r->K]))
+			return s;
+		if (r->stub[a] && a != b && price_stub(r, s, a, bytes))
+			return s;
+	}
 	return NULL;
 }
 
@@ -600,14 +758,14 @@ solve(struct dl_router *r, int b, double bytes, struct solve **out,
 	/* The longest admissible path has at most |V| - 1 hops. */
 	o.max_iter = (int)c->nverts + 1;
 
-	s = cache_slot(r);
-	s->gen = r->gen - 1;	/* invalid until filled */
+	s = cache_slot(r, b);
 	if (!mdp_solve(&m, &o, s->C, &res))
 		return dl_seterr(e, DL_ESYS, NULL, 0, 0, "routing toward "
 		    "'%s': value iteration did not converge in %d sweeps "
 		    "(residual %g)", c->verts[b].id, res.iterations,
 		    res.residual);
 	mdp_policy(&m, &o, s->C, r->pol, NULL);
+	memcpy(s->D, r->dstar, c->nverts * sizeof(double));
 	for (int st = 0; st < m.nstates; st++)
 		s->next[st] = r->pol[st] < 0 ? -1 :
 		    r->act_edge[r->act_off[st] + r->pol[st]];
@@ -637,18 +795,31 @@ solve_local(struct dl_router *r, int a, int b, double bytes, int stop,
 {
 	const struct dl_cluster *c = r->c;
 	int K = r->K;
-	size_t n = 0, nset = 0;
-	struct solve *s = cache_slot(r);
+	size_t n = 0, nset = 0, ntouch = 0;
+	struct solve *s;
 	int *order = r->pol;	/* scratch: settle order */
-	double *q = xcalloc((size_t)K, sizeof(double));
 
-	for (size_t v = 0; v < c->nverts; v++)
-		r->dstar[v] = HUGE_VAL;
-	for (size_t i = 0; i < c->nverts * (size_t)K; i++) {
-		s->C[i] = NAN;
-		s->next[i] = -1;
+	/*
+	 * A solve that stops at a is for a flow about to be committed, which
+	 * invalidates every cached solve: it goes to a scratch slot that is
+	 * never looked up, and only the entries it settles are written.
+	 * Otherwise the whole network is priced into a cache slot, and every
+	 * vertex not settled is NaN there.
+	 */
+	if (stop) {
+		s = &r->scratch;
+	} else {
+		s = cache_slot(r, b);
+		for (size_t i = 0; i < c->nverts * (size_t)K; i++) {
+			s->C[i] = NAN;
+			s->next[i] = -1;
+		}
 	}
+	if (!r->dstar_clean)
+		for (size_t v = 0; v < c->nverts; v++)
+			r->dstar[v] = HUGE_VAL;
 	r->dstar[b] = 0;
+	r->touched[ntouch++] = b;
 	heap_push(r, &n, 0, b);
 	while (n > 0) {
 		double d;
@@ -658,18 +829,18 @@ solve_local(struct dl_router *r, int a, int b, double bytes, int stop,
 		if (d > r->dstar[u])
 			continue;
 		order[nset++] = u;
-		/*
-		 * A flow about to be committed invalidates every cached solve,
-		 * so on a large network it prices only what it can reach;
-		 * otherwise the whole network is priced and the solve serves
-		 * every later source toward b.
-		 */
 		if (u == a && stop)
 			break;
 		for (size_t k = c->in_off[u]; k < c->in_off[u + 1]; k++) {
 			int ed = c->in_edge[k], v = c->edges[ed].src;
 			double w, nd;
 
+			/*
+			 * No path from another source passes a stub: the
+			 * cache prices stubs when they ask (price_stub()).
+			 */
+			if (r->stub[v] && v != a)
+				continue;
 			/*
 			 * The cheapest regime's hop cost: the price only falls
 			 * as den grows, so it is the price at the largest den,
@@ -679,6 +850,8 @@ solve_local(struct dl_router *r, int a, int b, double bytes, int stop,
 			    8 * bytes / (r->dmax[ed] / r->ne[ed]);
 			nd = w + d;
 			if (nd < r->dstar[v]) {
+				if (r->dstar[v] == HUGE_VAL)
+					r->touched[ntouch++] = v;
 				r->dstar[v] = nd;
 				heap_push(r, &n, nd, v);
 			}
@@ -687,62 +860,19 @@ solve_local(struct dl_router *r, int a, int b, double bytes, int stop,
 	for (int l = 0; l < K; l++)
 		s->C[(size_t)b * K + l] = 0;
 	for (size_t i = 0; i < nset; i++) {
-		int v = order[i];
-		double dv = r->dstar[v];
-
-		if (v == b)
-			continue;
-		for (int l = 0; l < K; l++) {
-			double best = HUGE_VAL;
-			int pick = -1;
-
-			/* Action values in listing order, as mdp.c forms them. */
-			for (size_t j = c->out_off[v]; j < c->out_off[v + 1];
-			    j++) {
-				int ed = r->sout[j], u = c->edges[ed].dst;
-				double sum = 0, val;
-
-				if (!(r->dstar[u] < dv))
-					continue;
-				for (int l2 = 0; l2 < K; l2++) {
-					double p = r->Q[l * K + l2];
-
-					if (p == 0)
-						continue;
-					sum += p * s->C[(size_t)u * K + l2];
-				}
-				val = router_hop_cost(r, ed, l, bytes) + 1 * sum;
-				r->acost[j] = val;
-				if (val < best)
-					best = val;
-			}
-			s->C[(size_t)v * K + l] = best;
-			if (!isfinite(best))
-				continue;
-			/* The policy: first within the tie tolerance. */
-			for (size_t j = c->out_off[v]; j < c->out_off[v + 1];
-			    j++) {
-				int ed = r->sout[j], u = c->edges[ed].dst;
-				double val;
-
-				if (!(r->dstar[u] < dv))
-					continue;
-				/* The action value just computed above. */
-				val = r->acost[j];
-				if (val - best <= TIE_TOL + TIE_TOL *
-				    fabs(best)) {
-					pick = ed;
-					break;
-				}
-			}
-			s->next[(size_t)v * K + l] = pick;
-		}
+		s->D[order[i]] = r->dstar[order[i]];
+		if (order[i] != b)
+			price_vertex(r, s, order[i], bytes, r->dstar);
 	}
 	/* a was never settled: it cannot reach b; price it infinite. */
 	if (r->dstar[a] == HUGE_VAL)
-		for (int l = 0; l < K; l++)
+		for (int l = 0; l < K; l++) {
 			s->C[(size_t)a * K + l] = HUGE_VAL;
-	free(q);
+			s->next[(size_t)a * K + l] = -1;
+		}
+	for (size_t i = 0; i < ntouch; i++)
+		r->dstar[r->touched[i]] = HUGE_VAL;
+	r->dstar_clean = 1;
 	s->b = b;
 	s->bytes = bytes;
 	s->gen = r->gen;
@@ -881,8 +1011,8 @@ router_flow(struct dl_router *r, int a, int b, double bytes, int commit,
 		for (int l = 0; l < K; l++)
 			first[l] = c->edges[e1].dst;
 	} else {
-		if ((rc = solve_for(r, a, b, bytes, commit &&
-		    c->nverts > LOCAL_MIN, &s, e)) != DL_OK)
+		if ((rc = solve_for(r, a, b, bytes, commit, &s,
+		    e)) != DL_OK)
 			goto fail;
 		for (int l = 0; l < K; l++) {
 			int ed = s->next[(size_t)a * K + l];
@@ -897,7 +1027,7 @@ router_flow(struct dl_router *r, int a, int b, double bytes, int commit,
 		for (int i = 0; i < np; i++)
 			r->ne[pe[i]]++;
 		r->dirty = 1;
-		r->gen++;
+		r->gen = ++r->gens;
 	}
 	if (out) {
 		out->expected_s = Ca[l0];
