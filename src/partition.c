@@ -140,6 +140,44 @@ sum_dp(const struct dl_costctx *x, const struct part_group *g,
 	return f[(S - 1) * L + L - 1];
 }
 
+/*
+ * Whether some partition fits in memory: each stage in turn takes as many
+ * layers as fit, leaving one for every later stage.  A stage's memory only
+ * grows with its range, so by induction on j no partition that fits ends
+ * stage j after this one does: if greedy fails, nothing fits.  (Transfers
+ * without a route can still make a partition that fits unusable; the DPs
+ * find that.)
+ */
+static int
+fits_greedy(const struct dl_costctx *x, const struct part_group *g,
+    const struct tab *T)
+{
+	int S = T->S, L = T->L, a = 0;
+
+	for (int j = 0; j < S; j++) {
+		int hi = j == S - 1 ? L - 1 : L - 1 - (S - 1 - j), lo = a;
+
+		if (a > hi || cost_stage_memory(x, a, a, T->phi[j], j + 1, S,
+		    g->m) > T->cap[j])
+			return 0;
+		if (j == S - 1)
+			return !(cost_stage_memory(x, a, L - 1, T->phi[j], S, S,
+			    g->m) > T->cap[j]);
+		/* The last b in [a, hi] whose range [a, b] fits. */
+		while (lo < hi) {
+			int mid = lo + (hi - lo + 1) / 2;
+
+			if (cost_stage_memory(x, a, mid, T->phi[j], j + 1, S,
+			    g->m) > T->cap[j])
+				hi = mid - 1;
+			else
+				lo = mid;
+		}
+		a = lo + 1;
+	}
+	return 1;
+}
+
 /* Least bottleneck max_j max(t_j, c_j) over feasible partitions. */
 static double
 minmax_dp(const struct dl_costctx *x, const struct part_group *g,
@@ -442,7 +480,8 @@ part_front_new(const struct dl_costctx *x, const struct part_group *g,
 	F->g.commv = NULL;
 	front_scratch(F, 1);
 	F->sinf_last = xcalloc((size_t)S, sizeof(int));
-	bmin = minmax_dp(x, &F->g, &F->T, F->f);
+	bmin = fits_greedy(x, &F->g, &F->T) ? minmax_dp(x, &F->g, &F->T,
+	    F->f) : HUGE_VAL;
 	if (bmin == HUGE_VAL) {
 		front_scratch(F, 0);
 		return F;

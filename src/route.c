@@ -65,6 +65,12 @@ struct dl_router {
 	int *sout;		/* out-edges per vertex by destination index */
 	unsigned char *stub;	/* per vertex: every edge in or out joins it
 				 * to one neighbour, so no path passes it */
+	int *nb;		/* per stub: that neighbour (else -1) */
+	size_t *ns_off;		/* per vertex: its entries in nspos */
+	int *nspos;		/* positions in sout of the out-edges toward
+				 * vertices that are not stubs */
+	int *allpos;		/* allpos[j] = j */
+	int *adm;		/* scratch: admissible positions */
 	struct dl_router_stats st;
 
 	/* Scratch of one solve. */
@@ -260,6 +266,32 @@ find_stubs(const struct dl_cluster *c)
 	return stub;
 }
 
+/* The neighbour of every stub, and the out-edges toward non-stubs. */
+static void
+stub_lists(struct dl_router *r)
+{
+	const struct dl_cluster *c = r->c;
+	size_t nv = c->nverts, ne = c->nedges, n = 0;
+
+	r->nb = xcalloc(nv + 1, sizeof(int));
+	r->ns_off = xcalloc(nv + 1, sizeof(size_t));
+	r->nspos = xcalloc(ne + 1, sizeof(int));
+	r->allpos = xcalloc(ne + 1, sizeof(int));
+	r->adm = xcalloc(ne + 1, sizeof(int));
+	for (size_t j = 0; j < ne; j++)
+		r->allpos[j] = (int)j;
+	for (size_t v = 0; v < nv; v++) {
+		r->nb[v] = -1;
+		if (r->stub[v])
+			r->nb[v] = c->edges[c->out_edge[c->out_off[v]]].dst;
+		r->ns_off[v] = n;
+		for (size_t j = c->out_off[v]; j < c->out_off[v + 1]; j++)
+			if (!r->stub[c->edges[r->sout[j]].dst])
+				r->nspos[n++] = (int)j;
+	}
+	r->ns_off[nv] = n;
+}
+
 int
 router_new(struct dl_router **rp, const struct dl_cluster *c,
     const struct dl_route_opts *o, struct dl_err *e)
@@ -318,6 +350,7 @@ router_new(struct dl_router **rp, const struct dl_cluster *c,
 	}
 
 	r->stub = find_stubs(c);
+	stub_lists(r);
 	alloc_scratch(r);
 	*rp = r;
 	return DL_OK;
@@ -348,6 +381,7 @@ router_clone(struct dl_router **rp, const struct dl_router *o)
 	r->ne = xmemdup(o->ne, ne, sizeof(int));
 	r->sout = xmemdup(o->sout, ne, sizeof(int));
 	r->stub = xmemdup(o->stub, c->nverts, 1);
+	stub_lists(r);
 	alloc_scratch(r);
 	*rp = r;
 	return DL_OK;
@@ -373,6 +407,11 @@ router_free(struct dl_router *r)
 	free(r->ne);
 	free(r->sout);
 	free(r->stub);
+	free(r->nb);
+	free(r->ns_off);
+	free(r->nspos);
+	free(r->allpos);
+	free(r->adm);
 	free(r->cost);
 	free(r->dstar);
 	free(r->heapv);
@@ -559,19 +598,35 @@ price_vertex(struct dl_router *r, struct solve *s, int v, double bytes,
     const double *D)
 {
 	const struct dl_cluster *c = r->c;
-	int K = r->K;
+	int K = r->K, nadm = 0, b = s->b;
 	double dv = D[v];
+	const int *pos;
+	int npos;
 
+	/*
+	 * The admissible successors, in listing order.  A stub other than b
+	 * never is one (find_stubs()), so unless v is the switch of a stub b
+	 * only the out-edges toward other vertices are looked at.
+	 */
+	if (r->stub[b] && r->nb[b] == v) {
+		pos = r->allpos + c->out_off[v];
+		npos = (int)(c->out_off[v + 1] - c->out_off[v]);
+	} else {
+		pos = r->nspos + r->ns_off[v];
+		npos = (int)(r->ns_off[v + 1] - r->ns_off[v]);
+	}
+	for (int i = 0; i < npos; i++)
+		if (D[c->edges[r->sout[pos[i]]].dst] < dv)
+			r->adm[nadm++] = pos[i];
 	for (int l = 0; l < K; l++) {
 		double best = HUGE_VAL;
 		int pick = -1;
 
-		for (size_t j = c->out_off[v]; j < c->out_off[v + 1]; j++) {
-			int ed = r->sout[j], u = c->edges[ed].dst;
+		for (int i = 0; i < nadm; i++) {
+			int j = r->adm[i], ed = r->sout[j];
+			int u = c->edges[ed].dst;
 			double sum = 0, val;
 
-			if (!(D[u] < dv))
-				continue;
 			for (int l2 = 0; l2 < K; l2++) {
 				double p = r->Q[l * K + l2];
 
@@ -585,18 +640,14 @@ price_vertex(struct dl_router *r, struct solve *s, int v, double bytes,
 				best = val;
 		}
 		s->C[(size_t)v * K + l] = best;
+		/* The policy: the first action value within the tolerance. */
 		if (isfinite(best))
-			for (size_t j = c->out_off[v]; j < c->out_off[v + 1];
-			    j++) {
-				int u = c->edges[r->sout[j]].dst;
-
-				/* The action value just computed above. */
-				if (D[u] < dv && r->acost[j] - best <=
-				    TIE_TOL + TIE_TOL * fabs(best)) {
-					pick = r->sout[j];
+			for (int i = 0; i < nadm; i++)
+				if (r->acost[r->adm[i]] - best <= TIE_TOL +
+				    TIE_TOL * fabs(best)) {
+					pick = r->sout[r->adm[i]];
 					break;
 				}
-			}
 		s->next[(size_t)v * K + l] = pick;
 	}
 }
@@ -808,6 +859,7 @@ solve_local(struct dl_router *r, int a, int b, double bytes, int stop,
 	 */
 	if (stop) {
 		s = &r->scratch;
+		s->b = b;
 	} else {
 		s = cache_slot(r, b);
 		for (size_t i = 0; i < c->nverts * (size_t)K; i++) {
