@@ -36,6 +36,8 @@ struct solve {
 	int *next;		/* nverts * K: edge of pi(v, l), or -1 */
 	double *D;		/* nverts: D*(v) of the vertices priced */
 	int link;		/* the next slot toward the same b, or -1 */
+	int *wr;		/* the vertices priced (C not NaN) */
+	size_t nwr;
 };
 
 /* The generation of a network with every n_e = 1. */
@@ -71,6 +73,8 @@ struct dl_router {
 				 * vertices that are not stubs */
 	int *allpos;		/* allpos[j] = j */
 	int *adm;		/* scratch: admissible positions */
+	size_t *nsin_off;	/* per vertex: its entries in nsin */
+	int *nsin;		/* in-edges from vertices that are not stubs */
 	struct dl_router_stats st;
 
 	/* Scratch of one solve. */
@@ -290,6 +294,16 @@ stub_lists(struct dl_router *r)
 				r->nspos[n++] = (int)j;
 	}
 	r->ns_off[nv] = n;
+	r->nsin_off = xcalloc(nv + 1, sizeof(size_t));
+	r->nsin = xcalloc(ne + 1, sizeof(int));
+	n = 0;
+	for (size_t v = 0; v < nv; v++) {
+		r->nsin_off[v] = n;
+		for (size_t k = c->in_off[v]; k < c->in_off[v + 1]; k++)
+			if (!r->stub[c->edges[c->in_edge[k]].src])
+				r->nsin[n++] = c->in_edge[k];
+	}
+	r->nsin_off[nv] = n;
 }
 
 int
@@ -396,6 +410,7 @@ router_free(struct dl_router *r)
 		free(r->cache[i].C);
 		free(r->cache[i].next);
 		free(r->cache[i].D);
+		free(r->cache[i].wr);
 	}
 	free(r->steps);
 	free(r->count);
@@ -412,6 +427,8 @@ router_free(struct dl_router *r)
 	free(r->nspos);
 	free(r->allpos);
 	free(r->adm);
+	free(r->nsin_off);
+	free(r->nsin);
 	free(r->cost);
 	free(r->dstar);
 	free(r->heapv);
@@ -670,6 +687,11 @@ cache_slot(struct dl_router *r, int b)
 		s->C = xcalloc(n, sizeof(double));
 		s->next = xcalloc(n, sizeof(int));
 		s->D = xcalloc(r->c->nverts + 1, sizeof(double));
+		s->wr = xcalloc(r->c->nverts + 1, sizeof(int));
+		for (size_t v = 0; v < n; v++) {
+			s->C[v] = NAN;
+			s->next[v] = -1;
+		}
 	} else {
 		int *pp;
 
@@ -679,7 +701,14 @@ cache_slot(struct dl_router *r, int b)
 		for (pp = &r->head[s->b]; *pp != i; pp = &r->cache[*pp].link)
 			;
 		*pp = s->link;
+		/* Only the vertices it priced are not NaN. */
+		for (size_t w = 0; w < s->nwr; w++)
+			for (int l = 0; l < r->K; l++) {
+				s->C[(size_t)s->wr[w] * r->K + l] = NAN;
+				s->next[(size_t)s->wr[w] * r->K + l] = -1;
+			}
 	}
+	s->nwr = 0;
 	s->b = b;
 	s->gen = GEN_NONE;
 	s->link = r->head[b];
@@ -704,12 +733,11 @@ price_stub(struct dl_router *r, struct solve *s, int a, double bytes)
 
 	if (isnan(s->C[(size_t)w * r->K]) || s->D[w] == HUGE_VAL)
 		return 0;
-	for (size_t k = c->in_off[w]; k < c->in_off[w + 1]; k++) {
-		int ed = c->in_edge[k];
+	/* a's out-edges all end at w; Dijkstra relaxes each once. */
+	for (size_t k = c->out_off[a]; k < c->out_off[a + 1]; k++) {
+		int ed = c->out_edge[k];
 		double x, nd;
 
-		if (c->edges[ed].src != a)
-			continue;
 		x = c->edges[ed].from_switch ? r->lat[ed] : r->lat[ed] +
 		    8 * bytes / (r->dmax[ed] / r->ne[ed]);
 		nd = x + s->D[w];
@@ -718,6 +746,7 @@ price_stub(struct dl_router *r, struct solve *s, int a, double bytes)
 	}
 	s->D[a] = d;
 	price_vertex(r, s, a, bytes, s->D);
+	s->wr[s->nwr++] = a;
 	return 1;
 }
 
@@ -810,6 +839,10 @@ solve(struct dl_router *r, int b, double bytes, struct solve **out,
 	o.max_iter = (int)c->nverts + 1;
 
 	s = cache_slot(r, b);
+	/* Value iteration writes every state, even when it fails. */
+	for (size_t v = 0; v < c->nverts; v++)
+		s->wr[v] = (int)v;
+	s->nwr = c->nverts;
 	if (!mdp_solve(&m, &o, s->C, &res))
 		return dl_seterr(e, DL_ESYS, NULL, 0, 0, "routing toward "
 		    "'%s': value iteration did not converge in %d sweeps "
@@ -862,10 +895,6 @@ solve_local(struct dl_router *r, int a, int b, double bytes, int stop,
 		s->b = b;
 	} else {
 		s = cache_slot(r, b);
-		for (size_t i = 0; i < c->nverts * (size_t)K; i++) {
-			s->C[i] = NAN;
-			s->next[i] = -1;
-		}
 	}
 	if (!r->dstar_clean)
 		for (size_t v = 0; v < c->nverts; v++)
@@ -883,14 +912,20 @@ solve_local(struct dl_router *r, int a, int b, double bytes, int stop,
 		order[nset++] = u;
 		if (u == a && stop)
 			break;
-		for (size_t k = c->in_off[u]; k < c->in_off[u + 1]; k++) {
-			int ed = c->in_edge[k], v = c->edges[ed].src;
+		/*
+		 * No path from another source passes a stub: only the
+		 * in-edges from other vertices are relaxed, and those from a
+		 * when u is a's switch.  The cache prices stubs when they ask
+		 * (price_stub()).
+		 */
+		const size_t *off = r->stub[a] && r->nb[a] == u ? c->in_off :
+		    r->nsin_off;
+		const int *lst = off == c->in_off ? c->in_edge : r->nsin;
+
+		for (size_t k = off[u]; k < off[u + 1]; k++) {
+			int ed = lst[k], v = c->edges[ed].src;
 			double w, nd;
 
-			/*
-			 * No path from another source passes a stub: the
-			 * cache prices stubs when they ask (price_stub()).
-			 */
 			if (r->stub[v] && v != a)
 				continue;
 			/*
@@ -912,11 +947,15 @@ solve_local(struct dl_router *r, int a, int b, double bytes, int stop,
 	for (int l = 0; l < K; l++)
 		s->C[(size_t)b * K + l] = 0;
 	for (size_t i = 0; i < nset; i++) {
+		if (!stop)
+			s->wr[s->nwr++] = order[i];
 		s->D[order[i]] = r->dstar[order[i]];
 		if (order[i] != b)
 			price_vertex(r, s, order[i], bytes, r->dstar);
 	}
 	/* a was never settled: it cannot reach b; price it infinite. */
+	if (r->dstar[a] == HUGE_VAL && !stop)
+		s->wr[s->nwr++] = a;
 	if (r->dstar[a] == HUGE_VAL)
 		for (int l = 0; l < K; l++) {
 			s->C[(size_t)a * K + l] = HUGE_VAL;
