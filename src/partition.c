@@ -178,6 +178,98 @@ fits_greedy(const struct dl_costctx *x, const struct part_group *g,
 	return 1;
 }
 
+/* f(j - 1, a - 1), or 0 for the first stage starting at layer 0. */
+static double
+f_prev(const double *f, int j, int L, int a)
+{
+	return j == 0 ? 0 : f[(j - 1) * L + a - 1];
+}
+
+/*
+ * sum_dp() for long models.  The scan over a stage's first layer a costs
+ * O(L) for every stage end b, so O(S L^2) per call, which is minutes for a
+ * thousand layers.  Above part_window_layers layers the same minimum is found with
+ * a sliding window: t(a, b) = kappa (F(b) - F(a - 1)) (F the prefix sums of
+ * FLOPs and of TP volume, kappa per unit), so the best a for b minimises
+ * q(a) = f(j - 1, a - 1) - kappa F(a - 1) over the a that fit in memory
+ * and keep t <= B, a window whose left end only moves right as b grows.
+ * A deque keeps the window's minimum (the smallest a on ties).  The value
+ * stored is the stage's own t + c for that a, as the scan computes it; the
+ * argmin can differ from the scan's only between partitions whose sums
+ * differ in the last bits.
+ */
+int part_window_layers = PART_WINDOW_LAYERS;
+
+static double
+sum_dp_window(const struct dl_costctx *x, const struct part_group *g,
+    const struct tab *T, double B, double *f, int *arg, int *last)
+{
+	int S = T->S, L = T->L;
+	int *dq = xcalloc((size_t)L + 1, sizeof(int));
+	double *q = xcalloc((size_t)L + 1, sizeof(double));
+	double mu = (double)x->o->micro_batch, t, c;
+
+	for (int j = 0; j < S; j++) {
+		int node = g->node[j], k = g->k[j], lo = j, h = 0, n = 0;
+		double k1 = mu / (k * x->speed[node]), k2 = k > 1 ? mu *
+		    (2.0 * (k - 1) / k) / (x->c->nodes[node].intra_gbps * 1e9 /
+		    8) : 0;
+
+		for (int b = 0; b < L; b++) {
+			f[j * L + b] = HUGE_VAL;
+			arg[j * L + b] = -1;
+		}
+		for (int b = j; b <= L - 1 - (S - 1 - j); b++) {
+			double prev = j == 0 ? (b == 0 ? 0 : HUGE_VAL) :
+			    f[(j - 1) * L + b - 1];
+
+			/* a = b joins the window. */
+			q[b] = prev == HUGE_VAL ? HUGE_VAL : prev -
+			    k1 * x->cum_flops[b] - k2 * x->cum_tp[b];
+			if (q[b] != HUGE_VAL) {
+				while (n > 0 && q[dq[h + n - 1]] > q[b])
+					n--;
+				dq[h + n++] = b;
+			}
+			c = j < S - 1 ? T->comm[j][b] : 0;
+			if (!isfinite(c) || c > B)
+				continue;
+			/* The window: the a whose stage fits with t <= B. */
+			while (lo <= b && (!stage(x, g, T, j, lo, b, &t, &c) ||
+			    t > B))
+				lo++;
+			while (n > 0 && dq[h] < lo) {
+				h++;
+				n--;
+			}
+			if (n == 0)
+				continue;
+			stage(x, g, T, j, dq[h], b, &t, &c);
+			f[j * L + b] = f_prev(f, j, L, dq[h]) + t + c;
+			arg[j * L + b] = dq[h];
+		}
+	}
+	free(dq);
+	free(q);
+	if (f[(S - 1) * L + L - 1] == HUGE_VAL)
+		return HUGE_VAL;
+	for (int j = S - 1, b = L - 1; j >= 0; j--) {
+		last[j] = b;
+		b = arg[j * L + b] - 1;
+	}
+	return f[(S - 1) * L + L - 1];
+}
+
+/* sum_dp(), or sum_dp_window() above part_window_layers layers. */
+static double
+sum_best(const struct dl_costctx *x, const struct part_group *g,
+    const struct tab *T, double B, double *f, int *arg, int *last)
+{
+	if (T->L > part_window_layers)
+		return sum_dp_window(x, g, T, B, f, arg, last);
+	return sum_dp(x, g, T, B, f, arg, last);
+}
+
 /* Least bottleneck max_j max(t_j, c_j) over feasible partitions. */
 static double
 minmax_dp(const struct dl_costctx *x, const struct part_group *g,
@@ -486,7 +578,7 @@ part_front_new(const struct dl_costctx *x, const struct part_group *g,
 		front_scratch(F, 0);
 		return F;
 	}
-	F->sinf = sum_dp(x, &F->g, &F->T, HUGE_VAL, F->f, F->arg,
+	F->sinf = sum_best(x, &F->g, &F->T, HUGE_VAL, F->f, F->arg,
 	    F->sinf_last);
 	F->status = LP_OPTIMAL;
 	F->bmin = bmin;
@@ -505,7 +597,7 @@ front_step(struct part_front *F)
 	int S = F->g.S;
 	double B = F->cand[F->next], s, bt = 0, sum = 0, t, c;
 
-	s = sum_dp(x, &F->g, &F->T, B, F->f, F->arg, F->tmp);
+	s = sum_best(x, &F->g, &F->T, B, F->f, F->arg, F->tmp);
 	if (s != HUGE_VAL) {
 		/* Score with the true bottleneck of this partition. */
 		for (int j = 0, a = 0; j < S; j++) {
@@ -571,7 +663,11 @@ part_front_query(struct part_front *F, long m, struct part_result *r)
 		if (F->next >= F->nall)
 			break;
 		if (F->next >= F->ncand) {
-			front_cands(F, 0);
+			/*
+			 * Twice as many as listed: the same ascending list,
+			 * grown only as far as the scan gets.
+			 */
+			front_cands(F, 2 * F->ncand);
 			if (F->next >= F->nall)
 				break;
 		}

@@ -73,8 +73,20 @@ struct part_front *part_front_new(const struct dl_costctx *x,
 int part_front_query(struct part_front *f, long m, struct part_result *r);
 void part_front_free(struct part_front *f);
 /*
- * The largest model the commands partition.  part_dp() takes O(S L^2)
- * time per candidate bottleneck and O(S L^2) memory for the candidates,
+ * Above this many layers the least-sum DP slides a window over the first
+ * layer of each stage instead of scanning it: O(S L) per candidate
+ * bottleneck instead of O(S L^2), the same optimum, though between
+ * partitions whose sums differ only in the last bits it may pick another.
+ * A variable so that tests can run the window on small models; the
+ * commands never change it.
+ */
+extern int part_window_layers;
+#define PART_WINDOW_LAYERS 256
+/*
+ * The largest model the commands partition.  part_dp() takes O(S L)
+ * time per candidate bottleneck (O(S L^2) at most part_window_layers
+ * layers), O(S L^2) for the bottleneck DP, and O(S L) memory for the
+ * candidates,
  * so far beyond this no search can finish: part_max_layers() fails with
  * DL_EDATA and a message naming the model when m has more layers, and
  * plan and replan --repartition call it before they start.

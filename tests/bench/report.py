@@ -235,6 +235,9 @@ def main():
             conf = "%d site%s, %d types, batch %d" % (
                 s["sites"], "" if s["sites"] == 1 else "s", s["types"],
                 s["batch"])
+        elif s["kind"] == "small":
+            name = "plan %d layers, two-dc (48 GPUs)" % s["layers"]
+            conf = "gpt h256, batch %d" % s["batch"]
         else:
             name = "plan %d layers, 64 GPUs" % s["layers"]
             conf = "llama h2048, batch %d" % s["batch"]

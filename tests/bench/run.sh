@@ -42,6 +42,7 @@ huge_runs=${BENCH_HUGE_RUNS:-3}
 limit=${BENCH_LIMIT:-300}
 scales=${BENCH_SCALES:-8 64 512 4096 16384}
 layers=${BENCH_LAYERS:-12 32 80 200 500 1000}
+small_layers=${BENCH_SMALL_LAYERS:-1020 4092}
 raw=$out/raw.tsv
 
 mkdir -p "$out/clusters" "$out/models" "$out/json"
@@ -154,6 +155,17 @@ for l in $layers; do
 	    --hidden 2048 --heads 16 --kv-heads 16 --ffn 5632 --seq 2048 \
 	    -o "$m"
 	bench_plan layers 64 "$l" "$c" "$m" "$runs"
+done
+
+# 2b. Many small layers on a small cluster: every stage fits, so the
+# partition DP meets its widest scans (a model of 1,024 such layers took
+# minutes before the sliding window).
+for l in $small_layers; do
+	m=$out/models/gpt-small-$l.csv
+	[ -f "$m" ] || "$dlplan" model gpt --layers "$l" --hidden 256 \
+	    --heads 4 --vocab 50257 --seq 1024 -o "$m"
+	bench_plan small 48 "$l" "$root/datasets/clusters/two-dc" "$m" \
+	    "$runs" 256
 done
 
 # 4. partition_balanced against dlplan's partition.

@@ -288,6 +288,47 @@ test_partition(void)
 	    "as such (%d of them)", ninf);
 }
 
+/* The sliding-window DP of long models, run on small ones. */
+static void
+test_window(void)
+{
+	struct fixture f;
+	int agree = 1, n = 0, ninf = 0, saved = part_window_layers;
+
+	part_window_layers = 0;
+	fx_begin(&f);
+	for (int seed = 1; seed <= 120; seed++) {
+		struct inst in;
+		struct part_result r;
+		double bf;
+
+		if (inst_make(&f, (uint64_t)seed + 1000, 1, 12, 5,
+		    seed % 4 == 0, &in) != 0) {
+			ok(0, "fixture %d loads", seed);
+			continue;
+		}
+		in.g.m = fx_int(&f, 1, 8);
+		bf = brute(&in.x, &in.g, in.L);
+		part_dp(&in.x, &in.g, 0, &r);
+		n++;
+		if (bf == HUGE_VAL) {
+			ninf++;
+			agree &= r.status == LP_INFEASIBLE;
+		} else if (r.status != LP_OPTIMAL ||
+		    fabs(r.obj - bf) > 1e-9 * bf) {
+			agree = 0;
+			printf("# seed %d: window dp %.17g brute %.17g\n", seed,
+			    r.obj, bf);
+		}
+		part_result_free(&r);
+		inst_free(&in);
+	}
+	fx_end(&f);
+	part_window_layers = saved;
+	ok(agree && n - ninf > 80, "window DP equals brute force (%d "
+	    "instances, %d infeasible)", n, ninf);
+}
+
 /*
  * One frontier answers every m as part_dp() does for that m alone: the
  * same objective bit for bit, the same stage ends and status, whatever
@@ -498,6 +539,7 @@ int
 main(void)
 {
 	test_partition();
+	test_window();
 	test_front();
 	test_split();
 	return done_testing();
