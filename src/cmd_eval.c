@@ -31,8 +31,8 @@
  *	horizon).
  *
  *	The table lists, per group, T_g split into compute (sum of t), p2p
- *	(sum of c) and bubble ((m_g - 1) max(t, c)), and per stage its node,
- *	GPUs, layers, forecast load, t, c and the peak memory per GPU
+ *	(sum of c) and the steady-state term ((m_g - 1) max(t, c)), and per
+ *	stage its node, GPUs, layers, forecast load, t, c and the peak memory per GPU
  *	against the usable memory; then the sync segments with their rings,
  *	T, T_lb, efficiency, throughput and the hottest directed links: the
  *	flows and bytes over each (both phases), largest first.
@@ -288,7 +288,7 @@ print_table(const struct ev *v, int baselines)
 			    gr->stages[s].p2p_s));
 		}
 		printf("\ngroup %d    %ld micro-batch%s, %d stage%s: T_g %s s "
-		    "= compute %s + p2p %s + bubble %s%s\n", g,
+		    "= compute %s + p2p %s + steady-state %s%s\n", g,
 		    gr->micro_batches, gr->micro_batches == 1 ? "" : "es",
 		    gr->nstages, gr->nstages == 1 ? "" : "s",
 		    fmt_s(a, gr->time_s), fmt_s(b, ct), fmt_s(c, cc),

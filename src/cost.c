@@ -775,7 +775,7 @@ cost_eval(const struct dl_costctx *x, struct dl_plan *p, struct dl_err *e)
 			est->slowest_group = g;
 			est->compute_s = ct;
 			est->p2p_s = cc;
-			est->bubble_s = gr->micro_batches >= 1 ?
+			est->steady_s = gr->micro_batches >= 1 ?
 			    (gr->micro_batches - 1) * mx : 0;
 		}
 	}

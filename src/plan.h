@@ -111,7 +111,7 @@ struct dl_estimate {
 	/* Breakdown of the slowest group's T_g: */
 	double compute_s;		/* sum of t_sigma */
 	double p2p_s;			/* sum of c_sigma */
-	double bubble_s;		/* (m_g - 1) * max(t, c) */
+	double steady_s;		/* (m_g - 1) max(t, c): steady state */
 	int slowest_group;
 	int feasible;			/* memory fits on every GPU */
 };

@@ -373,7 +373,9 @@ w_estimate(const struct dl_plan *p)
 	set(o, "sync_s", jreal(s->sync_s));
 	set(o, "compute_s", jreal(s->compute_s));
 	set(o, "p2p_s", jreal(s->p2p_s));
-	set(o, "bubble_s", jreal(s->bubble_s));
+	set(o, "steady_s", jreal(s->steady_s));
+	/* The old name of steady_s, kept for one version. */
+	set(o, "bubble_s", jreal(s->steady_s));
 	set(o, "slowest_group", jint(s->slowest_group));
 	set(o, "fits_memory", json_boolean(s->feasible));
 	if (p->even_s > 0 || p->proportional_s > 0) {

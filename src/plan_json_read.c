@@ -629,7 +629,9 @@ read_results(json_t *root, struct dl_plan *p)
 		{ "sync_s", &p->est.sync_s },
 		{ "compute_s", &p->est.compute_s },
 		{ "p2p_s", &p->est.p2p_s },
-		{ "bubble_s", &p->est.bubble_s },
+		/* The old name first, so that steady_s wins. */
+		{ "bubble_s", &p->est.steady_s },
+		{ "steady_s", &p->est.steady_s },
 	};
 
 	if (json_is_object(est)) {

@@ -44,6 +44,22 @@ for k in '"schema": "dlplan.plan/1"' '"iteration_s"' '"lower_bound_s"' \
 	check "json has $k" grep -q "$k" "$TMP/hy.json"
 done
 
+# The steady-state term is steady_s; bubble_s, its old name, carries the
+# same number for one version, and a plan with either name reads.
+check "json has steady_s and its alias bubble_s, equal" sh -c "
+    a=\$(grep '\"steady_s\"' '$TMP/hy.json' | sed 's/.*: //')
+    b=\$(grep '\"bubble_s\"' '$TMP/hy.json' | sed 's/.*: //')
+    [ -n \"\$a\" ] && [ \"\$a\" = \"\$b\" ]"
+grep -v '"steady_s"' "$TMP/hy.json" >"$TMP/hy-old.json"
+grep -v '"bubble_s"' "$TMP/hy.json" >"$TMP/hy-new.json"
+dlplan eval "$TMP/hy.json" >"$TMP/hy.txt" 2>&1
+check "a plan with only bubble_s evaluates the same" sh -c \
+    "\"\$DLPLAN\" eval '$TMP/hy-old.json' 2>&1 | sed 's/hy-old/hy/' |
+    cmp -s - '$TMP/hy.txt'"
+check "a plan with only steady_s evaluates the same" sh -c \
+    "\"\$DLPLAN\" eval '$TMP/hy-new.json' 2>&1 | sed 's/hy-new/hy/' |
+    cmp -s - '$TMP/hy.txt'"
+
 # -c and -m override the plan's inputs.
 mkdir -p "$TMP/c"
 cp "$E/one/nodes.csv" "$TMP/c/nodes.csv"

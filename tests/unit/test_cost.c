@@ -246,8 +246,8 @@ pipeline2(void)
 		is_near(p.est.iteration_s, m == 1 ? 2.6e-4 : 8e-4, tol, name);
 		snprintf(name, sizeof(name), "pp m=%ld: T_lb", m);
 		is_near(p.est.lower_bound_s, m == 1 ? 6e-5 : 2.4e-4, tol, name);
-		snprintf(name, sizeof(name), "pp m=%ld: bubble", m);
-		is_near(p.est.bubble_s, (m - 1) * 1.8e-4, tol, name);
+		snprintf(name, sizeof(name), "pp m=%ld: steady-state term", m);
+		is_near(p.est.steady_s, (m - 1) * 1.8e-4, tol, name);
 		snprintf(name, sizeof(name), "pp m=%ld: no sync", m);
 		ok(p.est.sync_s == 0 && p.nrings == 0, "%s", name);
 		snprintf(name, sizeof(name), "pp m=%ld: flows are intra", m);
@@ -365,7 +365,7 @@ hybrid(void)
 	is_near(p.est.lower_bound_s, 3.6e-4, tol, "hybrid: T_lb");
 	is_near(p.est.compute_s, 2.4e-4, tol, "hybrid: compute of slowest");
 	is_near(p.est.p2p_s, 4e-5, tol, "hybrid: p2p of slowest");
-	is_near(p.est.bubble_s, 3.6e-4, tol, "hybrid: bubble of slowest");
+	is_near(p.est.steady_s, 3.6e-4, tol, "hybrid: steady-state term of slowest");
 	is_int((long)p.nflows, 4 + 6, "hybrid: 4 pipeline + 6 sync flows");
 
 	/* A copy is deep and evaluates to the same. */
