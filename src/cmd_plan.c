@@ -5,8 +5,11 @@
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "budget.h"
 #include "cmds.h"
@@ -378,11 +381,53 @@ struct plan_args {
 	const char *sbatch[EMIT_MAX_SBATCH_ARGS];	/* eo.sbatch_args */
 };
 
+/* When the last progress line was written (seconds, monotonic). */
+static double progress_last;
+static int progress_lines;
+
+static double
+mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/*
+ * A progress line on stderr at most twice a second, and a last one when
+ * the search is over if there were others or -v asked: jobs done (a job
+ * is a TP degree, stage count and set of units), the best T so far
+ * against T_lb, and the time taken.
+ */
+static void
+progress(void *arg, const struct search_progress *pg)
+{
+	double *t0 = arg, now = mono_now();
+	char best[64];
+
+	if (pg->final ? progress_lines == 0 && dl_verbose <= 0 :
+	    now - progress_last < 0.5)
+		return;
+	progress_last = now;
+	progress_lines++;
+	if (pg->best_t == HUGE_VAL)
+		snprintf(best, sizeof(best), "no plan yet");
+	else
+		snprintf(best, sizeof(best), "best T %.6g s (gap at most "
+		    "%.1f%%)", pg->best_t, 100 * (1 - pg->lower_bound /
+		    pg->best_t));
+	fprintf(stderr, "dlplan: search: %s%ld of %ld jobs%s, %s, T_lb %.6g "
+	    "s, %.1f s\n", pg->final ? "done, " : "", pg->done, pg->total,
+	    pg->final && pg->done < pg->total ? " (the rest cut by the bound)" :
+	    "", best, pg->lower_bound, now - *t0);
+}
+
 static void
 args_init(struct plan_args *a)
 {
 	struct search_opts so = { STRAT_AUTO, -1, NULL, 60,
-	    search_default_jobs(), RUNTIME_DLPLAN };
+	    search_default_jobs(), RUNTIME_DLPLAN, NULL, NULL };
 
 	memset(a, 0, sizeof(*a));
 	a->so = so;
@@ -669,13 +714,22 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 	struct search_stats st;
 	struct dl_costctx x;
 	struct dl_plan p;
-	double free_t = 0;
+	double free_t = 0, t0 = 0;
 	int rc;
 
 	plan_init(&p);
+	/* Progress: with -v, or on a terminal unless -q. */
+	if (dl_verbose > 0 || (dl_verbose == 0 && isatty(STDERR_FILENO))) {
+		t0 = mono_now();
+		progress_last = t0;
+		progress_lines = 0;
+		a->so.progress = progress;
+		a->so.progress_arg = &t0;
+	}
 	if ((rc = cost_init(&x, c, m, &a->o, uhat, router, e)) == DL_OK) {
 		plan_free(&p);		/* search_plan() initialises it */
 		rc = search_plan(&x, &a->so, &p, &st, e);
+		a->so.progress = NULL;
 		if (rc == DL_OK && a->so.runtime != RUNTIME_DLPLAN)
 			rc = free_plan_time(&x, &a->so, &free_t, e);
 		if (rc == DL_OK && a->so.dump_dir)

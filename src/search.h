@@ -25,6 +25,19 @@
 
 enum { STRAT_AUTO, STRAT_DP, STRAT_PP, STRAT_HYBRID };
 
+/*
+ * How far a structured search is, for a progress line: jobs (a TP degree,
+ * stage count and set of units each) done of the total (a bound may cut
+ * the rest: final is then set), the best
+ * iteration time so far (HUGE_VAL before the first plan) and T_lb.
+ */
+struct search_progress {
+	long done, total;
+	int final;		/* the search is over (the rest were cut) */
+	double best_t;
+	double lower_bound;
+};
+
 struct search_opts {
 	int strategy;		/* STRAT_* */
 	int exact;		/* -1 auto (<= 6 GPUs), 0 never, 1 always */
@@ -32,6 +45,13 @@ struct search_opts {
 	double time_limit;	/* seconds per MILP */
 	int jobs;		/* threads for the structured mode (0, 1: one) */
 	int runtime;		/* RUNTIME_*: restrict to that framework */
+	/*
+	 * Optional (NULL: none): called after every job of the structured
+	 * mode, from whichever thread ran it but never two at once.  It only
+	 * looks: what the search returns does not depend on it.
+	 */
+	void (*progress)(void *arg, const struct search_progress *pg);
+	void *progress_arg;
 };
 
 /* The most threads plan --jobs takes. */
