@@ -144,9 +144,11 @@ free_plan_time(const struct dl_costctx *x, const struct search_opts *so,
 
 static void
 print_summary(const struct dl_plan *p, const struct dl_cluster *c,
-    const struct search_stats *st, const char *outdir)
+    const struct dl_model *m, const struct search_stats *st,
+    const char *outdir)
 {
 	const struct dl_estimate *E = &p->est;
+	size_t nw = c->warnings.n + m->warnings.n;
 
 	printf("plan      %d group%s, %ld GPUs", p->ngroups,
 	    p->ngroups == 1 ? "" : "s", plan_ranks(p));
@@ -186,6 +188,10 @@ print_summary(const struct dl_plan *p, const struct dl_cluster *c,
 	if (!st->exact)
 		printf("gap       at most %.1f%% to the lower bound\n",
 		    100 * p->gap);
+	if (nw > 0)
+		printf("warnings  %zu implausible value%s in the inputs (see "
+		    "stderr, or plan.json's warnings)\n", nw, nw == 1 ? "" :
+		    "s");
 	if (outdir)
 		printf("wrote     %s/plan.json %s/plan.csv\n", outdir, outdir);
 }
@@ -356,7 +362,7 @@ plan_budget(const struct dl_cluster *c, const struct dl_model *m,
 		st.milps = bs.milps;
 		st.exact = bs.exact;
 		st.time_s = bs.time_s;
-		print_summary(&p, c, &st, outdir);
+		print_summary(&p, c, m, &st, outdir);
 		print_schedule(&s, c, &bs, outdir);
 	}
 	for (int t = 0; t < bo->nslots; t++)
@@ -701,7 +707,9 @@ load_inputs(const struct plan_args *a, struct dl_cluster *c,
 	if ((rc = part_max_layers(m, e)) != DL_OK) {
 		model_free(m);
 		cluster_free(c);
+		return rc;
 	}
+	cmd_warn_inputs(c, m);
 	return rc;
 }
 
@@ -777,7 +785,7 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 				free(js);
 			}
 		} else if (dl_verbose >= 0) {
-			print_summary(&p, c, &st, a->outdir);
+			print_summary(&p, c, m, &st, a->outdir);
 			if (free_t > 0)
 				printf("runtime   %s %.6g s, unrestricted "
 				    "(dlplan) %.6g s (x%.3f)\n", p.runtime,

@@ -407,6 +407,17 @@ plan_to_json(const struct dl_plan *p, const struct dl_cluster *c,
 	if (p->parent)
 		set(o, "parent", json_string(p->parent));
 	set(o, "inputs", in);
+	if (c->warnings.n > 0 || (m != NULL && m->warnings.n > 0)) {
+		json_t *w = json_array();
+
+		for (size_t i = 0; i < c->warnings.n; i++)
+			json_array_append_new(w, json_string(
+			    c->warnings.msg[i]));
+		for (size_t i = 0; m != NULL && i < m->warnings.n; i++)
+			json_array_append_new(w, json_string(
+			    m->warnings.msg[i]));
+		set(o, "warnings", w);
+	}
 	set(o, "options", w_options(&p->opts));
 	if (p->uhat) {
 		json_t *f = json_object();
