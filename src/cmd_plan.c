@@ -142,6 +142,58 @@ free_plan_time(const struct dl_costctx *x, const struct search_opts *so,
 	return rc;
 }
 
+/*
+ * "left out  NODES (load L %), N GPUs: ...": the nodes the plan does not
+ * use, runs of consecutive nodes as FIRST..LAST (at most 4 runs shown),
+ * and T of the plan with them as more pipelines.
+ */
+static void
+print_left_out(const struct dl_plan *p, const struct dl_cluster *c)
+{
+	long gpus = 0;
+	size_t runs = 0, more = 0;
+
+	if (p->nleft_out == 0)
+		return;
+	printf("left out  ");
+	for (size_t i = 0; i < p->nleft_out; i++) {
+		size_t j = i;
+		double lmax = 0;
+
+		while (j + 1 < p->nleft_out && p->left_out[j + 1] ==
+		    p->left_out[j] + 1)
+			j++;
+		for (size_t k = i; k <= j; k++) {
+			int n = p->left_out[k];
+
+			gpus += c->nodes[n].gpus;
+			if (p->uhat && (size_t)n < p->nnodes && p->uhat[n] > lmax)
+				lmax = p->uhat[n];
+		}
+		if (runs < 4) {
+			printf("%s%s", runs ? ", " : "", c->nodes[p->left_out[i]].id);
+			if (j > i)
+				printf("..%s", c->nodes[p->left_out[j]].id);
+			if (lmax >= 0.005)
+				printf(" (load %s%.0f %%)", j > i ? "up to " : "",
+				    100 * lmax);
+		} else {
+			more += j - i + 1;
+		}
+		runs++;
+		i = j;
+	}
+	if (more > 0)
+		printf(" and %zu more node%s", more, more == 1 ? "" : "s");
+	printf(", %ld GPU%s: ", gpus, gpus == 1 ? "" : "s");
+	if (p->left_out_t_s > 0)
+		printf("the plan with them as more pipelines takes %.6g s "
+		    "(%+.1f %%)\n", p->left_out_t_s, 100 * (p->left_out_t_s /
+		    p->est.iteration_s - 1));
+	else
+		printf("they cannot form a pipeline that holds the model\n");
+}
+
 static void
 print_summary(const struct dl_plan *p, const struct dl_cluster *c,
     const struct dl_model *m, const struct search_stats *st,
@@ -188,6 +240,7 @@ print_summary(const struct dl_plan *p, const struct dl_cluster *c,
 	if (!st->exact)
 		printf("gap       at most %.1f%% to the lower bound\n",
 		    100 * p->gap);
+	print_left_out(p, c);
 	if (nw > 0)
 		printf("warnings  %zu implausible value%s in the inputs (see "
 		    "stderr, or plan.json's warnings)\n", nw, nw == 1 ? "" :
@@ -742,6 +795,8 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 			rc = free_plan_time(&x, &a->so, &free_t, e);
 		if (rc == DL_OK && a->so.dump_dir)
 			rc = search_dump(&x, &a->so, &p, e);
+		if (rc == DL_OK && a->so.runtime == RUNTIME_DLPLAN)
+			search_left_out(&x, &a->so, &p);
 		if (rc == DL_OK)
 			rc = cost_baselines(&x, &p, e);
 		cost_free(&x);

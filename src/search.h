@@ -79,6 +79,18 @@ int search_plan(const struct dl_costctx *x, const struct search_opts *so,
     struct dl_plan *best, struct search_stats *st, struct dl_err *e);
 
 /*
+ * Why best leaves nodes out: fills best->left_out with the nodes it does
+ * not use and best->left_out_t_s with T of the plan that adds them as
+ * more pipelines (the units of each site's left-out nodes, TP as wide as
+ * the node allows, chained until a pipeline holds the model), the layers
+ * partitioned and the micro-batches split again over all groups as the
+ * structured mode does; 0 when they cannot form a pipeline that fits.
+ * Deterministic; nothing is left out when every node is used.
+ */
+void search_left_out(const struct dl_costctx *x, const struct search_opts *so,
+    struct dl_plan *best);
+
+/*
  * Write the programs behind plan p to so->dump_dir in CPLEX LP format:
  * partition-gN.lp (the layer partition of group N, for its micro-batches;
  * groups of one stage have none) and split.lp (the data split over the
