@@ -80,6 +80,7 @@ struct ld {
 	struct kcache *vm;	/* vertex id -> index, kept in c->vindex */
 	size_t vcap, ecap;
 	struct dl_err *e;
+	long dst_col;		/* file column of links.csv's dst */
 };
 
 static int
@@ -212,6 +213,7 @@ load_links(struct ld *L, const char *path)
 
 	if ((rc = csvin_read(path, &dl_links_schema, &t, L->e)) != DL_OK)
 		return rc;
+	L->dst_col = t.fcol[1];
 	if (t.nrows == 0) {
 		dl_seterr(L->e, DL_EDATA, path, t.header_line, 0,
 		    "no links (expected at least one row after the header)");
@@ -326,8 +328,8 @@ reject_twins(struct ld *L)
 	free(first);
 	if (bad < 0)
 		return DL_OK;
-	return dl_seterr(L->e, DL_EDATA, c->path_links, c->edges[bad].line, 0,
-	    "link '%s' -> '%s' is given twice (also on line %ld; a duplex "
+	return dl_seterr(L->e, DL_EDATA, c->path_links, c->edges[bad].line,
+	    L->dst_col, "link '%s' -> '%s' is given twice (also on line %ld; a duplex "
 	    "row adds both directions, use duplex=0 for one)",
 	    c->verts[c->edges[bad].src].id, c->verts[c->edges[bad].dst].id,
 	    c->edges[twin].line);
@@ -500,7 +502,8 @@ load_history(struct ld *L, const char *path, int traffic)
 	/* Sorted in node or edge order, as the first error is reported. */
 	for (size_t k = 0; k < n && rc == DL_OK; k++)
 		if (s[k].n > 0)
-			rc = series_sort(&s[k], lines[k], path, 0, traffic ?
+			rc = series_sort(&s[k], lines[k], path,
+			    series_hist_tcol(&h), traffic ?
 			    "link from" : "node", names[k], L->e);
 	for (size_t k = 0; k < n; k++)
 		free(lines[k]);

@@ -650,12 +650,18 @@ run(const struct params *pa, struct dl_err *e)
 	if (pa->meanlink)
 		series_hist_mean(&hs);
 	for (size_t k = 0; k < hs.ns; k++)
-		if (hs.s[k].s.n < GMC_MIN_POINTS) {
-			rc = dl_seterr(e, DL_EDATA, pa->path, 0, 0, "%s '%s' "
-			    "has %zu points (a forecast needs at least %d)",
-			    hs.traffic && !pa->meanlink ? "link" : pa->meanlink ?
-			    "series" : "node", hs.s[k].name, hs.s[k].s.n,
-			    GMC_MIN_POINTS);
+		if (hs.s[k].s.n < GMC_MIN_POINTS && pa->meanlink) {
+			/* The mean of every link: no row of its own. */
+			rc = dl_seterr(e, DL_EDATA, pa->path, 0, 0, "series "
+			    "'%s' has %zu points (a forecast needs at least %d)",
+			    hs.s[k].name, hs.s[k].s.n, GMC_MIN_POINTS);
+			goto out;
+		} else if (hs.s[k].s.n < GMC_MIN_POINTS) {
+			/* At the series' first row, in its name column. */
+			rc = series_hist_err(&hs, k, hs.traffic ? "src" :
+			    "node", e, "%s '%s' has %zu points (a forecast "
+			    "needs at least %d)", hs.traffic ? "link" : "node",
+			    hs.s[k].name, hs.s[k].s.n, GMC_MIN_POINTS);
 			goto out;
 		}
 	if (pa->backtest) {

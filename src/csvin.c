@@ -282,9 +282,9 @@ do_row(struct ctx *c)
 
 	if (c->rec.nf != c->nfile)
 		return dl_seterr(c->e, DL_EDATA, c->name, c->rec_line,
-		    c->rec.nf > c->nfile ? (long)c->nfile + 1 : 0,
-		    "expected %zu fields as in the header, found %zu",
-		    c->nfile, c->rec.nf), -1;
+		    c->rec.nf > c->nfile ? (long)c->nfile + 1 :
+		    (long)c->rec.nf + 1, "expected %zu fields as in the "
+		    "header, found %zu", c->nfile, c->rec.nf), -1;
 	if (c->fn) {
 		cells = c->row;
 	} else {
@@ -432,15 +432,17 @@ parse(const char *name, const char *data, size_t len,
 		}
 		if (csv_parse(&p, s, (size_t)(le - s), cb_field, cb_record,
 		    &c) != (size_t)(le - s)) {
-			dl_seterr(e, DL_EDATA, name, c.line, 0, "malformed CSV "
-			    "(%s); check the quotes on this line",
+			/* The field libcsv was in: those it finished + 1. */
+			dl_seterr(e, DL_EDATA, name, c.line,
+			    (long)c.rec.nf + 1, "malformed CSV (%s); check "
+			    "the quotes of this field",
 			    csv_strerror(csv_error(&p)));
 			c.failed = 1;
 		}
 		s = le;
 	}
 	if (!c.failed && csv_fini(&p, cb_field, cb_record, &c) != 0) {
-		dl_seterr(e, DL_EDATA, name, c.rec_line, 0,
+		dl_seterr(e, DL_EDATA, name, c.rec_line, (long)c.rec.nf + 1,
 		    "malformed CSV (unterminated quoted field)");
 		c.failed = 1;
 	}

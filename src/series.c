@@ -244,6 +244,13 @@ schema_col(const struct csv_schema *sc, const char *name)
 	return k;
 }
 
+long
+series_hist_tcol(const struct series_hist *h)
+{
+	return h->fcol[schema_col(h->traffic ? &dl_traffic_schema :
+	    &dl_load_schema, "t")];
+}
+
 /* Where hist_row finds its columns (schema column indices). */
 struct hist_cols {
 	struct series_hist *h;

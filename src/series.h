@@ -53,6 +53,9 @@ struct series_hist {
 	struct kcache names;	/* name -> index into s */
 };
 
+/* The file column (1-based) of h's "t". */
+long series_hist_tcol(const struct series_hist *h);
+
 /*
  * Read path as a load.csv (traffic 0), a traffic.csv (1), or either told
  * apart by the header (-1: a "src" or "dst" column means traffic; neither

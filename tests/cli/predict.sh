@@ -188,10 +188,10 @@ expect_err "missing file" 2 \
 expect_err "directory" 4 "dlplan: $TMP: cannot read file: Is a directory" -- \
     dlplan predict -H "$TMP"
 bad "series too short" 2 \
-    "dlplan: $H: node 'n2' has 3 points (a forecast needs at least 4)" \
+    "dlplan: $H:6:1: column 'node': node 'n2' has 3 points (a forecast needs at least 4)" \
     'node,t,util\nn1,0,.1\nn1,1,.2\nn1,2,.3\nn1,3,.4\nn2,0,.1\nn2,1,.2\nn2,2,.3\n'
 bad "backtest: series too short" 2 \
-    "dlplan: $H: node 'n1' has 1 points (a forecast needs at least 4)" \
+    "dlplan: $H:2:1: column 'node': node 'n1' has 1 points (a forecast needs at least 4)" \
     'node,t,util\nn1,5,.1\n' --backtest
 bad "duplicate step" 2 \
     "dlplan: $H:5:2: step t=1 of node 'n1' given twice (also on line 3)" \
