@@ -56,6 +56,7 @@ static const struct optspec emit_opts_table[] = {
 	    "launch budget slot N (plan-slotN.json beside PLAN.json)" },
 	{ "time", 0, O_TIME, "T", NULL,
 	    "Slurm time limit (MM, HH:MM:SS, D-HH:MM, ...)" },
+	DL_OPT_TRUST,
 	DL_OPT_COMMON,
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
@@ -68,7 +69,8 @@ const struct dl_cmd dl_cmd_emit = {
 	"deepspeed|torchtitan [-o OUTDIR] "
 	"[--script FILE] [--partition P] [--time T] [--master-port N] "
 	"[--account NAME] [--qos NAME] [--output PATH] [--error PATH] "
-	"[--sbatch-arg OPT ...] [--slot N] [-- COMMAND|ARGS...]",
+	"[--sbatch-arg OPT ...] [--slot N] [--trust-paths] "
+	"[-- COMMAND|ARGS...]",
 	"write launch files (Slurm, torchrun, srun, hostfile) for a plan",
 	emit_opts_table, 0
 };
@@ -80,6 +82,7 @@ struct emit_args {
 	const char *model;
 	long slot;		/* --slot, or 0 */
 	int launcher;		/* --launcher, or -1 */
+	int trust;		/* --trust-paths */
 	int last;		/* argv index after the last option */
 	int npre;		/* operands before argv[last] */
 	const char *sbatch[EMIT_MAX_SBATCH_ARGS];	/* eo.sbatch_args */
@@ -100,6 +103,9 @@ take_opt(struct emit_args *a, int id, struct optstate *st, struct dl_err *e)
 		break;
 	case O_MODEL:
 		a->model = st->arg;
+		break;
+	case OPT_TRUST:
+		a->trust = 1;
 		break;
 	case O_OUT:
 		a->eo.outdir = st->arg;
@@ -229,8 +235,8 @@ run_emit(const struct emit_args *a, struct dl_err *e)
 	struct dl_plan p;
 	int rc;
 
-	if ((rc = cmd_load_plan(a->eo.plan_path, &a->paths, a->model, 1, &p,
-	    &c, &m, NULL, e)) != DL_OK)
+	if ((rc = cmd_load_plan(a->eo.plan_path, &a->paths, a->model, 1,
+	    a->trust, &p, &c, &m, NULL, e)) != DL_OK)
 		return cmd_fail(e);
 	if ((rc = cmd_lock_outdir(a->eo.outdir, e)) == DL_OK) {
 		rc = emit_launch(&p, &c, &a->eo, &res, e);

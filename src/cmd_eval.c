@@ -91,6 +91,7 @@ static const struct optspec eval_opts[] = {
 	{ "model", 'm', O_MODEL, "FILE", "csv",
 	    "model.csv to use instead of the plan's" },
 	{ "svg", 0, O_SVG, "FILE", "file", "write a pipeline timeline (SVG)" },
+	DL_OPT_TRUST,
 	DL_OPT_COMMON,
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
@@ -101,7 +102,7 @@ const struct dl_cmd dl_cmd_eval = {
 	"eval", cmd_eval,
 	"PLAN.json [-c DIR] [-m MODEL.csv] [--baselines] "
 	"[--format table|json] [--svg FILE] [--ignore-digests] "
-	"[cluster options]",
+	"[--trust-paths] [cluster options]",
 	"price a plan with the cost model",
 	eval_opts, 0
 };
@@ -327,11 +328,11 @@ print_table(const struct ev *v, int baselines)
 /* The cluster and model of the plan, with the command line's on top. */
 static int
 load_inputs(struct ev *v, const struct dl_cluster_paths *user,
-    const char *model, int check, struct dl_err *e)
+    const char *model, int check, int trust, struct dl_err *e)
 {
 	const char *missing;
-	int rc = cmd_load_plan(v->plan_path, user, model, check, &v->p,
-	    &v->c, &v->m, &missing, e);
+	int rc = cmd_load_plan(v->plan_path, user, model, check, trust,
+	    &v->p, &v->c, &v->m, &missing, e);
 
 	if (missing && strcmp(missing, "nodes") == 0)
 		rc = dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "plan '%s' names no "
@@ -383,7 +384,7 @@ cmd_eval(const struct dl_cmd *cmd, int argc, char **argv)
 	struct dl_err e = { 0 };
 	struct ev v;
 	const char *model = NULL, *svg = NULL;
-	int id, fmt = 0, baselines = 0, check = 1, rc;
+	int id, fmt = 0, baselines = 0, check = 1, trust = 0, rc;
 	char *out = NULL;
 
 	memset(&v, 0, sizeof(v));
@@ -408,6 +409,9 @@ cmd_eval(const struct dl_cmd *cmd, int argc, char **argv)
 		case O_IGNORE:
 			check = 0;
 			break;
+		case OPT_TRUST:
+			trust = 1;
+			break;
 		case O_MODEL:
 			model = st.arg;
 			break;
@@ -429,7 +433,7 @@ cmd_eval(const struct dl_cmd *cmd, int argc, char **argv)
 	v.plan_path = st.pos[0];
 	opt_free(&st);
 
-	if ((rc = load_inputs(&v, &user, model, check, &e)) != DL_OK)
+	if ((rc = load_inputs(&v, &user, model, check, trust, &e)) != DL_OK)
 		return rc == DL_EUSAGE ? opt_usage_error(cmd, &e) :
 		    cmd_fail(&e);
 	rc = evaluate(&v, baselines, &e);

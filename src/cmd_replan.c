@@ -44,6 +44,7 @@ static const struct optspec replan_opts[] = {
 	    "solve the layer partition again too" },
 	{ "time-limit", 0, O_TLIM, "S", NULL,
 	    "time limit of each MILP in seconds (60)" },
+	DL_OPT_TRUST,
 	{ "window", 0, O_WINDOW, "W", NULL,
 	    "use each rank's last W steps (8)" },
 	DL_OPT_COMMON,
@@ -55,7 +56,7 @@ static int cmd_replan(const struct dl_cmd *, int, char **);
 const struct dl_cmd dl_cmd_replan = {
 	"replan", cmd_replan,
 	"PLAN.json --observed STEPS.csv [-o OUTDIR] [--window W] "
-	"[--repartition] [options]",
+	"[--repartition] [--trust-paths] [options]",
 	"re-plan from the step times a running job measured",
 	replan_opts, 0
 };
@@ -209,7 +210,7 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 	struct dl_model m;
 	struct dl_plan p, np;
 	const char *model = NULL, *outdir = NULL, *observed = NULL, *path;
-	int id, fmt = 0, fmethod = -1, rc;
+	int id, fmt = 0, fmethod = -1, rc, trust = 0;
 	long v;
 
 	opt_init(&st, argc, argv);
@@ -247,6 +248,9 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 		case O_REPART:
 			ro.repartition = 1;
 			break;
+		case OPT_TRUST:
+			trust = 1;
+			break;
 		case O_TLIM:
 			if (opt_double(&st, 0.001, 1e6, &ro.time_limit, &e))
 				goto usage;
@@ -281,8 +285,8 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 	 * No digest check: the job's load history keeps growing while it
 	 * runs, and replan prices with the loads the plan recorded.
 	 */
-	if ((rc = cmd_load_plan(path, &paths, model, 0, &p, &c, &m, NULL,
-	    &e)) != DL_OK) {
+	if ((rc = cmd_load_plan(path, &paths, model, 0, trust, &p, &c, &m,
+	    NULL, &e)) != DL_OK) {
 		opt_free(&st);
 		return cmd_fail(&e);
 	}

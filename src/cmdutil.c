@@ -3,6 +3,12 @@
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
+/* realpath(3) is an X/Open function. */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cmdutil.h"
 
 int
@@ -45,9 +51,70 @@ cmd_print_json(json_t *v)
 	return DL_OK;
 }
 
+/*
+ * Whether file, an input path of the plan plan (resolved against the
+ * plan's directory), lies inside the plan's directory tree once both are
+ * made absolute by realpath(), so that neither '..' nor a symbolic link
+ * leads out.  A file that does not exist passes: opening it fails later
+ * and reads nothing.
+ */
+static int
+inside_plan_dir(const char *plan, const char *file)
+{
+	char *dir = path_dir(plan), *rd, *rf;
+	int in = 0;
+	size_t n;
+
+	rd = realpath(dir, NULL);
+	rf = realpath(file, NULL);
+	if (rf == NULL && errno == ENOENT)
+		in = 1;
+	else if (rd != NULL && rf != NULL) {
+		n = strlen(rd);
+		in = strcmp(rd, "/") == 0 || (strncmp(rf, rd, n) == 0 &&
+		    rf[n] == '/');
+	}
+	free(dir);
+	free(rd);
+	free(rf);
+	return in;
+}
+
+/*
+ * The inputs of plan in that the command line does not replace must lie
+ * in the plan's directory tree unless trusted: a plan from elsewhere must
+ * not make dlplan open any file it names.
+ */
+static int
+confine_inputs(const char *path, const struct dl_plan *in,
+    const struct dl_cluster_paths *user, const char *model, int trust,
+    struct dl_err *e)
+{
+	for (size_t i = 0; i < in->ninputs && !trust; i++) {
+		const char *k = in->inputs[i].kind;
+		int used;
+
+		if (strcmp(k, "model") == 0)
+			used = model == NULL;
+		else
+			used = user->dir == NULL && !(strcmp(k, "nodes") == 0 ?
+			    user->nodes : strcmp(k, "links") == 0 ? user->links
+			    : strcmp(k, "load") == 0 ? user->load :
+			    user->traffic);
+		if (used && !inside_plan_dir(path, in->inputs[i].path))
+			return dl_seterr(e, DL_EDATA, path, 0, 0, "inputs[%zu]."
+			    "path: '%s' lies outside the plan's directory (give "
+			    "the %s with %s, or --trust-paths to allow it)", i,
+			    in->inputs[i].path, strcmp(k, "model") == 0 ?
+			    "model" : "cluster", strcmp(k, "model") == 0 ?
+			    "-m FILE" : "-c DIR");
+	}
+	return DL_OK;
+}
+
 int
 cmd_load_plan(const char *path, const struct dl_cluster_paths *user,
-    const char *model, int check_digests, struct dl_plan *p,
+    const char *model, int check_digests, int trust, struct dl_plan *p,
     struct dl_cluster *c, struct dl_model *m, const char **missing,
     struct dl_err *e)
 {
@@ -59,6 +126,11 @@ cmd_load_plan(const char *path, const struct dl_cluster_paths *user,
 		*missing = NULL;
 	if ((rc = plan_read_inputs(&in, path, e)) != DL_OK)
 		return rc;
+	if ((rc = confine_inputs(path, &in, user, model, trust, e)) !=
+	    DL_OK) {
+		plan_free(&in);
+		return rc;
+	}
 	if (user->dir == NULL) {
 		cp.nodes = plan_input_path(&in, "nodes");
 		cp.links = plan_input_path(&in, "links");

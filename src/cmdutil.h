@@ -15,7 +15,8 @@
 
 /* Option ids 900..909 are the cluster options shared by commands. */
 enum {
-	OPT_CLUSTER = 900, OPT_NODES, OPT_LINKS, OPT_LOAD, OPT_TRAFFIC
+	OPT_CLUSTER = 900, OPT_NODES, OPT_LINKS, OPT_LOAD, OPT_TRAFFIC,
+	OPT_TRUST
 };
 #define DL_OPT_CLUSTER \
 	{ "cluster", 'c', OPT_CLUSTER, "DIR", "dir", \
@@ -24,6 +25,12 @@ enum {
 	{ "load", 0, OPT_LOAD, "FILE", "csv", "load.csv to use" }, \
 	{ "nodes", 0, OPT_NODES, "FILE", "csv", "nodes.csv to use" }, \
 	{ "traffic", 0, OPT_TRAFFIC, "FILE", "csv", "traffic.csv to use" }
+
+/* For the commands that read a plan's inputs (cmd_load_plan()). */
+#define DL_OPT_TRUST \
+	{ "trust-paths", 0, OPT_TRUST, NULL, NULL, \
+	    "read the input files the plan names even outside its " \
+	    "directory" }
 
 /* Take a cluster option into p; return 1 if id was one of them. */
 int cmd_cluster_opt(int id, const char *arg, struct dl_cluster_paths *p);
@@ -47,10 +54,13 @@ json_t *cmd_json_real(double v);
  * is DL_EDATA naming path ("plan names no nodes.csv (give the cluster
  * with -c DIR)") and, when missing is not NULL, *missing is set to
  * "nodes" (or "model") for a command that words it otherwise; else
- * *missing is NULL.  On failure there is nothing to free.
+ * *missing is NULL.  Unless trust is set, every input the plan names and
+ * the command line does not replace must lie in the plan's directory
+ * tree (after realpath()): else DL_EDATA naming inputs[N].path.  On
+ * failure there is nothing to free.
  */
 int cmd_load_plan(const char *path, const struct dl_cluster_paths *user,
-    const char *model, int check_digests, struct dl_plan *p,
+    const char *model, int check_digests, int trust, struct dl_plan *p,
     struct dl_cluster *c, struct dl_model *m, const char **missing,
     struct dl_err *e);
 

@@ -101,7 +101,8 @@ else
 fi
 expect_err "node id '-n' is no hostname for a launcher" 2 \
     "dlplan: node '-n' has an invalid host name" -- \
-    dlplan emit "$TMP/dplan/plan.json" --launcher hostfile -o "$TMP/dout" -- train
+    dlplan emit "$TMP/dplan/plan.json" --trust-paths --launcher hostfile \
+    -o "$TMP/dout" -- train
 
 # --- documented exit status of a missing input ------------------------
 expect_err "missing input is bad input data" 2 \
@@ -140,3 +141,47 @@ printf 'layer,fwd_gflop,params_m,act_mb,mem_mb\nl0,1,7000000,1,2\n' \
 expect_err "params_m in units, not millions: a warning" 0 \
     "dlplan: warning: $TMP/mbm.csv:2:3: column 'params_m': 7000000 is implausible (more than 100 billion parameters in one layer; given in units, not millions?)" \
     -- "$DLPLAN" check -c "$DATA/eval/one" -m "$TMP/mbm.csv"
+
+# --- the files a plan names stay inside its directory -------------------
+# A plan from elsewhere names /etc/passwd, a file above it, and one
+# reached by a symbolic link: each is refused unopened (exit 2, no line of
+# the file in the message); inside the plan's tree, or given with -c/-m,
+# or with --trust-paths, the plan reads.
+mkdir -p "$TMP/pp/in" "$TMP/pp/plan"
+cp "$DATA/eval/one/nodes.csv" "$TMP/pp/in/nodes.csv"
+cp "$M4" "$TMP/pp/in/m4.csv"
+dlplan plan -c "$TMP/pp/in" -m "$TMP/pp/in/m4.csv" --global-batch 6 \
+    -o "$TMP/pp/in" >/dev/null 2>&1
+sed 's|"path": "|"path": "../in/|' "$TMP/pp/in/plan.json" \
+    >"$TMP/pp/plan/plan.json"
+OUTSIDE="lies outside the plan's directory (give the cluster with -c DIR, or --trust-paths to allow it)"
+check "inputs inside the plan's tree: eval reads them" \
+    "$DLPLAN" eval "$TMP/pp/in/plan.json"
+sed 's|"path": "[^"]*nodes.csv"|"path": "/etc/passwd"|' \
+    "$TMP/pp/in/plan.json" >"$TMP/pp/plan/etc.json"
+for c in eval emit replan; do
+	case $c in
+	emit) a="--launcher hostfile -o $TMP/pp/o -- true" ;;
+	replan) a="--observed $TMP/pp/none.csv" ;;
+	*) a= ;;
+	esac
+	expect_err "$c: a plan naming /etc/passwd is refused" 2 \
+	    "dlplan: $TMP/pp/plan/etc.json: inputs[0].path: '/etc/passwd' $OUTSIDE" \
+	    -- "$DLPLAN" $c "$TMP/pp/plan/etc.json" $a
+done
+check "/etc/passwd: nothing of it in the message" sh -c "! \"\$DLPLAN\" \
+    eval '$TMP/pp/plan/etc.json' 2>&1 | grep -q root"
+expect_err "a path above the plan's directory is refused" 2 \
+    "dlplan: $TMP/pp/plan/plan.json: inputs[0].path: '$TMP/pp/plan/../in/nodes.csv' $OUTSIDE" \
+    -- "$DLPLAN" eval "$TMP/pp/plan/plan.json"
+mkdir -p "$TMP/pp/ln"
+sed 's|"path": "|"path": "link/|' "$TMP/pp/in/plan.json" \
+    >"$TMP/pp/ln/plan.json"
+ln -s ../in "$TMP/pp/ln/link"
+expect_err "a symbolic link out of the plan's directory is refused" 2 \
+    "dlplan: $TMP/pp/ln/plan.json: inputs[0].path: '$TMP/pp/ln/link/nodes.csv' $OUTSIDE" \
+    -- "$DLPLAN" eval "$TMP/pp/ln/plan.json"
+check "-c and -m replace the plan's paths" "$DLPLAN" eval \
+    "$TMP/pp/plan/plan.json" -c "$TMP/pp/in" -m "$TMP/pp/in/m4.csv"
+check "--trust-paths allows them" "$DLPLAN" eval "$TMP/pp/plan/plan.json" \
+    --trust-paths
