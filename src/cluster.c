@@ -30,6 +30,29 @@ static const struct csv_col nodes_cols[] = {
 };
 const struct csv_schema dl_nodes_schema = { "nodes.csv", nodes_cols };
 
+/*
+ * Plausibility limits (dlplan-formats(5)): no GPU or node of 2026 comes
+ * near them, so a value above is more likely a unit slip.
+ */
+static const struct csv_limit nodes_limits[] = {
+	{ "gpus", 64, "more than 64 GPUs in one node" },
+	{ "tflops", 20000, "more than 20,000 TFLOPS per GPU; given in "
+	    "GFLOPS?" },
+	{ "mem_gb", 1024, "more than 1,024 GB per GPU; given in MB?" },
+	{ "intra_gbps", 100000, "more than 100,000 Gbps inside a node; given "
+	    "in Mbps?" },
+	{ "nic_gbps", 100000, "more than 100,000 Gbps per node; given in "
+	    "Mbps?" },
+	{ "cost_per_hour", 10000, "more than 10,000 per node-hour" },
+	{ NULL, 0, NULL }
+};
+static const struct csv_limit links_limits[] = {
+	{ "gbps", 100000, "more than 100,000 Gbps on one link; given in "
+	    "Mbps?" },
+	{ "latency_ms", 10000, "more than 10 s; given in microseconds?" },
+	{ NULL, 0, NULL }
+};
+
 static const struct csv_col links_cols[] = {
 	{ "src", CSV_ID, 1, 0, 0, 0, 0, NULL },
 	{ "dst", CSV_ID, 1, 0, 0, 0, 0, NULL },
@@ -176,6 +199,7 @@ load_nodes(struct ld *L, const char *path)
 		n->site_idx = (int)s;
 		add_vertex(L, n->id, (int)r, (int)s, 0);
 	}
+	csv_plausible(&t, nodes_limits, &c->warnings);
 	csvin_free(&t);
 	return DL_OK;
 }
@@ -218,6 +242,7 @@ load_links(struct ld *L, const char *path)
 			    0, t.line[r]);
 		}
 	}
+	csv_plausible(&t, links_limits, &L->c->warnings);
 	csvin_free(&t);
 	return DL_OK;
 }
@@ -580,6 +605,7 @@ cluster_load(struct dl_cluster *c, const struct dl_cluster_paths *p,
 void
 cluster_free(struct dl_cluster *c)
 {
+	notes_free(&c->warnings);
 	for (size_t i = 0; i < c->nnodes; i++) {
 		free(c->nodes[i].id);
 		free(c->nodes[i].site);

@@ -68,6 +68,8 @@ struct dl_cluster {
 	/* Paths of the files read (NULL when absent). */
 	char *path_nodes, *path_links, *path_load, *path_traffic;
 	void *vindex;		/* private: vertex id lookup */
+	/* Values accepted but implausible (mem_gb 81920: MB, not GB?). */
+	struct dl_notes warnings;
 };
 
 /*

@@ -85,6 +85,19 @@ mem_total(const struct dl_cluster *c)
 	return m;
 }
 
+/* The implausible values noted while loading, as a JSON array. */
+static json_t *
+warnings_json(const struct dl_cluster *c, const struct dl_model *m)
+{
+	json_t *w = json_array();
+
+	for (size_t i = 0; i < c->warnings.n; i++)
+		json_array_append_new(w, json_string(c->warnings.msg[i]));
+	for (size_t i = 0; m != NULL && i < m->warnings.n; i++)
+		json_array_append_new(w, json_string(m->warnings.msg[i]));
+	return w;
+}
+
 static int
 print_json(const struct dl_cluster *c, const struct dl_model *m,
     const struct gpukind *k, size_t nk, int diam)
@@ -134,6 +147,7 @@ print_json(const struct dl_cluster *c, const struct dl_model *m,
 		json_object_set_new(o, "layers", json_integer(0));
 		json_object_set_new(o, "params_total", json_integer(0));
 	}
+	json_object_set_new(o, "warnings", warnings_json(c, m));
 	rc = cmd_print_json(o);
 	json_decref(o);
 	return rc;
@@ -178,6 +192,10 @@ print_table(const struct dl_cluster *c, const struct dl_model *m,
 		printf("work      %.6g GFLOP per sample (fwd+bwd)\n",
 		    model_flops(m) / 1e9);
 	}
+	if (c->warnings.n + (m ? m->warnings.n : 0) > 0)
+		printf("warnings  %zu implausible value%s (see stderr)\n",
+		    c->warnings.n + (m ? m->warnings.n : 0),
+		    c->warnings.n + (m ? m->warnings.n : 0) == 1 ? "" : "s");
 }
 
 static int
@@ -231,6 +249,7 @@ cmd_check(const struct dl_cmd *cmd, int argc, char **argv)
 		cluster_free(&c);
 		return cmd_fail(&e);
 	}
+	(void)cmd_warn_inputs(&c, model ? &m : NULL);
 	kinds = xcalloc(c.nnodes, sizeof(*kinds));
 	nk = gpu_kinds(&c, kinds);
 	diam = cluster_diameter(&c);

@@ -5,8 +5,11 @@
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "budget.h"
 #include "cmds.h"
@@ -139,11 +142,65 @@ free_plan_time(const struct dl_costctx *x, const struct search_opts *so,
 	return rc;
 }
 
+/*
+ * "left out  NODES (load L %), N GPUs: ...": the nodes the plan does not
+ * use, runs of consecutive nodes as FIRST..LAST (at most 4 runs shown),
+ * and T of the plan with them as more pipelines.
+ */
+static void
+print_left_out(const struct dl_plan *p, const struct dl_cluster *c)
+{
+	long gpus = 0;
+	size_t runs = 0, more = 0;
+
+	if (p->nleft_out == 0)
+		return;
+	printf("left out  ");
+	for (size_t i = 0; i < p->nleft_out; i++) {
+		size_t j = i;
+		double lmax = 0;
+
+		while (j + 1 < p->nleft_out && p->left_out[j + 1] ==
+		    p->left_out[j] + 1)
+			j++;
+		for (size_t k = i; k <= j; k++) {
+			int n = p->left_out[k];
+
+			gpus += c->nodes[n].gpus;
+			if (p->uhat && (size_t)n < p->nnodes && p->uhat[n] > lmax)
+				lmax = p->uhat[n];
+		}
+		if (runs < 4) {
+			printf("%s%s", runs ? ", " : "", c->nodes[p->left_out[i]].id);
+			if (j > i)
+				printf("..%s", c->nodes[p->left_out[j]].id);
+			if (lmax >= 0.005)
+				printf(" (load %s%.0f %%)", j > i ? "up to " : "",
+				    100 * lmax);
+		} else {
+			more += j - i + 1;
+		}
+		runs++;
+		i = j;
+	}
+	if (more > 0)
+		printf(" and %zu more node%s", more, more == 1 ? "" : "s");
+	printf(", %ld GPU%s: ", gpus, gpus == 1 ? "" : "s");
+	if (p->left_out_t_s > 0)
+		printf("the plan with them as more pipelines takes %.6g s "
+		    "(%+.1f %%)\n", p->left_out_t_s, 100 * (p->left_out_t_s /
+		    p->est.iteration_s - 1));
+	else
+		printf("they cannot form a pipeline that holds the model\n");
+}
+
 static void
 print_summary(const struct dl_plan *p, const struct dl_cluster *c,
-    const struct search_stats *st, const char *outdir)
+    const struct dl_model *m, const struct search_stats *st,
+    const char *outdir)
 {
 	const struct dl_estimate *E = &p->est;
+	size_t nw = c->warnings.n + m->warnings.n;
 
 	printf("plan      %d group%s, %ld GPUs", p->ngroups,
 	    p->ngroups == 1 ? "" : "s", plan_ranks(p));
@@ -183,6 +240,11 @@ print_summary(const struct dl_plan *p, const struct dl_cluster *c,
 	if (!st->exact)
 		printf("gap       at most %.1f%% to the lower bound\n",
 		    100 * p->gap);
+	print_left_out(p, c);
+	if (nw > 0)
+		printf("warnings  %zu implausible value%s in the inputs (see "
+		    "stderr, or plan.json's warnings)\n", nw, nw == 1 ? "" :
+		    "s");
 	if (outdir)
 		printf("wrote     %s/plan.json %s/plan.csv\n", outdir, outdir);
 }
@@ -353,7 +415,7 @@ plan_budget(const struct dl_cluster *c, const struct dl_model *m,
 		st.milps = bs.milps;
 		st.exact = bs.exact;
 		st.time_s = bs.time_s;
-		print_summary(&p, c, &st, outdir);
+		print_summary(&p, c, m, &st, outdir);
 		print_schedule(&s, c, &bs, outdir);
 	}
 	for (int t = 0; t < bo->nslots; t++)
@@ -378,11 +440,53 @@ struct plan_args {
 	const char *sbatch[EMIT_MAX_SBATCH_ARGS];	/* eo.sbatch_args */
 };
 
+/* When the last progress line was written (seconds, monotonic). */
+static double progress_last;
+static int progress_lines;
+
+static double
+mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/*
+ * A progress line on stderr at most twice a second, and a last one when
+ * the search is over if there were others or -v asked: jobs done (a job
+ * is a TP degree, stage count and set of units), the best T so far
+ * against T_lb, and the time taken.
+ */
+static void
+progress(void *arg, const struct search_progress *pg)
+{
+	double *t0 = arg, now = mono_now();
+	char best[64];
+
+	if (pg->final ? progress_lines == 0 && dl_verbose <= 0 :
+	    now - progress_last < 0.5)
+		return;
+	progress_last = now;
+	progress_lines++;
+	if (pg->best_t == HUGE_VAL)
+		snprintf(best, sizeof(best), "no plan yet");
+	else
+		snprintf(best, sizeof(best), "best T %.6g s (gap at most "
+		    "%.1f%%)", pg->best_t, 100 * (1 - pg->lower_bound /
+		    pg->best_t));
+	fprintf(stderr, "dlplan: search: %s%ld of %ld jobs%s, %s, T_lb %.6g "
+	    "s, %.1f s\n", pg->final ? "done, " : "", pg->done, pg->total,
+	    pg->final && pg->done < pg->total ? " (the rest cut by the bound)" :
+	    "", best, pg->lower_bound, now - *t0);
+}
+
 static void
 args_init(struct plan_args *a)
 {
 	struct search_opts so = { STRAT_AUTO, -1, NULL, 60,
-	    search_default_jobs(), RUNTIME_DLPLAN };
+	    search_default_jobs(), RUNTIME_DLPLAN, NULL, NULL };
 
 	memset(a, 0, sizeof(*a));
 	a->so = so;
@@ -656,7 +760,9 @@ load_inputs(const struct plan_args *a, struct dl_cluster *c,
 	if ((rc = part_max_layers(m, e)) != DL_OK) {
 		model_free(m);
 		cluster_free(c);
+		return rc;
 	}
+	cmd_warn_inputs(c, m);
 	return rc;
 }
 
@@ -669,17 +775,28 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 	struct search_stats st;
 	struct dl_costctx x;
 	struct dl_plan p;
-	double free_t = 0;
+	double free_t = 0, t0 = 0;
 	int rc;
 
 	plan_init(&p);
+	/* Progress: with -v, or on a terminal unless -q. */
+	if (dl_verbose > 0 || (dl_verbose == 0 && isatty(STDERR_FILENO))) {
+		t0 = mono_now();
+		progress_last = t0;
+		progress_lines = 0;
+		a->so.progress = progress;
+		a->so.progress_arg = &t0;
+	}
 	if ((rc = cost_init(&x, c, m, &a->o, uhat, router, e)) == DL_OK) {
 		plan_free(&p);		/* search_plan() initialises it */
 		rc = search_plan(&x, &a->so, &p, &st, e);
+		a->so.progress = NULL;
 		if (rc == DL_OK && a->so.runtime != RUNTIME_DLPLAN)
 			rc = free_plan_time(&x, &a->so, &free_t, e);
 		if (rc == DL_OK && a->so.dump_dir)
 			rc = search_dump(&x, &a->so, &p, e);
+		if (rc == DL_OK && a->so.runtime == RUNTIME_DLPLAN)
+			search_left_out(&x, &a->so, &p);
 		if (rc == DL_OK)
 			rc = cost_baselines(&x, &p, e);
 		cost_free(&x);
@@ -723,7 +840,7 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 				free(js);
 			}
 		} else if (dl_verbose >= 0) {
-			print_summary(&p, c, &st, a->outdir);
+			print_summary(&p, c, m, &st, a->outdir);
 			if (free_t > 0)
 				printf("runtime   %s %.6g s, unrestricted "
 				    "(dlplan) %.6g s (x%.3f)\n", p.runtime,

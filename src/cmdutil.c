@@ -188,8 +188,24 @@ cmd_load_plan(const char *path, const struct dl_cluster_paths *user,
 	if ((rc = plan_read_json(p, path, c, m, check_digests, e)) != DL_OK) {
 		model_free(m);
 		cluster_free(c);
+		return rc;
 	}
+	cmd_warn_inputs(c, m);
 	return rc;
+}
+
+size_t
+cmd_warn_inputs(const struct dl_cluster *c, const struct dl_model *m)
+{
+	const struct dl_notes *w[2] = { c ? &c->warnings : NULL,
+	    m ? &m->warnings : NULL };
+	size_t n = 0;
+
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; w[k] != NULL && i < w[k]->n; i++, n++)
+			if (dl_verbose >= 0)
+				dl_warn("warning: %s", w[k]->msg[i]);
+	return n;
 }
 
 int

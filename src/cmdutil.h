@@ -109,6 +109,13 @@ int cmd_lock_outdir(const char *outdir, struct dl_err *e);
 int cmd_write_plan(const struct dl_plan *p, const struct dl_cluster *c,
     const struct dl_model *m, const char *outdir, struct dl_err *e);
 
+/*
+ * Print the implausible values noted while loading c and m (either may be
+ * NULL) on stderr as "dlplan: warning: ...", unless -q; return how many
+ * were noted.
+ */
+size_t cmd_warn_inputs(const struct dl_cluster *c, const struct dl_model *m);
+
 /* Print a module error and return its exit status. */
 int cmd_fail(const struct dl_err *e);
 

@@ -520,6 +520,25 @@ csv_hascol(const struct csv_table *t, const char *name)
 	return t->fcol[csv_colidx(t, name)] != 0;
 }
 
+void
+csv_plausible(const struct csv_table *t, const struct csv_limit *lim,
+    struct dl_notes *w)
+{
+	for (; lim->col != NULL; lim++) {
+		size_t col;
+
+		if (!csv_hascol(t, lim->col))
+			continue;
+		col = csv_colidx(t, lim->col);
+		for (size_t r = 0; r < t->nrows; r++)
+			if (csv_has(t, r, col) && csv_num(t, r, col) > lim->max)
+				notes_addf(w, "%s:%ld:%d: column '%s': %.17g is "
+				    "implausible (%s)", t->file, t->line[r],
+				    t->fcol[col], lim->col, csv_num(t, r, col),
+				    lim->why);
+	}
+}
+
 int
 csv_cellerr(const struct csv_table *t, size_t row, size_t col,
     struct dl_err *e, const char *fmt, ...)

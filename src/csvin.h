@@ -124,6 +124,25 @@ csv_num(const struct csv_table *t, size_t row, size_t col)
 }
 
 /*
+ * A plausibility limit of a numeric column: a value above max is still
+ * accepted (it is within the column's range) but noted, since it is more
+ * likely a slip (a unit, a digit) than a real machine.  why says what the
+ * limit means and what the slip may be.
+ */
+struct csv_limit {
+	const char *col;
+	double max;
+	const char *why;
+};
+/*
+ * Append to w, for every cell of t above its limit (lim ends with a NULL
+ * col; columns absent from the file are skipped):
+ * "FILE:LINE:COL: column 'NAME': VALUE is implausible (WHY)".
+ */
+void csv_plausible(const struct csv_table *t, const struct csv_limit *lim,
+    struct dl_notes *w);
+
+/*
  * Fill e with a data error located at a cell (row, schema column) of t:
  * "FILE:LINE:COL: column 'name': MESSAGE".
  */

@@ -22,6 +22,22 @@ static const struct csv_col model_cols[] = {
 };
 const struct csv_schema dl_model_schema = { "model.csv", model_cols };
 
+/* Plausibility limits per layer and sample (dlplan-formats(5)). */
+static const struct csv_limit model_limits[] = {
+	{ "fwd_gflop", 1e6, "more than 10^15 FLOP per sample in one layer" },
+	{ "bwd_gflop", 2e6, "more than 2 x 10^15 FLOP per sample in one "
+	    "layer" },
+	{ "params_m", 1e5, "more than 100 billion parameters in one layer; "
+	    "given in units, not millions?" },
+	{ "act_mb", 1e5, "more than 100 GB per sample; given in bytes or "
+	    "KB?" },
+	{ "mem_mb", 1e5, "more than 100 GB per sample; given in bytes or "
+	    "KB?" },
+	{ "tp_mb", 1e5, "more than 100 GB per sample; given in bytes or "
+	    "KB?" },
+	{ NULL, 0, NULL }
+};
+
 int
 model_load(struct dl_model *m, const char *path, struct dl_err *e)
 {
@@ -64,6 +80,8 @@ model_load(struct dl_model *m, const char *path, struct dl_err *e)
 	if (rc == DL_OK && !(flops > 0))
 		rc = dl_seterr(e, DL_EDATA, path, t.header_line, 0,
 		    "model has no work (expected fwd_gflop > 0 in some layer)");
+	if (rc == DL_OK)
+		csv_plausible(&t, model_limits, &m->warnings);
 	csvin_free(&t);
 	if (rc != DL_OK)
 		model_free(m);
@@ -77,6 +95,7 @@ model_free(struct dl_model *m)
 		free(m->layers[i].name);
 	free(m->layers);
 	free(m->path);
+	notes_free(&m->warnings);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -26,6 +26,8 @@ struct dl_model {
 	char *path;
 	struct dl_layer *layers;
 	size_t nlayers;
+	/* Values accepted but implausible (see struct csv_limit). */
+	struct dl_notes warnings;
 };
 
 int model_load(struct dl_model *m, const char *path, struct dl_err *e);

@@ -90,6 +90,7 @@ plan_free(struct dl_plan *p)
 		free(p->groups[g].stages);
 	free(p->groups);
 	free(p->uhat);
+	free(p->left_out);
 	free(p->generator);
 	free(p->strategy);
 	free(p->parent);
@@ -111,6 +112,7 @@ plan_copy(struct dl_plan *dst, const struct dl_plan *src)
 	dst->schedule = plan_schedule_dup(src->schedule);
 	dst->lineage = plan_lineage_dup(src->lineage);
 	dst->uhat = DUP(src->uhat, src->nnodes);
+	dst->left_out = DUP(src->left_out, src->nleft_out);
 	dst->inputs = DUP(src->inputs, src->ninputs);
 	for (size_t i = 0; i < src->ninputs; i++) {
 		dst->inputs[i].kind = xstrdup_or_null(src->inputs[i].kind);

@@ -232,6 +232,15 @@ struct dl_plan {
 	/* Owned; NULL when absent.  JSON "schedule" and "replan". */
 	struct dl_schedule *schedule;	/* plan --budget */
 	struct dl_lineage *lineage;	/* how replan made it */
+	/*
+	 * The nodes of the cluster the plan leaves out (node indices in
+	 * nodes.csv order; NULL when none or not known) and T of the plan
+	 * with them added as more pipelines (search_left_out(); 0 when no
+	 * such plan fits in memory).
+	 */
+	int *left_out;
+	size_t nleft_out;
+	double left_out_t_s;
 };
 
 void plan_init(struct dl_plan *p);

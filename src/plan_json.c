@@ -411,6 +411,17 @@ plan_to_json(const struct dl_plan *p, const struct dl_cluster *c,
 	if (p->parent)
 		set(o, "parent", json_string(p->parent));
 	set(o, "inputs", in);
+	if (c->warnings.n > 0 || (m != NULL && m->warnings.n > 0)) {
+		json_t *w = json_array();
+
+		for (size_t i = 0; i < c->warnings.n; i++)
+			json_array_append_new(w, json_string(
+			    c->warnings.msg[i]));
+		for (size_t i = 0; m != NULL && i < m->warnings.n; i++)
+			json_array_append_new(w, json_string(
+			    m->warnings.msg[i]));
+		set(o, "warnings", w);
+	}
 	set(o, "options", w_options(&p->opts));
 	if (p->uhat) {
 		json_t *f = json_object();
@@ -420,6 +431,27 @@ plan_to_json(const struct dl_plan *p, const struct dl_cluster *c,
 		set(o, "forecast", f);
 		if ((f = w_forecast_methods(p, c)) != NULL)
 			set(o, "forecast_methods", f);
+	}
+	if (p->nleft_out > 0) {
+		json_t *lo = json_object(), *a = json_array();
+		long gpus = 0;
+
+		for (size_t i = 0; i < p->nleft_out; i++) {
+			const struct dl_node *nd = &c->nodes[p->left_out[i]];
+			json_t *ne = json_object();
+
+			set(ne, "node", json_string(nd->id));
+			set(ne, "gpus", jint(nd->gpus));
+			if (p->uhat && (size_t)p->left_out[i] < p->nnodes)
+				set(ne, "load", jreal(p->uhat[p->left_out[i]]));
+			json_array_append_new(a, ne);
+			gpus += nd->gpus;
+		}
+		set(lo, "nodes", a);
+		set(lo, "gpus", jint(gpus));
+		set(lo, "t_with_s", p->left_out_t_s > 0 ?
+		    jreal(p->left_out_t_s) : json_null());
+		set(o, "left_out", lo);
 	}
 	set(o, "groups", w_groups(p, c, m));
 	set(o, "ranks", w_ranks(p, c));

@@ -25,6 +25,19 @@
 
 enum { STRAT_AUTO, STRAT_DP, STRAT_PP, STRAT_HYBRID };
 
+/*
+ * How far a structured search is, for a progress line: jobs (a TP degree,
+ * stage count and set of units each) done of the total (a bound may cut
+ * the rest: final is then set), the best
+ * iteration time so far (HUGE_VAL before the first plan) and T_lb.
+ */
+struct search_progress {
+	long done, total;
+	int final;		/* the search is over (the rest were cut) */
+	double best_t;
+	double lower_bound;
+};
+
 struct search_opts {
 	int strategy;		/* STRAT_* */
 	int exact;		/* -1 auto (<= 6 GPUs), 0 never, 1 always */
@@ -32,6 +45,13 @@ struct search_opts {
 	double time_limit;	/* seconds per MILP */
 	int jobs;		/* threads for the structured mode (0, 1: one) */
 	int runtime;		/* RUNTIME_*: restrict to that framework */
+	/*
+	 * Optional (NULL: none): called after every job of the structured
+	 * mode, from whichever thread ran it but never two at once.  It only
+	 * looks: what the search returns does not depend on it.
+	 */
+	void (*progress)(void *arg, const struct search_progress *pg);
+	void *progress_arg;
 };
 
 /* The most threads plan --jobs takes. */
@@ -57,6 +77,18 @@ struct search_stats {
  */
 int search_plan(const struct dl_costctx *x, const struct search_opts *so,
     struct dl_plan *best, struct search_stats *st, struct dl_err *e);
+
+/*
+ * Why best leaves nodes out: fills best->left_out with the nodes it does
+ * not use and best->left_out_t_s with T of the plan that adds them as
+ * more pipelines (the units of each site's left-out nodes, TP as wide as
+ * the node allows, chained until a pipeline holds the model), the layers
+ * partitioned and the micro-batches split again over all groups as the
+ * structured mode does; 0 when they cannot form a pipeline that fits.
+ * Deterministic; nothing is left out when every node is used.
+ */
+void search_left_out(const struct dl_costctx *x, const struct search_opts *so,
+    struct dl_plan *best);
 
 /*
  * Write the programs behind plan p to so->dump_dir in CPLEX LP format:

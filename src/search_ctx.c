@@ -95,6 +95,7 @@ struct pool {
 	pthread_mutex_t mu;
 	struct ctx *root;
 	size_t njobs, next;
+	size_t done;		/* jobs finished */
 	int (*run)(struct ctx *, size_t, void *);
 	void *arg;
 };
@@ -358,6 +359,26 @@ search_ctx_free(struct ctx *C)
 	C->shS = C->shoff = NULL;
 }
 
+/*
+ * Tell the caller of search_plan() that done of njobs jobs are done (with
+ * the pool's lock held when there is a pool).
+ */
+static void
+report(const struct ctx *C, size_t done, size_t njobs, int final)
+{
+	const struct ctx *R = C->pool ? C->pool->root : C;
+	struct search_progress pg;
+
+	if (C->so->progress == NULL)
+		return;
+	pg.done = (long)done;
+	pg.total = (long)njobs;
+	pg.final = final;
+	pg.best_t = R->have_best ? R->best_t : HUGE_VAL;
+	pg.lower_bound = cost_lower_bound(C->x);
+	C->so->progress(C->so->progress_arg, &pg);
+}
+
 /* A thread's loop: take the next job until none is left or one failed. */
 static void *
 worker(void *arg)
@@ -383,6 +404,9 @@ worker(void *arg)
 			pthread_mutex_unlock(&pl->mu);
 			break;
 		}
+		pthread_mutex_lock(&pl->mu);
+		report(C, ++pl->done, pl->njobs, 0);
+		pthread_mutex_unlock(&pl->mu);
 		if (C->failed) {
 			pthread_mutex_lock(&pl->mu);
 			if (!R->gfailed || (long)j < R->gerr_job) {
@@ -409,9 +433,14 @@ search_pool_run(struct ctx *C, size_t njobs, int nt,
 	pthread_t *tid;
 
 	if (nt <= 1) {
-		for (size_t j = 0; j < njobs && !C->failed; j++)
+		size_t done = 0;
+
+		for (size_t j = 0; j < njobs && !C->failed; j++) {
 			if (!run(C, j, arg))
 				break;
+			report(C, ++done, njobs, 0);
+		}
+		report(C, done, njobs, 1);
 		return;
 	}
 	W = xcalloc((size_t)nt, sizeof(*W));
@@ -423,6 +452,7 @@ search_pool_run(struct ctx *C, size_t njobs, int nt,
 	pl.run = run;
 	pl.arg = arg;
 	pl.next = 0;
+	pl.done = 0;
 	C->pool = &pl;
 	for (int i = 1; i < nt; i++) {
 		struct dl_costctx *xc = xmalloc(sizeof(*xc));
@@ -454,6 +484,7 @@ search_pool_run(struct ctx *C, size_t njobs, int nt,
 		free(xc);
 	}
 	C->pool = NULL;
+	report(C, pl.done, njobs, 1);
 	pthread_mutex_destroy(&pl.mu);
 	if (C->gfailed && !C->failed) {
 		C->failed = 1;

@@ -182,6 +182,13 @@ int search_cmp_unit(const void *a, const void *b);
 void search_pool_run(struct ctx *C, size_t njobs, int nt,
     int (*run)(struct ctx *C, size_t j, void *arg), void *arg);
 
+/*
+ * The structured mode's inner loop for one shape: partition each group,
+ * split the micro-batches, repeat until the split stops changing; every
+ * round's plan is scored (search_consider()).
+ */
+void search_solve_shape(struct ctx *C, const struct shape *sh);
+
 /* The two modes: score their candidates on C. */
 void search_structured(struct ctx *C);
 void search_exhaustive(struct ctx *C);

@@ -272,8 +272,8 @@ split_terms(struct ctx *C, const struct shape *sh, int g, const int *last,
  * partitions, and repeat until the split stops changing (at most four
  * rounds).  Every round's plan is scored.
  */
-static void
-solve_shape(struct ctx *C, const struct shape *sh)
+void
+search_solve_shape(struct ctx *C, const struct shape *sh)
 {
 	int G = sh->G;
 	long *m = xcalloc((size_t)G, sizeof(long));
@@ -646,7 +646,7 @@ run_job(struct ctx *C, size_t j, void *arg)
 		C->st->pruned++;
 		return 0;
 	}
-	solve_shape(C, &sh);
+	search_solve_shape(C, &sh);
 	return 1;
 }
 

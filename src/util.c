@@ -81,6 +81,28 @@ dl_warn(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+void
+notes_addf(struct dl_notes *w, const char *fmt, ...)
+{
+	va_list ap;
+	char buf[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	w->msg = xgrow(w->msg, &w->cap, w->n + 1, sizeof(*w->msg));
+	w->msg[w->n++] = xstrdup(buf);
+}
+
+void
+notes_free(struct dl_notes *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		free(w->msg[i]);
+	free(w->msg);
+	memset(w, 0, sizeof(*w));
+}
+
 static void
 oom(void)
 {

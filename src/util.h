@@ -50,6 +50,19 @@ extern const char *dl_progname;
 /* Verbosity: 0 normal, -1 quiet (-q), >0 verbose (-v). */
 extern int dl_verbose;
 
+/*
+ * Messages a module collects for its caller to print (modules never
+ * print): warnings about input that is accepted but looks wrong.  A
+ * zeroed struct is empty; notes_free() empties it.
+ */
+struct dl_notes {
+	char **msg;
+	size_t n, cap;
+};
+void notes_addf(struct dl_notes *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void notes_free(struct dl_notes *w);
+
 /* Print "dlplan: msg" to stderr. */
 void dl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -113,3 +113,30 @@ if mandoc -Tascii "$SRCDIR/man/dlplan.1" 2>/dev/null | sed 's/.\x08//g' |
 else
 	t_notok "dlplan(1) says a missing input exits 2"
 fi
+
+# --- implausible values: accepted, warned about, recorded ---------------
+mkdir -p "$TMP/mb"
+printf 'node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps,mfu\na,s,4,A,100,81920,800,100,0.5\n' \
+    >"$TMP/mb/nodes.csv"
+MBW="$TMP/mb/nodes.csv:2:6: column 'mem_gb': 81920 is implausible (more than 1,024 GB per GPU; given in MB?)"
+dlplan plan -c "$TMP/mb" -m "$M4" --global-batch 6 -o "$TMP/mbo" \
+    >"$TMP/mb.out" 2>"$TMP/mb.err"
+check "mem_gb 81920: planned (exit 0)" test -s "$TMP/mbo/plan.json"
+check "mem_gb 81920: a warning with FILE:LINE:COLUMN on stderr" \
+    grep -qxF "dlplan: warning: $MBW" "$TMP/mb.err"
+check "mem_gb 81920: the summary says so" \
+    grep -q '^warnings  1 implausible value in the inputs' "$TMP/mb.out"
+check "mem_gb 81920: plan.json's warnings" grep -qF "\"$MBW\"" \
+    "$TMP/mbo/plan.json"
+dlplan plan -q -c "$TMP/mb" -m "$M4" --global-batch 6 >/dev/null \
+    2>"$TMP/mbq.err"
+check "-q: no warning" test ! -s "$TMP/mbq.err"
+check "check: the warning in its json" sh -c "\"\$DLPLAN\" check -q \
+    -c '$TMP/mb' --format json | grep -qF \"\\\"$MBW\\\"\""
+check "no warning for a plausible cluster" sh -c "\"\$DLPLAN\" check \
+    -c '$DATA/eval/one' --format json 2>&1 | grep -q '\"warnings\": \[\]'"
+printf 'layer,fwd_gflop,params_m,act_mb,mem_mb\nl0,1,7000000,1,2\n' \
+    >"$TMP/mbm.csv"
+expect_err "params_m in units, not millions: a warning" 0 \
+    "dlplan: warning: $TMP/mbm.csv:2:3: column 'params_m': 7000000 is implausible (more than 100 billion parameters in one layer; given in units, not millions?)" \
+    -- "$DLPLAN" check -c "$DATA/eval/one" -m "$TMP/mbm.csv"

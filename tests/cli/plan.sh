@@ -273,3 +273,25 @@ expect_err "--jobs 65" 1 \
     dlplan plan -c $H2 -m $LL $J --jobs 65
 expect_err "-j abc" 1 "dlplan: option '-j': 'abc' is not an integer" -- \
     dlplan plan -c $H2 -m $LL $J -j abc
+
+# Nodes left out: the summary names them and prices the plan with them.
+dlplan plan -c "$SRCDIR/datasets/clusters/two-dc" \
+    -m "$SRCDIR/datasets/models/llama2-7b.csv" --global-batch 256 \
+    -o "$TMP/lo" >"$TMP/lo.out" 2>&1
+check "left out: the summary line" grep -q \
+    '^left out  usw-a100-0\.\.usw-l4-0 (load up to [0-9]* %), 24 GPUs: the plan with them as more pipelines takes [0-9.]* s (+[0-9.]* %)$' \
+    "$TMP/lo.out"
+check "left out: plan.json names the three nodes and T with them" sh -c "
+    tr -d ' \n' <'$TMP/lo/plan.json' | grep -q \
+    '\"left_out\":{\"nodes\":\[{\"node\":\"usw-a100-0\",\"gpus\":8,\"load\":[0-9.e-]*},{\"node\":\"usw-a100-1\",\"gpus\":8,\"load\":[0-9.e-]*},{\"node\":\"usw-l4-0\",\"gpus\":8,\"load\":[0-9.e-]*}\],\"gpus\":24,\"t_with_s\":[0-9.]*}'"
+check "left out: the percentage is T with them over T" sh -c "
+    t=\$(sed -n 's/^iteration \([0-9.]*\) s.*/\1/p' '$TMP/lo.out')
+    w=\$(sed -n 's/.*takes \([0-9.]*\) s (+\([0-9.]*\) %)\$/\1 \2/p' \
+	'$TMP/lo.out')
+    echo \"\$t \$w\" | awk '{ d = 100 * (\$2 / \$1 - 1) - \$3;
+	exit !(d < 0.06 && d > -0.06) }'"
+dlplan plan -c "$SRCDIR/datasets/clusters/single-node" \
+    -m "$SRCDIR/datasets/models/gpt2-xl.csv" --global-batch 64 \
+    >"$TMP/lo1.out" 2>&1
+check "every node used: no left-out line" sh -c \
+    "! grep -q '^left out' '$TMP/lo1.out'"

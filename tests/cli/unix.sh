@@ -139,3 +139,23 @@ else
 	check "SIGTERM: no temporary or lock file left" \
 	    test -z "$(find "$TMP/one" -name '*.tmp-*' -o -name .dlplan.lock)"
 fi
+
+# -v: progress of the search on stderr, never on stdout, and the same plan.
+TWO="-c $SRCDIR/datasets/clusters/two-dc -m $SRCDIR/datasets/models/llama2-7b.csv --global-batch 256"
+dlplan plan $TWO -o "$TMP/pv0" >"$TMP/pv0.out" 2>"$TMP/pv0.err"
+dlplan plan $TWO -v -o "$TMP/pv1" >"$TMP/pv1.out" 2>"$TMP/pv1.err"
+dlplan plan $TWO -v -j 2 -o "$TMP/pv2" >"$TMP/pv2.out" 2>"$TMP/pv2.err"
+check "-v: a last progress line on stderr" \
+    grep -q '^dlplan: search: done, [0-9]* of [0-9]* jobs.*best T .*T_lb ' \
+    "$TMP/pv1.err"
+check "-v -j 2: progress too" grep -q '^dlplan: search: done' "$TMP/pv2.err"
+check "no -v, stderr not a terminal: no progress" \
+    sh -c "! grep -q 'search:' '$TMP/pv0.err'"
+check "-v: stdout unchanged" sh -c "grep -v '^search \\|^wrote ' '$TMP/pv0.out' >'$TMP/a'
+    grep -v '^search \\|^wrote ' '$TMP/pv1.out' >'$TMP/b'; cmp -s '$TMP/a' '$TMP/b'"
+check "-v, -j 2: the same plan" sh -c "
+    for d in pv1 pv2; do
+	grep -v '\"time_s\"' '$TMP/'\$d/plan.json >'$TMP/'\$d.j
+    done
+    grep -v '\"time_s\"' '$TMP/pv0/plan.json' | cmp -s - '$TMP/pv1.j' &&
+    cmp -s '$TMP/pv1.j' '$TMP/pv2.j'"

@@ -284,7 +284,7 @@ plan_t(const struct dl_cluster *c, const struct dl_model *m,
     const struct dl_opts *o, double *T, int *nodes)
 {
 	struct dl_route_opts ro = { 3, 1, 0 };
-	struct search_opts so = { STRAT_AUTO, 0, NULL, 60, 1, RUNTIME_DLPLAN };
+	struct search_opts so = { STRAT_AUTO, 0, NULL, 60, 1, RUNTIME_DLPLAN, NULL, NULL };
 	struct search_stats st;
 	struct dl_router *r = NULL;
 	struct dl_costctx x;

@@ -274,7 +274,7 @@ main(void)
 		struct dl_costctx x;
 		struct dl_router *r = NULL;
 		struct dl_route_opts ro = { 3, 1, 0 };
-		struct search_opts so = { STRAT_AUTO, 1, NULL, 30, 1, RUNTIME_DLPLAN };
+		struct search_opts so = { STRAT_AUTO, 1, NULL, 30, 1, RUNTIME_DLPLAN, NULL, NULL };
 		struct search_stats st;
 		struct dl_plan p;
 		struct dl_err e = { 0 };

@@ -1,0 +1,201 @@
+/*
+ * search_explain.c - why a plan leaves nodes out: the plan with them.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The search keeps the nodes that make T smallest; the others are left
+ * out.  To say what they would have cost, the best plan's groups are
+ * solved again with the left-out nodes added as more pipelines, exactly
+ * as the structured mode solves a shape (search_solve_shape()), and the
+ * summary reports that T against the plan's.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition.h"
+#include "search_int.h"
+
+/* Whether a pipeline of the n units u[] holds the model (one micro-batch,
+ * transfers left out: memory only). */
+static int
+chain_fits(const struct dl_costctx *x, const struct unit *const *u, int n)
+{
+	int *node = xcalloc((size_t)n, sizeof(int));
+	int *k = xcalloc((size_t)n, sizeof(int));
+	struct commctx cc = { x, node, 1, NULL };
+	struct part_group pg = { 0 };
+	struct part_result r;
+	int ok;
+
+	for (int j = 0; j < n; j++) {
+		node[j] = u[j]->node;
+		k[j] = u[j]->k;
+	}
+	pg.S = n;
+	pg.node = node;
+	pg.k = k;
+	pg.m = 1;
+	pg.comm = search_comm;
+	pg.ctx = &cc;
+	ok = part_dp(x, &pg, 1, &r) == DL_OK && r.status != LP_INFEASIBLE;
+	part_result_free(&r);
+	free(node);
+	free(k);
+	return ok;
+}
+
+/*
+ * The units of the nodes best does not use (TP as wide as --max-tp and
+ * the node allow, site by site, nodes in file order), into lo[]; marks
+ * used[] and returns their number.
+ */
+static size_t
+left_units(const struct dl_costctx *x, const struct dl_plan *best,
+    char *used, struct unit *lo)
+{
+	const struct dl_cluster *c = x->c;
+	int kmax = x->o->max_tp > 0 ? x->o->max_tp : 8;
+	size_t n = 0;
+
+	for (int g = 0; g < best->ngroups; g++)
+		for (int s = 0; s < best->groups[g].nstages; s++)
+			used[best->groups[g].stages[s].node] = 1;
+	for (size_t site = 0; site < c->nsites; site++)
+		for (size_t i = 0; i < c->nnodes; i++) {
+			int left = c->nodes[i].gpus, gpu = 0;
+
+			if (used[i] || c->nodes[i].site_idx != (int)site)
+				continue;
+			while (left > 0) {
+				int kk = kmax;
+
+				while (kk > left)
+					kk /= 2;
+				lo[n].node = (int)i;
+				lo[n].k = kk;
+				lo[n].gpu0 = gpu;
+				lo[n].speed = kk * x->speed[i];
+				gpu += kk;
+				left -= kk;
+				n++;
+			}
+		}
+	return n;
+}
+
+/*
+ * best's groups as units (NULL when a stage's GPUs are not one contiguous
+ * run, which no search builds) followed by room for nmore units.
+ */
+static struct unit *
+plan_units(const struct dl_costctx *x, const struct dl_plan *best,
+    size_t nmore, size_t *n)
+{
+	size_t cap = nmore;
+	struct unit *u;
+
+	for (int g = 0; g < best->ngroups; g++)
+		cap += (size_t)best->groups[g].nstages;
+	u = xcalloc(cap + 1, sizeof(*u));
+	*n = 0;
+	for (int g = 0; g < best->ngroups; g++)
+		for (int s = 0; s < best->groups[g].nstages; s++) {
+			const struct dl_stage *st = &best->groups[g].stages[s];
+
+			for (int i = 1; i < st->ngpus; i++)
+				if (st->gpus[i] != st->gpus[0] + i) {
+					free(u);
+					return NULL;
+				}
+			u[*n].node = st->node;
+			u[*n].k = st->ngpus;
+			u[*n].gpu0 = st->gpus[0];
+			u[*n].speed = st->ngpus * x->speed[st->node];
+			(*n)++;
+		}
+	return u;
+}
+
+void
+search_left_out(const struct dl_costctx *x, const struct search_opts *so,
+    struct dl_plan *best)
+{
+	const struct dl_cluster *c = x->c;
+	char *used = xcalloc(c->nnodes + 1, 1);
+	struct unit *lo = xcalloc((size_t)cluster_gpus(c) + 1, sizeof(*lo));
+	const struct unit **ord;
+	struct unit *u;
+	struct shape sh;
+	size_t nlo, nu, start;
+	int maxs = x->o->max_stages > 0 ? x->o->max_stages : 1 << 30;
+
+	free(best->left_out);
+	best->left_out = NULL;
+	best->nleft_out = 0;
+	best->left_out_t_s = 0;
+	nlo = left_units(x, best, used, lo);
+	for (size_t i = 0; i < c->nnodes; i++)
+		if (!used[i]) {
+			best->left_out = xreallocarray(best->left_out,
+			    best->nleft_out + 1, sizeof(int));
+			best->left_out[best->nleft_out++] = (int)i;
+		}
+	if (nlo == 0 || (u = plan_units(x, best, nlo, &nu)) == NULL) {
+		free(used);
+		free(lo);
+		return;
+	}
+	ord = xcalloc(nu + nlo + 1, sizeof(*ord));
+	sh.S = xcalloc((size_t)best->ngroups + nlo + 1, sizeof(int));
+	sh.off = xcalloc((size_t)best->ngroups + nlo + 1, sizeof(int));
+	sh.G = 0;
+	for (size_t i = 0; i < nu; i++)
+		ord[i] = &u[i];
+	for (int g = 0, off = 0; g < best->ngroups; g++) {
+		sh.S[sh.G] = best->groups[g].nstages;
+		sh.off[sh.G++] = off;
+		off += best->groups[g].nstages;
+	}
+	/* Chain the left-out units into pipelines that hold the model. */
+	start = nu;
+	for (size_t i = 0; i < nlo; i++) {
+		int len;
+
+		ord[nu + i] = &lo[i];
+		len = (int)(nu + i + 1 - start);
+		if (chain_fits(x, ord + start, len)) {
+			sh.S[sh.G] = len;
+			sh.off[sh.G++] = (int)start;
+			start = nu + i + 1;
+		} else if (len >= maxs) {
+			/* Too long for --max-stages: start again after it. */
+			start = nu + i + 1;
+		}
+	}
+	sh.u = ord;
+	if (sh.G > best->ngroups && search_strategy_allows(so->strategy,
+	    &sh)) {
+		struct dl_costctx xl = *x;
+		struct search_stats st;
+		struct dl_plan with;
+		struct ctx C;
+
+		memset(&st, 0, sizeof(st));
+		plan_init(&with);
+		search_ctx_init(&C, &xl, so, &st);
+		xl.rings = &C.rings;
+		C.best = &with;
+		search_solve_shape(&C, &sh);
+		if (C.have_best && !C.failed)
+			best->left_out_t_s = with.est.iteration_s;
+		search_ctx_free(&C);
+		plan_free(&C.work);
+		plan_free(&with);
+	}
+	free(sh.S);
+	free(sh.off);
+	free(ord);
+	free(u);
+	free(used);
+	free(lo);
+}
