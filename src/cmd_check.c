@@ -203,6 +203,7 @@ cmd_check(const struct dl_cmd *cmd, int argc, char **argv)
 {
 	struct dl_cluster_paths paths = { 0 };
 	struct optstate st;
+	struct cmd_stdin in = { "" };
 	struct dl_err e = { 0 };
 	struct dl_cluster c;
 	struct dl_model m;
@@ -213,7 +214,7 @@ cmd_check(const struct dl_cmd *cmd, int argc, char **argv)
 
 	opt_init(&st, argc, argv);
 	while ((id = opt_next(&st, cmd, &e)) != 0) {
-		if (id < 0)
+		if (id < 0 || cmd_dash_opt(&st, &in, NULL, &e) != DL_OK)
 			goto usage;
 		if (cmd_cluster_opt(id, st.arg, &paths))
 			continue;

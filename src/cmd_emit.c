@@ -21,6 +21,7 @@
 #include "emit.h"
 #include "model.h"
 #include "plan.h"
+#include "util_io.h"
 
 enum {
 	O_JOB = 1, O_LAUNCHER, O_MODEL, O_OUT, O_PARTITION, O_PORT, O_SCRIPT,
@@ -190,6 +191,31 @@ check_operands(const struct emit_args *a, const struct optstate *st,
 }
 
 /*
+ * A plan given as "-" (standard input) has no directory: it needs -o and
+ * cannot have slot plans beside it (run_emit() gives the workers a copy
+ * of it).  DL_EUSAGE when it cannot be launched so, or when standard
+ * input went to another input.
+ */
+static int
+stdin_plan(const struct emit_args *a, struct cmd_stdin *in,
+    struct dl_err *e)
+{
+	if (cmd_stdin_take(in, "PLAN.json", a->eo.plan_path, e) != DL_OK)
+		return DL_EUSAGE;
+	if (strcmp(a->eo.plan_path, DL_STDIN_PATH) != 0)
+		return DL_OK;
+	if (a->eo.outdir == NULL)
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "a plan from "
+		    "standard input has no directory to write launch/ to "
+		    "(expected -o DIR)");
+	if (a->slot > 0)
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "--slot needs the "
+		    "plan's file: its slot plans are beside it (give "
+		    "PLAN.json, not '-')");
+	return DL_OK;
+}
+
+/*
  * With --slot N, the slot's plan instead of eo->plan_path: a budgeted
  * plan writes each slot's plan as plan-slotN.json beside plan.json, and
  * its launch files go to OUTDIR/slotN/.  *slotpath and *outdir receive
@@ -230,16 +256,23 @@ static int
 run_emit(const struct emit_args *a, struct dl_err *e)
 {
 	struct emit_result res = { 0 };
+	struct emit_opts eo = a->eo;
 	struct dl_cluster c;
 	struct dl_model m;
 	struct dl_plan p;
+	char *text = NULL;
+	size_t len;
 	int rc;
 
 	if ((rc = cmd_load_plan(a->eo.plan_path, &a->paths, a->model, 1,
 	    a->trust, &p, &c, &m, NULL, e)) != DL_OK)
 		return cmd_fail(e);
-	if ((rc = cmd_lock_outdir(a->eo.outdir, e)) == DL_OK) {
-		rc = emit_launch(&p, &c, &a->eo, &res, e);
+	/* Standard input was read whole by then: this is a copy of it. */
+	if (strcmp(eo.plan_path, DL_STDIN_PATH) == 0 &&
+	    (rc = read_file(eo.plan_path, &text, &len, e)) == DL_OK)
+		eo.plan_text = text;
+	if (rc == DL_OK && (rc = cmd_lock_outdir(eo.outdir, e)) == DL_OK) {
+		rc = emit_launch(&p, &c, &eo, &res, e);
 		af_unlock_dir();
 	}
 	if (rc == DL_OK) {
@@ -254,6 +287,7 @@ run_emit(const struct emit_args *a, struct dl_err *e)
 		cmd_fail(e);
 	}
 	emit_result_free(&res);
+	free(text);
 	plan_free(&p);
 	model_free(&m);
 	cluster_free(&c);
@@ -265,6 +299,7 @@ cmd_emit(const struct dl_cmd *cmd, int argc, char **argv)
 {
 	struct emit_args a;
 	struct optstate st;
+	struct cmd_stdin in = { "" };
 	struct dl_err e = { 0 };
 	char *outdir = NULL, *slotpath = NULL;
 	int id, rc;
@@ -275,7 +310,7 @@ cmd_emit(const struct dl_cmd *cmd, int argc, char **argv)
 	a.last = 1;
 	opt_init(&st, argc, argv);
 	while ((id = opt_next(&st, cmd, &e)) != 0) {
-		if (id < 0)
+		if (id < 0 || cmd_dash_opt(&st, &in, NULL, &e) != DL_OK)
 			goto usage;
 		/* Operands after the last option and before "--" are
 		 * counted by check_operands() from argv[last]. */
@@ -295,6 +330,8 @@ cmd_emit(const struct dl_cmd *cmd, int argc, char **argv)
 		goto usage;
 	a.eo.launcher = a.launcher;
 	a.eo.plan_path = st.pos[0];
+	if (stdin_plan(&a, &in, &e) != DL_OK)
+		goto usage;
 	if (a.slot > 0 && use_slot_plan(&a.eo, a.slot, &slotpath, &outdir,
 	    &e) != DL_OK) {
 		opt_free(&st);

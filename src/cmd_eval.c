@@ -90,7 +90,8 @@ static const struct optspec eval_opts[] = {
 	    "made" },
 	{ "model", 'm', O_MODEL, "FILE", "csv",
 	    "model.csv to use instead of the plan's" },
-	{ "svg", 0, O_SVG, "FILE", "file", "write a pipeline timeline (SVG)" },
+	{ "svg", 0, O_SVG, "FILE", "file",
+	    "write a pipeline timeline (SVG; - for standard output)" },
 	DL_OPT_TRUST,
 	DL_OPT_COMMON,
 	{ NULL, 0, 0, NULL, NULL, NULL }
@@ -381,6 +382,7 @@ cmd_eval(const struct dl_cmd *cmd, int argc, char **argv)
 {
 	struct dl_cluster_paths user = { 0 };
 	struct optstate st;
+	struct cmd_stdin in = { "" };
 	struct dl_err e = { 0 };
 	struct ev v;
 	const char *model = NULL, *svg = NULL;
@@ -390,7 +392,7 @@ cmd_eval(const struct dl_cmd *cmd, int argc, char **argv)
 	memset(&v, 0, sizeof(v));
 	opt_init(&st, argc, argv);
 	while ((id = opt_next(&st, cmd, &e)) != 0) {
-		if (id < 0)
+		if (id < 0 || cmd_dash_opt(&st, &in, NULL, &e) != DL_OK)
 			goto usage;
 		if (cmd_cluster_opt(id, st.arg, &user))
 			continue;
@@ -430,6 +432,8 @@ cmd_eval(const struct dl_cmd *cmd, int argc, char **argv)
 		    st.pos[1]);
 		goto usage;
 	}
+	if (cmd_stdin_take(&in, "PLAN.json", st.pos[0], &e) != DL_OK)
+		goto usage;
 	v.plan_path = st.pos[0];
 	opt_free(&st);
 
@@ -439,16 +443,19 @@ cmd_eval(const struct dl_cmd *cmd, int argc, char **argv)
 	rc = evaluate(&v, baselines, &e);
 	if (rc == DL_OK && svg) {
 		out = timeline_svg(&v.p, &v.c, &v.m, v.plan_path);
-		rc = af_write_file(svg, out, strlen(out), &e);
+		rc = cmd_write_output(svg, out, strlen(out), &e);
 		free(out);
 		out = NULL;
 	}
+	/* With --svg -, the SVG is all of standard output. */
+	if (svg && strcmp(svg, "-") == 0)
+		fmt = -1;
 	if (rc == DL_OK && fmt == 1) {
 		rc = plan_json_string(&v.p, &v.c, &v.m, NULL, &out, &e);
 		if (rc == DL_OK)
 			fputs(out, stdout);
 		free(out);
-	} else if (rc == DL_OK) {
+	} else if (rc == DL_OK && fmt == 0) {
 		print_table(&v, baselines);
 	}
 	if (rc != DL_OK) {

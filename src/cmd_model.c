@@ -38,7 +38,7 @@ static const struct optspec model_opts[] = {
 	{ "format", 0, O_FORMAT, "FMT", "csv|summary|json",
 	    "model.csv rows, or totals for people" },
 	{ "output", 'o', O_OUTPUT, "FILE", "file",
-	    "write to FILE (atomically) instead of stdout" },
+	    "write to FILE (atomically; - is standard output)" },
 	DL_OPT_COMMON,
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
@@ -355,7 +355,8 @@ cmd_model(const struct dl_cmd *cmd, int argc, char **argv)
 	}
 	mg_free(&m);
 	if (out != NULL) {
-		rc = af_write_file(out, sb.buf, sb.len, &e);
+		/* "-" is standard output, as without -o. */
+		rc = cmd_write_output(out, sb.buf, sb.len, &e);
 		if (rc != DL_OK)
 			rc = cmd_fail(&e);
 	} else {

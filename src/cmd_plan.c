@@ -857,6 +857,7 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 {
 	struct plan_args a;
 	struct optstate sto;
+	struct cmd_stdin in = { "" };
 	struct dl_err e = { 0 };
 	struct dl_cluster c;
 	struct dl_model m;
@@ -867,7 +868,9 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 	args_init(&a);
 	opt_init(&sto, argc, argv);
 	while ((id = opt_next(&sto, cmd, &e)) != 0) {
-		if (id < 0)
+		if (id < 0 || cmd_dash_opt(&sto, &in, id == O_OUT ? "--format "
+		    "json prints the plan on standard output" : NULL, &e) !=
+		    DL_OK)
 			goto usage;
 		if (cmd_cluster_opt(id, sto.arg, &a.paths))
 			continue;

@@ -693,6 +693,7 @@ cmd_predict(const struct dl_cmd *cmd, int argc, char **argv)
 {
 	struct params pa;
 	struct optstate st;
+	struct cmd_stdin in = { "" };
 	struct dl_err e = { 0 };
 	long v;
 	int id, rc;
@@ -703,7 +704,7 @@ cmd_predict(const struct dl_cmd *cmd, int argc, char **argv)
 	pa.every = 1;
 	opt_init(&st, argc, argv);
 	while ((id = opt_next(&st, cmd, &e)) != 0) {
-		if (id < 0)
+		if (id < 0 || cmd_dash_opt(&st, &in, NULL, &e) != DL_OK)
 			goto usage;
 		switch (id) {
 		case OPT_HELP:

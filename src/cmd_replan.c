@@ -205,6 +205,7 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 	struct replan_opts ro = { REPLAN_WINDOW_DEFAULT, 0,
 	    REPLAN_MIN_GAIN_DEFAULT, 60 };
 	struct optstate st;
+	struct cmd_stdin in = { "" };
 	struct dl_err e = { 0 };
 	struct dl_cluster c;
 	struct dl_model m;
@@ -215,7 +216,9 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 
 	opt_init(&st, argc, argv);
 	while ((id = opt_next(&st, cmd, &e)) != 0) {
-		if (id < 0)
+		if (id < 0 || cmd_dash_opt(&st, &in, id == O_OUT ?
+		    "--format json prints the new plan on standard output" :
+		    NULL, &e) != DL_OK)
 			goto usage;
 		if (cmd_cluster_opt(id, st.arg, &paths))
 			continue;
@@ -277,6 +280,8 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 		    "(expected --observed STEPS.csv)");
 		goto usage;
 	}
+	if (cmd_stdin_take(&in, "PLAN.json", st.pos[0], &e) != DL_OK)
+		goto usage;
 	path = st.pos[0];
 	if (outdir && check_outdir(path, outdir, &e) != DL_OK)
 		goto usage;

@@ -414,6 +414,7 @@ cmd_route(const struct dl_cmd *cmd, int argc, char **argv)
 	struct dl_cluster_paths paths = { 0 };
 	struct dl_route_opts ro = { 3, 1, FM_GMC };
 	struct optstate st;
+	struct cmd_stdin in = { "" };
 	struct dl_err e = { 0 };
 	struct dl_cluster c;
 	struct dl_router *r = NULL;
@@ -425,7 +426,7 @@ cmd_route(const struct dl_cmd *cmd, int argc, char **argv)
 
 	opt_init(&st, argc, argv);
 	while ((id = opt_next(&st, cmd, &e)) != 0) {
-		if (id < 0)
+		if (id < 0 || cmd_dash_opt(&st, &in, NULL, &e) != DL_OK)
 			goto usage;
 		if (cmd_cluster_opt(id, st.arg, &paths))
 			continue;

@@ -427,6 +427,7 @@ parse(const struct dl_cmd *cmd, int argc, char **argv, struct req *rq,
     struct dl_err *e)
 {
 	struct optstate st;
+	struct cmd_stdin in = { "" };
 	int id;
 	long l;
 
@@ -436,7 +437,7 @@ parse(const struct dl_cmd *cmd, int argc, char **argv, struct req *rq,
 	rq->sp.seed = 1;
 	opt_init(&st, argc, argv);
 	while ((id = opt_next(&st, cmd, e)) != 0) {
-		if (id < 0)
+		if (id < 0 || cmd_dash_opt(&st, &in, NULL, e) != DL_OK)
 			goto usage;
 		if (cmd_cluster_opt(id, st.arg, &rq->cp))
 			continue;

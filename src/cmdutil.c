@@ -10,6 +10,58 @@
 #include <string.h>
 
 #include "cmdutil.h"
+#include "util_io.h"
+
+int
+cmd_stdin_take(struct cmd_stdin *s, const char *what, const char *arg,
+    struct dl_err *e)
+{
+	if (arg == NULL || strcmp(arg, DL_STDIN_PATH) != 0)
+		return DL_OK;
+	if (s->by[0] != '\0')
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "standard input "
+		    "given to both %s and %s ('-' can feed only one input "
+		    "per run)", s->by, what);
+	snprintf(s->by, sizeof(s->by), "%s", what);
+	return DL_OK;
+}
+
+int
+cmd_dash_opt(const struct optstate *st, struct cmd_stdin *s,
+    const char *hint, struct dl_err *e)
+{
+	const char *c = st->opt ? st->opt->complete : NULL;
+
+	if (c == NULL || st->arg == NULL)
+		return DL_OK;
+	if (strcmp(c, "csv") == 0)
+		return cmd_stdin_take(s, opt_name(st), st->arg, e);
+	if (strcmp(c, "dir") != 0 || strcmp(st->arg, DL_STDIN_PATH) != 0)
+		return DL_OK;
+	if (st->opt->id == OPT_CLUSTER)
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option '%s' names "
+		    "a directory: '-' (standard input) cannot be one (give "
+		    "one file from it with --nodes -, --links -, --load - "
+		    "or --traffic -)", opt_name(st));
+	return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option '%s' writes a "
+	    "directory: '-' (standard output) cannot be one%s%s",
+	    opt_name(st), hint ? "; " : "", hint ? hint : "");
+}
+
+int
+cmd_write_output(const char *path, const char *data, size_t len,
+    struct dl_err *e)
+{
+	if (strcmp(path, DL_STDIN_PATH) != 0)
+		return af_write_file(path, data, len, e);
+	/*
+	 * Like every result on standard output: main's close_stdout()
+	 * flushes, checks ferror and fclose, names a failed write (exit 4)
+	 * and stays quiet for a reader that closed the pipe.
+	 */
+	fwrite(data, 1, len, stdout);
+	return DL_OK;
+}
 
 int
 cmd_cluster_opt(int id, const char *arg, struct dl_cluster_paths *p)
@@ -112,6 +164,39 @@ confine_inputs(const char *path, const struct dl_plan *in,
 	return DL_OK;
 }
 
+/*
+ * Refuse the plan's inputs that were read from standard input and that
+ * the command line does not give again: their bytes are gone.
+ */
+static int
+stdin_inputs(const struct dl_plan *in, const char *path,
+    const struct dl_cluster_paths *user, const char *model,
+    struct dl_err *e)
+{
+	static const char *const kinds[] = {
+		"nodes", "links", "load", "traffic", "model"
+	};
+	static const char *const opts[] = {
+		"--nodes FILE", "--links FILE", "--load FILE", "--traffic FILE",
+		"-m FILE"
+	};
+	const char *given[] = {
+		user->nodes, user->links, user->load, user->traffic, model
+	};
+
+	for (size_t k = 0; k < 5; k++) {
+		const char *p = plan_input_path(in, kinds[k]);
+
+		if (given[k] || (k < 4 && user->dir) || p == NULL ||
+		    strcmp(p, DL_STDIN_PATH) != 0)
+			continue;
+		return dl_seterr(e, DL_EDATA, path, 0, 0, "the plan's %s.csv "
+		    "came from standard input: give it again with %s%s",
+		    kinds[k], opts[k], k < 4 ? " or -c DIR" : "");
+	}
+	return DL_OK;
+}
+
 int
 cmd_load_plan(const char *path, const struct dl_cluster_paths *user,
     const char *model, int check_digests, int trust, struct dl_plan *p,
@@ -126,7 +211,8 @@ cmd_load_plan(const char *path, const struct dl_cluster_paths *user,
 		*missing = NULL;
 	if ((rc = plan_read_inputs(&in, path, e)) != DL_OK)
 		return rc;
-	if ((rc = confine_inputs(path, &in, user, model, trust, e)) !=
+	if ((rc = stdin_inputs(&in, path, user, model, e)) != DL_OK ||
+	    (rc = confine_inputs(path, &in, user, model, trust, e)) !=
 	    DL_OK) {
 		plan_free(&in);
 		return rc;

@@ -32,6 +32,41 @@ enum {
 	    "read the input files the plan names even outside its " \
 	    "directory" }
 
+/*
+ * "-" as a file name: standard input for an input, standard output for an
+ * output (util_io.h).  Standard input can feed one input per run; by
+ * records which one took it ("--nodes", "PLAN.json") for the error when a
+ * second one asks.
+ */
+struct cmd_stdin {
+	char by[64];
+};
+
+/*
+ * Claim standard input for what (an option's spelling or an operand's
+ * name) when arg is "-"; DL_EUSAGE naming both when another input already
+ * has it, else DL_OK.
+ */
+int cmd_stdin_take(struct cmd_stdin *s, const char *what, const char *arg,
+    struct dl_err *e);
+/*
+ * Check the "-" given to the current option of st, if any: an option that
+ * names one input file (its argument completes as "csv": -m, --nodes,
+ * --history, ...) claims standard input with cmd_stdin_take(); one that
+ * names a directory ("dir": -c, -o DIR, --dump-lp) cannot be "-" and is
+ * DL_EUSAGE, with hint (may be NULL) after the reason when the directory
+ * is written.  Other options pass.
+ */
+int cmd_dash_opt(const struct optstate *st, struct cmd_stdin *s,
+    const char *hint, struct dl_err *e);
+/*
+ * Write len bytes of data to path atomically, or to standard output when
+ * path is "-" (flushed and checked when main closes it, as for every
+ * result printed there).  DL_OK or DL_ESYS.
+ */
+int cmd_write_output(const char *path, const char *data, size_t len,
+    struct dl_err *e);
+
 /* Take a cluster option into p; return 1 if id was one of them. */
 int cmd_cluster_opt(int id, const char *arg, struct dl_cluster_paths *p);
 
@@ -45,7 +80,8 @@ int cmd_print_json(json_t *v);
 json_t *cmd_json_real(double v);
 
 /*
- * Load the cluster and model the plan file path was made for, then the
+ * Load the cluster and model the plan file path ("-": standard input) was
+ * made for, then the
  * plan (plan_read_json() with check_digests).  The cluster files are the
  * plan's inputs with the command line's (user) on top: user->dir
  * replaces all four, and each of user's file paths replaces that file;
@@ -56,8 +92,11 @@ json_t *cmd_json_real(double v);
  * "nodes" (or "model") for a command that words it otherwise; else
  * *missing is NULL.  Unless trust is set, every input the plan names and
  * the command line does not replace must lie in the plan's directory
- * tree (after realpath()): else DL_EDATA naming inputs[N].path.  On
- * failure there is nothing to free.
+ * tree (after realpath()): else DL_EDATA naming inputs[N].path.  An input
+ * the plan records as read from standard input ("-") must be given again
+ * on the command line: when it is not, the result is DL_EDATA naming the
+ * option to give it with (standard input is never read in its place).
+ * On failure there is nothing to free.
  */
 int cmd_load_plan(const char *path, const struct dl_cluster_paths *user,
     const char *model, int check_digests, int trust, struct dl_plan *p,

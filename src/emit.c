@@ -218,12 +218,17 @@ emit_launch(const struct dl_plan *p, const struct dl_cluster *c,
 	if ((rc = emit_layout(&x.l, p, c, e)) != DL_OK)
 		return rc;
 	/* Links stay as given: the launchers name the files as the user did. */
-	if ((x.plan_abs = path_abs(o->plan_path, 0, e)) == NULL ||
-	    (outabs = path_abs(o->outdir, 0, e)) == NULL) {
+	if ((outabs = path_abs(o->outdir, 0, e)) == NULL) {
 		rc = DL_ESYS;
 		goto out;
 	}
 	x.dir_abs = join(outabs, "launch");
+	if (o->plan_text)
+		x.plan_abs = join(x.dir_abs, "plan.json");
+	else if ((x.plan_abs = path_abs(o->plan_path, 0, e)) == NULL) {
+		rc = DL_ESYS;
+		goto out;
+	}
 	x.worker_abs = join(x.dir_abs, "worker.sh");
 	if ((rc = emit_worker(&x, e)) != DL_OK)
 		goto out;
@@ -250,6 +255,8 @@ emit_launch(const struct dl_plan *p, const struct dl_cluster *c,
 	}
 	if (rc != DL_OK)
 		goto out;
+	if (o->plan_text)
+		sb_adds(emit_add_file(&x, "plan.json", 0), o->plan_text);
 	dir = join(o->outdir, "launch");
 	if ((rc = mkdir_p(dir, e)) != DL_OK)
 		goto out;

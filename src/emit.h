@@ -108,6 +108,12 @@ struct emit_opts {
 	const char *plan_path;	/* the plan the workers read (DLPLAN_PLAN);
 				   made absolute, need not exist yet */
 	/*
+	 * The plan's JSON when it has no file the workers can read (it came
+	 * from standard input), else NULL: written as launch/plan.json with
+	 * the other files, and DLPLAN_PLAN names that copy.
+	 */
+	const char *plan_text;
+	/*
 	 * The training command: with script set, each rank runs
 	 * "$DLPLAN_PYTHON SCRIPT ARGS..."; without, ARGS is the whole
 	 * command (args[0] is the program).  At least one must be given.

@@ -48,6 +48,7 @@
 #include "forecast.h"
 #include "plan.h"
 #include "plan_json.h"
+#include "util_io.h"
 
 /*
  * Paths.  Input paths are written relative to the directory the plan is
@@ -171,7 +172,9 @@ w_inputs(const struct dl_plan *p, const struct dl_cluster *c,
 	for (size_t i = 0; i < src->ninputs; i++) {
 		const struct dl_input *in = &src->inputs[i];
 		json_t *o = json_object();
-		char *abs = path_abs(in->path, 1, e);
+		int in_stdin = strcmp(in->path, DL_STDIN_PATH) == 0;
+		char *abs = in_stdin ? xstrdup(in->path) :
+		    path_abs(in->path, 1, e);
 		char *path;
 
 		if (abs == NULL) {
@@ -180,7 +183,8 @@ w_inputs(const struct dl_plan *p, const struct dl_cluster *c,
 			a = NULL;
 			break;
 		}
-		path = base ? rel_path(base, abs) : xstrdup(abs);
+		/* Standard input is recorded as "-", with its digest. */
+		path = base && !in_stdin ? rel_path(base, abs) : xstrdup(abs);
 		set(o, "kind", json_string(in->kind));
 		set(o, "path", json_string(path));
 		if (in->sha256[0])

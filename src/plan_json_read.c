@@ -17,14 +17,18 @@
 #include "plan_json.h"
 #include "util_io.h"
 
-/* path, relative to the directory of the plan file planfile. */
+/*
+ * path, relative to the directory of the plan file planfile; "-"
+ * (standard input when the plan was made) stays as it is.
+ */
 static char *
 resolve(const char *planfile, const char *path)
 {
 	char *dir, *r;
 	size_t n;
 
-	if (path[0] == '/' || strchr(planfile, '/') == NULL)
+	if (path[0] == '/' || strchr(planfile, '/') == NULL ||
+	    strcmp(path, DL_STDIN_PATH) == 0)
 		return xstrdup(path);
 	dir = path_dir(planfile);
 	n = strlen(dir) + strlen(path) + 2;

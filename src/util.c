@@ -33,6 +33,9 @@ dl_vseterr(struct dl_err *e, int code, const char *file, long line, long col,
 	e->code = code;
 	e->line = line;
 	e->col = col;
+	/* "-" is standard input (util_io.h): name it as such. */
+	if (file && strcmp(file, "-") == 0)
+		file = "<stdin>";
 	snprintf(e->file, sizeof(e->file), "%s", file ? file : "");
 	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
 	return code;

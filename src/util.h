@@ -27,7 +27,8 @@ enum {
 /*
  * An error with its location.  file may be empty (no file involved); line
  * and col are 0 when unknown.  Printed as "dlplan: FILE:LINE:COLUMN: msg"
- * with the missing parts left out.
+ * with the missing parts left out.  The file "-" (standard input) is kept
+ * as "<stdin>".
  */
 struct dl_err {
 	int code;

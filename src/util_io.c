@@ -77,16 +77,18 @@ nul_error(const char *path, const char *buf, size_t at, struct dl_err *e)
 	    "(expected text)");
 }
 
-int
-read_file(const char *path, char **data, size_t *len, struct dl_err *e)
+/*
+ * Read fd (opened as path, st its status) to its end into *data, NUL
+ * terminated, and close it.
+ */
+static int
+read_fd(int fd, const char *path, const struct stat *st, char **data,
+    size_t *len, struct dl_err *e)
 {
-	struct stat st;
 	size_t cap = 65536, n = 0;
 	char *buf;
-	int fd = -1, rc;
+	int rc;
 
-	if ((rc = open_input(path, &fd, &st, e)) != DL_OK)
-		return rc;
 	/*
 	 * A regular file goes straight into a buffer of its size plus one
 	 * byte (for the NUL, and to see the end without regrowing): no
@@ -94,9 +96,9 @@ read_file(const char *path, char **data, size_t *len, struct dl_err *e)
 	 * sparse file reads as NUL bytes, so reading stops at its first
 	 * hole; the buffer is sized for at most 64 MB before any data.
 	 */
-	if (S_ISREG(st.st_mode) && st.st_size > 0 &&
-	    (uintmax_t)st.st_size < ((size_t)1 << 26))
-		cap = (size_t)st.st_size + 1;
+	if (S_ISREG(st->st_mode) && st->st_size > 0 &&
+	    (uintmax_t)st->st_size < ((size_t)1 << 26))
+		cap = (size_t)st->st_size + 1;
 	buf = xmalloc(cap);
 	for (;;) {
 		ssize_t r;
@@ -130,6 +132,67 @@ read_file(const char *path, char **data, size_t *len, struct dl_err *e)
 	*len = n;
 	*data = buf;
 	return DL_OK;
+}
+
+/*
+ * Standard input as the path "-": read once, on the first call, and kept
+ * for the rest of the run, so the data parsed and the digest recorded
+ * are the same bytes.  The outcome of that one read (the data or the
+ * error) is what every call returns.
+ */
+static struct {
+	int done;
+	char *data;
+	size_t len;
+	struct dl_err err;
+} in_cache;
+
+static int
+read_stdin(char **data, size_t *len, struct dl_err *e)
+{
+	struct stat st;
+	int fd;
+
+	if (!in_cache.done) {
+		in_cache.done = 1;
+		if ((fd = dup(0)) < 0 || fstat(fd, &st) != 0) {
+			int err = errno;
+
+			if (fd >= 0)
+				close(fd);
+			dl_seterr(&in_cache.err, DL_ESYS, "-", 0, 0, "cannot "
+			    "read standard input: %s", strerror(err));
+		} else if (S_ISDIR(st.st_mode)) {
+			close(fd);
+			dl_seterr(&in_cache.err, DL_EDATA, "-", 0, 0,
+			    "standard input is a directory");
+		} else {
+			(void)read_fd(fd, "-", &st, &in_cache.data,
+			    &in_cache.len, &in_cache.err);
+		}
+	}
+	if (in_cache.data == NULL) {
+		if (e)
+			*e = in_cache.err;
+		return in_cache.err.code;
+	}
+	*data = xmalloc(in_cache.len + 1);
+	memcpy(*data, in_cache.data, in_cache.len + 1);
+	*len = in_cache.len;
+	return DL_OK;
+}
+
+int
+read_file(const char *path, char **data, size_t *len, struct dl_err *e)
+{
+	struct stat st;
+	int fd = -1, rc;
+
+	if (strcmp(path, DL_STDIN_PATH) == 0)
+		return read_stdin(data, len, e);
+	if ((rc = open_input(path, &fd, &st, e)) != DL_OK)
+		return rc;
+	return read_fd(fd, path, &st, data, len, e);
 }
 
 int

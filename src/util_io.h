@@ -15,7 +15,12 @@
  *     DL_EDATA at FILE:LINE:COLUMN of that byte, so a huge sparse file is
  *     not read whole first;
  *   - a file that does not exist is DL_EDATA (the input named is wrong),
- *     one that exists but cannot be read is DL_ESYS.
+ *     one that exists but cannot be read is DL_ESYS;
+ *   - the path "-" (DL_STDIN_PATH) is standard input, whatever it is (a
+ *     pipe, a file, a terminal).  It is read once per run, on the first
+ *     call; every later call gets a copy of the same bytes (or the same
+ *     error), so a digest taken after parsing matches what was parsed.
+ *     Errors name it "-", which dl_perr() prints as "<stdin>".
  */
 #ifndef DL_UTIL_IO_H
 #define DL_UTIL_IO_H
@@ -23,6 +28,9 @@
 #include <stddef.h>
 
 struct dl_err;
+
+/* The path that names standard input (and, for outputs, standard output). */
+#define DL_STDIN_PATH "-"
 
 /* Read a whole file into a NUL-terminated buffer (rules above). */
 int read_file(const char *path, char **data, size_t *len, struct dl_err *e);
