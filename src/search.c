@@ -200,6 +200,10 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 		}
 		plan_free(&b);
 	}
+	/* Local moves from the best plan (search_explain.c). */
+	if (!st->exact && so->runtime == RUNTIME_DLPLAN &&
+	    gpus <= IMPROVE_MAX_GPUS)
+		search_improve(x, so, best, st);
 	st->time_s = now() - t0;
 	snprintf(best->status, sizeof(best->status), "%s", st->exact ?
 	    "optimal" : "feasible");

@@ -91,6 +91,22 @@ void search_left_out(const struct dl_costctx *x, const struct search_opts *so,
     struct dl_plan *best);
 
 /*
+ * The improvement phase: from best, a deterministic local search of at
+ * most IMPROVE_SHAPES shapes, each solved as the structured mode solves
+ * one: swap the units at one stage position of two groups (the members of
+ * one sync ring), then any two units; split a unit of k GPUs into two
+ * halves whose second joins another group or follows the first as a
+ * stage; move a unit to another group; add the left-out nodes' units as
+ * one more pipeline, or one of them to a group.  The first move that makes T strictly
+ * smaller is kept and the moves start again from the new plan, until none
+ * helps or the budget is spent.  best is replaced only by a faster plan.
+ */
+#define IMPROVE_SHAPES 400
+#define IMPROVE_MAX_GPUS 512
+void search_improve(const struct dl_costctx *x, const struct search_opts *so,
+    struct dl_plan *best, struct search_stats *st);
+
+/*
  * Write the programs behind plan p to so->dump_dir in CPLEX LP format:
  * partition-gN.lp (the layer partition of group N, for its micro-batches;
  * groups of one stage have none) and split.lp (the data split over the

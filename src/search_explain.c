@@ -199,3 +199,283 @@ search_left_out(const struct dl_costctx *x, const struct search_opts *so,
 	free(used);
 	free(lo);
 }
+
+/*
+ * The improvement phase: local moves from the best plan, each a shape
+ * solved as the structured mode solves one (partition, split, repeat,
+ * score), kept when T falls.
+ */
+
+/* A shape under construction: groups as lists of indices into u[]. */
+struct mv {
+	struct unit *u;
+	size_t nu, cap;
+	int *grp;		/* per group: its unit indices, at goff[g] */
+	int *goff, *glen;
+	int G;
+};
+
+/* Solve the shape of groups gi[] (nsh groups, units listed in order) on C;
+ * 1 when C's best got faster. */
+static int
+try_shape(struct ctx *C, const struct mv *m, const int *lst, const int *len,
+    int G)
+{
+	const struct unit **ord = xcalloc(m->nu + 2, sizeof(*ord));
+	struct shape sh;
+	double before = C->best_t;
+	int n = 0, maxs = C->x->o->max_stages, ok = 1;
+
+	sh.G = G;
+	sh.S = xcalloc((size_t)G + 1, sizeof(int));
+	sh.off = xcalloc((size_t)G + 1, sizeof(int));
+	for (int g = 0; g < G; g++) {
+		sh.S[g] = len[g];
+		sh.off[g] = n;
+		ok &= len[g] >= 1 && (maxs <= 0 || len[g] <= maxs);
+		for (int j = 0; j < len[g]; j++)
+			ord[n++] = &m->u[lst[sh.off[g] + j]];
+	}
+	sh.u = ord;
+	if (ok && search_strategy_allows(C->so->strategy, &sh))
+		search_solve_shape(C, &sh);
+	free(sh.S);
+	free(sh.off);
+	free(ord);
+	return C->best_t < before;
+}
+
+/* The current best plan's groups as m's groups over its units. */
+static int
+mv_load(struct mv *m, const struct dl_costctx *x, const struct dl_plan *p)
+{
+	size_t n;
+	struct unit *pu = plan_units(x, p, 0, &n);
+
+	if (pu == NULL)
+		return 0;
+	m->nu = 0;
+	for (size_t i = 0; i < n; i++) {
+		m->u = xgrow(m->u, &m->cap, m->nu + 1, sizeof(*m->u));
+		m->u[m->nu++] = pu[i];
+	}
+	free(pu);
+	m->G = p->ngroups;
+	free(m->grp);
+	free(m->goff);
+	free(m->glen);
+	m->grp = xcalloc(n + 1, sizeof(int));
+	m->goff = xcalloc((size_t)m->G + 1, sizeof(int));
+	m->glen = xcalloc((size_t)m->G + 1, sizeof(int));
+	for (int g = 0, k = 0; g < m->G; g++) {
+		m->goff[g] = k;
+		m->glen[g] = p->groups[g].nstages;
+		for (int j = 0; j < m->glen[g]; j++, k++)
+			m->grp[k] = k;
+	}
+	return 1;
+}
+
+/*
+ * Swap two units: first at one position of two groups (members of one
+ * sync ring), then anywhere in two groups or in one.  lst and len are
+ * scratch for n units; 1 when a swap made the best plan faster.
+ */
+static int
+mv_swaps(struct ctx *C, struct mv *m, int *lst, int *len, size_t n,
+    long *left)
+{
+	int G = m->G, hit = 0;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (int a = 0; a < G && !hit && *left > 0; a++)
+			for (int b = a + (pass == 0); b < G && !hit &&
+			    *left > 0; b++)
+				for (int i = 0; i < m->glen[a] && !hit &&
+				    *left > 0; i++)
+					for (int j = pass == 0 ? i : a == b ?
+					    i + 1 : 0; j < m->glen[b] &&
+					    (pass == 1 || j == i) && !hit &&
+					    *left > 0; j++) {
+						if (pass == 1 && a != b && i == j)
+							continue;
+						memcpy(lst, m->grp, n *
+						    sizeof(int));
+						memcpy(len, m->glen, (size_t)G *
+						    sizeof(int));
+						lst[m->goff[a] + i] =
+						    m->grp[m->goff[b] + j];
+						lst[m->goff[b] + j] =
+						    m->grp[m->goff[a] + i];
+						(*left)--;
+						hit = try_shape(C, m, lst, len,
+						    G);
+					}
+	return hit;
+}
+
+/*
+ * One round of moves in a fixed order; 1 as soon as one makes the best
+ * plan faster (the caller reloads and starts again), 0 when none does or
+ * the budget of shapes is spent.
+ */
+static int
+mv_round(struct ctx *C, struct mv *m, const struct unit *lo, size_t nlo,
+    long *left)
+{
+	size_t n = 0;
+	int G = m->G, *lst, *len, hit = 0;
+
+	for (int g = 0; g < G; g++)
+		n += (size_t)m->glen[g];
+	lst = xcalloc(n + 2, sizeof(int));
+	len = xcalloc((size_t)G + 2, sizeof(int));
+	hit = mv_swaps(C, m, lst, len, n, left);
+	/* Split a unit in two halves: the second half joins another group
+	 * at its end, or follows the first as a stage of its own. */
+	for (int g = 0; g < G && !hit && *left > 0; g++)
+		for (int j = 0; j < m->glen[g] && !hit && *left > 0; j++) {
+			int ui = m->grp[m->goff[g] + j];
+			struct unit h = m->u[ui];
+
+			if (h.k < 2)
+				continue;
+			for (int g2 = 0; g2 < G && !hit && *left > 0; g2++) {
+				size_t k = 0;
+				int *l2 = xcalloc(n + 2, sizeof(int));
+
+				m->u = xgrow(m->u, &m->cap, m->nu + 2,
+				    sizeof(*m->u));
+				m->u[m->nu] = m->u[ui];
+				m->u[m->nu].k = h.k / 2;
+				m->u[m->nu].speed = h.speed / 2;
+				m->u[m->nu + 1] = m->u[m->nu];
+				m->u[m->nu + 1].gpu0 = h.gpu0 + h.k / 2;
+				for (int gg = 0; gg < G; gg++) {
+					len[gg] = m->glen[gg];
+					for (int jj = 0; jj < m->glen[gg]; jj++) {
+						int v = m->grp[m->goff[gg] + jj];
+
+						l2[k++] = v == ui ? (int)m->nu : v;
+						if (v == ui && g2 == g) {
+							l2[k++] = (int)m->nu + 1;
+							len[gg]++;
+						}
+					}
+					if (gg == g2 && g2 != g) {
+						l2[k++] = (int)m->nu + 1;
+						len[gg]++;
+					}
+				}
+				m->nu += 2;
+				(*left)--;
+				hit = try_shape(C, m, l2, len, G);
+				m->nu -= 2;
+				free(l2);
+			}
+		}
+	/* Move a unit of a group of two or more stages to another group. */
+	for (int a = 0; a < G && !hit && *left > 0; a++)
+		for (int i = 0; i < m->glen[a] && m->glen[a] >= 2 && !hit &&
+		    *left > 0; i++)
+			for (int b = 0; b < G && !hit && *left > 0; b++) {
+				size_t k = 0;
+
+				if (b == a)
+					continue;
+				for (int gg = 0; gg < G; gg++) {
+					len[gg] = m->glen[gg] - (gg == a);
+					for (int jj = 0; jj < m->glen[gg]; jj++)
+						if (gg != a || jj != i)
+							lst[k++] = m->grp[m->goff[gg] +
+							    jj];
+					if (gg == b) {
+						lst[k++] = m->grp[m->goff[a] + i];
+						len[gg]++;
+					}
+				}
+				(*left)--;
+				hit = try_shape(C, m, lst, len, G);
+			}
+	/* Every left-out unit, in site order, as one more pipeline. */
+	if (nlo > 0 && !hit && *left > 0) {
+		int *l2 = xcalloc(n + nlo + 2, sizeof(int));
+		int *len2 = xcalloc((size_t)G + 2, sizeof(int));
+
+		m->u = xgrow(m->u, &m->cap, m->nu + nlo, sizeof(*m->u));
+		memcpy(l2, m->grp, n * sizeof(int));
+		memcpy(len2, m->glen, (size_t)G * sizeof(int));
+		for (size_t i = 0; i < nlo; i++) {
+			m->u[m->nu + i] = lo[i];
+			l2[n + i] = (int)(m->nu + i);
+		}
+		len2[G] = (int)nlo;
+		m->nu += nlo;
+		(*left)--;
+		hit = try_shape(C, m, l2, len2, G + 1);
+		m->nu -= nlo;
+		free(l2);
+		free(len2);
+	}
+	/* A left-out unit joins a group at its end. */
+	for (size_t i = 0; i < nlo && !hit && *left > 0; i++)
+		for (int g = 0; g < G && !hit && *left > 0; g++) {
+			size_t k = 0;
+			int *l2 = xcalloc(n + 2, sizeof(int));
+
+			m->u = xgrow(m->u, &m->cap, m->nu + 1, sizeof(*m->u));
+			m->u[m->nu] = lo[i];
+			for (int gg = 0; gg < G; gg++) {
+				len[gg] = m->glen[gg];
+				for (int jj = 0; jj < m->glen[gg]; jj++)
+					l2[k++] = m->grp[m->goff[gg] + jj];
+				if (gg == g) {
+					l2[k++] = (int)m->nu;
+					len[gg]++;
+				}
+			}
+			m->nu++;
+			(*left)--;
+			hit = try_shape(C, m, l2, len, G);
+			m->nu--;
+			free(l2);
+		}
+	free(lst);
+	free(len);
+	return hit;
+}
+
+void
+search_improve(const struct dl_costctx *x, const struct search_opts *so,
+    struct dl_plan *best, struct search_stats *st)
+{
+	struct dl_costctx xl = *x;
+	struct mv m = { 0 };
+	struct ctx C;
+	char *used = xcalloc(x->c->nnodes + 1, 1);
+	struct unit *lo = xcalloc((size_t)cluster_gpus(x->c) + 1, sizeof(*lo));
+	size_t nlo = left_units(x, best, used, lo);
+	long left = IMPROVE_SHAPES;
+
+	search_ctx_init(&C, &xl, so, st);
+	xl.rings = &C.rings;
+	C.best = best;
+	C.have_best = 1;
+	C.best_t = best->est.iteration_s;
+	/* Ties keep the plan found: a move must be strictly faster. */
+	C.best_job = -1;
+	C.job = 0;
+	while (left > 0 && !C.failed && mv_load(&m, x, best) &&
+	    mv_round(&C, &m, lo, nlo, &left)) {
+		memset(used, 0, x->c->nnodes + 1);
+		nlo = left_units(x, best, used, lo);
+	}
+	search_ctx_free(&C);
+	plan_free(&C.work);
+	free(m.u);
+	free(m.grp);
+	free(m.goff);
+	free(m.glen);
+	free(used);
+	free(lo);
+}
