@@ -19,6 +19,12 @@ struct tab {
 	double *own;		/* the rows when computed here */
 	double *cap;		/* S: usable bytes per GPU of unit j */
 	double *phi;		/* S: largest TP share of unit j */
+	/*
+	 * S x L, filled as asked: 1 + the first layer a such that stage j
+	 * holding [a, b] fits in memory (memory grows as a falls), 0 until
+	 * known.  A front is used by one thread at a time.
+	 */
+	int *amin;
 };
 
 static double
@@ -43,6 +49,7 @@ tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
 	    sizeof(double));
 	T->cap = xcalloc((size_t)T->S, sizeof(double));
 	T->phi = xcalloc((size_t)T->S, sizeof(double));
+	T->amin = xcalloc((size_t)T->S * (size_t)T->L + 1, sizeof(int));
 	for (int j = 0; j < T->S; j++) {
 		T->cap[j] = cost_gpu_capacity(x, g->node[j]);
 		T->phi[j] = 1.0 / g->k[j];
@@ -66,6 +73,35 @@ tab_free(struct tab *T)
 	free(T->own);
 	free(T->cap);
 	free(T->phi);
+	free(T->amin);
+}
+
+/*
+ * The first layer a (>= j) with which stage j ending at b fits in memory,
+ * b + 1 when even [b, b] does not: found by bisection with the same
+ * comparison stage() made, once per (j, b).
+ */
+static int
+first_fit(const struct dl_costctx *x, const struct part_group *g,
+    const struct tab *T, int j, int b)
+{
+	int *slot = &T->amin[j * T->L + b], lo, hi;
+
+	if (*slot > 0)
+		return *slot - 1;
+	lo = j;
+	hi = b + 1;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (cost_stage_memory(x, mid, b, T->phi[j], j + 1, g->S,
+		    g->m) > T->cap[j])
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*slot = lo + 1;
+	return lo;
 }
 
 /* Stage j holding layers [a, b]: time t, transfer c, memory fit. */
@@ -73,9 +109,7 @@ static int
 stage(const struct dl_costctx *x, const struct part_group *g,
     const struct tab *T, int j, int a, int b, double *t, double *c)
 {
-	double mem = cost_stage_memory(x, a, b, T->phi[j], j + 1, g->S, g->m);
-
-	if (mem > T->cap[j])
+	if (a < first_fit(x, g, T, j, b))
 		return 0;
 	*t = cost_stage_compute(x, g->node[j], g->k[j], a, b);
 	*c = j < g->S - 1 ? T->comm[j][b] : 0;
