@@ -74,9 +74,13 @@ cat $M4 | dlplan plan -c $ONE -m - --global-batch 6 -o "$TMP/ps" \
 check "plan -m -: exit 0" test -s "$TMP/ps/plan.csv"
 check "plan -m -: same plan.csv" cmp "$TMP/by-name" "$TMP/ps/plan.csv"
 
-# The plan operand: eval, replan and emit.
-dlplan eval --trust-paths --format json "$TMP/p/plan.json" >"$TMP/by-name"
-same "eval -" "$TMP/p/plan.json" dlplan eval --trust-paths --format json -
+# The plan operand: eval, replan and emit.  A plan read from standard
+# input resolves its relative paths from the current directory, so these
+# run where the plan lies.
+(cd "$TMP/p" && "$DLPLAN" eval --trust-paths --format json plan.json) \
+    >"$TMP/by-name"
+same "eval -" "$TMP/p/plan.json" sh -c 'cd "$1" &&
+    exec "$DLPLAN" eval --trust-paths --format json -' sh "$TMP/p"
 
 log=$TMP/slow.csv
 printf 'rank,step,seconds\n' >"$log"
@@ -102,8 +106,9 @@ check "replan --observed -: the log is recorded as -" \
 # in launch/ that the workers read.
 dlplan emit --trust-paths "$TMP/p/plan.json" --launcher torchrun -o "$TMP/e1" \
     -- python3 train.py >/dev/null
-dlplan emit --trust-paths - --launcher torchrun -o "$TMP/e2" -- python3 train.py \
-    <"$TMP/p/plan.json" >"$TMP/out" 2>"$TMP/err"
+(cd "$TMP/p" && "$DLPLAN" emit --trust-paths - --launcher torchrun \
+    -o "$TMP/e2" -- python3 train.py) <"$TMP/p/plan.json" >"$TMP/out" \
+    2>"$TMP/err"
 check "emit -: exit 0" test -s "$TMP/e2/launch/worker.sh"
 check "emit -: launch/plan.json is the plan read" \
     cmp "$TMP/p/plan.json" "$TMP/e2/launch/plan.json"
