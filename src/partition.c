@@ -22,7 +22,9 @@ struct tab {
 	/*
 	 * S x L, filled as asked: 1 + the first layer a such that stage j
 	 * holding [a, b] fits in memory (memory grows as a falls), 0 until
-	 * known.  A front is used by one thread at a time.
+	 * known; NULL outside a front's scan (stage() then prices memory
+	 * itself), so that the many fronts kept do not keep it.  A front is
+	 * used by one thread at a time.
 	 */
 	int *amin;
 };
@@ -49,7 +51,6 @@ tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
 	    sizeof(double));
 	T->cap = xcalloc((size_t)T->S, sizeof(double));
 	T->phi = xcalloc((size_t)T->S, sizeof(double));
-	T->amin = xcalloc((size_t)T->S * (size_t)T->L + 1, sizeof(int));
 	for (int j = 0; j < T->S; j++) {
 		T->cap[j] = cost_gpu_capacity(x, g->node[j]);
 		T->phi[j] = 1.0 / g->k[j];
@@ -109,7 +110,9 @@ static int
 stage(const struct dl_costctx *x, const struct part_group *g,
     const struct tab *T, int j, int a, int b, double *t, double *c)
 {
-	if (a < first_fit(x, g, T, j, b))
+	if (T->amin != NULL ? a < first_fit(x, g, T, j, b) :
+	    cost_stage_memory(x, a, b, T->phi[j], j + 1, g->S, g->m) >
+	    T->cap[j])
 		return 0;
 	*t = cost_stage_compute(x, g->node[j], g->k[j], a, b);
 	*c = j < g->S - 1 ? T->comm[j][b] : 0;
@@ -382,13 +385,16 @@ front_scratch(struct part_front *F, int need)
 		F->f = xcalloc(n, sizeof(double));
 		F->arg = xcalloc(n, sizeof(int));
 		F->tmp = xcalloc((size_t)F->g.S, sizeof(int));
+		F->T.amin = xcalloc(n + 1, sizeof(int));
 	} else if (!need) {
 		free(F->f);
 		free(F->arg);
 		free(F->tmp);
+		free(F->T.amin);
 		F->f = NULL;
 		F->arg = NULL;
 		F->tmp = NULL;
+		F->T.amin = NULL;
 	}
 }
 
