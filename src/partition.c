@@ -51,6 +51,7 @@ tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
 	    sizeof(double));
 	T->cap = xcalloc((size_t)T->S, sizeof(double));
 	T->phi = xcalloc((size_t)T->S, sizeof(double));
+	T->amin = NULL;		/* a front's scan sets it (front_scratch()) */
 	for (int j = 0; j < T->S; j++) {
 		T->cap[j] = cost_gpu_capacity(x, g->node[j]);
 		T->phi[j] = 1.0 / g->k[j];
