@@ -237,9 +237,13 @@ print_summary(const struct dl_plan *p, const struct dl_cluster *c,
 	printf("search    %s, %ld structures, %ld plans scored, %ld MILPs, "
 	    "%.3g s\n", st->exact ? "exhaustive (optimal)" : "structured",
 	    st->structures, st->evaluated, st->milps, st->time_s);
-	if (!st->exact)
-		printf("gap       at most %.1f%% to the lower bound\n",
+	if (!st->exact && strcmp(p->bound_method, "T_lb") == 0)
+		printf("gap       at most %.1f%% to the lower bound T_lb\n",
 		    100 * p->gap);
+	else if (!st->exact)
+		printf("gap       at most %.1f%% to the bound %.6g s (%s: "
+		    "fill, transfers, sync); %.1f%% to T_lb\n", 100 * p->gap,
+		    p->bound_s, p->bound_method, 100 * (1 - E->efficiency));
 	print_left_out(p, c);
 	if (nw > 0)
 		printf("warnings  %zu implausible value%s in the inputs (see "
@@ -476,7 +480,7 @@ progress(void *arg, const struct search_progress *pg)
 		snprintf(best, sizeof(best), "best T %.6g s (gap at most "
 		    "%.1f%%)", pg->best_t, 100 * (1 - pg->lower_bound /
 		    pg->best_t));
-	fprintf(stderr, "dlplan: search: %s%ld of %ld jobs%s, %s, T_lb %.6g "
+	fprintf(stderr, "dlplan: search: %s%ld of %ld jobs%s, %s, bound %.6g "
 	    "s, %.1f s\n", pg->final ? "done, " : "", pg->done, pg->total,
 	    pg->final && pg->done < pg->total ? " (the rest cut by the bound)" :
 	    "", best, pg->lower_bound, now - *t0);

@@ -225,6 +225,9 @@ struct dl_plan {
 	char status[16];		/* "optimal", "feasible", "given" */
 	double gap;			/* relative gap to the best bound */
 	double bound_s;			/* best proven bound on T */
+	/* How bound_s was proven: "exhaustive", "combinatorial" (see
+	 * search_bound()) or "T_lb"; "" when not known. */
+	char bound_method[16];
 	double solve_s;			/* wall time of the search */
 	char *strategy;
 	char runtime[16];		/* "" for dlplan, else its name */

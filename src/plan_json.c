@@ -371,6 +371,9 @@ w_estimate(const struct dl_plan *p)
 
 	set(o, "iteration_s", jreal(s->iteration_s));
 	set(o, "lower_bound_s", jreal(s->lower_bound_s));
+	/* The search's bound (solver.bound_method says which). */
+	if (p->bound_method[0])
+		set(o, "bound_s", jreal(p->bound_s));
 	set(o, "efficiency", jreal(s->efficiency));
 	set(o, "throughput", jreal(s->throughput));
 	set(o, "pipeline_s", jreal(s->pipeline_s));
@@ -465,6 +468,8 @@ plan_to_json(const struct dl_plan *p, const struct dl_cluster *c,
 	if (strcmp(p->status, "given") != 0) {
 		set(sv, "gap", jreal(p->gap));
 		set(sv, "bound_s", jreal(p->bound_s));
+		if (p->bound_method[0])
+			set(sv, "bound_method", json_string(p->bound_method));
 		set(sv, "time_s", jreal(p->solve_s));
 	}
 	if (p->strategy)

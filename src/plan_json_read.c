@@ -679,6 +679,15 @@ read_results(json_t *root, struct dl_plan *p)
 		p->gap = json_number_value(v);
 	if (json_is_number(v = json_object_get(sv, "bound_s")))
 		p->bound_s = json_number_value(v);
+	if (json_is_string(v = json_object_get(sv, "bound_method"))) {
+		static const char *const bm[] = { "exhaustive",
+		    "combinatorial", "T_lb" };
+
+		for (size_t i = 0; i < ARRAY_SIZE(bm); i++)
+			if (strcmp(json_string_value(v), bm[i]) == 0)
+				snprintf(p->bound_method,
+				    sizeof(p->bound_method), "%s", bm[i]);
+	}
 	if (json_is_number(v = json_object_get(sv, "time_s")))
 		p->solve_s = json_number_value(v);
 	if (json_is_string(v = json_object_get(sv, "strategy")))

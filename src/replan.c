@@ -683,6 +683,8 @@ replan_run(const struct dl_costctx *x, const struct dl_plan *parent,
 		if (lg->adopted || !all_one) {
 			snprintf(out->status, sizeof(out->status), "feasible");
 			out->bound_s = out->est.lower_bound_s;
+			snprintf(out->bound_method, sizeof(out->bound_method),
+			    "T_lb");
 			out->gap = (out->est.iteration_s - out->bound_s) /
 			    out->est.iteration_s;
 		}

@@ -128,6 +128,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	search_ctx_init(&C, &xl, so, st);
 	xl.rings = &C.rings;
 	C.best = best;
+	C.bound = exact ? 0 : search_bound(x, so);
 	if (exact && gpus > 12) {
 		plan_free(&C.work);
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "exhaustive search "
@@ -207,8 +208,13 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	st->time_s = now() - t0;
 	snprintf(best->status, sizeof(best->status), "%s", st->exact ?
 	    "optimal" : "feasible");
+	/* The bound holds for every plan, so for the best: never above T. */
 	best->bound_s = st->exact ? best->est.iteration_s :
-	    best->est.lower_bound_s;
+	    fmin(best->est.iteration_s, fmax(best->est.lower_bound_s,
+	    C.bound));
+	snprintf(best->bound_method, sizeof(best->bound_method), "%s",
+	    st->exact ? "exhaustive" : C.bound > best->est.lower_bound_s ?
+	    SEARCH_BOUND_METHOD : "T_lb");
 	best->gap = best->est.iteration_s > 0 ? (best->est.iteration_s -
 	    best->bound_s) / best->est.iteration_s : 0;
 	best->solve_s = st->time_s;

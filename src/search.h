@@ -29,7 +29,8 @@ enum { STRAT_AUTO, STRAT_DP, STRAT_PP, STRAT_HYBRID };
  * How far a structured search is, for a progress line: jobs (a TP degree,
  * stage count and set of units each) done of the total (a bound may cut
  * the rest: final is then set), the best
- * iteration time so far (HUGE_VAL before the first plan) and T_lb.
+ * iteration time so far (HUGE_VAL before the first plan) and the best
+ * bound known (T_lb, or search_bound() when larger).
  */
 struct search_progress {
 	long done, total;
@@ -105,6 +106,17 @@ void search_left_out(const struct dl_costctx *x, const struct search_opts *so,
 #define IMPROVE_MAX_GPUS 512
 void search_improve(const struct dl_costctx *x, const struct search_opts *so,
     struct dl_plan *best, struct search_stats *st);
+
+/*
+ * A lower bound on T over every plan the options allow (--strategy,
+ * --max-stages, --max-tp, memory) that counts the pipeline fill, the
+ * fewest stages memory allows with their transfers, and the traffic of
+ * the sync rings over the widest links a ring of that many members can
+ * use, minimised over the number of groups; at least T_lb.  The proof is
+ * in search_bound.c.  0 when no plan can fit.
+ */
+double search_bound(const struct dl_costctx *x, const struct search_opts *so);
+#define SEARCH_BOUND_METHOD "combinatorial"
 
 /*
  * Write the programs behind plan p to so->dump_dir in CPLEX LP format:

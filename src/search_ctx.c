@@ -375,7 +375,7 @@ report(const struct ctx *C, size_t done, size_t njobs, int final)
 	pg.total = (long)njobs;
 	pg.final = final;
 	pg.best_t = R->have_best ? R->best_t : HUGE_VAL;
-	pg.lower_bound = cost_lower_bound(C->x);
+	pg.lower_bound = fmax(cost_lower_bound(C->x), R->bound);
 	C->so->progress(C->so->progress_arg, &pg);
 }
 

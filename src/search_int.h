@@ -94,6 +94,7 @@ struct ctx {
 	struct cids cid;
 	struct dl_sitebound sb;
 	struct kcache rings;	/* x->rings: see cost.h */
+	double bound;		/* search_bound() of the root; 0: not known */
 
 	/*
 	 * The structured mode's jobs (search_pool_run()).  With a pool, the

@@ -107,6 +107,11 @@ assert d['schema'] == 'dlplan.plan/1'
 e = d['estimate']
 assert e['iteration_s'] > 0 and 0 < e['efficiency'] <= 1
 assert e['lower_bound_s'] <= e['iteration_s']
+sv = d['solver']
+assert sv['bound_method'] in ('combinatorial', 'T_lb'), sv
+assert e['lower_bound_s'] <= e['bound_s'] <= e['iteration_s']
+assert sv['bound_s'] == e['bound_s']
+assert abs(sv['gap'] - (1 - e['bound_s'] / e['iteration_s'])) < 1e-12
 for g in d['groups']:
     assert g['micro_batches'] >= 1
     for s in g['stages']:
@@ -141,9 +146,22 @@ printf 'node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps\na,s,2,A100,3
 expect_run "six GPUs: exhaustive" 0 - - -- dlplan plan -c "$TMP/six" \
     -m datasets/models/bert-large.csv --global-batch 64 --micro-batch 2
 check "six GPUs: proven optimal" grep -q "exhaustive (optimal)" "$TMP/out"
+expect_run "six GPUs, json: the bound is T" 0 - - -- dlplan plan -c "$TMP/six" \
+    -m datasets/models/bert-large.csv --global-batch 64 --micro-batch 2 \
+    --format json
+check "six GPUs: bound_method exhaustive, bound_s = T" /usr/bin/python3 -c "
+import json
+d = json.load(open('$TMP/out'))
+assert d['solver']['bound_method'] == 'exhaustive'
+assert d['estimate']['bound_s'] == d['estimate']['iteration_s']"
 expect_run "six GPUs, gpt2-xl: boundary space too big for auto" 0 - - -- \
     dlplan plan -c "$TMP/six" -m $GX --global-batch 64 --micro-batch 2
 check "six GPUs, gpt2-xl: structured, gap reported" grep -q "^gap " "$TMP/out"
+expect_run "two-dc: summary" 0 - - -- dlplan plan -c datasets/clusters/two-dc \
+    -m $LL --global-batch 256 --micro-batch 2 --horizon 3
+check "two-dc: the gap is to the combinatorial bound and to T_lb" grep -q \
+    '^gap       at most 22.3% to the bound 13.9953 s (combinatorial: fill, transfers, sync); 22.3% to T_lb$' \
+    "$TMP/out"
 
 # --- degenerate cases -----------------------------------------------------
 mkdir -p "$TMP/one"

@@ -147,7 +147,7 @@ dlplan plan $TWO -o "$TMP/pv0" >"$TMP/pv0.out" 2>"$TMP/pv0.err"
 dlplan plan $TWO -v -o "$TMP/pv1" >"$TMP/pv1.out" 2>"$TMP/pv1.err"
 dlplan plan $TWO -v -j 2 -o "$TMP/pv2" >"$TMP/pv2.out" 2>"$TMP/pv2.err"
 check "-v: a last progress line on stderr" \
-    grep -q '^dlplan: search: done, [0-9]* of [0-9]* jobs.*best T .*T_lb ' \
+    grep -q '^dlplan: search: done, [0-9]* of [0-9]* jobs.*best T .*bound ' \
     "$TMP/pv1.err"
 check "-v -j 2: progress too" grep -q '^dlplan: search: done' "$TMP/pv2.err"
 check "no -v, stderr not a terminal: no progress" \

@@ -265,6 +265,8 @@ main(void)
 	struct fixture f;
 	int n = 0, match = 0, never_better = 1, infeasible = 0, bad = 0;
 	long evals = 0, bounded = 0, over = 0;
+	int bound_over = 0, bound_above_tlb = 0, bound_n = 0;
+	double sum_bd = 0, sum_lb = 0;
 
 	fx_begin(&f);
 	for (int seed = 1; seed <= 80; seed++) {
@@ -302,6 +304,21 @@ main(void)
 		bounded += O.bounded;
 		over += O.over;
 		cost_sitebound_free(&O.sb);
+		/* search_bound() holds for every plan, so for the optimum. */
+		if (O.best < HUGE_VAL) {
+			double bd = search_bound(&x, &so);
+
+			bound_n++;
+			sum_bd += bd / O.best;
+			sum_lb += cost_lower_bound(&x) / O.best;
+			if (bd > O.best * (1 + 1e-12)) {
+				bound_over++;
+				printf("# seed %d: bound %.17g above the optimum "
+				    "%.17g\n", seed, bd, O.best);
+			}
+			if (bd > cost_lower_bound(&x) * (1 + 1e-9))
+				bound_above_tlb++;
+		}
 		rc = search_plan(&x, &so, &p, &st, &e);
 		n++;
 		if (O.best == HUGE_VAL) {
@@ -347,5 +364,10 @@ main(void)
 	ok(over == 0 && bounded > 1000, "the sync lower bound never exceeds "
 	    "T_sync (%ld of %ld plans over; %ld with a bound > 0)", over, evals,
 	    bounded);
+	printf("# mean over the optima: search_bound %.3f, T_lb %.3f\n",
+	    sum_bd / (bound_n ? bound_n : 1), sum_lb / (bound_n ? bound_n : 1));
+	ok(bound_over == 0 && bound_above_tlb >= bound_n / 2,
+	    "search_bound never exceeds the optimum (%d of %d over) and is "
+	    "above T_lb on %d", bound_over, bound_n, bound_above_tlb);
 	return done_testing();
 }
