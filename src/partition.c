@@ -414,29 +414,6 @@ struct cheap {
 	size_t n;
 };
 
-static void
-cheap_push(struct cheap *h, double v, int j, int b, int a)
-{
-	size_t i = h->n++;
-
-	/* Ties by (j, b): the order is fixed, although only values count. */
-	for (; i > 0; i = (i - 1) / 2) {
-		size_t p = (i - 1) / 2;
-
-		if (h->v[p] < v || (h->v[p] == v && (h->j[p] < j ||
-		    (h->j[p] == j && h->b[p] < b))))
-			break;
-		h->v[i] = h->v[p];
-		h->j[i] = h->j[p];
-		h->b[i] = h->b[p];
-		h->a[i] = h->a[p];
-	}
-	h->v[i] = v;
-	h->j[i] = j;
-	h->b[i] = b;
-	h->a[i] = a;
-}
-
 /* Sift the entry (v, j, b, a) down from slot i of a heap of n. */
 static void
 cheap_sift(struct cheap *h, size_t i, size_t n, double v, int j, int b, int a)
@@ -551,7 +528,11 @@ front_cands(struct part_front *F, size_t keep)
 			}
 			F->cand[got++] = v;
 		}
-		cheap_pop(&h);
+		/*
+		 * The next stage of this list takes the top's place (one
+		 * sift instead of a pop and a push; the keys (v, j, b) are
+		 * distinct, so the order listed is the same).
+		 */
 		c = j < S - 1 ? F->T.comm[j][b] : 0;
 		/*
 		 * While t <= c the list repeats c: skip to the first layer
@@ -563,8 +544,10 @@ front_cands(struct part_front *F, size_t keep)
 			int lo = j, hi = a;
 
 			if (cost_stage_compute(x, F->g.node[j], F->g.k[j], j,
-			    b) <= c)
+			    b) <= c) {
+				cheap_pop(&h);
 				continue;
+			}
 			/* The largest a' < a with t(a', b) > c. */
 			while (lo < hi) {
 				int mid = lo + (hi - lo + 1) / 2;
@@ -578,7 +561,9 @@ front_cands(struct part_front *F, size_t keep)
 			a = lo;
 		}
 		if (a >= j && stage(x, &F->g, &F->T, j, a, b, &t, &c))
-			cheap_push(&h, fmax(t, c), j, b, a);
+			cheap_sift(&h, 0, h.n, fmax(t, c), j, b, a);
+		else
+			cheap_pop(&h);
 	}
 	F->ncand = got;
 	if (h.n == 0 || got == cap)
