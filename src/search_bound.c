@@ -16,15 +16,17 @@
  * Smem = ceil(P (param+grad+optimizer bytes) / the most memory of one
  * unit), and each of its Smem - 1 boundaries costs at least cmin, both
  * directions of the smallest activation over the widest link or NVLink.
- * Some stage holds a share W_j / s_j >= W / S_g of the work, so
+ * Some stage holds a share W_j / s_j >= W / S_g of the work, and the
+ * stage that holds the heaviest layer takes at least heavy, that layer's
+ * least time on any unit, so with tau_g = max(mu W / S_g, heavy)
  *
- *	T_g >= F + (m_g - 1) mu W / S_g,	F = F0 + (Smem - 1) cmin.
+ *	T_g >= F + (m_g - 1) tau_g,	F = F0 + (Smem - 1) cmin.
  *
- * Summing m_g - 1 <= (T - F) S_g / (mu W) over the groups gives
- * T >= F + (B - G mu) W / Scap, and m_g mu W / S_g <= T_g gives
- * T >= B W / Scap, where Scap bounds the sum of S_g: every GPU of the
- * cluster, and at most G * min(L, max_stages) units as fast as the
- * fastest.
+ * Summing m_g - 1 <= (T - F) / tau_g over the groups gives
+ * T >= F + (B - G mu) W / Scap, and m_g tau_g <= T_g gives
+ * T >= B W / Scap, where Scap bounds the sum of mu W / tau_g: every GPU
+ * of the cluster, at most G * min(L, max_stages) units as fast as the
+ * fastest, and G mu W / heavy.
  *
  * Sync.  The group with the fewest stages has at most
  * Smin = min(L, max_stages, N / G) of them (the units are disjoint GPUs),
@@ -58,12 +60,18 @@ widest_tp(const struct dl_costctx *x, int n)
 	return k;
 }
 
-/* F0: per layer, the least stage time of any unit. */
+/*
+ * F0: per layer, the least stage time of any unit, summed; *heavy: the
+ * largest of them (the stage that holds that layer takes at least this
+ * long on whichever unit it runs).
+ */
 static double
-fill_compute(const struct dl_costctx *x)
+fill_compute(const struct dl_costctx *x, double *heavy)
 {
 	int L = (int)x->m->nlayers;
 	double f = 0;
+
+	*heavy = 0;
 
 	for (int l = 0; l < L; l++) {
 		double best = HUGE_VAL;
@@ -73,6 +81,7 @@ fill_compute(const struct dl_costctx *x)
 				best = fmin(best, cost_stage_compute(x,
 				    (int)n, k, l, l));
 		f += best;
+		*heavy = fmax(*heavy, best);
 	}
 	return f;
 }
@@ -164,6 +173,7 @@ struct bctx {
 	const struct dl_costctx *x;
 	struct netb nb;
 	double W, P, B, mu, F, umax;
+	double heavy;		/* the heaviest layer on its fastest unit */
 	long M, Smem, Lmax;
 };
 
@@ -185,6 +195,9 @@ bound_groups(const struct bctx *b, double S, long N, int ring, double span,
 		double cap = fmin(S, (double)G * (double)b->Lmax * b->umax), t;
 		long Smin = N / G < b->Lmax ? N / G : b->Lmax;
 
+		/* A group runs at most one micro-batch per heavy. */
+		if (b->heavy > 0)
+			cap = fmin(cap, (double)G * b->mu * b->W / b->heavy);
 		/* A group with a hop between sites runs at most 1/span. */
 		if (span > 0)
 			cap = fmin(cap, site_speed + (double)G * b->mu * b->W /
@@ -247,7 +260,7 @@ search_bound(const struct dl_costctx *x, const struct search_opts *so)
 	for (int l = 0; l + 1 < L; l++)
 		amin = fmin(amin, x->m->layers[l].act_mb * 1e6);
 	netb_init(x, &b.nb);
-	b.F = fill_compute(x);
+	b.F = fill_compute(x, &b.heavy);
 	if (b.Smem > 1 && amin < HUGE_VAL && b.nb.bw_any > 0)
 		b.F += (double)(b.Smem - 1) * 2 * 8 * b.mu * amin /
 		    (b.nb.bw_any * 1e9);
