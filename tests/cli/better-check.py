@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""better-check.py CASE TMPDIR: a plan of a shape the structured search
+does not build, written by hand and priced with "dlplan eval", against
+"dlplan plan --exact no" on the same inputs (issue 18).  Exit 0 when the
+planner's T is at most the hand-built plan's.
+
+Each case names the kind of shape, the cluster, the job and the hand-built
+groups as [micro_batches, [[node, [local GPUs], [first, last]], ...]].
+The planner before the improvement phase (cd35674~1) found T_old; the
+hand-built plans are faster, so these cases fail on it.
+"""
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+SRC = os.environ.get("SRCDIR", ".")
+NODES = "node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps\n"
+CASES = {
+    # One node's GPUs as two TP2 units, one in each of two pipelines, so
+    # that every ring of the last stages stays inside the node.
+    # T_old 2.5254 s (all of n0 in one pipeline, rings across nodes).
+    "split-node": {
+        "nodes": NODES + "n0,s0,4,V100,125,32,1200,400\n"
+        "n1,s1,2,L4,121,24,256,25\nn2,s0,8,V100,125,32,1200,400\n",
+        "links": "src,dst,gbps,latency_ms\nn0,sw0,400,0.005\n"
+        "n1,sw1,25,0.005\nn2,sw0,400,0.005\nsw0,sw1,25,20\n",
+        "model": "gpt2-xl", "batch": 128, "micro": 1,
+        "groups": [
+            [64, [["n2", [0, 1], [0, 17]], ["n2", [6, 7], [18, 34]],
+                  ["n0", [0, 1], [35, 49]]]],
+            [64, [["n2", [2, 3], [0, 17]], ["n2", [4, 5], [18, 34]],
+                  ["n0", [2, 3], [35, 49]]]]],
+    },
+    # TP degrees by GPU type: the H100 pair as two TP1 stages holding most
+    # layers, the T4s at TP2 and TP4.  T_old 1.705 s.
+    "tp-per-type": {
+        "nodes": NODES + "n0,s0,4,T4,65,16,128,100\n"
+        "n1,s0,2,H100,989,80,3600,400\nn2,s0,2,T4,65,16,128,100\n",
+        "model": "gpt2-xl", "batch": 128, "micro": 2,
+        "groups": [
+            [64, [["n2", [0, 1], [0, 2]], ["n1", [0], [3, 24]],
+                  ["n1", [1], [25, 46]], ["n0", [0, 1, 2, 3], [47, 49]]]]],
+    },
+    # Every node used: the two T4 pairs as last stages behind the H100s,
+    # which the old planner used alone.  T_old 0.1801 s.
+    "all-nodes": {
+        "nodes": NODES + "n0,s0,2,T4,65,16,128,200\n"
+        "n1,s0,2,T4,65,16,128,25\nn2,s0,2,H100,989,80,3600,25\n",
+        "model": "bert-large", "batch": 128, "micro": 1,
+        "groups": [
+            [64, [["n2", [0], [0, 24]], ["n1", [0, 1], [25, 25]]]],
+            [64, [["n2", [1], [0, 24]], ["n0", [0, 1], [25, 25]]]]],
+    },
+    # Pipelines that cross the slow WAN so that the sync rings do not:
+    # each ring's members share a node.  T_old 1.1427 s (one pipeline per
+    # site, every ring across the WAN).
+    "rings": {
+        "nodes": NODES + "n0,s0,2,T4,65,16,128,400\n"
+        "n1,s1,2,T4,65,16,128,25\n",
+        "links": "src,dst,gbps,latency_ms\nn0,sw0,400,0.005\n"
+        "n1,sw1,25,0.005\nsw0,sw1,25,20\n",
+        "model": "bert-large", "batch": 64, "micro": 2,
+        "groups": [
+            [16, [["n1", [1], [0, 13]], ["n0", [1], [14, 25]]]],
+            [16, [["n1", [0], [0, 13]], ["n0", [0], [14, 25]]]]],
+    },
+}
+
+
+def dlplan(*args):
+    cmd = shlex.split(os.environ.get("DLPLAN_WRAP", "")) + \
+        [os.environ.get("DLPLAN", "dlplan")] + list(args)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("%s: exit %d: %s" % (" ".join(args), p.returncode,
+                                      p.stderr.strip()))
+    return json.loads(p.stdout)
+
+
+def main():
+    name, tmp = sys.argv[1], sys.argv[2]
+    c = CASES[name]
+    d = os.path.join(tmp, "better-" + name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "nodes.csv"), "w") as f:
+        f.write(c["nodes"])
+    if "links" in c:
+        with open(os.path.join(d, "links.csv"), "w") as f:
+            f.write(c["links"])
+    model = os.path.join(SRC, "datasets/models/%s.csv" % c["model"])
+    job = ["--global-batch", str(c["batch"]), "--micro-batch",
+           str(c["micro"])]
+    hand = {"schema": "dlplan.plan/1",
+            "options": {"global_batch": c["batch"], "micro_batch": c["micro"]},
+            "groups": [{"micro_batches": m,
+                        "stages": [{"node": n, "gpus": g, "layers": ly}
+                                   for n, g, ly in st]}
+                       for m, st in c["groups"]]}
+    hp = os.path.join(d, "hand.json")
+    with open(hp, "w") as f:
+        json.dump(hand, f)
+    th = dlplan("eval", hp, "-c", d, "-m", model, "--format",
+                "json")["estimate"]["iteration_s"]
+    tp = dlplan("plan", "-c", d, "-m", model, *job, "--exact", "no",
+                "--format", "json")["estimate"]["iteration_s"]
+    print("# %s: plan %.6g s, hand-built %.6g s" % (name, tp, th))
+    sys.exit(0 if tp <= th * (1 + 1e-9) else 1)
+
+
+main()

@@ -1,0 +1,12 @@
+# Shapes the structured search does not build (issue 18): for each kind,
+# a plan written by hand and priced with "dlplan eval" that beats what the
+# planner found before its improvement phase; "dlplan plan" must find one
+# at least as fast (tests/cli/better-check.py holds the cases).
+
+CHK="/usr/bin/python3 $SRCDIR/tests/cli/better-check.py"
+
+check "a node's GPUs as half-TP units in two pipelines" $CHK split-node "$TMP"
+check "TP degrees chosen per GPU type" $CHK tp-per-type "$TMP"
+check "every node used where the old plan dropped two" $CHK all-nodes "$TMP"
+check "pipelines cross the WAN so that the sync rings do not" $CHK rings \
+    "$TMP"
