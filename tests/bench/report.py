@@ -65,6 +65,9 @@ def summarise(key, r, limit):
         s["iteration_s"] = e["iteration_s"]
         s["lower_bound_s"] = e["lower_bound_s"]
         s["efficiency"] = e["lower_bound_s"] / e["iteration_s"]
+        # The search's bound (fill, transfers, sync; at least T_lb).
+        s["bound_s"] = e.get("bound_s", e["lower_bound_s"])
+        s["gap_bound"] = 1 - s["bound_s"] / e["iteration_s"]
         s["even_s"] = b.get("even_dp_s")
         s["proportional_s"] = b.get("proportional_dp_s")
         s["even_fits"] = b.get("even_dp_fits_memory")
@@ -242,8 +245,10 @@ def main():
             name = "plan %d layers, 64 GPUs" % s["layers"]
             conf = "llama h2048, batch %d" % s["batch"]
         if s["status"] == "ok" and "efficiency" in s:
-            res = "eff %.1f%%  x%.2f even%s  x%.2f prop%s  %d groups" % (
-                100 * s["efficiency"], s.get("speedup_even", 0),
+            res = ("eff %.1f%%  gap %.1f%%  x%.2f even%s  x%.2f prop%s  "
+                   "%d groups") % (
+                100 * s["efficiency"], 100 * s["gap_bound"],
+                s.get("speedup_even", 0),
                 "" if s.get("even_fits") else "*",
                 s.get("speedup_prop", 0),
                 "" if s.get("proportional_fits") else "*", s["groups"])
@@ -341,6 +346,7 @@ def main():
     cols = ["kind", "gpus", "layers", "sites", "types", "batch", "runs",
             "status", "median_s", "min_s", "max_s", "rss_mb", "gpus_used",
             "groups", "iteration_s", "lower_bound_s", "efficiency",
+            "bound_s", "gap_bound",
             "even_s", "proportional_s", "speedup_even", "speedup_prop",
             "even_fits", "proportional_fits", "solver_s"]
     with open(os.path.join(a.out, "bench.csv"), "w", newline="") as f:

@@ -12,7 +12,7 @@
 #    GPUs) under "timeout BENCH_LIMIT" (default 300 s per run; a run that
 #    hits it ends the series: "not finished").  Reported: the median wall
 #    time, peak RSS (/usr/bin/time %M), and from "plan --format json" the
-#    efficiency T_lb/T and the speed-up over the even and the
+#    efficiency T_lb/T, the gap to estimate.bound_s and the speed-up over the even and the
 #    speed-proportional data-parallel baselines.
 #    The same scales again on clusters from gen-cluster2.py (several
 #    sites with their own GPU mix, WAN traffic history) with a global
