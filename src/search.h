@@ -98,7 +98,8 @@ void search_left_out(const struct dl_costctx *x, const struct search_opts *so,
  * one sync ring), then any two units; split a unit of k GPUs into two
  * halves whose second joins another group or follows the first as a
  * stage; move a unit to another group; add the left-out nodes' units as
- * one more pipeline, or one of them to a group.  The first move that makes T strictly
+ * one more pipeline, or one of them to a group; merge two consecutive
+ * stages on the two halves of one wider unit.  The first move that makes T strictly
  * smaller is kept and the moves start again from the new plan, until none
  * helps or the budget is spent.  best is replaced only by a faster plan.
  */

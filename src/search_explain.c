@@ -315,6 +315,54 @@ mv_swaps(struct ctx *C, struct mv *m, int *lst, int *len, size_t n,
 }
 
 /*
+ * Merge two consecutive stages of a group whose units are halves of one
+ * wider unit (the same node, the same degree, side by side): the inverse
+ * of a split, so that each GPU type can settle on its own TP degree.  lst
+ * and len are scratch; 1 when a merge made the best plan faster.
+ */
+static int
+mv_merges(struct ctx *C, struct mv *m, int *lst, int *len, long *left)
+{
+	int G = m->G, hit = 0;
+	int lim = C->x->o->max_tp > 0 && C->x->o->max_tp < DL_MAX_TP ?
+	    C->x->o->max_tp : DL_MAX_TP;
+
+	for (int g = 0; g < G && !hit && *left > 0; g++)
+		for (int j = 0; j + 1 < m->glen[g] && !hit && *left > 0; j++) {
+			const struct unit *p = &m->u[m->grp[m->goff[g] + j]];
+			const struct unit *q = &m->u[m->grp[m->goff[g] + j +
+			    1]];
+			int gpu0 = p->gpu0 < q->gpu0 ? p->gpu0 : q->gpu0;
+			size_t k = 0;
+
+			if (p->node != q->node || p->k != q->k || 2 * p->k >
+			    lim || abs(p->gpu0 - q->gpu0) != p->k)
+				continue;
+			m->u = xgrow(m->u, &m->cap, m->nu + 1, sizeof(*m->u));
+			/* xgrow may move u[]: p and q are not used below. */
+			m->u[m->nu] = m->u[m->grp[m->goff[g] + j]];
+			m->u[m->nu].k *= 2;
+			m->u[m->nu].gpu0 = gpu0;
+			m->u[m->nu].speed = m->u[m->nu].k *
+			    C->x->speed[m->u[m->nu].node];
+			for (int gg = 0; gg < G; gg++) {
+				len[gg] = m->glen[gg] - (gg == g);
+				for (int jj = 0; jj < m->glen[gg]; jj++) {
+					if (gg == g && jj == j + 1)
+						continue;
+					lst[k++] = gg == g && jj == j ?
+					    (int)m->nu : m->grp[m->goff[gg] + jj];
+				}
+			}
+			m->nu++;
+			(*left)--;
+			hit = try_shape(C, m, lst, len, G);
+			m->nu--;
+		}
+	return hit;
+}
+
+/*
  * One round of moves in a fixed order; 1 as soon as one makes the best
  * plan faster (the caller reloads and starts again), 0 when none does or
  * the budget of shapes is spent.
@@ -440,6 +488,8 @@ mv_round(struct ctx *C, struct mv *m, const struct unit *lo, size_t nlo,
 			m->nu--;
 			free(l2);
 		}
+	if (!hit)
+		hit = mv_merges(C, m, lst, len, left);
 	free(lst);
 	free(len);
 	return hit;
