@@ -102,8 +102,9 @@ def parse_predict(path):
     if not os.path.exists(path):
         return r
     txt = open(path).read()
-    for m in re.finditer(r"^\s+(gmc|gm11|last|mean)\s+([\d.]+)%\s+([\d.]+)%",
-                         txt, re.M):
+    # The method names of predict --backtest (schema dlplan.backtest/2).
+    for m in re.finditer(r"^\s+(gmc|gm|last|mean|median|wmed|ensemble|auto)"
+                         r"\s+([\d.]+)%\s+([\d.]+)%", txt, re.M):
         r[m.group(1)] = (float(m.group(2)), float(m.group(3)))
     m = re.search(r"time: ([\d.]+) s \((\d+) series x (\d+) points", txt)
     if m:
@@ -310,10 +311,10 @@ def main():
         rows.append(("backtest MAPE, Google VM", "%d series x %d pts, h=1..6"
                      % (p["backtest_series"], p["backtest_points"]), "1",
                      ms(p.get("backtest_s")), "-",
-                     "GMC %.2f%% (h=1) %.2f%% (h=6); h=1 GM11 %.2f%%, "
-                     "last %.2f%%, mean %.2f%%" % (p["gmc"] + (p["gm11"][0],
-                                                         p["last"][0],
-                                                         p["mean"][0]))))
+                     "GMC %.2f%% (h=1) %.2f%% (h=6); h=1 GM(1,1) %.2f%%, "
+                     "last %.2f%%, mean %.2f%%, auto %.2f%%"
+                     % (p["gmc"] + tuple(p.get(k, (0, 0))[0] for k in
+                                         ("gm", "last", "mean", "auto")))))
     elif p.get("skipped"):
         rows.append(("backtest MAPE, Google VM", "-", "0", "-", "-",
                      "skipped: no google-vm-cpu.csv"))
