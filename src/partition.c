@@ -401,6 +401,8 @@ front_scratch(struct part_front *F, int need)
 
 /* Candidates a frontier keeps between queries; more are listed again. */
 #define FRONT_KEEP 64
+/* Candidates listed when a frontier is made: most queries need a few. */
+#define FRONT_FIRST 8
 
 /*
  * The candidate lists.  For stage j ending at layer b, the stages [a, b]
@@ -617,7 +619,7 @@ part_front_new(const struct dl_costctx *x, const struct part_group *g,
 	F->status = LP_OPTIMAL;
 	F->bmin = bmin;
 	F->nall = SIZE_MAX;
-	front_cands(F, FRONT_KEEP);
+	front_cands(F, FRONT_FIRST);
 	/* The scratch is only needed while the scan runs. */
 	front_scratch(F, 0);
 	return F;
