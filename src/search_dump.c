@@ -81,14 +81,18 @@ dump_partition(const struct dl_costctx *x, const struct search_opts *so,
 	 * the file always says what dlplan proved.
 	 */
 	rc = part_milp(x, &pg, NULL, &prm, path.buf, &r, e);
-	if (rc == DL_OK) {
+	if (rc == DL_OK && r.status != LP_OPTIMAL) {
 		part_dp(x, &pg, 0, &warm);
-		if (r.status != LP_OPTIMAL && warm.status == LP_OPTIMAL &&
-		    (r.status == LP_INFEASIBLE || warm.obj <= r.obj))
-			add_objective(objs, name, warm.status, warm.obj);
-		else
-			add_objective(objs, name, r.status, r.obj);
-		part_result_free(&warm);
+		if (warm.status == LP_OPTIMAL && (r.status == LP_INFEASIBLE ||
+		    warm.obj <= r.obj)) {
+			part_result_free(&r);
+			r = warm;
+		} else {
+			part_result_free(&warm);
+		}
+	}
+	if (rc == DL_OK) {
+		add_objective(objs, name, r.status, r.obj);
 		part_result_free(&r);
 	}
 	search_group_am(x, S, node, k, last, NULL, &sg->A, &sg->M);
