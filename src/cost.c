@@ -629,14 +629,11 @@ cost_sync_bound(const struct dl_costctx *x, struct dl_sitebound *sb,
 			}
 		}
 		for (int i = 0; i < nsite; i++)
-			for (int j = 0; j < nsite; j++) {
-				size_t ab = (size_t)sites[i] * ns +
-				    (size_t)sites[j];
-
-				if (i != j && sb->bw[ab] > 0)
-					hb = fmin(hb, sb->lat[ab] + 8 *
-					    bytes / (sb->bw[ab] * 1e9));
-			}
+			for (int j = 0; j < nsite; j++)
+				if (i != j)
+					hb = fmin(hb, cost_site_hop(sb, ns,
+					    (size_t)sites[i], (size_t)sites[j],
+					    bytes));
 		for (int i = 0; i < nsite; i++)
 			seen[sites[i]] = 0;
 		if (nsite >= 2 && hb < HUGE_VAL && bytes > 0)
@@ -653,6 +650,16 @@ cost_sync_bound(const struct dl_costctx *x, struct dl_sitebound *sb,
 	free(seen);
 	/* Rounding must never make the bound pass the true value. */
 	return worst * (1 - 1e-9);
+}
+
+double
+cost_site_hop(const struct dl_sitebound *sb, size_t ns, size_t a, size_t b,
+    double bytes)
+{
+	size_t ab = a * ns + b;
+
+	return sb->bw[ab] > 0 ? sb->lat[ab] + 8 * bytes / (sb->bw[ab] * 1e9) :
+	    HUGE_VAL;
 }
 
 void

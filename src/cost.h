@@ -92,6 +92,10 @@ struct dl_sitebound {
 };
 double cost_sync_bound(const struct dl_costctx *x, struct dl_sitebound *sb,
     const struct dl_plan *p);
+/* That least time for bytes from site a to site b of the ns sites of an
+ * initialised sb (HUGE_VAL when no path joins them). */
+double cost_site_hop(const struct dl_sitebound *sb, size_t ns, size_t a,
+    size_t b, double bytes);
 /* Fill sb for cluster c (once; later calls do nothing). */
 void cost_sitebound_init(struct dl_sitebound *sb, const struct dl_cluster *c);
 void cost_sitebound_free(struct dl_sitebound *sb);

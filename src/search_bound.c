@@ -48,15 +48,15 @@
 
 #include "search.h"
 
-/* The widest TP degree the options allow on node n (a power of two). */
+/* The widest TP degree the options allow on node n, as the units of
+ * search_make_units() have it (max_tp is a power of two). */
 static int
 widest_tp(const struct dl_costctx *x, int n)
 {
-	int lim = x->o->max_tp > 0 && x->o->max_tp < DL_MAX_TP ?
-	    x->o->max_tp : DL_MAX_TP, k = 1;
+	int k = x->o->max_tp;
 
-	while (2 * k <= x->c->nodes[n].gpus && 2 * k <= lim)
-		k *= 2;
+	while (k > x->c->nodes[n].gpus)
+		k /= 2;
 	return k;
 }
 
@@ -95,11 +95,11 @@ struct netb {
 	struct dl_sitebound sb;
 };
 
+/* site_n: the GPUs of each site. */
 static void
-netb_init(const struct dl_costctx *x, struct netb *nb)
+netb_init(const struct dl_costctx *x, const long *site_n, struct netb *nb)
 {
 	const struct dl_cluster *c = x->c;
-	long *per = xcalloc(c->nsites ? c->nsites : 1, sizeof(long));
 
 	nb->bw_any = nb->bw_net = 0;
 	nb->lat_net = HUGE_VAL;
@@ -108,11 +108,10 @@ netb_init(const struct dl_costctx *x, struct netb *nb)
 		nb->bw_any = fmax(nb->bw_any, c->nodes[n].intra_gbps);
 		if (c->nodes[n].gpus > nb->node_gpus)
 			nb->node_gpus = c->nodes[n].gpus;
-		per[c->nodes[n].site_idx] += c->nodes[n].gpus;
 	}
 	for (size_t s = 0; s < c->nsites; s++)
-		if (per[s] > nb->site_gpus)
-			nb->site_gpus = per[s];
+		if (site_n[s] > nb->site_gpus)
+			nb->site_gpus = site_n[s];
 	for (size_t i = 0; i < c->nedges; i++) {
 		nb->lat_net = fmin(nb->lat_net, c->edges[i].latency_ms / 1000);
 		/* An implicit switch's out-edges cost their latency only. */
@@ -125,7 +124,6 @@ netb_init(const struct dl_costctx *x, struct netb *nb)
 	nb->sb.lat = nb->sb.bw = NULL;
 	if (c->nsites > 1)
 		cost_sitebound_init(&nb->sb, c);
-	free(per);
 }
 
 /* Which hops a ring may use (bound_groups()). */
@@ -140,9 +138,9 @@ cross_hop(const struct dl_costctx *x, const struct netb *nb, double bytes)
 
 	for (size_t a = 0; a < ns; a++)
 		for (size_t b = 0; b < ns; b++)
-			if (a != b && nb->sb.bw[a * ns + b] > 0)
-				h = fmin(h, nb->sb.lat[a * ns + b] + 8 * bytes /
-				    (nb->sb.bw[a * ns + b] * 1e9));
+			if (a != b)
+				h = fmin(h, cost_site_hop(&nb->sb, ns, a, b,
+				    bytes));
 	return h;
 }
 
@@ -259,7 +257,7 @@ search_bound(const struct dl_costctx *x, const struct search_opts *so)
 	}
 	for (int l = 0; l + 1 < L; l++)
 		amin = fmin(amin, x->m->layers[l].act_mb * 1e6);
-	netb_init(x, &b.nb);
+	netb_init(x, site_n, &b.nb);
 	b.F = fill_compute(x, &b.heavy);
 	if (b.Smem > 1 && amin < HUGE_VAL && b.nb.bw_any > 0)
 		b.F += (double)(b.Smem - 1) * 2 * 8 * b.mu * amin /

@@ -324,8 +324,6 @@ static int
 mv_merges(struct ctx *C, struct mv *m, int *lst, int *len, long *left)
 {
 	int G = m->G, hit = 0;
-	int lim = C->x->o->max_tp > 0 && C->x->o->max_tp < DL_MAX_TP ?
-	    C->x->o->max_tp : DL_MAX_TP;
 
 	for (int g = 0; g < G && !hit && *left > 0; g++)
 		for (int j = 0; j + 1 < m->glen[g] && !hit && *left > 0; j++) {
@@ -336,7 +334,7 @@ mv_merges(struct ctx *C, struct mv *m, int *lst, int *len, long *left)
 			size_t k = 0;
 
 			if (p->node != q->node || p->k != q->k || 2 * p->k >
-			    lim || abs(p->gpu0 - q->gpu0) != p->k)
+			    C->x->o->max_tp || abs(p->gpu0 - q->gpu0) != p->k)
 				continue;
 			m->u = xgrow(m->u, &m->cap, m->nu + 1, sizeof(*m->u));
 			/* xgrow may move u[]: p and q are not used below. */
