@@ -25,8 +25,10 @@
  * Summing m_g - 1 <= (T - F) / tau_g over the groups gives
  * T >= F + (B - G mu) W / Scap, and m_g tau_g <= T_g gives
  * T >= B W / Scap, where Scap bounds the sum of mu W / tau_g: every GPU
- * of the cluster, at most G * min(L, max_stages) units as fast as the
- * fastest, and G mu W / heavy.
+ * of the cluster, the G * min(L, max_stages) fastest units there can be
+ * (struct bclass), and G mu W / heavy.  A second bound counts the fill
+ * of every stage against the units' speeds (struct fillfn); the larger
+ * of the two holds.
  *
  * Sync.  The group with the fewest stages has at most
  * Smin = min(L, max_stages, N / G) of them (the units are disjoint GPUs),
@@ -41,10 +43,13 @@
  * to at least 2 (G - 1) h(P grad_bytes / (G Smin)).
  *
  * T = max_g T_g + T_sync is at least the two together; the bound is the
- * least over every G the batch and the memory allow.
+ * least over every G the batch and the memory allow, and on a cluster of
+ * several sites the least over classes of plans that together hold every
+ * plan (bound_sites()).
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "search.h"
 
@@ -84,6 +89,245 @@ fill_compute(const struct dl_costctx *x, double *heavy)
 		*heavy = fmax(*heavy, best);
 	}
 	return f;
+}
+
+/*
+ * The fill of every stage.  Write tau_g for the longest t_j of group g
+ * and x_u = t_u / tau_g (in [0, 1]) for the stage on unit u, whose
+ * layers run at most e_u FLOP/s (the fastest rate any layer reaches on
+ * a unit of that size on that node, TP all-reduce included).  Then
+ * T_g >= sum_j t_j + (m_g - 1) tau_g, sum_j t_j = tau_g sum_u x_u and
+ * mu W <= tau_g sum_u e_u x_u, so
+ *
+ *	m_g - 1 <= (T - sum_j t_j) / tau_g <= sum_u x_u (T e_u / (mu W) - 1)
+ *
+ * and, summed over the groups, M - G <= sum_u x_u (T e_u / (mu W) - 1).
+ * Every group has a unit with x_u = 1 (the one that takes tau_g), so
+ * sum_u x_u >= G, and for any lambda >= 0
+ *
+ *	M - G <= sum_u x_u (T e_u / (mu W) - 1 + lambda) - lambda G
+ *	      <= Phi_lambda(T) - lambda G,
+ *
+ * where Phi_lambda adds for every node its GPUs times the best of
+ * (T e_k / (mu W) - 1 + lambda) / k over the unit sizes k it allows, or
+ * 0 (units of one node are at most its GPUs; x_u = 1 where the term is
+ * positive).  Every stage beyond the first of a group costs one
+ * micro-batch of its own time; lambda = 1 is T_lb over effective speeds,
+ * lambda = 0 counts every unit's fill.  Phi_lambda is convex, piecewise
+ * linear and non-decreasing in T; struct fillfn keeps its pieces so that
+ * the least T with Phi_lambda(T) >= M - (1 - lambda) G is a binary
+ * search, and the bound takes the best of a few lambda.
+ */
+struct fillfn {
+	size_t n;		/* pieces */
+	double *t;		/* piece j starts at t[j] (t[0] = 0) */
+	double *a, *c;		/* on it Phi(T) = a[j] T + c[j] */
+	double *phi;		/* Phi(t[j]) */
+};
+
+static int
+dbl_cmp(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+
+	return (a > b) - (a < b);
+}
+
+struct fillev {
+	double t, da, dc;
+};
+
+static int
+fillev_cmp(const void *pa, const void *pb)
+{
+	const struct fillev *a = pa, *b = pb;
+
+	return (a->t > b->t) - (a->t < b->t);
+}
+
+/*
+ * The layer whose FLOPs carry the least TP all-reduce bytes: it runs
+ * fastest on every unit (t / FLOPs = 1 / (k s) + its ratio times a
+ * constant of the unit).  -1 when no layer has FLOPs.
+ */
+static int
+leanest_layer(const struct dl_costctx *x)
+{
+	int best = -1;
+	double r = HUGE_VAL;
+
+	for (size_t l = 0; l < x->m->nlayers; l++) {
+		double f = cost_range_flops(x, (int)l, (int)l);
+
+		if (f > 0 && cost_range_tp(x, (int)l, (int)l) / f < r) {
+			r = cost_range_tp(x, (int)l, (int)l) / f;
+			best = (int)l;
+		}
+	}
+	return best;
+}
+
+/*
+ * Phi over the nodes with in_class[n] (NULL: every node); W is the
+ * FLOPs of one sample.  A zero Phi (no node) gives n = 0.
+ */
+static void
+fillfn_init(struct fillfn *ff, const struct dl_costctx *x,
+    const unsigned char *in_class, double W, double lambda)
+{
+	const struct dl_cluster *c = x->c;
+	double mu = (double)x->o->micro_batch;
+	int lean = leanest_layer(x);
+	size_t nev = 0, cap = 16;
+	struct fillev *ev = xreallocarray(NULL, cap, sizeof(*ev));
+	double a = 0, cc = 0;
+
+	memset(ff, 0, sizeof(*ff));
+	if (lean < 0 || W <= 0) {
+		free(ev);
+		return;
+	}
+	for (size_t n = 0; n < c->nnodes; n++) {
+		double la[4], lc[4], cand[16], prev_a = 0, prev_c = 0;
+		double g = c->nodes[n].gpus, f;
+		int nl = 0, nc = 0;
+
+		if (in_class != NULL && !in_class[n])
+			continue;
+		f = mu * cost_range_flops(x, lean, lean);
+		for (int k = 1; k <= widest_tp(x, (int)n); k *= 2) {
+			/* The rate rounded up a little, to stay a bound. */
+			double e = f / cost_stage_compute(x, (int)n, k, lean,
+			    lean) * (1 + 1e-12);
+
+			la[nl] = g * e / (k * mu * W);
+			lc[nl++] = g * (lambda - 1) / k;
+		}
+		/* Where the upper envelope of the lines and 0 may bend. */
+		for (int i = 0; i < nl; i++) {
+			cand[nc++] = fmax(0, -lc[i] / la[i]);
+			for (int j = i + 1; j < nl; j++)
+				if (la[i] != la[j] && (lc[j] - lc[i]) /
+				    (la[i] - la[j]) > 0)
+					cand[nc++] = (lc[j] - lc[i]) /
+					    (la[i] - la[j]);
+		}
+		qsort(cand, (size_t)nc, sizeof(double), dbl_cmp);
+		for (int i = 0; i < nc; i++) {
+			/* The line on top just after cand[i]. */
+			double tt = i + 1 < nc && cand[i + 1] > cand[i] ?
+			    (cand[i] + cand[i + 1]) / 2 : cand[i] * 2 + 1;
+			double ba = 0, bc = 0, bv = 0;
+
+			if (i + 1 < nc && cand[i + 1] == cand[i])
+				continue;
+			for (int j = 0; j < nl; j++)
+				if (la[j] * tt + lc[j] > bv) {
+					bv = la[j] * tt + lc[j];
+					ba = la[j];
+					bc = lc[j];
+				}
+			if (ba == prev_a && bc == prev_c)
+				continue;
+			if (nev == cap)
+				ev = xreallocarray(ev, cap *= 2, sizeof(*ev));
+			ev[nev].t = cand[i];
+			ev[nev].da = ba - prev_a;
+			ev[nev++].dc = bc - prev_c;
+			prev_a = ba;
+			prev_c = bc;
+		}
+	}
+	qsort(ev, nev, sizeof(*ev), fillev_cmp);
+	ff->t = xreallocarray(NULL, nev + 1, sizeof(double));
+	ff->a = xreallocarray(NULL, nev + 1, sizeof(double));
+	ff->c = xreallocarray(NULL, nev + 1, sizeof(double));
+	ff->phi = xreallocarray(NULL, nev + 1, sizeof(double));
+	ff->t[0] = ff->a[0] = ff->c[0] = ff->phi[0] = 0;
+	ff->n = 1;
+	for (size_t i = 0; i < nev; i++) {
+		a += ev[i].da;
+		cc += ev[i].dc;
+		if (i + 1 < nev && ev[i + 1].t == ev[i].t)
+			continue;
+		ff->t[ff->n] = ev[i].t;
+		ff->a[ff->n] = a;
+		ff->c[ff->n] = cc;
+		ff->phi[ff->n] = fmax(0, a * ev[i].t + cc);
+		ff->n++;
+	}
+	free(ev);
+}
+
+static void
+fillfn_free(struct fillfn *ff)
+{
+	free(ff->t);
+	free(ff->a);
+	free(ff->c);
+	free(ff->phi);
+}
+
+/* The least T with Phi(T) >= y (0 for y <= 0 or no Phi; HUGE_VAL: never). */
+static double
+fillfn_time(const struct fillfn *ff, double y)
+{
+	size_t lo = 0, hi;
+
+	if (y <= 0 || ff->n == 0)
+		return 0;
+	/* The last piece that starts below y. */
+	hi = ff->n;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ff->phi[mid] < y)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (ff->a[lo] <= 0)
+		return HUGE_VAL;
+	return fmax(ff->t[lo], (y - ff->c[lo]) / ff->a[lo]);
+}
+
+/* Phi_lambda for the lambdas the bound tries, over one class of nodes. */
+#define NLAMBDA 5
+struct fillset {
+	struct fillfn f[NLAMBDA];
+};
+
+static double
+lambda_of(int i)
+{
+	return (double)i / (NLAMBDA - 1);
+}
+
+static void
+fillset_init(struct fillset *fs, const struct dl_costctx *x,
+    const unsigned char *in_class, double W)
+{
+	for (int i = 0; i < NLAMBDA; i++)
+		fillfn_init(&fs->f[i], x, in_class, W, lambda_of(i));
+}
+
+static void
+fillset_free(struct fillset *fs)
+{
+	for (int i = 0; i < NLAMBDA; i++)
+		fillfn_free(&fs->f[i]);
+}
+
+/* The least T that M micro-batches in G groups need, by the fill. */
+static double
+fillset_time(const struct fillset *fs, long M, long G)
+{
+	double t = 0;
+
+	for (int i = 0; i < NLAMBDA; i++)
+		t = fmax(t, fillfn_time(&fs->f[i], (double)M -
+		    (1 - lambda_of(i)) * (double)G));
+	return t;
 }
 
 struct netb {
@@ -126,8 +370,18 @@ netb_init(const struct dl_costctx *x, const long *site_n, struct netb *nb)
 		cost_sitebound_init(&nb->sb, c);
 }
 
-/* Which hops a ring may use (bound_groups()). */
-enum { RING_ANY, RING_SITE, RING_CROSS };
+/*
+ * Which hops a ring may use (bound_groups()): any; none out of its site;
+ * one between sites; one out of site "site" to another of "sites".
+ */
+enum { RING_ANY, RING_SITE, RING_CROSS, RING_EXIT };
+
+struct ringspec {
+	int kind;
+	size_t site;			/* RING_EXIT */
+	const unsigned char *sites;	/* RING_EXIT: the sites in use */
+	double punit;	/* parameters of the unit that syncs; < 0: P / Smin */
+};
 
 /* The cheapest hop of bytes from one site to another. */
 static double
@@ -148,21 +402,28 @@ cross_hop(const struct dl_costctx *x, const struct netb *nb, double bytes)
  * The cheapest hop of bytes that a ring of G members must have: any hop
  * while G fits on one node, one that leaves a node while G fits in one
  * site (or the ring stays in one: RING_SITE), else one that leaves a
- * site (always, for RING_CROSS).
+ * site (always, for RING_CROSS; out of rs->site for RING_EXIT).
  */
 static double
-ring_hop(const struct dl_costctx *x, const struct netb *nb, int ring,
-    long G, double bytes)
+ring_hop(const struct dl_costctx *x, const struct netb *nb,
+    const struct ringspec *rs, long G, double bytes)
 {
-	double h;
+	int ring = rs->kind;
+	double h = HUGE_VAL;
 
-	if (ring != RING_CROSS && G <= nb->node_gpus)
+	if ((ring == RING_ANY || ring == RING_SITE) && G <= nb->node_gpus)
 		return nb->bw_any > 0 ? 8 * bytes / (nb->bw_any * 1e9) : 0;
 	if (ring == RING_SITE || (ring == RING_ANY && (G <= nb->site_gpus ||
 	    x->c->nsites < 2)))
 		return nb->bw_net > 0 ? nb->lat_net + 8 * bytes /
 		    (nb->bw_net * 1e9) : 0;
-	h = cross_hop(x, nb, bytes);
+	if (ring == RING_EXIT) {
+		for (size_t s = 0; s < x->c->nsites; s++)
+			if (s != rs->site && rs->sites[s])
+				h = fmin(h, cost_site_hop(&nb->sb,
+				    x->c->nsites, rs->site, s, bytes));
+	} else
+		h = cross_hop(x, nb, bytes);
 	return h == HUGE_VAL ? 0 : h;
 }
 
@@ -170,43 +431,265 @@ ring_hop(const struct dl_costctx *x, const struct netb *nb, int ring,
 struct bctx {
 	const struct dl_costctx *x;
 	struct netb nb;
-	double W, P, B, mu, F, umax;
+	double W, P, B, mu, F, pmin;
 	double heavy;		/* the heaviest layer on its fastest unit */
-	long M, Smem, Lmax;
+	long M, Mall, Smem, Lmax;
 };
 
 /*
- * The least bound over G of the plans whose units have at most speed S
- * in all and N GPUs, whose rings use hops of kind ring, and, when span >
- * 0, whose groups outside the fastest site each have a pipeline hop
- * between sites that costs at least span per micro-batch.
+ * The nodes a class of plans may use.  A unit lies in one node and has
+ * at most the widest TP degree of it, so cut every node into chunks of
+ * that many GPUs: any X units of a plan are together at most as fast as
+ * the X fastest chunks.
+ */
+struct bclass {
+	double S;		/* the speed of its GPUs */
+	long N;			/* its GPUs */
+	double *top;		/* top[i]: the i + 1 fastest chunks together */
+	size_t ntop;
+	struct fillset fs;
+};
+
+static int
+dbl_desc(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+
+	return (a < b) - (a > b);
+}
+
+/* in: which nodes (NULL: all). */
+static void
+bclass_init(struct bclass *cl, const struct bctx *b, const unsigned char *in)
+{
+	const struct dl_costctx *x = b->x;
+	const struct dl_cluster *c = x->c;
+	size_t cap = 0;
+
+	cl->S = 0;
+	cl->N = 0;
+	cl->ntop = 0;
+	cl->top = NULL;
+	for (size_t n = 0; n < c->nnodes; n++) {
+		int k = widest_tp(x, (int)n);
+
+		if (in != NULL && !in[n])
+			continue;
+		cl->S += c->nodes[n].gpus * x->speed[n];
+		cl->N += c->nodes[n].gpus;
+		for (int left = c->nodes[n].gpus; left > 0; left -= k) {
+			if (cl->ntop == cap)
+				cl->top = xreallocarray(cl->top, cap = cap ?
+				    2 * cap : 64, sizeof(double));
+			cl->top[cl->ntop++] = (left < k ? left : k) *
+			    x->speed[n];
+		}
+	}
+	if (cl->ntop > 0) {
+		qsort(cl->top, cl->ntop, sizeof(double), dbl_desc);
+		for (size_t i = 1; i < cl->ntop; i++)
+			cl->top[i] += cl->top[i - 1];
+	}
+	fillset_init(&cl->fs, x, in, b->W);
+}
+
+static void
+bclass_free(struct bclass *cl)
+{
+	free(cl->top);
+	fillset_free(&cl->fs);
+}
+
+/*
+ * What a class knows of its groups besides its nodes (bound_groups()).
+ * Sites: when topsite is set, the groups that lie in one site use at
+ * most G - in_minus sites, so they are at most as fast as that many of
+ * the fastest (topsite[i]: the i + 1 fastest together).  Span: when
+ * span > 0, every other group has a pipeline hop between sites that
+ * costs at least span per micro-batch, so runs at most one micro-batch
+ * per span; with no topsite, the groups in one site are at most
+ * site_speed fast.
+ */
+struct bshape {
+	double span, site_speed;
+	const double *topsite;
+	size_t nsite;
+	long in_minus;
+};
+
+/*
+ * The least bound over G of the plans of class cl whose rings use hops
+ * as rs says and whose groups are as sh says.
  */
 static double
-bound_groups(const struct bctx *b, double S, long N, int ring, double span,
-    double site_speed)
+bound_groups(const struct bctx *b, const struct bclass *cl,
+    const struct ringspec *rs, const struct bshape *sh)
 {
 	const struct dl_opts *o = b->x->o;
-	long Gmax = b->M < N / b->Smem ? b->M : N / b->Smem;
+	long Gmax = b->M < cl->N / b->Smem ? b->M : cl->N / b->Smem;
 	double best = HUGE_VAL;
+	int cross = rs->kind == RING_CROSS || rs->kind == RING_EXIT;
 
-	for (long G = ring == RING_CROSS ? 2 : 1; G <= Gmax; G++) {
-		double cap = fmin(S, (double)G * (double)b->Lmax * b->umax), t;
-		long Smin = N / G < b->Lmax ? N / G : b->Lmax;
+	if (cl->ntop == 0)
+		return HUGE_VAL;
+	for (long G = cross ? 2 : 1; G <= Gmax; G++) {
+		/* At most G Lmax units, none faster than its chunk. */
+		double units = (double)G * (double)b->Lmax;
+		double cap = fmin(cl->S, cl->top[units < (double)cl->ntop ?
+		    (size_t)units - 1 : cl->ntop - 1]), t, pu;
+		long Smin = cl->N / G < b->Lmax ? cl->N / G : b->Lmax;
 
 		/* A group runs at most one micro-batch per heavy. */
 		if (b->heavy > 0)
 			cap = fmin(cap, (double)G * b->mu * b->W / b->heavy);
-		/* A group with a hop between sites runs at most 1/span. */
-		if (span > 0)
-			cap = fmin(cap, site_speed + (double)G * b->mu * b->W /
-			    span);
+		if (sh->topsite != NULL || sh->span > 0) {
+			double in_site = sh->site_speed;
+			long k = G - sh->in_minus;
+
+			if (sh->topsite != NULL)
+				in_site = k < 1 ? 0 : sh->topsite[(size_t)k <
+				    sh->nsite ? (size_t)k - 1 : sh->nsite - 1];
+			/* A group with a hop between sites runs at most
+			 * one micro-batch per span. */
+			cap = fmin(cap, sh->span > 0 ? in_site + (double)G *
+			    b->mu * b->W / sh->span : in_site);
+		}
 		t = fmax(b->B * b->W / cap, b->F + (b->B - (double)G * b->mu) *
 		    b->W / cap);
+		t = fmax(t, fillset_time(&cl->fs, b->Mall, G));
+		pu = rs->punit >= 0 ? rs->punit : b->P / (double)Smin;
 		if (G > 1)
-			t += 2 * (double)(G - 1) * ring_hop(b->x, &b->nb, ring, G,
-			    b->P * o->grad_bytes / ((double)G * (double)Smin));
+			t += 2 * (double)(G - 1) * ring_hop(b->x, &b->nb, rs, G,
+			    pu * o->grad_bytes / (double)G);
 		best = fmin(best, t);
 	}
+	return best;
+}
+
+struct site_ord {
+	double exit;		/* least latency to another site */
+	size_t s;
+};
+
+static int
+site_ord_cmp(const void *pa, const void *pb)
+{
+	const struct site_ord *a = pa, *b = pb;
+
+	if (a->exit != b->exit)
+		return (a->exit > b->exit) - (a->exit < b->exit);
+	return (a->s > b->s) - (a->s < b->s);
+}
+
+/* The speeds of the sites with in[s], fastest first, summed (ts[i]: the
+ * i + 1 fastest together); returns how many. */
+static size_t
+top_sites(const double *site_s, const unsigned char *in, size_t ns,
+    double *ts)
+{
+	size_t n = 0;
+
+	for (size_t s = 0; s < ns; s++)
+		if (in == NULL || in[s])
+			ts[n++] = site_s[s];
+	qsort(ts, n, sizeof(double), dbl_desc);
+	for (size_t i = 1; i < n; i++)
+		ts[i] += ts[i - 1];
+	return n;
+}
+
+/*
+ * The classes of a cluster of ns >= 2 sites; together they hold every
+ * plan.
+ * (a) Its units lie in one site.
+ * (b) Its groups lie in one site each, in two sites or more, so in at
+ *     most G sites.  A ring has a member in every site in use, so a hop
+ *     out of each of them: class b_j holds the plans whose last site in
+ *     use, in the order of their least latency to another, is the j-th.
+ * (c) Every group has a pipeline hop between sites, which takes at least
+ *     span per micro-batch.
+ * (d) Some groups do and others lie in one site each.  (d1) Those lie in
+ *     one site C: a spanning group has a unit in a site other than C, and
+ *     the rings of the segments that unit holds (one layer or more) have
+ *     a member in C, so a hop between sites.  (d2) They lie in two sites
+ *     or more (at most G - 1): every ring has a hop between sites.
+ */
+static double
+bound_sites(const struct bctx *b, const long *site_n, const double *site_s)
+{
+	const struct dl_costctx *x = b->x;
+	const struct dl_cluster *c = x->c;
+	size_t ns = c->nsites;
+	unsigned char *in = xcalloc(c->nnodes ? c->nnodes : 1, 1);
+	unsigned char *sites = xcalloc(ns, 1);
+	struct site_ord *ord = xcalloc(ns, sizeof(*ord));
+	double *ts = xcalloc(ns, sizeof(double));
+	struct ringspec rs = { RING_SITE, 0, NULL, -1 };
+	struct bshape sh = { 0, 0, NULL, 0, 0 };
+	struct bclass cl;
+	double best = HUGE_VAL, span, amin = HUGE_VAL, smax = 0;
+
+	for (size_t s = 0; s < ns; s++) {
+		smax = fmax(smax, site_s[s]);
+		if (site_n[s] == 0 || site_s[s] <= 0)
+			continue;
+		for (size_t n = 0; n < c->nnodes; n++)
+			in[n] = (size_t)c->nodes[n].site_idx == s;
+		bclass_init(&cl, b, in);
+		best = fmin(best, bound_groups(b, &cl, &rs, &sh));
+		bclass_free(&cl);
+	}
+	for (size_t s = 0; s < ns; s++) {
+		ord[s].s = s;
+		ord[s].exit = HUGE_VAL;
+		for (size_t t = 0; t < ns; t++)
+			if (t != s && b->nb.sb.bw[s * ns + t] > 0)
+				ord[s].exit = fmin(ord[s].exit,
+				    b->nb.sb.lat[s * ns + t]);
+	}
+	qsort(ord, ns, sizeof(*ord), site_ord_cmp);
+	rs.kind = RING_EXIT;
+	rs.sites = sites;
+	sh.topsite = ts;
+	for (size_t j = 0; j < ns; j++) {
+		sites[ord[j].s] = 1;
+		if (j == 0)
+			continue;
+		for (size_t n = 0; n < c->nnodes; n++)
+			in[n] = sites[c->nodes[n].site_idx];
+		rs.site = ord[j].s;
+		sh.nsite = top_sites(site_s, sites, ns, ts);
+		bclass_init(&cl, b, in);
+		best = fmin(best, bound_groups(b, &cl, &rs, &sh));
+		bclass_free(&cl);
+	}
+	for (int l = 0; l + 1 < (int)x->m->nlayers; l++)
+		amin = fmin(amin, x->m->layers[l].act_mb * 1e6);
+	span = amin < HUGE_VAL ? 2 * cross_hop(x, &b->nb, b->mu * amin) : 0;
+	if (span == HUGE_VAL)
+		span = 0;
+	bclass_init(&cl, b, NULL);
+	/* (c) */
+	rs.kind = RING_ANY;
+	sh.span = span;
+	sh.topsite = NULL;
+	best = fmin(best, bound_groups(b, &cl, &rs, &sh));
+	/* (d1) */
+	rs.kind = RING_CROSS;
+	rs.punit = b->pmin;
+	sh.site_speed = smax;
+	best = fmin(best, bound_groups(b, &cl, &rs, &sh));
+	/* (d2) */
+	rs.punit = -1;
+	sh.topsite = ts;
+	sh.nsite = top_sites(site_s, NULL, ns, ts);
+	sh.in_minus = 1;
+	best = fmin(best, bound_groups(b, &cl, &rs, &sh));
+	bclass_free(&cl);
+	free(in);
+	free(sites);
+	free(ord);
+	free(ts);
 	return best;
 }
 
@@ -217,29 +700,29 @@ search_bound(const struct dl_costctx *x, const struct search_opts *so)
 	const struct dl_opts *o = x->o;
 	int L = (int)x->m->nlayers;
 	size_t ns = c->nsites;
-	long N = 0, *site_n;
-	double capmax = 0, amin = HUGE_VAL, *site_s, smax = 0, best, span;
+	long *site_n;
+	double umax;
+	double capmax = 0, amin = HUGE_VAL, *site_s, best;
 	double bytes = o->param_bytes + o->grad_bytes + o->optimizer_bytes;
 	struct bctx b;
 
 	b.x = x;
-	b.M = o->global_batch / o->micro_batch;
+	b.M = b.Mall = o->global_batch / o->micro_batch;
 	if (L < 1 || b.M < 1 || x->speed_total <= 0)
 		return 0;
 	b.W = cost_range_flops(x, 0, L - 1);
 	b.P = cost_range_params(x, 0, L - 1);
 	b.B = (double)o->global_batch;
 	b.mu = (double)o->micro_batch;
-	b.umax = 0;
+	umax = 0;
 	site_n = xcalloc(ns ? ns : 1, sizeof(long));
 	site_s = xcalloc(ns ? ns : 1, sizeof(double));
 	for (size_t n = 0; n < c->nnodes; n++) {
 		int k = widest_tp(x, (int)n);
 
-		N += c->nodes[n].gpus;
 		site_n[c->nodes[n].site_idx] += c->nodes[n].gpus;
 		site_s[c->nodes[n].site_idx] += c->nodes[n].gpus * x->speed[n];
-		b.umax = fmax(b.umax, k * x->speed[n]);
+		umax = fmax(umax, k * x->speed[n]);
 		capmax = fmax(capmax, k * cost_gpu_capacity(x, (int)n));
 	}
 	b.Lmax = o->max_stages > 0 && o->max_stages < L ? o->max_stages : L;
@@ -250,7 +733,7 @@ search_bound(const struct dl_costctx *x, const struct search_opts *so)
 		b.Smem = 1;
 	if (so->strategy == STRAT_PP)
 		b.M = 1;	/* one group: G <= 1 */
-	if (b.Smem > b.Lmax || b.umax <= 0) {
+	if (b.Smem > b.Lmax || umax <= 0) {
 		free(site_n);
 		free(site_s);
 		return 0;	/* no plan fits: nothing to bound */
@@ -262,29 +745,19 @@ search_bound(const struct dl_costctx *x, const struct search_opts *so)
 	if (b.Smem > 1 && amin < HUGE_VAL && b.nb.bw_any > 0)
 		b.F += (double)(b.Smem - 1) * 2 * 8 * b.mu * amin /
 		    (b.nb.bw_any * 1e9);
+	b.pmin = HUGE_VAL;
+	for (int l = 0; l < L; l++)
+		b.pmin = fmin(b.pmin, cost_range_params(x, l, l));
 	if (ns < 2) {
-		best = bound_groups(&b, x->speed_total, N, RING_ANY, 0, 0);
-	} else {
-		/*
-		 * Three classes cover every plan.  (a) Its units lie in one
-		 * site.  (b) Groups of one site each, in two sites or more:
-		 * every ring has a hop between sites.  (c) Some groups have a
-		 * pipeline hop between sites, which takes at least span per
-		 * micro-batch, and the other groups lie in one site.
-		 */
-		best = HUGE_VAL;
-		for (size_t s = 0; s < ns; s++) {
-			best = fmin(best, bound_groups(&b, site_s[s], site_n[s],
-			    RING_SITE, 0, 0));
-			smax = fmax(smax, site_s[s]);
-		}
-		best = fmin(best, bound_groups(&b, x->speed_total, N,
-		    RING_CROSS, 0, 0));
-		span = amin < HUGE_VAL ? 2 * cross_hop(x, &b.nb, b.mu * amin) :
-		    HUGE_VAL;
-		best = fmin(best, bound_groups(&b, x->speed_total, N, RING_ANY,
-		    span < HUGE_VAL ? span : 0, smax));
-	}
+		struct ringspec rs = { RING_ANY, 0, NULL, -1 };
+		struct bshape sh = { 0, 0, NULL, 0, 0 };
+		struct bclass cl;
+
+		bclass_init(&cl, &b, NULL);
+		best = bound_groups(&b, &cl, &rs, &sh);
+		bclass_free(&cl);
+	} else
+		best = bound_sites(&b, site_n, site_s);
 	cost_sitebound_free(&b.nb.sb);
 	free(site_n);
 	free(site_s);
