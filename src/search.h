@@ -118,6 +118,17 @@ void search_improve(const struct dl_costctx *x, const struct search_opts *so,
  */
 double search_bound(const struct dl_costctx *x, const struct search_opts *so);
 #define SEARCH_BOUND_METHOD "combinatorial"
+/*
+ * The same bound per class of plans (the classes of search_bound.c, for
+ * the tests): every unit in one site; groups each inside one site, in
+ * several; every group crossing sites; some crossing beside groups inside
+ * one site; beside groups inside several.  On one site only the first
+ * is set; the others are HUGE_VAL.  Returns search_bound(), their least.
+ */
+enum { BOUND_ONE_SITE, BOUND_IN_SITES, BOUND_SPAN, BOUND_MIXED_ONE,
+	BOUND_MIXED_MANY, BOUND_NCLASS };
+double search_bound_classes(const struct dl_costctx *x,
+    const struct search_opts *so, double cls[BOUND_NCLASS]);
 
 /*
  * Write the programs behind plan p to so->dump_dir in CPLEX LP format:

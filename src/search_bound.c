@@ -614,8 +614,9 @@ top_sites(const double *site_s, const unsigned char *in, size_t ns,
  *     a member in C, so a hop between sites.  (d2) They lie in two sites
  *     or more (at most G - 1): every ring has a hop between sites.
  */
-static double
-bound_sites(const struct bctx *b, const long *site_n, const double *site_s)
+static void
+bound_sites(const struct bctx *b, const long *site_n, const double *site_s,
+    double *cls)
 {
 	const struct dl_costctx *x = b->x;
 	const struct dl_cluster *c = x->c;
@@ -627,7 +628,7 @@ bound_sites(const struct bctx *b, const long *site_n, const double *site_s)
 	struct ringspec rs = { RING_SITE, 0, NULL, -1 };
 	struct bshape sh = { 0, 0, NULL, 0, 0 };
 	struct bclass cl;
-	double best = HUGE_VAL, span, amin = HUGE_VAL, smax = 0;
+	double span, amin = HUGE_VAL, smax = 0;
 
 	for (size_t s = 0; s < ns; s++) {
 		smax = fmax(smax, site_s[s]);
@@ -636,7 +637,8 @@ bound_sites(const struct bctx *b, const long *site_n, const double *site_s)
 		for (size_t n = 0; n < c->nnodes; n++)
 			in[n] = (size_t)c->nodes[n].site_idx == s;
 		bclass_init(&cl, b, in);
-		best = fmin(best, bound_groups(b, &cl, &rs, &sh));
+		cls[BOUND_ONE_SITE] = fmin(cls[BOUND_ONE_SITE],
+		    bound_groups(b, &cl, &rs, &sh));
 		bclass_free(&cl);
 	}
 	for (size_t s = 0; s < ns; s++) {
@@ -660,7 +662,8 @@ bound_sites(const struct bctx *b, const long *site_n, const double *site_s)
 		rs.site = ord[j].s;
 		sh.nsite = top_sites(site_s, sites, ns, ts);
 		bclass_init(&cl, b, in);
-		best = fmin(best, bound_groups(b, &cl, &rs, &sh));
+		cls[BOUND_IN_SITES] = fmin(cls[BOUND_IN_SITES],
+		    bound_groups(b, &cl, &rs, &sh));
 		bclass_free(&cl);
 	}
 	for (int l = 0; l + 1 < (int)x->m->nlayers; l++)
@@ -673,28 +676,36 @@ bound_sites(const struct bctx *b, const long *site_n, const double *site_s)
 	rs.kind = RING_ANY;
 	sh.span = span;
 	sh.topsite = NULL;
-	best = fmin(best, bound_groups(b, &cl, &rs, &sh));
+	cls[BOUND_SPAN] = bound_groups(b, &cl, &rs, &sh);
 	/* (d1) */
 	rs.kind = RING_CROSS;
 	rs.punit = b->pmin;
 	sh.site_speed = smax;
-	best = fmin(best, bound_groups(b, &cl, &rs, &sh));
+	cls[BOUND_MIXED_ONE] = bound_groups(b, &cl, &rs, &sh);
 	/* (d2) */
 	rs.punit = -1;
 	sh.topsite = ts;
 	sh.nsite = top_sites(site_s, NULL, ns, ts);
 	sh.in_minus = 1;
-	best = fmin(best, bound_groups(b, &cl, &rs, &sh));
+	cls[BOUND_MIXED_MANY] = bound_groups(b, &cl, &rs, &sh);
 	bclass_free(&cl);
 	free(in);
 	free(sites);
 	free(ord);
 	free(ts);
-	return best;
 }
 
 double
 search_bound(const struct dl_costctx *x, const struct search_opts *so)
+{
+	double cls[BOUND_NCLASS];
+
+	return search_bound_classes(x, so, cls);
+}
+
+double
+search_bound_classes(const struct dl_costctx *x, const struct search_opts *so,
+    double cls[BOUND_NCLASS])
 {
 	const struct dl_cluster *c = x->c;
 	const struct dl_opts *o = x->o;
@@ -706,6 +717,8 @@ search_bound(const struct dl_costctx *x, const struct search_opts *so)
 	double bytes = o->param_bytes + o->grad_bytes + o->optimizer_bytes;
 	struct bctx b;
 
+	for (int i = 0; i < BOUND_NCLASS; i++)
+		cls[i] = 0;	/* until proven */
 	b.x = x;
 	b.M = b.Mall = o->global_batch / o->micro_batch;
 	if (L < 1 || b.M < 1 || x->speed_total <= 0)
@@ -745,6 +758,8 @@ search_bound(const struct dl_costctx *x, const struct search_opts *so)
 	if (b.Smem > 1 && amin < HUGE_VAL && b.nb.bw_any > 0)
 		b.F += (double)(b.Smem - 1) * 2 * 8 * b.mu * amin /
 		    (b.nb.bw_any * 1e9);
+	for (int i = 0; i < BOUND_NCLASS; i++)
+		cls[i] = HUGE_VAL;
 	b.pmin = HUGE_VAL;
 	for (int l = 0; l < L; l++)
 		b.pmin = fmin(b.pmin, cost_range_params(x, l, l));
@@ -754,10 +769,13 @@ search_bound(const struct dl_costctx *x, const struct search_opts *so)
 		struct bclass cl;
 
 		bclass_init(&cl, &b, NULL);
-		best = bound_groups(&b, &cl, &rs, &sh);
+		cls[BOUND_ONE_SITE] = bound_groups(&b, &cl, &rs, &sh);
 		bclass_free(&cl);
 	} else
-		best = bound_sites(&b, site_n, site_s);
+		bound_sites(&b, site_n, site_s, cls);
+	best = HUGE_VAL;
+	for (int i = 0; i < BOUND_NCLASS; i++)
+		best = fmin(best, cls[i]);
 	cost_sitebound_free(&b.nb.sb);
 	free(site_n);
 	free(site_s);

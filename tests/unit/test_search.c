@@ -29,6 +29,7 @@ struct oracle {
 	int L;
 	long M;
 	double best;
+	double cbest[BOUND_NCLASS];	/* the best plan of each class */
 	long evals;
 	/* cost_sync_bound() against the T_sync of every plan scored */
 	struct dl_sitebound sb;
@@ -39,12 +40,48 @@ struct oracle {
 	int last[16][16];
 };
 
+/* The class of search_bound_classes() that plan p falls in. */
+static int
+plan_class(const struct dl_cluster *c, const struct dl_plan *p)
+{
+	int all = -1, one = 1, span = 0, in = 0, insite = -2;
+
+	for (int g = 0; g < p->ngroups; g++) {
+		const struct dl_group *gr = &p->groups[g];
+		int site = c->nodes[gr->stages[0].node].site_idx;
+
+		for (int j = 0; j < gr->nstages; j++) {
+			int sj = c->nodes[gr->stages[j].node].site_idx;
+
+			if (all == -1)
+				all = sj;
+			one &= sj == all;
+			if (sj != site)
+				site = -1;
+		}
+		if (site < 0) {
+			span++;
+			continue;
+		}
+		in++;
+		/* The site of the groups inside one, -1 when several. */
+		insite = insite == -2 || insite == site ? site : -1;
+	}
+	if (one)
+		return BOUND_ONE_SITE;
+	if (span == 0)
+		return BOUND_IN_SITES;
+	if (in == 0)
+		return BOUND_SPAN;
+	return insite >= 0 ? BOUND_MIXED_ONE : BOUND_MIXED_MANY;
+}
+
 static void
 o_score(struct oracle *O)
 {
 	struct dl_plan p;
 	struct dl_err e = { 0 };
-	int pos = 0;
+	int pos = 0, cls;
 
 	plan_init(&p);
 	p.opts = *O->x->o;
@@ -82,6 +119,9 @@ o_score(struct oracle *O)
 			O->over++;
 		if (p.est.iteration_s < O->best)
 			O->best = p.est.iteration_s;
+		cls = plan_class(O->x->c, &p);
+		if (p.est.iteration_s < O->cbest[cls])
+			O->cbest[cls] = p.est.iteration_s;
 	}
 	plan_free(&p);
 }
@@ -206,6 +246,22 @@ o_units(struct oracle *O, size_t node)
 			}
 }
 
+/* model.csv: L layers of random costs. */
+static void
+write_model(struct fixture *f, int L)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	sb_adds(&sb, "layer,fwd_gflop,params_m,act_mb,mem_mb,tp_mb\n");
+	for (int l = 0; l < L; l++)
+		sb_addf(&sb, "l%d,%.3f,%.3f,%.3f,%.3f,%.3f\n", l,
+		    0.2 + 8 * fx_rand(f), 1 + 20 * fx_rand(f),
+		    0.1 + 20 * fx_rand(f), 1 + 40 * fx_rand(f),
+		    3 * fx_rand(f));
+	fx_file(f, "model.csv", sb.buf);
+	sb_free(&sb);
+}
+
 static void
 make_instance(struct fixture *f, int seed, int *L, long *M, long *mu)
 {
@@ -248,15 +304,158 @@ make_instance(struct fixture *f, int seed, int *L, long *M, long *mu)
 	} else {
 		fx_rm(f, "links.csv");
 	}
-	sb_reset(&sb);
-	sb_adds(&sb, "layer,fwd_gflop,params_m,act_mb,mem_mb,tp_mb\n");
-	for (int l = 0; l < *L; l++)
-		sb_addf(&sb, "l%d,%.3f,%.3f,%.3f,%.3f,%.3f\n", l,
-		    0.2 + 8 * fx_rand(f), 1 + 20 * fx_rand(f),
-		    0.1 + 20 * fx_rand(f), 1 + 40 * fx_rand(f),
-		    3 * fx_rand(f));
-	fx_file(f, "model.csv", sb.buf);
 	sb_free(&sb);
+	write_model(f, *L);
+}
+
+/*
+ * Load the instance just written, with micro-batch mu and M of them, into
+ * c, m, o, *r and x, and run the brute force over it into O.
+ */
+static int
+oracle_run(struct fixture *f, int L, long M, long mu, struct dl_cluster *c,
+    struct dl_model *m, struct dl_opts *o, struct dl_router **r,
+    struct dl_costctx *x, struct oracle *O)
+{
+	struct dl_route_opts ro = { 3, 1, 0 };
+	struct dl_err e = { 0 };
+
+	if (fx_load(f, c, m) != 0)
+		return -1;
+	plan_opts_default(o);
+	o->micro_batch = mu;
+	o->global_batch = M * mu;
+	router_new(r, c, &ro, &e);
+	cost_init(x, c, m, o, NULL, *r, &e);
+	memset(O, 0, sizeof(*O));
+	O->x = x;
+	O->L = L;
+	O->M = M;
+	O->best = HUGE_VAL;
+	for (int i = 0; i < BOUND_NCLASS; i++)
+		O->cbest[i] = HUGE_VAL;
+	o_units(O, 0);
+	cost_sitebound_free(&O->sb);
+	return 0;
+}
+
+/*
+ * Three sites, one node each (seeds of the second oracle): what the site
+ * classes of search_bound() must cover.  The links join each node to its
+ * site's switch and the switches in a line, a triangle or a star.
+ */
+static void
+make_instance3(struct fixture *f, int seed, int *L, long *M, long *mu)
+{
+	struct strbuf sb = STRBUF_INIT;
+	static const char *site[] = { "a", "b", "c" };
+	int gpus[3], total = 0;
+
+	fx_seed(f, (uint64_t)seed + 1000);
+	for (int i = 0; i < 3; i++) {
+		gpus[i] = fx_int(f, 1, 2);
+		total += gpus[i];
+	}
+	*L = total >= 5 ? fx_int(f, 1, 4) : fx_int(f, 1, 6);
+	*M = total >= 5 ? fx_int(f, 1, 4) : fx_int(f, 1, 6);
+	*mu = fx_int(f, 1, 2);
+	sb_adds(&sb, "node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,"
+	    "nic_gbps\n");
+	for (int i = 0; i < 3; i++)
+		sb_addf(&sb, "n%d,%s,%d,G%d,%d,%.2f,%d,%d\n", i, site[i],
+		    gpus[i], i, fx_int(f, 10, 300), seed % 2 ? 40.0 : 0.05 +
+		    0.4 * fx_rand(f), fx_int(f, 50, 2400), fx_int(f, 1, 200));
+	fx_file(f, "nodes.csv", sb.buf);
+	sb_reset(&sb);
+	sb_adds(&sb, "src,dst,gbps,latency_ms\n");
+	for (int i = 0; i < 3; i++)
+		sb_addf(&sb, "n%d,sw-%s,%d,0.01\n", i, site[i],
+		    fx_int(f, 10, 200));
+	/* Every other instance has fast links between sites, so that its
+	 * best plan may well span them. */
+	for (int i = 0; i < 3; i++) {
+		static const char *pair[] = { "sw-a,sw-b", "sw-b,sw-c",
+		    "sw-a,sw-c" };
+
+		if ((i == 1 && seed % 3 == 0) || (i == 2 && seed % 3 == 1))
+			continue;
+		if (seed % 4 < 2)
+			sb_addf(&sb, "%s,%d,%.3f\n", pair[i],
+			    fx_int(f, 100, 800), 0.001 + 0.1 * fx_rand(f));
+		else
+			sb_addf(&sb, "%s,%d,%.1f\n", pair[i],
+			    fx_int(f, 1, 50), 0.5 + 30 * fx_rand(f));
+	}
+	fx_file(f, "links.csv", sb.buf);
+	sb_free(&sb);
+	write_model(f, *L);
+}
+
+/*
+ * search_bound() against the brute-force optimum on three-site
+ * instances; returns how many were above it, *n how many had a plan and
+ * *sum the sum of bound / optimum.
+ */
+static int
+bound_three_sites(struct fixture *f, int *n, double *sum, int *nclass)
+{
+	int over = 0;
+
+	*n = 0;
+	*sum = 0;
+	for (int seed = 1; seed <= 60; seed++) {
+		struct dl_cluster c;
+		struct dl_model m;
+		struct dl_opts o;
+		struct dl_costctx x;
+		struct dl_router *r = NULL;
+		struct search_opts so = { STRAT_AUTO, 1, NULL, 30, 1,
+		    RUNTIME_DLPLAN, NULL, NULL };
+		struct oracle O;
+		int L;
+		long M, mu;
+
+		make_instance3(f, seed, &L, &M, &mu);
+		if (oracle_run(f, L, M, mu, &c, &m, &o, &r, &x, &O) != 0) {
+			over++;
+			printf("# three sites, seed %d: does not load\n", seed);
+			continue;
+		}
+		/* Each class's bound holds for that class's best plan. */
+		{
+			double cls[BOUND_NCLASS];
+
+			search_bound_classes(&x, &so, cls);
+			for (int i = 0; i < BOUND_NCLASS; i++) {
+				if (O.cbest[i] == HUGE_VAL)
+					continue;
+				nclass[i]++;
+				if (cls[i] > O.cbest[i] * (1 + 1e-12)) {
+					over++;
+					printf("# three sites, seed %d: class %d "
+					    "bound %.17g above its best plan "
+					    "%.17g\n", seed, i, cls[i],
+					    O.cbest[i]);
+				}
+			}
+		}
+		if (O.best < HUGE_VAL) {
+			double bd = search_bound(&x, &so);
+
+			(*n)++;
+			*sum += bd / O.best;
+			if (bd > O.best * (1 + 1e-12)) {
+				over++;
+				printf("# three sites, seed %d: bound %.17g above "
+				    "the optimum %.17g\n", seed, bd, O.best);
+			}
+		}
+		cost_free(&x);
+		router_free(r);
+		model_free(&m);
+		cluster_free(&c);
+	}
+	return over;
 }
 
 int
@@ -275,7 +474,6 @@ main(void)
 		struct dl_opts o;
 		struct dl_costctx x;
 		struct dl_router *r = NULL;
-		struct dl_route_opts ro = { 3, 1, 0 };
 		struct search_opts so = { STRAT_AUTO, 1, NULL, 30, 1, RUNTIME_DLPLAN, NULL, NULL };
 		struct search_stats st;
 		struct dl_plan p;
@@ -285,25 +483,13 @@ main(void)
 		long M, mu;
 
 		make_instance(&f, seed, &L, &M, &mu);
-		if (fx_load(&f, &c, &m) != 0) {
+		if (oracle_run(&f, L, M, mu, &c, &m, &o, &r, &x, &O) != 0) {
 			bad++;
 			continue;
 		}
-		plan_opts_default(&o);
-		o.micro_batch = mu;
-		o.global_batch = M * mu;
-		router_new(&r, &c, &ro, &e);
-		cost_init(&x, &c, &m, &o, NULL, r, &e);
-		memset(&O, 0, sizeof(O));
-		O.x = &x;
-		O.L = L;
-		O.M = M;
-		O.best = HUGE_VAL;
-		o_units(&O, 0);
 		evals += O.evals;
 		bounded += O.bounded;
 		over += O.over;
-		cost_sitebound_free(&O.sb);
 		/* search_bound() holds for every plan, so for the optimum. */
 		if (O.best < HUGE_VAL) {
 			double bd = search_bound(&x, &so);
@@ -351,6 +537,23 @@ main(void)
 		router_free(r);
 		model_free(&m);
 		cluster_free(&c);
+	}
+	{
+		int n3, over3, ncl[BOUND_NCLASS] = { 0 }, every = 1;
+		double sum3;
+
+		over3 = bound_three_sites(&f, &n3, &sum3, ncl);
+		printf("# three sites: search_bound %.3f of the optimum on "
+		    "average; instances with a plan of each class:", sum3 /
+		    (n3 ? n3 : 1));
+		for (int i = 0; i < BOUND_NCLASS; i++) {
+			printf(" %d", ncl[i]);
+			every &= ncl[i] >= 10;
+		}
+		printf("\n");
+		ok(over3 == 0 && n3 >= 40 && every, "search_bound and each of "
+		    "its classes never exceed the optimum over their plans on "
+		    "%d three-site instances (%d over)", n3, over3);
 	}
 	fx_end(&f);
 	ok(bad == 0, "all random instances load");
