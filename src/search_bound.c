@@ -95,7 +95,9 @@ fill_compute(const struct dl_costctx *x, double *heavy)
  * The fill of every stage.  Write tau_g for the longest t_j of group g
  * and x_u = t_u / tau_g (in [0, 1]) for the stage on unit u, whose
  * layers run at most e_u FLOP/s (the fastest rate any layer reaches on
- * a unit of that size on that node, TP all-reduce included).  Then
+ * a unit of that size on that node, TP all-reduce included; or, counting
+ * only the layers of rho_R or more, the rate of rho_R: struct leancand).
+ * Then
  * T_g >= sum_j t_j + (m_g - 1) tau_g, sum_j t_j = tau_g sum_u x_u and
  * mu W <= tau_g sum_u e_u x_u, so
  *
@@ -146,38 +148,76 @@ fillev_cmp(const void *pa, const void *pb)
 }
 
 /*
- * The layer whose FLOPs carry the least TP all-reduce bytes: it runs
- * fastest on every unit (t / FLOPs = 1 / (k s) + its ratio times a
- * constant of the unit).  -1 when no layer has FLOPs.
+ * Layers by their TP all-reduce bytes per FLOP, rho.  A stage's time per
+ * FLOP of a layer is 1 / (k s) + rho times a constant of its unit, so
+ * the layers of rho at least rho_R (FLOPs W_R in all) take a unit at
+ * least their FLOPs over the rate of the layer of rho_R, whatever else
+ * the unit holds: the argument below holds with W_R for W and that rate
+ * for e_u, for every rho_R.  struct leancand lists the first NRHO
+ * distinct rho_R that leave out at most half of the FLOPs.
  */
+#define NRHO 4
+struct leancand {
+	int n;
+	int layer[NRHO];	/* the layer that sets the rate */
+	double W[NRHO];		/* W_R */
+};
+
+static const double *rho_key;
+
 static int
-leanest_layer(const struct dl_costctx *x)
+rho_cmp(const void *pa, const void *pb)
 {
-	int best = -1;
-	double r = HUGE_VAL;
+	int a = *(const int *)pa, b = *(const int *)pb;
 
-	for (size_t l = 0; l < x->m->nlayers; l++) {
-		double f = cost_range_flops(x, (int)l, (int)l);
+	if (rho_key[a] != rho_key[b])
+		return rho_key[a] < rho_key[b] ? -1 : 1;
+	return (a > b) - (a < b);
+}
 
-		if (f > 0 && cost_range_tp(x, (int)l, (int)l) / f < r) {
-			r = cost_range_tp(x, (int)l, (int)l) / f;
-			best = (int)l;
+static void
+leancand_init(struct leancand *lc, const struct dl_costctx *x)
+{
+	int L = (int)x->m->nlayers, n = 0;
+	int *idx = xcalloc((size_t)(L ? L : 1), sizeof(int));
+	double *rho = xcalloc((size_t)(L ? L : 1), sizeof(double));
+	double W = 0, left;
+
+	for (int l = 0; l < L; l++) {
+		double f = cost_range_flops(x, l, l);
+
+		if (f > 0) {
+			rho[l] = cost_range_tp(x, l, l) / f;
+			idx[n++] = l;
+			W += f;
 		}
 	}
-	return best;
+	rho_key = rho;
+	qsort(idx, (size_t)n, sizeof(int), rho_cmp);
+	lc->n = 0;
+	left = W;
+	for (int i = 0; i < n && lc->n < NRHO && left >= W / 2; i++) {
+		if (i == 0 || rho[idx[i]] != rho[idx[i - 1]]) {
+			lc->layer[lc->n] = idx[i];
+			lc->W[lc->n++] = left;
+		}
+		left -= cost_range_flops(x, idx[i], idx[i]);
+	}
+	free(idx);
+	free(rho);
 }
 
 /*
  * Phi over the nodes with in_class[n] (NULL: every node); W is the
- * FLOPs of one sample.  A zero Phi (no node) gives n = 0.
+ * FLOPs of one sample, of the layers that layer lean's rate bounds.  A
+ * zero Phi (no node) gives n = 0.
  */
 static void
 fillfn_init(struct fillfn *ff, const struct dl_costctx *x,
-    const unsigned char *in_class, double W, double lambda)
+    const unsigned char *in_class, double W, int lean, double lambda)
 {
 	const struct dl_cluster *c = x->c;
 	double mu = (double)x->o->micro_batch;
-	int lean = leanest_layer(x);
 	size_t nev = 0, cap = 16;
 	struct fillev *ev = xreallocarray(NULL, cap, sizeof(*ev));
 	double a = 0, cc = 0;
@@ -291,10 +331,12 @@ fillfn_time(const struct fillfn *ff, double y)
 	return fmax(ff->t[lo], (y - ff->c[lo]) / ff->a[lo]);
 }
 
-/* Phi_lambda for the lambdas the bound tries, over one class of nodes. */
+/* Phi_lambda for the lambdas and rho_R the bound tries, over one class of
+ * nodes. */
 #define NLAMBDA 5
 struct fillset {
-	struct fillfn f[NLAMBDA];
+	int n;			/* rho_R tried */
+	struct fillfn f[NRHO][NLAMBDA];
 };
 
 static double
@@ -305,17 +347,21 @@ lambda_of(int i)
 
 static void
 fillset_init(struct fillset *fs, const struct dl_costctx *x,
-    const unsigned char *in_class, double W)
+    const unsigned char *in_class, const struct leancand *lc)
 {
-	for (int i = 0; i < NLAMBDA; i++)
-		fillfn_init(&fs->f[i], x, in_class, W, lambda_of(i));
+	fs->n = lc->n;
+	for (int r = 0; r < lc->n; r++)
+		for (int i = 0; i < NLAMBDA; i++)
+			fillfn_init(&fs->f[r][i], x, in_class, lc->W[r],
+			    lc->layer[r], lambda_of(i));
 }
 
 static void
 fillset_free(struct fillset *fs)
 {
-	for (int i = 0; i < NLAMBDA; i++)
-		fillfn_free(&fs->f[i]);
+	for (int r = 0; r < fs->n; r++)
+		for (int i = 0; i < NLAMBDA; i++)
+			fillfn_free(&fs->f[r][i]);
 }
 
 /* The least T that M micro-batches in G groups need, by the fill. */
@@ -324,9 +370,10 @@ fillset_time(const struct fillset *fs, long M, long G)
 {
 	double t = 0;
 
-	for (int i = 0; i < NLAMBDA; i++)
-		t = fmax(t, fillfn_time(&fs->f[i], (double)M -
-		    (1 - lambda_of(i)) * (double)G));
+	for (int r = 0; r < fs->n; r++)
+		for (int i = 0; i < NLAMBDA; i++)
+			t = fmax(t, fillfn_time(&fs->f[r][i], (double)M -
+			    (1 - lambda_of(i)) * (double)G));
 	return t;
 }
 
@@ -434,6 +481,7 @@ struct bctx {
 	double W, P, B, mu, F, pmin;
 	double heavy;		/* the heaviest layer on its fastest unit */
 	long M, Mall, Smem, Lmax;
+	struct leancand lc;
 };
 
 /*
@@ -490,7 +538,7 @@ bclass_init(struct bclass *cl, const struct bctx *b, const unsigned char *in)
 		for (size_t i = 1; i < cl->ntop; i++)
 			cl->top[i] += cl->top[i - 1];
 	}
-	fillset_init(&cl->fs, x, in, b->W);
+	fillset_init(&cl->fs, x, in, &b->lc);
 }
 
 static void
@@ -724,6 +772,7 @@ search_bound_classes(const struct dl_costctx *x, const struct search_opts *so,
 	if (L < 1 || b.M < 1 || x->speed_total <= 0)
 		return 0;
 	b.W = cost_range_flops(x, 0, L - 1);
+	leancand_init(&b.lc, x);
 	b.P = cost_range_params(x, 0, L - 1);
 	b.B = (double)o->global_batch;
 	b.mu = (double)o->micro_batch;
