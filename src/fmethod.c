@@ -65,14 +65,6 @@ clamp01(double v)
 	return !(v > 0) ? 0 : v > 1 ? 1 : v;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static double
 median(const double *x, size_t n, double *tmp)
 {

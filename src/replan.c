@@ -182,14 +182,6 @@ out:
  * The estimator.
  */
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Median of v[0..n-1] (n >= 1); sorts v. */
 static double
 median(double *v, size_t n)

@@ -632,14 +632,6 @@ record_slot(struct sim *m, long k, const int *cnt)
 	m->na = keep;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static void
 summarise(struct sched *s, struct sched_result *r, long nslots)
 {

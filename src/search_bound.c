@@ -127,14 +127,6 @@ struct fillfn {
 	double *phi;		/* Phi(t[j]) */
 };
 
-static int
-dbl_cmp(const void *pa, const void *pb)
-{
-	double a = *(const double *)pa, b = *(const double *)pb;
-
-	return (a > b) - (a < b);
-}
-
 struct fillev {
 	double t, da, dc;
 };
@@ -252,7 +244,7 @@ fillfn_init(struct fillfn *ff, const struct dl_costctx *x,
 					cand[nc++] = (lc[j] - lc[i]) /
 					    (la[i] - la[j]);
 		}
-		qsort(cand, (size_t)nc, sizeof(double), dbl_cmp);
+		qsort(cand, (size_t)nc, sizeof(double), cmp_double);
 		for (int i = 0; i < nc; i++) {
 			/* The line on top just after cand[i]. */
 			double tt = i + 1 < nc && cand[i + 1] > cand[i] ?
@@ -498,14 +490,6 @@ struct bclass {
 	struct fillset fs;
 };
 
-static int
-dbl_desc(const void *pa, const void *pb)
-{
-	double a = *(const double *)pa, b = *(const double *)pb;
-
-	return (a < b) - (a > b);
-}
-
 /* in: which nodes (NULL: all). */
 static void
 bclass_init(struct bclass *cl, const struct bctx *b, const unsigned char *in)
@@ -534,7 +518,7 @@ bclass_init(struct bclass *cl, const struct bctx *b, const unsigned char *in)
 		}
 	}
 	if (cl->ntop > 0) {
-		qsort(cl->top, cl->ntop, sizeof(double), dbl_desc);
+		qsort(cl->top, cl->ntop, sizeof(double), cmp_double_desc);
 		for (size_t i = 1; i < cl->ntop; i++)
 			cl->top[i] += cl->top[i - 1];
 	}
@@ -640,7 +624,7 @@ top_sites(const double *site_s, const unsigned char *in, size_t ns,
 	for (size_t s = 0; s < ns; s++)
 		if (in == NULL || in[s])
 			ts[n++] = site_s[s];
-	qsort(ts, n, sizeof(double), dbl_desc);
+	qsort(ts, n, sizeof(double), cmp_double_desc);
 	for (size_t i = 1; i < n; i++)
 		ts[i] += ts[i - 1];
 	return n;

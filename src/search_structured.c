@@ -502,14 +502,6 @@ joblist_free(struct joblist *jl)
 	memset(jl, 0, sizeof(*jl));
 }
 
-static int
-cmp_desc(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x > y ? -1 : x < y;
-}
-
 /*
  * A lower bound on T for every plan of shape sh, before any partition.
  * Say the split uses Gu of the groups.  Pipeline: group g with S_g
@@ -573,7 +565,7 @@ shape_bound(struct ctx *C, const struct shape *sh)
 					bw = fmax(bw, C->sb.bw[a * ns + b]);
 				}
 	}
-	qsort(w, (size_t)G, sizeof(double), cmp_desc);
+	qsort(w, (size_t)G, sizeof(double), cmp_double_desc);
 	for (int gu = 1; gu <= G; gu++) {
 		double t;
 

@@ -193,6 +193,20 @@ xgrow(void *p, size_t *cap, size_t need, size_t sz)
 	return p;
 }
 
+int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int
+cmp_double_desc(const void *a, const void *b)
+{
+	return cmp_double(b, a);
+}
+
 /*
  * Plain decimals the easy way: "-?D*.?D*" with at least one digit, whose
  * digits (leading zeros dropped) make an integer m <= 2^53 and with at

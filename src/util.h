@@ -80,6 +80,10 @@ char *xstrndup(const char *s, size_t n);
 /* Grow *p (holding *cap elements of size sz) to hold at least need. */
 void *xgrow(void *p, size_t *cap, size_t need, size_t sz);
 
+/* qsort() comparators of doubles: ascending, and descending. */
+int cmp_double(const void *a, const void *b);
+int cmp_double_desc(const void *a, const void *b);
+
 /*
  * Strict number parsing: the whole string must be the number, with no
  * leading or trailing junk (surrounding blanks are not accepted either).

@@ -94,14 +94,6 @@ brute(const struct dl_costctx *x, const struct part_group *g, int L)
 	return brute_cap(x, g, L, HUGE_VAL);
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The n-th smallest distinct candidate bottleneck (1-based; the largest
  * when there are fewer), listed by brute force: max(t, c) of every stage
