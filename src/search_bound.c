@@ -149,10 +149,18 @@ fillev_cmp(const void *pa, const void *pb)
  * distinct rho_R that leave out at most half of the FLOPs.
  */
 #define NRHO 4
+#define NTP 4			/* unit sizes 1, 2, 4, 8 */
 struct leancand {
 	int n;
 	int layer[NRHO];	/* the layer that sets the rate */
 	double W[NRHO];		/* W_R */
+	/*
+	 * slope[r][n * NTP + i]: g e / (k mu W_R) for the units of k = 2^i
+	 * GPUs of node n (g GPUs), i < ntp[n]: the lines of Phi before
+	 * lambda moves them.
+	 */
+	double *slope[NRHO];
+	int *ntp;
 };
 
 static const double *rho_key;
@@ -197,43 +205,62 @@ leancand_init(struct leancand *lc, const struct dl_costctx *x)
 	}
 	free(idx);
 	free(rho);
+	lc->ntp = xcalloc(x->c->nnodes ? x->c->nnodes : 1, sizeof(int));
+	for (size_t nd = 0; nd < x->c->nnodes; nd++)
+		for (int k = 1; k <= widest_tp(x, (int)nd); k *= 2)
+			lc->ntp[nd]++;
+	for (int r = 0; r < lc->n; r++) {
+		int l = lc->layer[r];
+		double mu = (double)x->o->micro_batch;
+		double f = mu * cost_range_flops(x, l, l);
+
+		lc->slope[r] = xcalloc(x->c->nnodes ? x->c->nnodes * NTP : 1,
+		    sizeof(double));
+		for (size_t nd = 0; nd < x->c->nnodes; nd++)
+			for (int i = 0, k = 1; i < lc->ntp[nd]; i++, k *= 2) {
+				/* The rate rounded up a little, to stay a
+				 * bound. */
+				double e = f / cost_stage_compute(x, (int)nd, k,
+				    l, l) * (1 + 1e-12);
+
+				lc->slope[r][nd * NTP + (size_t)i] =
+				    x->c->nodes[nd].gpus * e / (k * mu *
+				    lc->W[r]);
+			}
+	}
+}
+
+static void
+leancand_free(struct leancand *lc)
+{
+	for (int r = 0; r < lc->n; r++)
+		free(lc->slope[r]);
+	free(lc->ntp);
 }
 
 /*
- * Phi over the nodes with in_class[n] (NULL: every node); W is the
- * FLOPs of one sample, of the layers that layer lean's rate bounds.  A
- * zero Phi (no node) gives n = 0.
+ * Phi_lambda over the nodes with in_class[n] (NULL: every node), whose
+ * lines before lambda are slope[] of struct leancand.
  */
 static void
-fillfn_init(struct fillfn *ff, const struct dl_costctx *x,
-    const unsigned char *in_class, double W, int lean, double lambda)
+fillfn_init(struct fillfn *ff, const struct dl_cluster *c,
+    const unsigned char *in_class, const double *slope, const int *ntp,
+    double lambda)
 {
-	const struct dl_cluster *c = x->c;
-	double mu = (double)x->o->micro_batch;
 	size_t nev = 0, cap = 16;
 	struct fillev *ev = xreallocarray(NULL, cap, sizeof(*ev));
 	double a = 0, cc = 0;
 
 	memset(ff, 0, sizeof(*ff));
-	if (lean < 0 || W <= 0) {
-		free(ev);
-		return;
-	}
 	for (size_t n = 0; n < c->nnodes; n++) {
-		double la[4], lc[4], cand[16], prev_a = 0, prev_c = 0;
-		double g = c->nodes[n].gpus, f;
-		int nl = 0, nc = 0;
+		double la[NTP], lc[NTP], cand[16], prev_a = 0, prev_c = 0;
+		int nl = ntp[n], nc = 0;
 
 		if (in_class != NULL && !in_class[n])
 			continue;
-		f = mu * cost_range_flops(x, lean, lean);
-		for (int k = 1; k <= widest_tp(x, (int)n); k *= 2) {
-			/* The rate rounded up a little, to stay a bound. */
-			double e = f / cost_stage_compute(x, (int)n, k, lean,
-			    lean) * (1 + 1e-12);
-
-			la[nl] = g * e / (k * mu * W);
-			lc[nl++] = g * (lambda - 1) / k;
+		for (int i = 0; i < nl; i++) {
+			la[i] = slope[n * NTP + (size_t)i];
+			lc[i] = c->nodes[n].gpus * (lambda - 1) / (1 << i);
 		}
 		/* Where the upper envelope of the lines and 0 may bend. */
 		for (int i = 0; i < nl; i++) {
@@ -338,14 +365,14 @@ lambda_of(int i)
 }
 
 static void
-fillset_init(struct fillset *fs, const struct dl_costctx *x,
+fillset_init(struct fillset *fs, const struct dl_cluster *c,
     const unsigned char *in_class, const struct leancand *lc)
 {
 	fs->n = lc->n;
 	for (int r = 0; r < lc->n; r++)
 		for (int i = 0; i < NLAMBDA; i++)
-			fillfn_init(&fs->f[r][i], x, in_class, lc->W[r],
-			    lc->layer[r], lambda_of(i));
+			fillfn_init(&fs->f[r][i], c, in_class, lc->slope[r],
+			    lc->ntp, lambda_of(i));
 }
 
 static void
@@ -471,6 +498,7 @@ struct bctx {
 	const struct dl_costctx *x;
 	struct netb nb;
 	double W, P, B, mu, F, pmin;
+	double amin;		/* the least activation a boundary sends */
 	double heavy;		/* the heaviest layer on its fastest unit */
 	long M, Mall, Smem, Lmax;
 	struct leancand lc;
@@ -522,7 +550,7 @@ bclass_init(struct bclass *cl, const struct bctx *b, const unsigned char *in)
 		for (size_t i = 1; i < cl->ntop; i++)
 			cl->top[i] += cl->top[i - 1];
 	}
-	fillset_init(&cl->fs, x, in, &b->lc);
+	fillset_init(&cl->fs, c, in, &b->lc);
 }
 
 static void
@@ -660,7 +688,7 @@ bound_sites(const struct bctx *b, const long *site_n, const double *site_s,
 	struct ringspec rs = { RING_SITE, 0, NULL, -1 };
 	struct bshape sh = { 0, 0, NULL, 0, 0 };
 	struct bclass cl;
-	double span, amin = HUGE_VAL, smax = 0;
+	double span, smax = 0;
 
 	for (size_t s = 0; s < ns; s++) {
 		smax = fmax(smax, site_s[s]);
@@ -677,9 +705,9 @@ bound_sites(const struct bctx *b, const long *site_n, const double *site_s,
 		ord[s].s = s;
 		ord[s].exit = HUGE_VAL;
 		for (size_t t = 0; t < ns; t++)
-			if (t != s && b->nb.sb.bw[s * ns + t] > 0)
+			if (t != s)
 				ord[s].exit = fmin(ord[s].exit,
-				    b->nb.sb.lat[s * ns + t]);
+				    cost_site_hop(&b->nb.sb, ns, s, t, 0));
 	}
 	qsort(ord, ns, sizeof(*ord), site_ord_cmp);
 	rs.kind = RING_EXIT;
@@ -698,9 +726,8 @@ bound_sites(const struct bctx *b, const long *site_n, const double *site_s,
 		    bound_groups(b, &cl, &rs, &sh));
 		bclass_free(&cl);
 	}
-	for (int l = 0; l + 1 < (int)x->m->nlayers; l++)
-		amin = fmin(amin, x->m->layers[l].act_mb * 1e6);
-	span = amin < HUGE_VAL ? 2 * cross_hop(x, &b->nb, b->mu * amin) : 0;
+	span = b->amin < HUGE_VAL ? 2 * cross_hop(x, &b->nb, b->mu * b->amin) :
+	    0;
 	if (span == HUGE_VAL)
 		span = 0;
 	bclass_init(&cl, b, NULL);
@@ -744,8 +771,7 @@ search_bound_classes(const struct dl_costctx *x, const struct search_opts *so,
 	int L = (int)x->m->nlayers;
 	size_t ns = c->nsites;
 	long *site_n;
-	double umax;
-	double capmax = 0, amin = HUGE_VAL, *site_s, best;
+	double capmax = 0, *site_s, best;
 	double bytes = o->param_bytes + o->grad_bytes + o->optimizer_bytes;
 	struct bctx b;
 
@@ -756,11 +782,9 @@ search_bound_classes(const struct dl_costctx *x, const struct search_opts *so,
 	if (L < 1 || b.M < 1 || x->speed_total <= 0)
 		return 0;
 	b.W = cost_range_flops(x, 0, L - 1);
-	leancand_init(&b.lc, x);
 	b.P = cost_range_params(x, 0, L - 1);
 	b.B = (double)o->global_batch;
 	b.mu = (double)o->micro_batch;
-	umax = 0;
 	site_n = xcalloc(ns ? ns : 1, sizeof(long));
 	site_s = xcalloc(ns ? ns : 1, sizeof(double));
 	for (size_t n = 0; n < c->nnodes; n++) {
@@ -768,7 +792,6 @@ search_bound_classes(const struct dl_costctx *x, const struct search_opts *so,
 
 		site_n[c->nodes[n].site_idx] += c->nodes[n].gpus;
 		site_s[c->nodes[n].site_idx] += c->nodes[n].gpus * x->speed[n];
-		umax = fmax(umax, k * x->speed[n]);
 		capmax = fmax(capmax, k * cost_gpu_capacity(x, (int)n));
 	}
 	b.Lmax = o->max_stages > 0 && o->max_stages < L ? o->max_stages : L;
@@ -779,17 +802,19 @@ search_bound_classes(const struct dl_costctx *x, const struct search_opts *so,
 		b.Smem = 1;
 	if (so->strategy == STRAT_PP)
 		b.M = 1;	/* one group: G <= 1 */
-	if (b.Smem > b.Lmax || umax <= 0) {
+	if (b.Smem > b.Lmax) {
 		free(site_n);
 		free(site_s);
 		return 0;	/* no plan fits: nothing to bound */
 	}
+	b.amin = HUGE_VAL;
 	for (int l = 0; l + 1 < L; l++)
-		amin = fmin(amin, x->m->layers[l].act_mb * 1e6);
+		b.amin = fmin(b.amin, x->m->layers[l].act_mb * 1e6);
 	netb_init(x, site_n, &b.nb);
+	leancand_init(&b.lc, x);
 	b.F = fill_compute(x, &b.heavy);
-	if (b.Smem > 1 && amin < HUGE_VAL && b.nb.bw_any > 0)
-		b.F += (double)(b.Smem - 1) * 2 * 8 * b.mu * amin /
+	if (b.Smem > 1 && b.amin < HUGE_VAL && b.nb.bw_any > 0)
+		b.F += (double)(b.Smem - 1) * 2 * 8 * b.mu * b.amin /
 		    (b.nb.bw_any * 1e9);
 	for (int i = 0; i < BOUND_NCLASS; i++)
 		cls[i] = HUGE_VAL;
@@ -809,6 +834,7 @@ search_bound_classes(const struct dl_costctx *x, const struct search_opts *so,
 	best = HUGE_VAL;
 	for (int i = 0; i < BOUND_NCLASS; i++)
 		best = fmin(best, cls[i]);
+	leancand_free(&b.lc);
 	cost_sitebound_free(&b.nb.sb);
 	free(site_n);
 	free(site_s);
