@@ -308,27 +308,37 @@ make_instance(struct fixture *f, int seed, int *L, long *M, long *mu)
 	write_model(f, *L);
 }
 
+/* An instance loaded, priced and searched by the brute force. */
+struct inst {
+	struct dl_cluster c;
+	struct dl_model m;
+	struct dl_opts o;
+	struct dl_costctx x;
+	struct dl_router *r;
+	struct oracle O;
+};
+
 /*
  * Load the instance just written, with micro-batch mu and M of them, into
- * c, m, o, *r and x, and run the brute force over it into O.
+ * in and run the brute force over it into in->O.
  */
 static int
-oracle_run(struct fixture *f, int L, long M, long mu, struct dl_cluster *c,
-    struct dl_model *m, struct dl_opts *o, struct dl_router **r,
-    struct dl_costctx *x, struct oracle *O)
+inst_run(struct fixture *f, int L, long M, long mu, struct inst *in)
 {
 	struct dl_route_opts ro = { 3, 1, 0 };
 	struct dl_err e = { 0 };
+	struct oracle *O = &in->O;
 
-	if (fx_load(f, c, m) != 0)
+	if (fx_load(f, &in->c, &in->m) != 0)
 		return -1;
-	plan_opts_default(o);
-	o->micro_batch = mu;
-	o->global_batch = M * mu;
-	router_new(r, c, &ro, &e);
-	cost_init(x, c, m, o, NULL, *r, &e);
+	plan_opts_default(&in->o);
+	in->o.micro_batch = mu;
+	in->o.global_batch = M * mu;
+	in->r = NULL;
+	router_new(&in->r, &in->c, &ro, &e);
+	cost_init(&in->x, &in->c, &in->m, &in->o, NULL, in->r, &e);
 	memset(O, 0, sizeof(*O));
-	O->x = x;
+	O->x = &in->x;
 	O->L = L;
 	O->M = M;
 	O->best = HUGE_VAL;
@@ -337,6 +347,15 @@ oracle_run(struct fixture *f, int L, long M, long mu, struct dl_cluster *c,
 	o_units(O, 0);
 	cost_sitebound_free(&O->sb);
 	return 0;
+}
+
+static void
+inst_free(struct inst *in)
+{
+	cost_free(&in->x);
+	router_free(in->r);
+	model_free(&in->m);
+	cluster_free(&in->c);
 }
 
 /*
@@ -404,56 +423,42 @@ bound_three_sites(struct fixture *f, int *n, double *sum, int *nclass)
 	*n = 0;
 	*sum = 0;
 	for (int seed = 1; seed <= 60; seed++) {
-		struct dl_cluster c;
-		struct dl_model m;
-		struct dl_opts o;
-		struct dl_costctx x;
-		struct dl_router *r = NULL;
 		struct search_opts so = { STRAT_AUTO, 1, NULL, 30, 1,
 		    RUNTIME_DLPLAN, NULL, NULL };
-		struct oracle O;
+		struct inst in;
+		double cls[BOUND_NCLASS], bd;
 		int L;
 		long M, mu;
 
 		make_instance3(f, seed, &L, &M, &mu);
-		if (oracle_run(f, L, M, mu, &c, &m, &o, &r, &x, &O) != 0) {
+		if (inst_run(f, L, M, mu, &in) != 0) {
 			over++;
 			printf("# three sites, seed %d: does not load\n", seed);
 			continue;
 		}
 		/* Each class's bound holds for that class's best plan. */
-		{
-			double cls[BOUND_NCLASS];
-
-			search_bound_classes(&x, &so, cls);
-			for (int i = 0; i < BOUND_NCLASS; i++) {
-				if (O.cbest[i] == HUGE_VAL)
-					continue;
-				nclass[i]++;
-				if (cls[i] > O.cbest[i] * (1 + 1e-12)) {
-					over++;
-					printf("# three sites, seed %d: class %d "
-					    "bound %.17g above its best plan "
-					    "%.17g\n", seed, i, cls[i],
-					    O.cbest[i]);
-				}
+		bd = search_bound_classes(&in.x, &so, cls);
+		for (int i = 0; i < BOUND_NCLASS; i++) {
+			if (in.O.cbest[i] == HUGE_VAL)
+				continue;
+			nclass[i]++;
+			if (cls[i] > in.O.cbest[i] * (1 + 1e-12)) {
+				over++;
+				printf("# three sites, seed %d: class %d bound "
+				    "%.17g above its best plan %.17g\n", seed,
+				    i, cls[i], in.O.cbest[i]);
 			}
 		}
-		if (O.best < HUGE_VAL) {
-			double bd = search_bound(&x, &so);
-
+		if (in.O.best < HUGE_VAL) {
 			(*n)++;
-			*sum += bd / O.best;
-			if (bd > O.best * (1 + 1e-12)) {
+			*sum += bd / in.O.best;
+			if (bd > in.O.best * (1 + 1e-12)) {
 				over++;
 				printf("# three sites, seed %d: bound %.17g above "
-				    "the optimum %.17g\n", seed, bd, O.best);
+				    "the optimum %.17g\n", seed, bd, in.O.best);
 			}
 		}
-		cost_free(&x);
-		router_free(r);
-		model_free(&m);
-		cluster_free(&c);
+		inst_free(&in);
 	}
 	return over;
 }
@@ -469,45 +474,42 @@ main(void)
 
 	fx_begin(&f);
 	for (int seed = 1; seed <= 80; seed++) {
-		struct dl_cluster c;
-		struct dl_model m;
-		struct dl_opts o;
-		struct dl_costctx x;
-		struct dl_router *r = NULL;
 		struct search_opts so = { STRAT_AUTO, 1, NULL, 30, 1, RUNTIME_DLPLAN, NULL, NULL };
 		struct search_stats st;
 		struct dl_plan p;
 		struct dl_err e = { 0 };
-		struct oracle O;
+		struct inst in;
+		struct oracle *O = &in.O;
+		struct dl_costctx *x = &in.x;
 		int L, rc;
 		long M, mu;
 
 		make_instance(&f, seed, &L, &M, &mu);
-		if (oracle_run(&f, L, M, mu, &c, &m, &o, &r, &x, &O) != 0) {
+		if (inst_run(&f, L, M, mu, &in) != 0) {
 			bad++;
 			continue;
 		}
-		evals += O.evals;
-		bounded += O.bounded;
-		over += O.over;
+		evals += O->evals;
+		bounded += O->bounded;
+		over += O->over;
 		/* search_bound() holds for every plan, so for the optimum. */
-		if (O.best < HUGE_VAL) {
-			double bd = search_bound(&x, &so);
+		if (O->best < HUGE_VAL) {
+			double bd = search_bound(x, &so);
 
 			bound_n++;
-			sum_bd += bd / O.best;
-			sum_lb += cost_lower_bound(&x) / O.best;
-			if (bd > O.best * (1 + 1e-12)) {
+			sum_bd += bd / O->best;
+			sum_lb += cost_lower_bound(x) / O->best;
+			if (bd > O->best * (1 + 1e-12)) {
 				bound_over++;
 				printf("# seed %d: bound %.17g above the optimum "
-				    "%.17g\n", seed, bd, O.best);
+				    "%.17g\n", seed, bd, O->best);
 			}
-			if (bd > cost_lower_bound(&x) * (1 + 1e-9))
+			if (bd > cost_lower_bound(x) * (1 + 1e-9))
 				bound_above_tlb++;
 		}
-		rc = search_plan(&x, &so, &p, &st, &e);
+		rc = search_plan(x, &so, &p, &st, &e);
 		n++;
-		if (O.best == HUGE_VAL) {
+		if (O->best == HUGE_VAL) {
 			infeasible++;
 			if (rc != DL_EINFEAS) {
 				never_better = 0;
@@ -520,23 +522,20 @@ main(void)
 		} else {
 			double t = p.est.iteration_s;
 
-			if (t < O.best * (1 - 1e-9)) {
+			if (t < O->best * (1 - 1e-9)) {
 				never_better = 0;
 				printf("# seed %d: search %.17g beats oracle "
-				    "%.17g\n", seed, t, O.best);
+				    "%.17g\n", seed, t, O->best);
 			}
-			if (t <= O.best * 1.001 && strcmp(p.status, "optimal")
+			if (t <= O->best * 1.001 && strcmp(p.status, "optimal")
 			    == 0)
 				match++;
 			else
 				printf("# seed %d: search %.17g (%s) oracle "
-				    "%.17g\n", seed, t, p.status, O.best);
+				    "%.17g\n", seed, t, p.status, O->best);
 		}
 		plan_free(&p);
-		cost_free(&x);
-		router_free(r);
-		model_free(&m);
-		cluster_free(&c);
+		inst_free(&in);
 	}
 	{
 		int n3, over3, ncl[BOUND_NCLASS] = { 0 }, every = 1;
