@@ -54,27 +54,47 @@ range(const double *hi, const double *lo, int first, int last)
 	return s + (err + (lo[last + 1] - lo[first]));
 }
 
+/* range() of every [first, last] of n layers, first <= last. */
+static double *
+range_table(const double *hi, const double *lo, size_t n)
+{
+	double *t = xcalloc(n * n, sizeof(double));
+
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a; b < n; b++)
+			t[a * n + b] = range(hi, lo, (int)a, (int)b);
+	return t;
+}
+
 double
 cost_range_flops(const struct dl_costctx *x, int first, int last)
 {
+	if (x->rt_flops != NULL && first <= last)
+		return x->rt_flops[(size_t)first * x->m->nlayers + (size_t)last];
 	return range(x->cum_flops, x->lo_flops, first, last);
 }
 
 double
 cost_range_params(const struct dl_costctx *x, int first, int last)
 {
+	if (x->rt_params != NULL && first <= last)
+		return x->rt_params[(size_t)first * x->m->nlayers + (size_t)last];
 	return range(x->cum_params, x->lo_params, first, last);
 }
 
 double
 cost_range_mem(const struct dl_costctx *x, int first, int last)
 {
+	if (x->rt_mem != NULL && first <= last)
+		return x->rt_mem[(size_t)first * x->m->nlayers + (size_t)last];
 	return range(x->cum_mem, x->lo_mem, first, last);
 }
 
 double
 cost_range_tp(const struct dl_costctx *x, int first, int last)
 {
+	if (x->rt_tp != NULL && first <= last)
+		return x->rt_tp[(size_t)first * x->m->nlayers + (size_t)last];
 	return range(x->cum_tp, x->lo_tp, first, last);
 }
 
@@ -128,6 +148,12 @@ cost_init(struct dl_costctx *x, const struct dl_cluster *c,
 		t[l] = m->layers[l].tp_mb * 1e6;
 	prefix(t, n, &x->cum_tp, &x->lo_tp);
 	free(t);
+	if (n <= COST_RANGE_TABLE) {
+		x->rt_flops = range_table(x->cum_flops, x->lo_flops, n);
+		x->rt_params = range_table(x->cum_params, x->lo_params, n);
+		x->rt_mem = range_table(x->cum_mem, x->lo_mem, n);
+		x->rt_tp = range_table(x->cum_tp, x->lo_tp, n);
+	}
 	return DL_OK;
 }
 
@@ -144,6 +170,10 @@ cost_free(struct dl_costctx *x)
 	free(x->lo_params);
 	free(x->lo_mem);
 	free(x->lo_tp);
+	free(x->rt_flops);
+	free(x->rt_params);
+	free(x->rt_mem);
+	free(x->rt_tp);
 	memset(x, 0, sizeof(*x));
 }
 

@@ -19,6 +19,8 @@
  * costs O(1).  The router may be NULL only for plans without network
  * transfers (single node).
  */
+#define COST_RANGE_TABLE 256
+
 struct dl_costctx {
 	const struct dl_cluster *c;
 	const struct dl_model *m;
@@ -36,6 +38,13 @@ struct dl_costctx {
 	 * layer 0 the range starts.
 	 */
 	double *lo_flops, *lo_params, *lo_mem, *lo_tp;
+	/*
+	 * The same range sums tabled, [first * nlayers + last] for
+	 * first <= last, for models of at most COST_RANGE_TABLE layers
+	 * (NULL above): the partition DPs price the same ranges over and
+	 * over, and a load is cheaper than the double-double difference.
+	 */
+	double *rt_flops, *rt_params, *rt_mem, *rt_tp;
 	double speed_total;	/* sum of s over every GPU of the cluster */
 	/*
 	 * Optional (NULL: none): ring orders already found, keyed by the hop
