@@ -27,7 +27,20 @@ struct tab {
 	 * used by one thread at a time.
 	 */
 	int *amin;
+	/*
+	 * Stage compute times, filled as asked like amin and under the same
+	 * rule: tc[(ty[j] * L + b) * L + a] for stage j holding [a, b],
+	 * 0 until known (a time of 0 is priced again, to the same 0).
+	 * Stages on nodes of the same speed and NVLink with the same TP
+	 * degree share a row of types (ty), so a group of one GPU type
+	 * prices each range once.  NULL above TAB_TC_LAYERS layers.
+	 */
+	int *ty, nty;
+	double *tc;
 };
+
+/* Models up to this many layers keep tab.tc (nty * L * L doubles). */
+#define TAB_TC_LAYERS 128
 
 static double
 now(void)
@@ -52,6 +65,22 @@ tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
 	T->cap = xcalloc((size_t)T->S, sizeof(double));
 	T->phi = xcalloc((size_t)T->S, sizeof(double));
 	T->amin = NULL;		/* a front's scan sets it (front_scratch()) */
+	T->tc = NULL;
+	T->ty = xcalloc((size_t)T->S, sizeof(int));
+	T->nty = 0;
+	for (int j = 0; j < T->S; j++) {
+		int n = g->node[j], i;
+
+		for (i = 0; i < j; i++) {
+			int ni = g->node[i];
+
+			if (g->k[i] == g->k[j] && x->speed[ni] == x->speed[n] &&
+			    x->c->nodes[ni].intra_gbps ==
+			    x->c->nodes[n].intra_gbps)
+				break;
+		}
+		T->ty[j] = i < j ? T->ty[i] : T->nty++;
+	}
 	for (int j = 0; j < T->S; j++) {
 		T->cap[j] = cost_gpu_capacity(x, g->node[j]);
 		T->phi[j] = 1.0 / g->k[j];
@@ -76,6 +105,24 @@ tab_free(struct tab *T)
 	free(T->cap);
 	free(T->phi);
 	free(T->amin);
+	free(T->ty);
+	free(T->tc);
+}
+
+/* cost_stage_compute() of stage j holding [a, b], from T->tc when kept. */
+static double
+stage_t(const struct dl_costctx *x, const struct part_group *g,
+    const struct tab *T, int j, int a, int b)
+{
+	double *slot;
+
+	if (T->tc == NULL)
+		return cost_stage_compute(x, g->node[j], g->k[j], a, b);
+	slot = &T->tc[((size_t)T->ty[j] * (size_t)T->L + (size_t)b) *
+	    (size_t)T->L + (size_t)a];
+	if (*slot == 0)
+		*slot = cost_stage_compute(x, g->node[j], g->k[j], a, b);
+	return *slot;
 }
 
 /*
@@ -115,7 +162,7 @@ stage(const struct dl_costctx *x, const struct part_group *g,
 	    cost_stage_memory(x, a, b, T->phi[j], j + 1, g->S, g->m) >
 	    T->cap[j])
 		return 0;
-	*t = cost_stage_compute(x, g->node[j], g->k[j], a, b);
+	*t = stage_t(x, g, T, j, a, b);
 	*c = j < g->S - 1 ? T->comm[j][b] : 0;
 	return isfinite(*c);	/* no route: not a usable boundary */
 }
@@ -137,8 +184,8 @@ static double
 sum_dp(const struct dl_costctx *x, const struct part_group *g,
     const struct tab *T, double B, double *f, int *arg, int *last)
 {
-	int S = T->S, L = T->L;
-	double t, c;
+	int S = T->S, L = T->L, lo;
+	double t, c, *row;
 
 	for (int j = 0; j < S; j++) {
 		for (int b = 0; b < L; b++) {
@@ -150,12 +197,34 @@ sum_dp(const struct dl_costctx *x, const struct part_group *g,
 			/* Stage j needs j layers before it and S-1-j after. */
 			if (b < j || L - 1 - b < S - 1 - j)
 				continue;
+			/*
+			 * stage() for this (j, b), with what does not
+			 * depend on a taken out of the scan.
+			 */
+			c = j < S - 1 ? T->comm[j][b] : 0;
+			if (!isfinite(c))
+				continue;
+			lo = T->amin != NULL ? first_fit(x, g, T, j, b) : j;
+			row = T->tc != NULL ? T->tc + ((size_t)T->ty[j] *
+			    (size_t)L + (size_t)b) * (size_t)L : NULL;
 			for (int a = b; a >= j; a--) {
 				double prev = j == 0 ? (a == 0 ? 0 : HUGE_VAL) :
 				    f[(j - 1) * L + a - 1];
 				double v;
 
-				if (!stage(x, g, T, j, a, b, &t, &c) || t > B)
+				if (a < lo || (T->amin == NULL &&
+				    cost_stage_memory(x, a, b, T->phi[j], j + 1,
+				    g->S, g->m) > T->cap[j]))
+					break;
+				if (row != NULL) {
+					if (row[a] == 0)
+						row[a] = cost_stage_compute(x,
+						    g->node[j], g->k[j], a, b);
+					t = row[a];
+				} else
+					t = cost_stage_compute(x, g->node[j],
+					    g->k[j], a, b);
+				if (t > B)
 					break;
 				if (prev == HUGE_VAL || c > B)
 					continue;
@@ -387,15 +456,20 @@ front_scratch(struct part_front *F, int need)
 		F->arg = xcalloc(n, sizeof(int));
 		F->tmp = xcalloc((size_t)F->g.S, sizeof(int));
 		F->T.amin = xcalloc(n + 1, sizeof(int));
+		if (F->T.L <= TAB_TC_LAYERS)
+			F->T.tc = xcalloc((size_t)F->T.nty * (size_t)F->T.L *
+			    (size_t)F->T.L, sizeof(double));
 	} else if (!need) {
 		free(F->f);
 		free(F->arg);
 		free(F->tmp);
 		free(F->T.amin);
+		free(F->T.tc);
 		F->f = NULL;
 		F->arg = NULL;
 		F->tmp = NULL;
 		F->T.amin = NULL;
+		F->T.tc = NULL;
 	}
 }
 
@@ -483,7 +557,6 @@ front_cands(struct part_front *F, size_t keep)
 	h.b = xcalloc((size_t)S * (size_t)L, sizeof(int));
 	h.a = xcalloc((size_t)S * (size_t)L, sizeof(int));
 	for (int j = 0; j < S; j++) {
-		int node = F->g.node[j], k = F->g.k[j];
 		int ap = j;	/* the largest a with t(a, b) >= bmin so far */
 		int reach = 0;	/* t(j, b) >= bmin: so for every later b */
 
@@ -496,7 +569,7 @@ front_cands(struct part_front *F, size_t keep)
 			/* The first a (from b down) with max(t, c) >= bmin. */
 			if (c < F->bmin) {
 				if (!reach) {
-					if (cost_stage_compute(x, node, k, j, b) <
+					if (stage_t(x, &F->g, &F->T, j, j, b) <
 					    F->bmin)
 						continue;
 					reach = 1;
@@ -507,7 +580,7 @@ front_cands(struct part_front *F, size_t keep)
 				 * (the same a a bisection finds, in O(L) per
 				 * stage instead of O(L log L)).
 				 */
-				while (ap < b && cost_stage_compute(x, node, k,
+				while (ap < b && stage_t(x, &F->g, &F->T, j,
 				    ap + 1, b) >= F->bmin)
 					ap++;
 				a = ap;
@@ -549,12 +622,10 @@ front_cands(struct part_front *F, size_t keep)
 		 * that makes t exceed it (the stages between repeat a value
 		 * already listed, and memory only grows on the way).
 		 */
-		if (a >= j && cost_stage_compute(x, F->g.node[j], F->g.k[j], a,
-		    b) <= c) {
+		if (a >= j && stage_t(x, &F->g, &F->T, j, a, b) <= c) {
 			int lo = j, hi = a;
 
-			if (cost_stage_compute(x, F->g.node[j], F->g.k[j], j,
-			    b) <= c) {
+			if (stage_t(x, &F->g, &F->T, j, j, b) <= c) {
 				cheap_pop(&h);
 				continue;
 			}
@@ -562,8 +633,8 @@ front_cands(struct part_front *F, size_t keep)
 			while (lo < hi) {
 				int mid = lo + (hi - lo + 1) / 2;
 
-				if (cost_stage_compute(x, F->g.node[j],
-				    F->g.k[j], mid, b) > c)
+				if (stage_t(x, &F->g, &F->T, j, mid,
+				    b) > c)
 					lo = mid;
 				else
 					hi = mid - 1;
