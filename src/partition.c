@@ -109,20 +109,33 @@ tab_free(struct tab *T)
 	free(T->tc);
 }
 
-/* cost_stage_compute() of stage j holding [a, b], from T->tc when kept. */
+/* Stage j's row of T->tc for ranges ending at layer b, NULL if not kept. */
+static double *
+tc_row(const struct tab *T, int j, int b)
+{
+	if (T->tc == NULL)
+		return NULL;
+	return T->tc + ((size_t)T->ty[j] * (size_t)T->L + (size_t)b) *
+	    (size_t)T->L;
+}
+
+/* cost_stage_compute() of stage j holding [a, b], from row (tc_row()). */
+static double
+row_t(const struct dl_costctx *x, const struct part_group *g, double *row,
+    int j, int a, int b)
+{
+	if (row == NULL)
+		return cost_stage_compute(x, g->node[j], g->k[j], a, b);
+	if (row[a] == 0)
+		row[a] = cost_stage_compute(x, g->node[j], g->k[j], a, b);
+	return row[a];
+}
+
 static double
 stage_t(const struct dl_costctx *x, const struct part_group *g,
     const struct tab *T, int j, int a, int b)
 {
-	double *slot;
-
-	if (T->tc == NULL)
-		return cost_stage_compute(x, g->node[j], g->k[j], a, b);
-	slot = &T->tc[((size_t)T->ty[j] * (size_t)T->L + (size_t)b) *
-	    (size_t)T->L + (size_t)a];
-	if (*slot == 0)
-		*slot = cost_stage_compute(x, g->node[j], g->k[j], a, b);
-	return *slot;
+	return row_t(x, g, tc_row(T, j, b), j, a, b);
 }
 
 /*
@@ -168,6 +181,21 @@ stage(const struct dl_costctx *x, const struct part_group *g,
 }
 
 /*
+ * Whether stage j holding [a, b] fits in memory, inside a scan over a
+ * for one b: lo is first_fit() of (j, b) when T->amin is kept, else
+ * the memory is priced.
+ */
+static int
+scan_fits(const struct dl_costctx *x, const struct part_group *g,
+    const struct tab *T, int j, int lo, int a, int b)
+{
+	if (T->amin != NULL)
+		return a >= lo;
+	return !(cost_stage_memory(x, a, b, T->phi[j], j + 1, g->S, g->m) >
+	    T->cap[j]);
+}
+
+/*
  * Both DPs below scan the first layer a of stage j downwards from its last
  * layer b: a stage's memory and compute time only grow as it takes more
  * layers, so the scan stops at the first a that does not fit or is already
@@ -205,25 +233,15 @@ sum_dp(const struct dl_costctx *x, const struct part_group *g,
 			if (!isfinite(c))
 				continue;
 			lo = T->amin != NULL ? first_fit(x, g, T, j, b) : j;
-			row = T->tc != NULL ? T->tc + ((size_t)T->ty[j] *
-			    (size_t)L + (size_t)b) * (size_t)L : NULL;
+			row = tc_row(T, j, b);
 			for (int a = b; a >= j; a--) {
 				double prev = j == 0 ? (a == 0 ? 0 : HUGE_VAL) :
 				    f[(j - 1) * L + a - 1];
 				double v;
 
-				if (a < lo || (T->amin == NULL &&
-				    cost_stage_memory(x, a, b, T->phi[j], j + 1,
-				    g->S, g->m) > T->cap[j]))
+				if (!scan_fits(x, g, T, j, lo, a, b))
 					break;
-				if (row != NULL) {
-					if (row[a] == 0)
-						row[a] = cost_stage_compute(x,
-						    g->node[j], g->k[j], a, b);
-					t = row[a];
-				} else
-					t = cost_stage_compute(x, g->node[j],
-					    g->k[j], a, b);
+				t = row_t(x, g, row, j, a, b);
 				if (t > B)
 					break;
 				if (prev == HUGE_VAL || c > B)
@@ -387,21 +405,32 @@ minmax_dp(const struct dl_costctx *x, const struct part_group *g,
 
 	for (int j = 0; j < S; j++)
 		for (int b = 0; b < L; b++) {
-			double best = HUGE_VAL;
+			double best = HUGE_VAL, *row;
+			int lo;
 
-			if (!(b < j || L - 1 - b < S - 1 - j))
-				for (int a = b; a >= j; a--) {
-					double prev = j == 0 ? (a == 0 ? 0 :
-					    HUGE_VAL) : f[(j - 1) * L + a - 1];
+			f[j * L + b] = HUGE_VAL;
+			if (b < j || L - 1 - b < S - 1 - j)
+				continue;
+			/* As in sum_dp(). */
+			c = j < S - 1 ? T->comm[j][b] : 0;
+			if (!isfinite(c))
+				continue;
+			lo = T->amin != NULL ? first_fit(x, g, T, j, b) : j;
+			row = tc_row(T, j, b);
+			for (int a = b; a >= j; a--) {
+				double prev = j == 0 ? (a == 0 ? 0 : HUGE_VAL) :
+				    f[(j - 1) * L + a - 1];
 
-					if (!stage(x, g, T, j, a, b, &t, &c) ||
-					    t >= best)
-						break;
-					if (prev == HUGE_VAL)
-						continue;
-					if (fmax(prev, fmax(t, c)) < best)
-						best = fmax(prev, fmax(t, c));
-				}
+				if (!scan_fits(x, g, T, j, lo, a, b))
+					break;
+				t = row_t(x, g, row, j, a, b);
+				if (t >= best)
+					break;
+				if (prev == HUGE_VAL)
+					continue;
+				if (fmax(prev, fmax(t, c)) < best)
+					best = fmax(prev, fmax(t, c));
+			}
 			f[j * L + b] = best;
 		}
 	return f[(S - 1) * L + L - 1];
@@ -535,27 +564,66 @@ cheap_heapify(struct cheap *h)
 }
 
 /*
+ * The entry after stage [a, b] of list (j, b): the largest a' < a whose
+ * max(t, c) is above c (the stages between repeat c, and memory only
+ * grows on the way), or -1 when none fits.  *t and *c: its stage.
+ */
+static int
+cands_next(struct part_front *F, int j, int b, int a, double *t, double *c)
+{
+	const struct dl_costctx *x = F->x;
+	double cj = j < F->g.S - 1 ? F->T.comm[j][b] : 0;
+
+	a--;
+	if (a >= j && stage_t(x, &F->g, &F->T, j, a, b) <= cj) {
+		int lo = j, hi = a;
+
+		if (stage_t(x, &F->g, &F->T, j, j, b) <= cj)
+			return -1;
+		while (lo < hi) {
+			int mid = lo + (hi - lo + 1) / 2;
+
+			if (stage_t(x, &F->g, &F->T, j, mid, b) > cj)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		a = lo;
+	}
+	if (a >= j && stage(x, &F->g, &F->T, j, a, b, t, c))
+		return a;
+	return -1;
+}
+
+/*
  * List the distinct candidate bottlenecks, every feasible stage's
  * max(t, c) >= bmin, ascending: the first keep of them (0: all), and
  * never more than a query can look at (max_scan + 1).  F->nall becomes
  * their exact number when the listing reached the end, else stays
  * unknown (SIZE_MAX) unless known before.
+ *
+ * A list whose first stage has t <= c starts with the transfer c, which
+ * many lists share (every block sends the same activation): such a c
+ * goes to a sorted side list once and the list enters the heap at its
+ * next value, so the heap does not pop the same c once per list.  Only
+ * the distinct values are listed, so the order of ties never mattered.
  */
 static void
 front_cands(struct part_front *F, size_t keep)
 {
-	const struct dl_costctx *x = F->x;
 	int S = F->g.S, L = F->T.L;
 	size_t cap = F->max_scan > 0 ? (size_t)F->max_scan + 1 : SIZE_MAX;
 	size_t want = keep > 0 && keep < cap ? keep : cap, got = 0, room;
+	size_t nc = 0, ci = 0;
 	struct cheap h;
-	double t, c;
+	double t, c, *cv;
 
 	h.n = 0;
 	h.v = xcalloc((size_t)S * (size_t)L, sizeof(double));
 	h.j = xcalloc((size_t)S * (size_t)L, sizeof(int));
 	h.b = xcalloc((size_t)S * (size_t)L, sizeof(int));
 	h.a = xcalloc((size_t)S * (size_t)L, sizeof(int));
+	cv = xcalloc((size_t)S * (size_t)L, sizeof(double));
 	for (int j = 0; j < S; j++) {
 		int ap = j;	/* the largest a with t(a, b) >= bmin so far */
 		int reach = 0;	/* t(j, b) >= bmin: so for every later b */
@@ -569,8 +637,8 @@ front_cands(struct part_front *F, size_t keep)
 			/* The first a (from b down) with max(t, c) >= bmin. */
 			if (c < F->bmin) {
 				if (!reach) {
-					if (stage_t(x, &F->g, &F->T, j, j, b) <
-					    F->bmin)
+					if (stage_t(F->x, &F->g, &F->T, j, j,
+					    b) < F->bmin)
 						continue;
 					reach = 1;
 				}
@@ -580,15 +648,22 @@ front_cands(struct part_front *F, size_t keep)
 				 * (the same a a bisection finds, in O(L) per
 				 * stage instead of O(L log L)).
 				 */
-				while (ap < b && stage_t(x, &F->g, &F->T, j,
+				while (ap < b && stage_t(F->x, &F->g, &F->T, j,
 				    ap + 1, b) >= F->bmin)
 					ap++;
 				a = ap;
 			} else {
 				a = b;
 			}
-			if (!stage(x, &F->g, &F->T, j, a, b, &t, &c))
+			if (!stage(F->x, &F->g, &F->T, j, a, b, &t, &c))
 				continue;
+			if (t <= c) {
+				/* c, then the list's next value. */
+				if (nc == 0 || cv[nc - 1] != c)
+					cv[nc++] = c;
+				if ((a = cands_next(F, j, b, a, &t, &c)) < 0)
+					continue;
+			}
 			h.v[h.n] = fmax(t, c);
 			h.j[h.n] = j;
 			h.b[h.n] = b;
@@ -596,13 +671,26 @@ front_cands(struct part_front *F, size_t keep)
 		}
 	}
 	cheap_heapify(&h);
+	qsort(cv, nc, sizeof(double), cmp_double);
 	free(F->cand);
 	room = want < 64 ? want : 64;
 	F->cand = xcalloc(room + 1, sizeof(double));
-	while (h.n > 0 && got < want) {
-		double v = h.v[0];
-		int j = h.j[0], b = h.b[0], a = h.a[0] - 1;
+	while ((h.n > 0 || ci < nc) && got < want) {
+		double v;
 
+		if (ci < nc && (h.n == 0 || cv[ci] <= h.v[0])) {
+			v = cv[ci++];
+		} else {
+			int j = h.j[0], b = h.b[0], a;
+
+			v = h.v[0];
+			/* The next stage of this list takes the top's place
+			 * (one sift instead of a pop and a push). */
+			if ((a = cands_next(F, j, b, h.a[0], &t, &c)) >= 0)
+				cheap_sift(&h, 0, h.n, fmax(t, c), j, b, a);
+			else
+				cheap_pop(&h);
+		}
 		if (got == 0 || v != F->cand[got - 1]) {
 			if (got == room) {
 				room *= 2;
@@ -611,48 +699,15 @@ front_cands(struct part_front *F, size_t keep)
 			}
 			F->cand[got++] = v;
 		}
-		/*
-		 * The next stage of this list takes the top's place (one
-		 * sift instead of a pop and a push; the keys (v, j, b) are
-		 * distinct, so the order listed is the same).
-		 */
-		c = j < S - 1 ? F->T.comm[j][b] : 0;
-		/*
-		 * While t <= c the list repeats c: skip to the first layer
-		 * that makes t exceed it (the stages between repeat a value
-		 * already listed, and memory only grows on the way).
-		 */
-		if (a >= j && stage_t(x, &F->g, &F->T, j, a, b) <= c) {
-			int lo = j, hi = a;
-
-			if (stage_t(x, &F->g, &F->T, j, j, b) <= c) {
-				cheap_pop(&h);
-				continue;
-			}
-			/* The largest a' < a with t(a', b) > c. */
-			while (lo < hi) {
-				int mid = lo + (hi - lo + 1) / 2;
-
-				if (stage_t(x, &F->g, &F->T, j, mid,
-				    b) > c)
-					lo = mid;
-				else
-					hi = mid - 1;
-			}
-			a = lo;
-		}
-		if (a >= j && stage(x, &F->g, &F->T, j, a, b, &t, &c))
-			cheap_sift(&h, 0, h.n, fmax(t, c), j, b, a);
-		else
-			cheap_pop(&h);
 	}
 	F->ncand = got;
-	if (h.n == 0 || got == cap)
+	if ((h.n == 0 && ci == nc) || got == cap)
 		F->nall = got;
 	free(h.v);
 	free(h.j);
 	free(h.b);
 	free(h.a);
+	free(cv);
 }
 
 struct part_front *
