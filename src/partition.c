@@ -181,6 +181,23 @@ stage(const struct dl_costctx *x, const struct part_group *g,
 }
 
 /*
+ * What a scan over the first layer a of stage j ending at b needs that
+ * does not depend on a: the transfer *c, *lo for scan_fits() and *row
+ * for row_t().  Returns 0 when c has no route (not a usable boundary).
+ */
+static int
+scan_start(const struct dl_costctx *x, const struct part_group *g,
+    const struct tab *T, int j, int b, double *c, int *lo, double **row)
+{
+	*c = j < T->S - 1 ? T->comm[j][b] : 0;
+	if (!isfinite(*c))
+		return 0;
+	*lo = T->amin != NULL ? first_fit(x, g, T, j, b) : j;
+	*row = tc_row(T, j, b);
+	return 1;
+}
+
+/*
  * Whether stage j holding [a, b] fits in memory, inside a scan over a
  * for one b: lo is first_fit() of (j, b) when T->amin is kept, else
  * the memory is priced.
@@ -225,15 +242,9 @@ sum_dp(const struct dl_costctx *x, const struct part_group *g,
 			/* Stage j needs j layers before it and S-1-j after. */
 			if (b < j || L - 1 - b < S - 1 - j)
 				continue;
-			/*
-			 * stage() for this (j, b), with what does not
-			 * depend on a taken out of the scan.
-			 */
-			c = j < S - 1 ? T->comm[j][b] : 0;
-			if (!isfinite(c))
+			/* stage() without what depends on a. */
+			if (!scan_start(x, g, T, j, b, &c, &lo, &row))
 				continue;
-			lo = T->amin != NULL ? first_fit(x, g, T, j, b) : j;
-			row = tc_row(T, j, b);
 			for (int a = b; a >= j; a--) {
 				double prev = j == 0 ? (a == 0 ? 0 : HUGE_VAL) :
 				    f[(j - 1) * L + a - 1];
@@ -411,12 +422,8 @@ minmax_dp(const struct dl_costctx *x, const struct part_group *g,
 			f[j * L + b] = HUGE_VAL;
 			if (b < j || L - 1 - b < S - 1 - j)
 				continue;
-			/* As in sum_dp(). */
-			c = j < S - 1 ? T->comm[j][b] : 0;
-			if (!isfinite(c))
+			if (!scan_start(x, g, T, j, b, &c, &lo, &row))
 				continue;
-			lo = T->amin != NULL ? first_fit(x, g, T, j, b) : j;
-			row = tc_row(T, j, b);
 			for (int a = b; a >= j; a--) {
 				double prev = j == 0 ? (a == 0 ? 0 : HUGE_VAL) :
 				    f[(j - 1) * L + a - 1];
