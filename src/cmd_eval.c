@@ -305,7 +305,8 @@ print_table(const struct ev *v, int baselines)
 	    fmt_s(c, E->sync_s));
 	printf("bound      T_lb  %s s (every GPU of the cluster busy)\n",
 	    fmt_s(a, E->lower_bound_s));
-	if (strcmp(p->bound_method, "combinatorial") == 0)
+	if (strcmp(p->bound_method, "combinatorial") == 0 ||
+	    strcmp(p->bound_method, "lp") == 0)
 		printf("bound      plan  %s s (the search's, with fill, "
 		    "transfers and sync)\n", fmt_s(a, p->bound_s));
 	printf("efficiency       %.2f %%\n", 100 * E->efficiency);

@@ -681,7 +681,7 @@ read_results(json_t *root, struct dl_plan *p)
 		p->bound_s = json_number_value(v);
 	if (json_is_string(v = json_object_get(sv, "bound_method"))) {
 		static const char *const bm[] = { "exhaustive",
-		    "combinatorial", "T_lb" };
+		    "combinatorial", "lp", "T_lb" };
 
 		for (size_t i = 0; i < ARRAY_SIZE(bm); i++)
 			if (strcmp(json_string_value(v), bm[i]) == 0)

@@ -116,6 +116,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 {
 	struct dl_costctx xl;
 	struct ctx C;
+	const char *bmethod = SEARCH_BOUND_METHOD;
 	double t0 = now();
 	long gpus = cluster_gpus(x->c);
 	int exact = so->exact < 0 ? gpus <= 6 && cut_space(x, gpus) <=
@@ -128,7 +129,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	search_ctx_init(&C, &xl, so, st);
 	xl.rings = &C.rings;
 	C.best = best;
-	C.bound = exact ? 0 : search_bound(x, so);
+	C.bound = exact ? 0 : search_bound_method(x, so, &bmethod);
 	if (exact && gpus > 12) {
 		plan_free(&C.work);
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "exhaustive search "
@@ -214,7 +215,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	    C.bound));
 	snprintf(best->bound_method, sizeof(best->bound_method), "%s",
 	    st->exact ? "exhaustive" : C.bound > best->est.lower_bound_s ?
-	    SEARCH_BOUND_METHOD : "T_lb");
+	    bmethod : "T_lb");
 	best->gap = best->est.iteration_s > 0 ? (best->est.iteration_s -
 	    best->bound_s) / best->est.iteration_s : 0;
 	best->solve_s = st->time_s;

@@ -119,12 +119,34 @@ void search_improve(const struct dl_costctx *x, const struct search_opts *so,
 double search_bound(const struct dl_costctx *x, const struct search_opts *so);
 #define SEARCH_BOUND_METHOD "combinatorial"
 /*
+ * The same, and in *method which argument set it: SEARCH_BOUND_METHOD,
+ * or SEARCH_BOUND_LP where the linear relaxation of the sync on one site
+ * (search_bound_lp.c) raised it.
+ */
+#define SEARCH_BOUND_LP "lp"
+double search_bound_method(const struct dl_costctx *x,
+    const struct search_opts *so, const char **method);
+/*
  * The same bound per class of plans (the classes of search_bound.c, for
  * the tests): every unit in one site; groups each inside one site, in
  * several; every group crossing sites; some crossing beside groups inside
  * one site; beside groups inside several.  On one site only the first
  * is set; the others are HUGE_VAL.  Returns search_bound(), their least.
  */
+/*
+ * The linear relaxation that raises the bound of a one-site cluster for
+ * G >= 2 groups (search_bound_lp.c, where the proof is).  bound_lp_new()
+ * returns NULL for clusters of several sites or too many node classes
+ * times layers; bound_lp_time() is a bound on T for plans of G groups
+ * and M micro-batches whose pipeline time is at least p0, capped at p1
+ * (0 when it has nothing to say), refined only while below target.
+ */
+struct bound_lp;
+struct bound_lp *bound_lp_new(const struct dl_costctx *x);
+double bound_lp_time(const struct bound_lp *B, long G, long M, double p0,
+    double p1, double target);
+void bound_lp_free(struct bound_lp *B);
+
 enum { BOUND_ONE_SITE, BOUND_IN_SITES, BOUND_SPAN, BOUND_MIXED_ONE,
 	BOUND_MIXED_MANY, BOUND_NCLASS };
 double search_bound_classes(const struct dl_costctx *x,

@@ -163,7 +163,7 @@ struct leancand {
 	int *ntp;
 };
 
-static const double *rho_key;
+static _Thread_local const double *rho_key;
 
 static int
 rho_cmp(const void *pa, const void *pb)
@@ -579,11 +579,14 @@ struct bshape {
 
 /*
  * The least bound over G of the plans of class cl whose rings use hops
- * as rs says and whose groups are as sh says.
+ * as rs says and whose groups are as sh says.  With pipe and tot (M + 1
+ * entries each, HUGE_VAL where G is not possible), the bound on the
+ * pipeline time and on T for each G.
  */
 static double
 bound_groups(const struct bctx *b, const struct bclass *cl,
-    const struct ringspec *rs, const struct bshape *sh)
+    const struct ringspec *rs, const struct bshape *sh, double *pipe,
+    double *tot)
 {
 	const struct dl_opts *o = b->x->o;
 	long Gmax = b->M < cl->N / b->Smem ? b->M : cl->N / b->Smem;
@@ -617,13 +620,80 @@ bound_groups(const struct bctx *b, const struct bclass *cl,
 		t = fmax(b->B * b->W / cap, b->F + (b->B - (double)G * b->mu) *
 		    b->W / cap);
 		t = fmax(t, fillset_time(&cl->fs, b->Mall, G));
+		if (pipe != NULL)
+			pipe[G] = t;
 		pu = rs->punit >= 0 ? rs->punit : b->P / (double)Smin;
 		if (G > 1)
 			t += 2 * (double)(G - 1) * ring_hop(b->x, &b->nb, rs, G,
 			    pu * o->grad_bytes / (double)G);
+		if (tot != NULL)
+			tot[G] = t;
 		best = fmin(best, t);
 	}
 	return best;
+}
+
+/* The most G the relaxation raises (up to 13 programs each). */
+#define BOUND_LP_GROUPS 64
+
+static _Thread_local const double *tot_key;
+
+/* G by tot[G], then G. */
+static int
+tot_cmp(const void *pa, const void *pb)
+{
+	long a = *(const long *)pa, b = *(const long *)pb;
+
+	if (tot_key[a] != tot_key[b])
+		return tot_key[a] < tot_key[b] ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+/*
+ * Raise the bound of one site with the linear relaxation of
+ * search_bound_lp.c.  The bound is the least over G of tot[G]; each G
+ * from 2 on may rise to what the relaxation proves, so they are taken
+ * in the order of tot and only while tot is below the least so far.
+ * *raised: whether the relaxation set the result.
+ */
+static double
+bound_raise(const struct bctx *b, const double *pipe, const double *tot,
+    int *raised)
+{
+	struct bound_lp *B = bound_lp_new(b->x);
+	long *ord, n = 0;
+	double u, least = HUGE_VAL;
+
+	for (long G = 1; G <= b->M; G++)
+		least = fmin(least, tot[G]);
+	*raised = 0;
+	if (B == NULL)
+		return least;
+	ord = xcalloc((size_t)b->M + 1, sizeof(long));
+	for (long G = 2; G <= b->M; G++)
+		if (tot[G] < HUGE_VAL)
+			ord[n++] = G;
+	tot_key = tot;
+	qsort(ord, (size_t)n, sizeof(long), tot_cmp);
+	u = tot[1];
+	for (long i = 0; i < n; i++) {
+		long G = ord[i];
+		double p1 = fmin(u, 4 * tot[G]);
+
+		if (tot[G] >= u)
+			break;
+		if (i == BOUND_LP_GROUPS) {
+			/* The rest keep their bound. */
+			u = fmin(u, tot[G]);
+			break;
+		}
+		u = fmin(u, fmax(tot[G], bound_lp_time(B, G, b->Mall,
+		    pipe[G], p1, u)));
+	}
+	free(ord);
+	bound_lp_free(B);
+	*raised = u > least;
+	return u;
 }
 
 struct site_ord {
@@ -698,7 +768,7 @@ bound_sites(const struct bctx *b, const long *site_n, const double *site_s,
 			in[n] = (size_t)c->nodes[n].site_idx == s;
 		bclass_init(&cl, b, in);
 		cls[BOUND_ONE_SITE] = fmin(cls[BOUND_ONE_SITE],
-		    bound_groups(b, &cl, &rs, &sh));
+		    bound_groups(b, &cl, &rs, &sh, NULL, NULL));
 		bclass_free(&cl);
 	}
 	for (size_t s = 0; s < ns; s++) {
@@ -723,7 +793,7 @@ bound_sites(const struct bctx *b, const long *site_n, const double *site_s,
 		sh.nsite = top_sites(site_s, sites, ns, ts);
 		bclass_init(&cl, b, in);
 		cls[BOUND_IN_SITES] = fmin(cls[BOUND_IN_SITES],
-		    bound_groups(b, &cl, &rs, &sh));
+		    bound_groups(b, &cl, &rs, &sh, NULL, NULL));
 		bclass_free(&cl);
 	}
 	span = b->amin < HUGE_VAL ? 2 * cross_hop(x, &b->nb, b->mu * b->amin) :
@@ -735,18 +805,18 @@ bound_sites(const struct bctx *b, const long *site_n, const double *site_s,
 	rs.kind = RING_ANY;
 	sh.span = span;
 	sh.topsite = NULL;
-	cls[BOUND_SPAN] = bound_groups(b, &cl, &rs, &sh);
+	cls[BOUND_SPAN] = bound_groups(b, &cl, &rs, &sh, NULL, NULL);
 	/* (d1) */
 	rs.kind = RING_CROSS;
 	rs.punit = b->pmin;
 	sh.site_speed = smax;
-	cls[BOUND_MIXED_ONE] = bound_groups(b, &cl, &rs, &sh);
+	cls[BOUND_MIXED_ONE] = bound_groups(b, &cl, &rs, &sh, NULL, NULL);
 	/* (d2) */
 	rs.punit = -1;
 	sh.topsite = ts;
 	sh.nsite = top_sites(site_s, NULL, ns, ts);
 	sh.in_minus = 1;
-	cls[BOUND_MIXED_MANY] = bound_groups(b, &cl, &rs, &sh);
+	cls[BOUND_MIXED_MANY] = bound_groups(b, &cl, &rs, &sh, NULL, NULL);
 	bclass_free(&cl);
 	free(in);
 	free(sites);
@@ -754,17 +824,44 @@ bound_sites(const struct bctx *b, const long *site_n, const double *site_s,
 	free(ts);
 }
 
+static double bound_all(const struct dl_costctx *,
+    const struct search_opts *, double *, int *);
+
 double
 search_bound(const struct dl_costctx *x, const struct search_opts *so)
 {
 	double cls[BOUND_NCLASS];
+	int lp;
 
-	return search_bound_classes(x, so, cls);
+	return bound_all(x, so, cls, &lp);
+}
+
+double
+search_bound_method(const struct dl_costctx *x, const struct search_opts *so,
+    const char **method)
+{
+	double cls[BOUND_NCLASS], t;
+	int lp;
+
+	t = bound_all(x, so, cls, &lp);
+	*method = lp ? SEARCH_BOUND_LP : SEARCH_BOUND_METHOD;
+	return t;
 }
 
 double
 search_bound_classes(const struct dl_costctx *x, const struct search_opts *so,
     double cls[BOUND_NCLASS])
+{
+	int lp;
+
+	return bound_all(x, so, cls, &lp);
+}
+
+/* cls as search_bound_classes() has it; *lp: whether the linear
+ * relaxation set the bound. */
+static double
+bound_all(const struct dl_costctx *x, const struct search_opts *so,
+    double *cls, int *lp)
 {
 	const struct dl_cluster *c = x->c;
 	const struct dl_opts *o = x->o;
@@ -775,6 +872,7 @@ search_bound_classes(const struct dl_costctx *x, const struct search_opts *so,
 	double bytes = o->param_bytes + o->grad_bytes + o->optimizer_bytes;
 	struct bctx b;
 
+	*lp = 0;
 	for (int i = 0; i < BOUND_NCLASS; i++)
 		cls[i] = 0;	/* until proven */
 	b.x = x;
@@ -826,9 +924,17 @@ search_bound_classes(const struct dl_costctx *x, const struct search_opts *so,
 		struct bshape sh = { 0, 0, NULL, 0, 0 };
 		struct bclass cl;
 
+		double *pipe = xcalloc((size_t)b.M + 1, sizeof(double));
+		double *tot = xcalloc((size_t)b.M + 1, sizeof(double));
+
+		for (long G = 0; G <= b.M; G++)
+			pipe[G] = tot[G] = HUGE_VAL;
 		bclass_init(&cl, &b, NULL);
-		cls[BOUND_ONE_SITE] = bound_groups(&b, &cl, &rs, &sh);
+		bound_groups(&b, &cl, &rs, &sh, pipe, tot);
+		cls[BOUND_ONE_SITE] = bound_raise(&b, pipe, tot, lp);
 		bclass_free(&cl);
+		free(pipe);
+		free(tot);
 	} else
 		bound_sites(&b, site_n, site_s, cls);
 	best = HUGE_VAL;

@@ -108,7 +108,7 @@ e = d['estimate']
 assert e['iteration_s'] > 0 and 0 < e['efficiency'] <= 1
 assert e['lower_bound_s'] <= e['iteration_s']
 sv = d['solver']
-assert sv['bound_method'] in ('combinatorial', 'T_lb'), sv
+assert sv['bound_method'] in ('combinatorial', 'lp', 'T_lb'), sv
 assert e['lower_bound_s'] <= e['bound_s'] <= e['iteration_s']
 assert sv['bound_s'] == e['bound_s']
 assert abs(sv['gap'] - (1 - e['bound_s'] / e['iteration_s'])) < 1e-12

@@ -1,0 +1,321 @@
+/*
+ * search_bound_lp.c - a linear relaxation that raises search_bound() for
+ * plans of G >= 2 groups on one site, where the sync rings of slow
+ * links, not the compute, keep nodes out of the best plans.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The proof.  Take a plan of G >= 2 groups with M micro-batches in all,
+ * pipeline time P = max_g T_g and sync time s = T_sync, so T = P + s.
+ * Sort the nodes into classes of equal GPUs, speed, NVLink, widest
+ * out-link and memory; N_c is the GPUs of class c.  For class c and
+ * layer l write a_cl for the number of groups whose stage holding l lies
+ * on a node of c, and b_cl for the sum of m_g over those groups.  Then:
+ *
+ * (1) sum_c a_cl = G and sum_c b_cl = M for every l (every group holds
+ *     every layer once and sends its m_g micro-batches through it).
+ * (2) A stage on unit u of k GPUs holding layers L_u takes
+ *     t_u = sum over L_u of t_k(l) (compute and TP all-reduce are linear
+ *     in the layers), and m_g t_u <= T_g <= P.  So the GPU time of
+ *     class c, sum over its units of k_u m_g t_u, is at most N_c P and
+ *     at least sum_l g_cl b_cl with g_cl = min_k k t_k(l): the compute
+ *     row.  And m_g <= P / t_min(c, l), t_min the least t_k(l) on c:
+ *     b_cl <= a_cl P / t_min(c, l).
+ * (3) A unit syncs the P_q of every segment it holds in a ring of G
+ *     members, R_q = 2 (G - 1) max hop tau(P_q grad / G).  The hop from
+ *     its own member goes to the same node, 8 S / NVLink, or leaves it,
+ *     at least 8 S / the widest out-link of the node (its first edge, at
+ *     full bandwidth, latency left out); a node of fewer than G GPUs
+ *     cannot hold a whole ring, so only the second.  Hence s >= kappa_c
+ *     P_u for every unit u of c, and as c has at most N_c units,
+ *     N_c s >= kappa_c sum_l p_l a_cl.
+ * (4) Every GPU holds its share of its unit's parameters (the shares of
+ *     a unit add up to 1): bytes sum_l p_l a_cl <= N_c capacity_c.
+ *
+ * So s >= sigma(P), the least s of this linear program, and sigma only
+ * falls as P grows.  For P in [P_i, P_i+1] of a grid that starts at a
+ * lower bound P_0 of the pipeline time (search_bound()'s, for G groups)
+ * and ends at P_K, T >= P_i + sigma(P_i+1); for P >= P_K, T >= P_K.  The
+ * least of these is the bound.  GLPK solves the program in floating
+ * point: the right-hand side P is raised and sigma lowered by a part in
+ * 10^6 so that its rounding cannot lift the bound above the truth.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lp.h"
+#include "search.h"
+
+/* Node classes times layers this relaxation takes on (columns / 2). */
+#define BOUND_LP_CELLS 1024
+/* Halvings of the range of pipeline times, for each G. */
+#define BOUND_LP_SPLITS 6
+/* The rounding margin of the proof. */
+#define BOUND_LP_EPS 1e-6
+
+struct bound_lp {
+	const struct dl_costctx *x;
+	size_t nc;		/* node classes */
+	int L;
+	long *gpus;		/* N_c */
+	int *node_gpus;		/* GPUs of one node of the class */
+	double *bw_in, *bw_out;	/* NVLink, widest out-link: Gbps */
+	double *cap;		/* N_c times the usable bytes per GPU */
+	double *g, *tmin;	/* nc x L */
+};
+
+/* The widest out-link of node n, Gbps (0: none). */
+static double
+widest_out(const struct dl_cluster *c, size_t n)
+{
+	double bw = 0;
+
+	for (size_t v = 0; v < c->nverts; v++) {
+		if (c->verts[v].node != (int)n)
+			continue;
+		for (size_t i = c->out_off[v]; i < c->out_off[v + 1]; i++)
+			bw = fmax(bw, c->edges[c->out_edge[i]].gbps);
+	}
+	return bw;
+}
+
+/* Whether nodes r and n fall in one class (out: their widest out-links). */
+static int
+same_class(const struct dl_costctx *x, const double *out, size_t r, size_t n)
+{
+	const struct dl_node *a = &x->c->nodes[r], *b = &x->c->nodes[n];
+
+	return a->gpus == b->gpus && x->speed[r] == x->speed[n] &&
+	    a->intra_gbps == b->intra_gbps && a->mem_gb == b->mem_gb &&
+	    out[r] == out[n];
+}
+
+struct bound_lp *
+bound_lp_new(const struct dl_costctx *x)
+{
+	const struct dl_cluster *c = x->c;
+	int L = (int)x->m->nlayers;
+	struct bound_lp *B;
+	size_t *cls;
+	double *out;
+
+	if (c->nsites > 1 || L < 1 || c->nnodes == 0)
+		return NULL;
+	B = xcalloc(1, sizeof(*B));
+	B->x = x;
+	B->L = L;
+	cls = xcalloc(c->nnodes, sizeof(size_t));
+	out = xcalloc(c->nnodes, sizeof(double));
+	for (size_t n = 0; n < c->nnodes; n++)
+		out[n] = widest_out(c, n);
+	/* Classes, each named by its first node. */
+	for (size_t n = 0; n < c->nnodes; n++) {
+		size_t k;
+
+		for (k = 0; k < B->nc; k++)
+			if (same_class(x, out, cls[k], n))
+				break;
+		if (k == B->nc)
+			cls[B->nc++] = n;
+	}
+	if (B->nc * (size_t)L > BOUND_LP_CELLS) {
+		free(cls);
+		free(out);
+		free(B);
+		return NULL;
+	}
+	B->gpus = xcalloc(B->nc, sizeof(long));
+	B->node_gpus = xcalloc(B->nc, sizeof(int));
+	B->bw_in = xcalloc(B->nc, sizeof(double));
+	B->bw_out = xcalloc(B->nc, sizeof(double));
+	B->cap = xcalloc(B->nc, sizeof(double));
+	B->g = xcalloc(B->nc * (size_t)L, sizeof(double));
+	B->tmin = xcalloc(B->nc * (size_t)L, sizeof(double));
+	for (size_t k = 0; k < B->nc; k++) {
+		size_t r = cls[k];
+
+		B->node_gpus[k] = c->nodes[r].gpus;
+		B->bw_in[k] = c->nodes[r].intra_gbps;
+		B->bw_out[k] = out[r];
+		for (int l = 0; l < L; l++) {
+			double g = HUGE_VAL, tm = HUGE_VAL;
+
+			for (int tp = 1; tp <= x->o->max_tp &&
+			    tp <= c->nodes[r].gpus; tp *= 2) {
+				double t = cost_stage_compute(x, (int)r, tp, l,
+				    l);
+
+				g = fmin(g, tp * t);
+				tm = fmin(tm, t);
+			}
+			B->g[k * (size_t)L + (size_t)l] = g;
+			B->tmin[k * (size_t)L + (size_t)l] = tm;
+		}
+	}
+	for (size_t n = 0; n < c->nnodes; n++)
+		for (size_t k = 0; k < B->nc; k++)
+			if (same_class(x, out, cls[k], n)) {
+				B->gpus[k] += c->nodes[n].gpus;
+				B->cap[k] += c->nodes[n].gpus *
+				    cost_gpu_capacity(x, (int)n);
+				break;
+			}
+	free(cls);
+	free(out);
+	return B;
+}
+
+void
+bound_lp_free(struct bound_lp *B)
+{
+	if (B == NULL)
+		return;
+	free(B->gpus);
+	free(B->node_gpus);
+	free(B->bw_in);
+	free(B->bw_out);
+	free(B->cap);
+	free(B->g);
+	free(B->tmin);
+	free(B);
+}
+
+/*
+ * The least P + s of the program above over P in [lo, hi], the rate
+ * rows taken at hi (a P <= a hi for every P of the interval, so the
+ * program holds every plan of that range); HUGE_VAL when none fits, 0
+ * when not known.
+ */
+static double
+interval(const struct bound_lp *B, long G, long M, double lo, double hi)
+{
+	const struct dl_costctx *x = B->x;
+	const struct dl_opts *o = x->o;
+	size_t nc = B->nc, L = (size_t)B->L;
+	double bytes = o->param_bytes + o->grad_bytes + o->optimizer_bytes;
+	struct dl_lp *lp = lp_new("bound", 1);
+	/* No time limit: the bound must not depend on the clock. */
+	struct lp_params prm = { 0, 0 };
+	struct lp_result res;
+	struct dl_err e;
+	int *a = xcalloc(nc * L, sizeof(int)), *b = xcalloc(nc * L,
+	    sizeof(int)), *cols = xcalloc(2 * nc * L + 2, sizeof(int)), s, p;
+	double *vals = xcalloc(2 * nc * L + 2, sizeof(double)), out;
+
+	hi *= 1 + BOUND_LP_EPS;
+	for (size_t i = 0; i < nc * L; i++) {
+		a[i] = lp_add_col(lp, "a", LP_CONT, 0, (double)G, 0);
+		b[i] = lp_add_col(lp, "b", LP_CONT, 0, (double)M, 0);
+	}
+	s = lp_add_col(lp, "s", LP_CONT, 0, HUGE_VAL, 1);
+	p = lp_add_col(lp, "p", LP_CONT, lo, hi, 1);
+	for (size_t l = 0; l < L; l++) {
+		for (size_t k = 0; k < nc; k++) {
+			cols[k] = a[k * L + l];
+			vals[k] = 1;
+		}
+		lp_add_row(lp, "groups", LP_EQ, (double)G, (int)nc, cols, vals);
+		for (size_t k = 0; k < nc; k++)
+			cols[k] = b[k * L + l];
+		lp_add_row(lp, "batch", LP_EQ, (double)M, (int)nc, cols, vals);
+	}
+	for (size_t k = 0; k < nc; k++) {
+		/* 2 (G - 1) / G * 8 bytes / bandwidth, per parameter. */
+		double bw = (long)B->node_gpus[k] >= G ? fmax(B->bw_in[k],
+		    B->bw_out[k]) : B->bw_out[k];
+		double kappa = bw > 0 ? 2.0 * (double)(G - 1) / (double)G *
+		    8 * o->grad_bytes / (bw * 1e9) : 0;
+		int n = 0;
+
+		for (size_t l = 0; l < L; l++) {
+			cols[n] = b[k * L + l];
+			vals[n++] = B->g[k * L + l];
+		}
+		cols[n] = p;
+		vals[n++] = -(double)B->gpus[k];
+		lp_add_row(lp, "compute", LP_LE, 0, n, cols, vals);
+		for (size_t l = 0; l < L; l++) {
+			double tm = B->tmin[k * L + l];
+
+			if (!(tm > 0))
+				continue;
+			cols[0] = b[k * L + l];
+			vals[0] = 1;
+			cols[1] = a[k * L + l];
+			vals[1] = -hi / tm;
+			lp_add_row(lp, "rate", LP_LE, 0, 2, cols, vals);
+		}
+		n = 0;
+		for (size_t l = 0; l < L; l++) {
+			cols[n] = a[k * L + l];
+			vals[n++] = kappa * cost_range_params(x, (int)l,
+			    (int)l);
+		}
+		cols[n] = s;
+		vals[n++] = -(double)B->gpus[k];
+		lp_add_row(lp, "sync", LP_LE, 0, n, cols, vals);
+		n = 0;
+		for (size_t l = 0; l < L; l++) {
+			cols[n] = a[k * L + l];
+			vals[n++] = bytes * cost_range_params(x, (int)l,
+			    (int)l);
+		}
+		lp_add_row(lp, "memory", LP_LE, B->cap[k], n, cols, vals);
+	}
+	out = 0;
+	if (lp_solve(lp, &prm, &res, &e) == DL_OK) {
+		if (res.status == LP_OPTIMAL)
+			out = fmax(0, res.obj * (1 - BOUND_LP_EPS));
+		else if (res.status == LP_INFEASIBLE)
+			out = HUGE_VAL;
+		lp_result_free(&res);
+	}
+	lp_free(lp);
+	free(a);
+	free(b);
+	free(cols);
+	free(vals);
+	return out;
+}
+
+/*
+ * The intervals of pipeline time, best first: the one of least value is
+ * halved (geometrically) until its value reaches the target, it is too
+ * narrow, or BOUND_LP_SPLITS halvings are spent.  The bound is the least
+ * value over the intervals, and p1 for plans slower than that.
+ */
+double
+bound_lp_time(const struct bound_lp *B, long G, long M, double p0,
+    double p1, double target)
+{
+	double lo[2 * BOUND_LP_SPLITS + 1], hi[2 * BOUND_LP_SPLITS + 1];
+	double v[2 * BOUND_LP_SPLITS + 1], best;
+	int n = 1;
+
+	if (B == NULL || G < 2 || !(p0 > 0) || !(p1 > p0))
+		return 0;
+	lo[0] = p0;
+	hi[0] = p1;
+	v[0] = interval(B, G, M, p0, p1);
+	for (int split = 0; split < BOUND_LP_SPLITS; split++) {
+		int i = 0;
+		double mid;
+
+		for (int j = 1; j < n; j++)
+			if (v[j] < v[i])
+				i = j;
+		if (v[i] >= target || hi[i] < lo[i] * 1.01)
+			break;
+		mid = sqrt(lo[i] * hi[i]);
+		lo[n] = mid;
+		hi[n] = hi[i];
+		v[n++] = interval(B, G, M, mid, hi[i]);
+		hi[i] = mid;
+		v[i] = interval(B, G, M, lo[i], mid);
+	}
+	best = p1;
+	for (int j = 0; j < n; j++)
+		best = fmin(best, v[j]);
+	return best;
+}
