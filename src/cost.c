@@ -148,7 +148,7 @@ cost_init(struct dl_costctx *x, const struct dl_cluster *c,
 		t[l] = m->layers[l].tp_mb * 1e6;
 	prefix(t, n, &x->cum_tp, &x->lo_tp);
 	free(t);
-	if (n <= COST_RANGE_TABLE) {
+	if (n > 0 && n <= COST_RANGE_TABLE) {
 		x->rt_flops = range_table(x->cum_flops, x->lo_flops, n);
 		x->rt_params = range_table(x->cum_params, x->lo_params, n);
 		x->rt_mem = range_table(x->cum_mem, x->lo_mem, n);
