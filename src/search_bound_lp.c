@@ -25,20 +25,22 @@
  *     members, R_q = 2 (G - 1) max hop tau(P_q grad / G).  The hop from
  *     its own member goes to the same node, 8 S / NVLink, or leaves it,
  *     at least 8 S / the widest out-link of the node (its first edge, at
- *     full bandwidth, latency left out); a node of fewer than G GPUs
- *     cannot hold a whole ring, so only the second.  Hence s >= kappa_c
- *     P_u for every unit u of c, and as c has at most N_c units,
- *     N_c s >= kappa_c sum_l p_l a_cl.
+ *     full bandwidth, latency left out).  A node of fewer than G GPUs
+ *     cannot hold a whole ring, so some member on it makes a hop out of
+ *     it, and the slowest hop is at least the second.  Hence
+ *     s >= kappa_c P_u for every unit u of c, and as c has at most N_c
+ *     units, N_c s >= kappa_c sum_l p_l a_cl.
  * (4) Every GPU holds its share of its unit's parameters (the shares of
  *     a unit add up to 1): bytes sum_l p_l a_cl <= N_c capacity_c.
  *
- * So s >= sigma(P), the least s of this linear program, and sigma only
- * falls as P grows.  For P in [P_i, P_i+1] of a grid that starts at a
- * lower bound P_0 of the pipeline time (search_bound()'s, for G groups)
- * and ends at P_K, T >= P_i + sigma(P_i+1); for P >= P_K, T >= P_K.  The
- * least of these is the bound.  GLPK solves the program in floating
- * point: the right-hand side P is raised and sigma lowered by a part in
- * 10^6 so that its rounding cannot lift the bound above the truth.
+ * So every plan whose pipeline time lies in [lo, hi] is a solution of
+ * this linear program with P a column in [lo, hi] and the rate rows of
+ * (2) taken at hi (a_cl P <= a_cl hi), and T >= the least P + s.  The
+ * intervals cover [P_0, P_1], P_0 a lower bound of the pipeline time
+ * (search_bound()'s, for G groups); beyond, T >= P_1.  The least of
+ * these is the bound.  GLPK solves the program in floating point: hi is
+ * raised and the least P + s lowered by a part in 10^6 so that its
+ * rounding cannot lift the bound above the truth.
  */
 #include <math.h>
 #include <stdlib.h>
