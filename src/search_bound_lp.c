@@ -33,6 +33,10 @@
  * (4) Every GPU holds its share of its unit's parameters (the shares of
  *     a unit add up to 1): bytes sum_l p_l a_cl <= N_c capacity_c.
  *
+ * Layers of equal FLOPs, TP traffic and parameters (a model's blocks)
+ * share one column pair: their sums of a_cl and b_cl meet the same rows
+ * with G and M times their number, and the program is that much smaller.
+ *
  * So every plan whose pipeline time lies in [lo, hi] is a solution of
  * this linear program with P a column in [lo, hi] and the rate rows of
  * (2) taken at hi (a_cl P <= a_cl hi), and T >= the least P + s.  The
@@ -59,7 +63,9 @@
 struct bound_lp {
 	const struct dl_costctx *x;
 	size_t nc;		/* node classes */
-	int L;
+	int L;			/* layer classes */
+	long *cnt;		/* L: layers in each */
+	double *par;		/* L: parameters of one of them */
 	long *gpus;		/* N_c */
 	int *node_gpus;		/* GPUs of one node of the class */
 	double *bw_in, *bw_out;	/* NVLink, widest out-link: Gbps */
@@ -93,6 +99,15 @@ same_class(const struct dl_costctx *x, const double *out, size_t r, size_t n)
 	    out[r] == out[n];
 }
 
+/* Whether layers a and b cost the same in every row of the program. */
+static int
+same_layer(const struct dl_costctx *x, int a, int b)
+{
+	return cost_range_flops(x, a, a) == cost_range_flops(x, b, b) &&
+	    cost_range_tp(x, a, a) == cost_range_tp(x, b, b) &&
+	    cost_range_params(x, a, a) == cost_range_params(x, b, b);
+}
+
 struct bound_lp *
 bound_lp_new(const struct dl_costctx *x)
 {
@@ -101,12 +116,29 @@ bound_lp_new(const struct dl_costctx *x)
 	struct bound_lp *B;
 	size_t *cls;
 	double *out;
+	int *rep;
 
 	if (c->nsites > 1 || L < 1 || c->nnodes == 0)
 		return NULL;
 	B = xcalloc(1, sizeof(*B));
 	B->x = x;
-	B->L = L;
+	rep = xcalloc((size_t)L, sizeof(int));
+	B->cnt = xcalloc((size_t)L, sizeof(long));
+	B->par = xcalloc((size_t)L, sizeof(double));
+	/* Layer classes, each named by its first layer. */
+	for (int l = 0; l < L; l++) {
+		int i;
+
+		for (i = 0; i < B->L; i++)
+			if (same_layer(x, rep[i], l))
+				break;
+		if (i == B->L) {
+			rep[B->L] = l;
+			B->par[B->L++] = cost_range_params(x, l, l);
+		}
+		B->cnt[i]++;
+	}
+	L = B->L;
 	cls = xcalloc(c->nnodes, sizeof(size_t));
 	out = xcalloc(c->nnodes, sizeof(double));
 	for (size_t n = 0; n < c->nnodes; n++)
@@ -124,7 +156,8 @@ bound_lp_new(const struct dl_costctx *x)
 	if (B->nc * (size_t)L > BOUND_LP_CELLS) {
 		free(cls);
 		free(out);
-		free(B);
+		free(rep);
+		bound_lp_free(B);
 		return NULL;
 	}
 	B->gpus = xcalloc(B->nc, sizeof(long));
@@ -145,8 +178,8 @@ bound_lp_new(const struct dl_costctx *x)
 
 			for (int tp = 1; tp <= x->o->max_tp &&
 			    tp <= c->nodes[r].gpus; tp *= 2) {
-				double t = cost_stage_compute(x, (int)r, tp, l,
-				    l);
+				double t = cost_stage_compute(x, (int)r, tp,
+				    rep[l], rep[l]);
 
 				g = fmin(g, tp * t);
 				tm = fmin(tm, t);
@@ -165,6 +198,7 @@ bound_lp_new(const struct dl_costctx *x)
 			}
 	free(cls);
 	free(out);
+	free(rep);
 	return B;
 }
 
@@ -173,6 +207,8 @@ bound_lp_free(struct bound_lp *B)
 {
 	if (B == NULL)
 		return;
+	free(B->cnt);
+	free(B->par);
 	free(B->gpus);
 	free(B->node_gpus);
 	free(B->bw_in);
@@ -207,8 +243,10 @@ interval(const struct bound_lp *B, long G, long M, double lo, double hi)
 
 	hi *= 1 + BOUND_LP_EPS;
 	for (size_t i = 0; i < nc * L; i++) {
-		a[i] = lp_add_col(lp, "a", LP_CONT, 0, (double)G, 0);
-		b[i] = lp_add_col(lp, "b", LP_CONT, 0, (double)M, 0);
+		long n = B->cnt[i % L];
+
+		a[i] = lp_add_col(lp, "a", LP_CONT, 0, (double)(G * n), 0);
+		b[i] = lp_add_col(lp, "b", LP_CONT, 0, (double)(M * n), 0);
 	}
 	s = lp_add_col(lp, "s", LP_CONT, 0, HUGE_VAL, 1);
 	p = lp_add_col(lp, "p", LP_CONT, lo, hi, 1);
@@ -217,10 +255,12 @@ interval(const struct bound_lp *B, long G, long M, double lo, double hi)
 			cols[k] = a[k * L + l];
 			vals[k] = 1;
 		}
-		lp_add_row(lp, "groups", LP_EQ, (double)G, (int)nc, cols, vals);
+		lp_add_row(lp, "groups", LP_EQ, (double)(G * B->cnt[l]),
+		    (int)nc, cols, vals);
 		for (size_t k = 0; k < nc; k++)
 			cols[k] = b[k * L + l];
-		lp_add_row(lp, "batch", LP_EQ, (double)M, (int)nc, cols, vals);
+		lp_add_row(lp, "batch", LP_EQ, (double)(M * B->cnt[l]),
+		    (int)nc, cols, vals);
 	}
 	for (size_t k = 0; k < nc; k++) {
 		/* 2 (G - 1) / G * 8 bytes / bandwidth, per parameter. */
@@ -251,8 +291,7 @@ interval(const struct bound_lp *B, long G, long M, double lo, double hi)
 		n = 0;
 		for (size_t l = 0; l < L; l++) {
 			cols[n] = a[k * L + l];
-			vals[n++] = kappa * cost_range_params(x, (int)l,
-			    (int)l);
+			vals[n++] = kappa * B->par[l];
 		}
 		cols[n] = s;
 		vals[n++] = -(double)B->gpus[k];
@@ -260,8 +299,7 @@ interval(const struct bound_lp *B, long G, long M, double lo, double hi)
 		n = 0;
 		for (size_t l = 0; l < L; l++) {
 			cols[n] = a[k * L + l];
-			vals[n++] = bytes * cost_range_params(x, (int)l,
-			    (int)l);
+			vals[n++] = bytes * B->par[l];
 		}
 		lp_add_row(lp, "memory", LP_LE, B->cap[k], n, cols, vals);
 	}

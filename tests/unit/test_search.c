@@ -478,6 +478,7 @@ static void
 make_instance_nic(struct fixture *f, int seed, int *L, long *M, long *mu)
 {
 	struct strbuf sb = STRBUF_INIT;
+	char first[128] = "";
 	int nodes;
 
 	fx_seed(f, (uint64_t)seed + 5000);
@@ -497,11 +498,25 @@ make_instance_nic(struct fixture *f, int seed, int *L, long *M, long *mu)
 	fx_rm(f, "links.csv");
 	sb_reset(&sb);
 	sb_adds(&sb, "layer,fwd_gflop,params_m,act_mb,mem_mb,tp_mb\n");
-	for (int l = 0; l < *L; l++)
-		sb_addf(&sb, "l%d,%.3f,%.3f,%.3f,%.3f,%.3f\n", l,
-		    0.5 + 20 * fx_rand(f), l == *L - 1 && seed % 2 ? 0.01 :
-		    20 + 200 * fx_rand(f), 0.1 + 5 * fx_rand(f),
-		    1 + 20 * fx_rand(f), 2 * fx_rand(f));
+	for (int l = 0; l < *L; l++) {
+		double v[5] = { 0.5 + 20 * fx_rand(f), 20 + 200 * fx_rand(f),
+		    0.1 + 5 * fx_rand(f), 1 + 20 * fx_rand(f),
+		    2 * fx_rand(f) };
+
+		/* Some models repeat one block, as transformers do. */
+		if (seed % 4 == 3 && l > 0 && l < *L - 1)
+			sb_addf(&sb, "l%d,%s", l, strchr(first, ',') + 1);
+		else {
+			char row[128];
+
+			snprintf(row, sizeof(row), "l%d,%.3f,%.3f,%.3f,%.3f,"
+			    "%.3f\n", l, v[0], l == *L - 1 && seed % 2 ? 0.01 :
+			    v[1], v[2], v[3], v[4]);
+			sb_adds(&sb, row);
+			if (l == 0)
+				snprintf(first, sizeof(first), "%s", row);
+		}
+	}
 	fx_file(f, "model.csv", sb.buf);
 	sb_free(&sb);
 }
@@ -646,7 +661,7 @@ main(void)
 	{
 		int nn, tight, overn = bound_lp_nics(&f, &nn, &tight);
 
-		/* 10 of 65 within 10% when written. */
+		/* 11 of 62 within 10% when written. */
 		ok(overn == 0 && nn >= 40 && tight >= 8, "the linear "
 		    "relaxation of the sync never exceeds the best plan of its "
 		    "G on %d (instance, G) with slow links (%d over, %d "
