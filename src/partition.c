@@ -131,6 +131,7 @@ row_t(const struct dl_costctx *x, const struct part_group *g, double *row,
 	return row[a];
 }
 
+/* row_t() outside a scan. */
 static double
 stage_t(const struct dl_costctx *x, const struct part_group *g,
     const struct tab *T, int j, int a, int b)
@@ -141,7 +142,7 @@ stage_t(const struct dl_costctx *x, const struct part_group *g,
 /*
  * The first layer a (>= j) with which stage j ending at b fits in memory,
  * b + 1 when even [b, b] does not: found by bisection with the same
- * comparison stage() made, once per (j, b).
+ * comparison scan_stage() makes without it, once per (j, b).
  */
 static int
 first_fit(const struct dl_costctx *x, const struct part_group *g,
@@ -166,24 +167,10 @@ first_fit(const struct dl_costctx *x, const struct part_group *g,
 	return lo;
 }
 
-/* Stage j holding layers [a, b]: time t, transfer c, memory fit. */
-static int
-stage(const struct dl_costctx *x, const struct part_group *g,
-    const struct tab *T, int j, int a, int b, double *t, double *c)
-{
-	if (T->amin != NULL ? a < first_fit(x, g, T, j, b) :
-	    cost_stage_memory(x, a, b, T->phi[j], j + 1, g->S, g->m) >
-	    T->cap[j])
-		return 0;
-	*t = stage_t(x, g, T, j, a, b);
-	*c = j < g->S - 1 ? T->comm[j][b] : 0;
-	return isfinite(*c);	/* no route: not a usable boundary */
-}
-
 /*
  * What a scan over the first layer a of stage j ending at b needs that
- * does not depend on a: the transfer *c, *lo for scan_fits() and *row
- * for row_t().  Returns 0 when c has no route (not a usable boundary).
+ * does not depend on a: the transfer *c, and *lo and *row for
+ * scan_stage().  Returns 0 when c has no route (not a usable boundary).
  */
 static int
 scan_start(const struct dl_costctx *x, const struct part_group *g,
@@ -198,18 +185,31 @@ scan_start(const struct dl_costctx *x, const struct part_group *g,
 }
 
 /*
- * Whether stage j holding [a, b] fits in memory, inside a scan over a
- * for one b: lo is first_fit() of (j, b) when T->amin is kept, else
- * the memory is priced.
+ * Stage j holding [a, b] inside a scan set up by scan_start() for that b:
+ * 0 when it does not fit in memory, else 1 with its time in *t.
  */
 static int
-scan_fits(const struct dl_costctx *x, const struct part_group *g,
-    const struct tab *T, int j, int lo, int a, int b)
+scan_stage(const struct dl_costctx *x, const struct part_group *g,
+    const struct tab *T, int j, int lo, double *row, int a, int b,
+    double *t)
 {
-	if (T->amin != NULL)
-		return a >= lo;
-	return !(cost_stage_memory(x, a, b, T->phi[j], j + 1, g->S, g->m) >
-	    T->cap[j]);
+	if (T->amin != NULL ? a < lo : cost_stage_memory(x, a, b, T->phi[j],
+	    j + 1, g->S, g->m) > T->cap[j])
+		return 0;
+	*t = row_t(x, g, row, j, a, b);
+	return 1;
+}
+
+/* Stage j holding layers [a, b]: time t, transfer c, memory fit. */
+static int
+stage(const struct dl_costctx *x, const struct part_group *g,
+    const struct tab *T, int j, int a, int b, double *t, double *c)
+{
+	double *row;
+	int lo;
+
+	return scan_start(x, g, T, j, b, c, &lo, &row) &&
+	    scan_stage(x, g, T, j, lo, row, a, b, t);
 }
 
 /*
@@ -250,9 +250,8 @@ sum_dp(const struct dl_costctx *x, const struct part_group *g,
 				    f[(j - 1) * L + a - 1];
 				double v;
 
-				if (!scan_fits(x, g, T, j, lo, a, b))
+				if (!scan_stage(x, g, T, j, lo, row, a, b, &t))
 					break;
-				t = row_t(x, g, row, j, a, b);
 				if (t > B)
 					break;
 				if (prev == HUGE_VAL || c > B)
@@ -428,9 +427,8 @@ minmax_dp(const struct dl_costctx *x, const struct part_group *g,
 				double prev = j == 0 ? (a == 0 ? 0 : HUGE_VAL) :
 				    f[(j - 1) * L + a - 1];
 
-				if (!scan_fits(x, g, T, j, lo, a, b))
+				if (!scan_stage(x, g, T, j, lo, row, a, b, &t))
 					break;
-				t = row_t(x, g, row, j, a, b);
 				if (t >= best)
 					break;
 				if (prev == HUGE_VAL)
