@@ -66,36 +66,43 @@ range_table(const double *hi, const double *lo, size_t n)
 	return t;
 }
 
+/* range() of [first, last], from the table t when kept (inline: the
+ * partition DPs call it in their inner loops). */
+static inline double
+range_of(const struct dl_costctx *x, const double *t, const double *hi,
+    const double *lo, int first, int last)
+{
+	if (t != NULL && first <= last)
+		return t[(size_t)first * x->m->nlayers + (size_t)last];
+	return range(hi, lo, first, last);
+}
+
 double
 cost_range_flops(const struct dl_costctx *x, int first, int last)
 {
-	if (x->rt_flops != NULL && first <= last)
-		return x->rt_flops[(size_t)first * x->m->nlayers + (size_t)last];
-	return range(x->cum_flops, x->lo_flops, first, last);
+	return range_of(x, x->rt_flops, x->cum_flops, x->lo_flops, first,
+	    last);
 }
 
 double
 cost_range_params(const struct dl_costctx *x, int first, int last)
 {
-	if (x->rt_params != NULL && first <= last)
-		return x->rt_params[(size_t)first * x->m->nlayers + (size_t)last];
-	return range(x->cum_params, x->lo_params, first, last);
+	return range_of(x, x->rt_params, x->cum_params, x->lo_params, first,
+	    last);
 }
 
 double
 cost_range_mem(const struct dl_costctx *x, int first, int last)
 {
-	if (x->rt_mem != NULL && first <= last)
-		return x->rt_mem[(size_t)first * x->m->nlayers + (size_t)last];
-	return range(x->cum_mem, x->lo_mem, first, last);
+	return range_of(x, x->rt_mem, x->cum_mem, x->lo_mem, first,
+	    last);
 }
 
 double
 cost_range_tp(const struct dl_costctx *x, int first, int last)
 {
-	if (x->rt_tp != NULL && first <= last)
-		return x->rt_tp[(size_t)first * x->m->nlayers + (size_t)last];
-	return range(x->cum_tp, x->lo_tp, first, last);
+	return range_of(x, x->rt_tp, x->cum_tp, x->lo_tp, first,
+	    last);
 }
 
 int
