@@ -133,6 +133,11 @@ double search_bound_method(const struct dl_costctx *x,
  * one site; beside groups inside several.  On one site only the first
  * is set; the others are HUGE_VAL.  Returns search_bound(), their least.
  */
+enum { BOUND_ONE_SITE, BOUND_IN_SITES, BOUND_SPAN, BOUND_MIXED_ONE,
+	BOUND_MIXED_MANY, BOUND_NCLASS };
+double search_bound_classes(const struct dl_costctx *x,
+    const struct search_opts *so, double cls[BOUND_NCLASS]);
+
 /*
  * The linear relaxation that raises the bound of a one-site cluster for
  * G >= 2 groups (search_bound_lp.c, where the proof is).  bound_lp_new()
@@ -146,11 +151,6 @@ struct bound_lp *bound_lp_new(const struct dl_costctx *x);
 double bound_lp_time(const struct bound_lp *B, long G, long M, double p0,
     double p1, double target);
 void bound_lp_free(struct bound_lp *B);
-
-enum { BOUND_ONE_SITE, BOUND_IN_SITES, BOUND_SPAN, BOUND_MIXED_ONE,
-	BOUND_MIXED_MANY, BOUND_NCLASS };
-double search_bound_classes(const struct dl_costctx *x,
-    const struct search_opts *so, double cls[BOUND_NCLASS]);
 
 /*
  * Write the programs behind plan p to so->dump_dir in CPLEX LP format:

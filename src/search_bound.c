@@ -163,15 +163,16 @@ struct leancand {
 	int *ntp;
 };
 
-static _Thread_local const double *rho_key;
+static _Thread_local const double *sort_key;
 
+/* Indices (long) by sort_key[], then by index. */
 static int
-rho_cmp(const void *pa, const void *pb)
+key_cmp(const void *pa, const void *pb)
 {
-	int a = *(const int *)pa, b = *(const int *)pb;
+	long a = *(const long *)pa, b = *(const long *)pb;
 
-	if (rho_key[a] != rho_key[b])
-		return rho_key[a] < rho_key[b] ? -1 : 1;
+	if (sort_key[a] != sort_key[b])
+		return sort_key[a] < sort_key[b] ? -1 : 1;
 	return (a > b) - (a < b);
 }
 
@@ -179,7 +180,7 @@ static void
 leancand_init(struct leancand *lc, const struct dl_costctx *x)
 {
 	int L = (int)x->m->nlayers, n = 0;
-	int *idx = xcalloc((size_t)(L ? L : 1), sizeof(int));
+	long *idx = xcalloc((size_t)(L ? L : 1), sizeof(long));
 	double *rho = xcalloc((size_t)(L ? L : 1), sizeof(double));
 	double W = 0, left;
 
@@ -192,16 +193,16 @@ leancand_init(struct leancand *lc, const struct dl_costctx *x)
 			W += f;
 		}
 	}
-	rho_key = rho;
-	qsort(idx, (size_t)n, sizeof(int), rho_cmp);
+	sort_key = rho;
+	qsort(idx, (size_t)n, sizeof(long), key_cmp);
 	lc->n = 0;
 	left = W;
 	for (int i = 0; i < n && lc->n < NRHO && left >= W / 2; i++) {
 		if (i == 0 || rho[idx[i]] != rho[idx[i - 1]]) {
-			lc->layer[lc->n] = idx[i];
+			lc->layer[lc->n] = (int)idx[i];
 			lc->W[lc->n++] = left;
 		}
-		left -= cost_range_flops(x, idx[i], idx[i]);
+		left -= cost_range_flops(x, (int)idx[i], (int)idx[i]);
 	}
 	free(idx);
 	free(rho);
@@ -636,36 +637,22 @@ bound_groups(const struct bctx *b, const struct bclass *cl,
 /* The most G the relaxation raises (up to 13 programs each). */
 #define BOUND_LP_GROUPS 64
 
-static _Thread_local const double *tot_key;
-
-/* G by tot[G], then G. */
-static int
-tot_cmp(const void *pa, const void *pb)
-{
-	long a = *(const long *)pa, b = *(const long *)pb;
-
-	if (tot_key[a] != tot_key[b])
-		return tot_key[a] < tot_key[b] ? -1 : 1;
-	return (a > b) - (a < b);
-}
-
 /*
  * Raise the bound of one site with the linear relaxation of
  * search_bound_lp.c.  The bound is the least over G of tot[G]; each G
  * from 2 on may rise to what the relaxation proves, so they are taken
  * in the order of tot and only while tot is below the least so far.
- * *raised: whether the relaxation set the result.
+ * least: that least, as bound_groups() returned it; *raised: whether
+ * the relaxation set the result.
  */
 static double
 bound_raise(const struct bctx *b, const double *pipe, const double *tot,
-    int *raised)
+    double least, int *raised)
 {
 	struct bound_lp *B = bound_lp_new(b->x);
 	long *ord, n = 0;
-	double u, least = HUGE_VAL;
+	double u;
 
-	for (long G = 1; G <= b->M; G++)
-		least = fmin(least, tot[G]);
 	*raised = 0;
 	if (B == NULL)
 		return least;
@@ -673,8 +660,8 @@ bound_raise(const struct bctx *b, const double *pipe, const double *tot,
 	for (long G = 2; G <= b->M; G++)
 		if (tot[G] < HUGE_VAL)
 			ord[n++] = G;
-	tot_key = tot;
-	qsort(ord, (size_t)n, sizeof(long), tot_cmp);
+	sort_key = tot;
+	qsort(ord, (size_t)n, sizeof(long), key_cmp);
 	u = tot[1];
 	for (long i = 0; i < n; i++) {
 		long G = ord[i];
@@ -830,10 +817,9 @@ static double bound_all(const struct dl_costctx *,
 double
 search_bound(const struct dl_costctx *x, const struct search_opts *so)
 {
-	double cls[BOUND_NCLASS];
-	int lp;
+	const char *method;
 
-	return bound_all(x, so, cls, &lp);
+	return search_bound_method(x, so, &method);
 }
 
 double
@@ -930,8 +916,8 @@ bound_all(const struct dl_costctx *x, const struct search_opts *so,
 		for (long G = 0; G <= b.M; G++)
 			pipe[G] = tot[G] = HUGE_VAL;
 		bclass_init(&cl, &b, NULL);
-		bound_groups(&b, &cl, &rs, &sh, pipe, tot);
-		cls[BOUND_ONE_SITE] = bound_raise(&b, pipe, tot, lp);
+		cls[BOUND_ONE_SITE] = bound_raise(&b, pipe, tot,
+		    bound_groups(&b, &cl, &rs, &sh, pipe, tot), lp);
 		bclass_free(&cl);
 		free(pipe);
 		free(tot);

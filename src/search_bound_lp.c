@@ -73,19 +73,18 @@ struct bound_lp {
 	double *g, *tmin;	/* nc x L */
 };
 
-/* The widest out-link of node n, Gbps (0: none). */
-static double
-widest_out(const struct dl_cluster *c, size_t n)
+/* out[n]: the widest out-link of node n, Gbps (0: none). */
+static void
+widest_out(const struct dl_cluster *c, double *out)
 {
-	double bw = 0;
-
 	for (size_t v = 0; v < c->nverts; v++) {
-		if (c->verts[v].node != (int)n)
+		int n = c->verts[v].node;
+
+		if (n < 0)
 			continue;
 		for (size_t i = c->out_off[v]; i < c->out_off[v + 1]; i++)
-			bw = fmax(bw, c->edges[c->out_edge[i]].gbps);
+			out[n] = fmax(out[n], c->edges[c->out_edge[i]].gbps);
 	}
-	return bw;
 }
 
 /* Whether nodes r and n fall in one class (out: their widest out-links). */
@@ -114,7 +113,7 @@ bound_lp_new(const struct dl_costctx *x)
 	const struct dl_cluster *c = x->c;
 	int L = (int)x->m->nlayers;
 	struct bound_lp *B;
-	size_t *cls;
+	size_t *cls, *of;
 	double *out;
 	int *rep;
 
@@ -140,10 +139,10 @@ bound_lp_new(const struct dl_costctx *x)
 	}
 	L = B->L;
 	cls = xcalloc(c->nnodes, sizeof(size_t));
+	of = xcalloc(c->nnodes, sizeof(size_t));
 	out = xcalloc(c->nnodes, sizeof(double));
-	for (size_t n = 0; n < c->nnodes; n++)
-		out[n] = widest_out(c, n);
-	/* Classes, each named by its first node. */
+	widest_out(c, out);
+	/* Classes, each named by its first node; of[n]: node n's. */
 	for (size_t n = 0; n < c->nnodes; n++) {
 		size_t k;
 
@@ -152,9 +151,11 @@ bound_lp_new(const struct dl_costctx *x)
 				break;
 		if (k == B->nc)
 			cls[B->nc++] = n;
+		of[n] = k;
 	}
 	if (B->nc * (size_t)L > BOUND_LP_CELLS) {
 		free(cls);
+		free(of);
 		free(out);
 		free(rep);
 		bound_lp_free(B);
@@ -188,15 +189,12 @@ bound_lp_new(const struct dl_costctx *x)
 			B->tmin[k * (size_t)L + (size_t)l] = tm;
 		}
 	}
-	for (size_t n = 0; n < c->nnodes; n++)
-		for (size_t k = 0; k < B->nc; k++)
-			if (same_class(x, out, cls[k], n)) {
-				B->gpus[k] += c->nodes[n].gpus;
-				B->cap[k] += c->nodes[n].gpus *
-				    cost_gpu_capacity(x, (int)n);
-				break;
-			}
+	for (size_t n = 0; n < c->nnodes; n++) {
+		B->gpus[of[n]] += c->nodes[n].gpus;
+		B->cap[of[n]] += c->nodes[n].gpus * cost_gpu_capacity(x, (int)n);
+	}
 	free(cls);
+	free(of);
 	free(out);
 	free(rep);
 	return B;
