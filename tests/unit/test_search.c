@@ -478,7 +478,7 @@ static void
 make_instance_nic(struct fixture *f, int seed, int *L, long *M, long *mu)
 {
 	struct strbuf sb = STRBUF_INIT;
-	char first[128] = "";
+	double first[5];
 	int nodes;
 
 	fx_seed(f, (uint64_t)seed + 5000);
@@ -502,20 +502,15 @@ make_instance_nic(struct fixture *f, int seed, int *L, long *M, long *mu)
 		double v[5] = { 0.5 + 20 * fx_rand(f), 20 + 200 * fx_rand(f),
 		    0.1 + 5 * fx_rand(f), 1 + 20 * fx_rand(f),
 		    2 * fx_rand(f) };
+		const double *u = v;
 
+		if (l == 0)
+			memcpy(first, v, sizeof(first));
 		/* Some models repeat one block, as transformers do. */
 		if (seed % 4 == 3 && l > 0 && l < *L - 1)
-			sb_addf(&sb, "l%d,%s", l, strchr(first, ',') + 1);
-		else {
-			char row[128];
-
-			snprintf(row, sizeof(row), "l%d,%.3f,%.3f,%.3f,%.3f,"
-			    "%.3f\n", l, v[0], l == *L - 1 && seed % 2 ? 0.01 :
-			    v[1], v[2], v[3], v[4]);
-			sb_adds(&sb, row);
-			if (l == 0)
-				snprintf(first, sizeof(first), "%s", row);
-		}
+			u = first;
+		sb_addf(&sb, "l%d,%.3f,%.3f,%.3f,%.3f,%.3f\n", l, u[0],
+		    l == *L - 1 && seed % 2 ? 0.01 : u[1], u[2], u[3], u[4]);
 	}
 	fx_file(f, "model.csv", sb.buf);
 	sb_free(&sb);
