@@ -691,6 +691,19 @@ cluster_tflops(const struct dl_cluster *c)
 	return s;
 }
 
+void
+cluster_widest_out(const struct dl_cluster *c, double *out)
+{
+	for (size_t v = 0; v < c->nverts; v++) {
+		int n = c->verts[v].node;
+
+		if (n < 0)
+			continue;
+		for (size_t i = c->out_off[v]; i < c->out_off[v + 1]; i++)
+			out[n] = fmax(out[n], c->edges[c->out_edge[i]].gbps);
+	}
+}
+
 /* Nodes' neighbour lists (for twin_cmp): out-neighbours sorted, -1, in. */
 struct twin {
 	int *key;

@@ -96,6 +96,9 @@ long cluster_gpus(const struct dl_cluster *c);
 double cluster_tflops(const struct dl_cluster *c);
 /* Largest number of hops on a shortest path between two nodes. */
 int cluster_diameter(const struct dl_cluster *c);
+/* out[n] (room for every node, zeroed by the caller): the widest link
+ * out of node n, Gbit/s; 0 when it has none. */
+void cluster_widest_out(const struct dl_cluster *c, double *out);
 
 /* Schemas, for tests and for the formats man page (the history schemas
  * are series.h's). */

@@ -73,20 +73,6 @@ struct bound_lp {
 	double *g, *tmin;	/* nc x L */
 };
 
-/* out[n]: the widest out-link of node n, Gbps (0: none). */
-static void
-widest_out(const struct dl_cluster *c, double *out)
-{
-	for (size_t v = 0; v < c->nverts; v++) {
-		int n = c->verts[v].node;
-
-		if (n < 0)
-			continue;
-		for (size_t i = c->out_off[v]; i < c->out_off[v + 1]; i++)
-			out[n] = fmax(out[n], c->edges[c->out_edge[i]].gbps);
-	}
-}
-
 /* Whether nodes r and n fall in one class (out: their widest out-links). */
 static int
 same_class(const struct dl_costctx *x, const double *out, size_t r, size_t n)
@@ -141,7 +127,7 @@ bound_lp_new(const struct dl_costctx *x)
 	cls = xcalloc(c->nnodes, sizeof(size_t));
 	of = xcalloc(c->nnodes, sizeof(size_t));
 	out = xcalloc(c->nnodes, sizeof(double));
-	widest_out(c, out);
+	cluster_widest_out(c, out);
 	/* Classes, each named by its first node; of[n]: node n's. */
 	for (size_t n = 0; n < c->nnodes; n++) {
 		size_t k;
