@@ -110,17 +110,44 @@ cut_space(const struct dl_costctx *x, long gpus)
 	return most;
 }
 
+/*
+ * The last steps of the search from plan p: the two data-parallel
+ * baselines over its GPUs (plans of the same space, which the structured
+ * mode may miss), then the local moves of search_improve().
+ */
+static void
+polish(const struct dl_costctx *x, const struct search_opts *so,
+    struct dl_plan *p, struct search_stats *st)
+{
+	for (int kind = COST_EVEN; kind <= COST_PROPORTIONAL; kind++) {
+		struct dl_plan b;
+		struct dl_err be = { 0 };
+
+		if (cost_baseline(x, p, kind, &b, &be) == DL_OK &&
+		    b.est.iteration_s < p->est.iteration_s &&
+		    (so->strategy == STRAT_AUTO || so->strategy == STRAT_DP)) {
+			plan_free(p);
+			plan_copy(p, &b);
+			st->evaluated++;
+		}
+		plan_free(&b);
+	}
+	if (cluster_gpus(x->c) <= IMPROVE_MAX_GPUS)
+		search_improve(x, so, p, st);
+}
+
 int
 search_plan(const struct dl_costctx *x, const struct search_opts *so,
     struct dl_plan *best, struct search_stats *st, struct dl_err *e)
 {
 	struct dl_costctx xl;
+	struct dl_plan plain;
 	struct ctx C;
 	const char *bmethod = SEARCH_BOUND_METHOD;
 	double t0 = now();
 	long gpus = cluster_gpus(x->c);
 	int exact = so->exact < 0 ? gpus <= 6 && cut_space(x, gpus) <=
-	    EXACT_CUTS_MAX : so->exact, none;
+	    EXACT_CUTS_MAX : so->exact, none, have_plain = 0;
 
 	memset(st, 0, sizeof(*st));
 	plan_init(best);
@@ -145,7 +172,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 			return runtime_none(&C, e);
 		}
 	} else
-		search_structured(&C);
+		have_plain = search_structured(&C, &plain);
 	if (exact && !C.failed)
 		search_exhaustive(&C);
 	st->exact = exact && !C.failed;
@@ -154,6 +181,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 		explain_infeasible(&C);
 	search_ctx_free(&C);
 	if (none) {
+		/* No plan, so no stripe beat one: there is no plain. */
 		plan_free(&C.work);
 		if (C.have_best) {
 			/* Only the strategy or the limits kept it out. */
@@ -180,32 +208,28 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	}
 	plan_free(&C.work);
 	if (C.failed) {
+		if (have_plain)
+			plan_free(&plain);
 		*e = C.err;
 		return e->code ? e->code : DL_ESYS;
 	}
-	/*
-	 * The two data-parallel baselines over the chosen GPUs are plans of
-	 * the same space; the structured mode may miss one that fits.
-	 */
-	for (int kind = COST_EVEN; kind <= COST_PROPORTIONAL && !st->exact &&
-	    so->runtime == RUNTIME_DLPLAN; kind++) {
-		struct dl_plan b;
-		struct dl_err be = { 0 };
-
-		if (cost_baseline(x, best, kind, &b, &be) == DL_OK &&
-		    b.est.iteration_s < best->est.iteration_s &&
-		    (C.so->strategy == STRAT_AUTO || C.so->strategy ==
-		    STRAT_DP)) {
-			plan_free(best);
-			plan_copy(best, &b);
-			st->evaluated++;
+	if (!st->exact && so->runtime == RUNTIME_DLPLAN) {
+		polish(x, so, best, st);
+		/*
+		 * A stripe won the structured mode: the local moves may lead
+		 * the best of the other shapes further, so both go on, and the
+		 * stripe's line is kept only when it ends strictly faster.
+		 */
+		if (have_plain) {
+			polish(x, so, &plain, st);
+			if (plain.est.iteration_s <= best->est.iteration_s) {
+				plan_free(best);
+				plan_copy(best, &plain);
+			}
 		}
-		plan_free(&b);
 	}
-	/* Local moves from the best plan (search_explain.c). */
-	if (!st->exact && so->runtime == RUNTIME_DLPLAN &&
-	    gpus <= IMPROVE_MAX_GPUS)
-		search_improve(x, so, best, st);
+	if (have_plain)
+		plan_free(&plain);
 	st->time_s = now() - t0;
 	snprintf(best->status, sizeof(best->status), "%s", st->exact ?
 	    "optimal" : "feasible");

@@ -354,8 +354,10 @@ search_ctx_free(struct ctx *C)
 	free(C->fast);
 	free(C->shS);
 	free(C->shoff);
-	C->units = NULL;
-	C->ord = C->fast = NULL;
+	free(C->sunits);
+	free(C->sord);
+	C->units = C->sunits = NULL;
+	C->ord = C->fast = C->sord = NULL;
 	C->shS = C->shoff = NULL;
 }
 
@@ -369,10 +371,10 @@ report(const struct ctx *C, size_t done, size_t njobs, int final)
 	const struct ctx *R = C->pool ? C->pool->root : C;
 	struct search_progress pg;
 
-	if (C->so->progress == NULL)
+	if (C->so->progress == NULL || (final && R->rep_more))
 		return;
-	pg.done = (long)done;
-	pg.total = (long)njobs;
+	pg.done = R->rep_done + (long)done;
+	pg.total = R->rep_total > 0 ? R->rep_total : (long)njobs;
 	pg.final = final;
 	pg.best_t = R->have_best ? R->best_t : HUGE_VAL;
 	pg.lower_bound = fmax(cost_lower_bound(C->x), R->bound);
@@ -423,7 +425,7 @@ worker(void *arg)
 	return NULL;
 }
 
-void
+size_t
 search_pool_run(struct ctx *C, size_t njobs, int nt,
     int (*run)(struct ctx *C, size_t j, void *arg), void *arg)
 {
@@ -441,7 +443,7 @@ search_pool_run(struct ctx *C, size_t njobs, int nt,
 			report(C, ++done, njobs, 0);
 		}
 		report(C, done, njobs, 1);
-		return;
+		return done;
 	}
 	W = xcalloc((size_t)nt, sizeof(*W));
 	ws = xcalloc((size_t)nt, sizeof(*ws));
@@ -493,4 +495,5 @@ search_pool_run(struct ctx *C, size_t njobs, int nt,
 	free(W);
 	free(ws);
 	free(tid);
+	return pl.done;
 }

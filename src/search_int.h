@@ -1,7 +1,7 @@
 /*
  * search_int.h - what the files of the plan search share (search.c,
- * search_ctx.c, search_structured.c, search_exhaustive.c, search_dump.c);
- * nothing outside them includes it.
+ * search_ctx.c, search_structured.c, search_stripe.c, search_exhaustive.c,
+ * search_dump.c); nothing outside them includes it.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -9,6 +9,7 @@
  *
  *	search.c		search_plan(): runs the modes, explains failure
  *	search_structured.c	the structured mode (DESIGN.md 5.6)
+ *	search_stripe.c		the structured mode's striped shapes
  *	search_exhaustive.c	the exhaustive mode (the exact optimum)
  *	search_dump.c		search_dump(): a plan's MILPs as LP files
  *	search_runtime.c	the search restricted to one framework
@@ -109,12 +110,19 @@ struct ctx {
 	int best_round, infeas_round;
 	struct dl_err gerr;	/* the first failure of any thread */
 	int gfailed;
-	/* The units of the last job run (run_job()). */
-	struct unit *units;
-	const struct unit **ord, **fast;
+	/* The units of the last job run (run_job()), and of the last stripe. */
+	struct unit *units, *sunits;
+	const struct unit **ord, **fast, **sord;
 	int *shS, *shoff;
 	int cur_use, cur_k;
 	size_t cur_n;
+	/*
+	 * Progress over several runs of the pool: jobs done in the runs
+	 * before, jobs in all of them (0: this run's), and whether a run
+	 * follows (its last report is then left out).
+	 */
+	long rep_done, rep_total;
+	int rep_more;
 };
 
 /*
@@ -178,11 +186,33 @@ int search_cmp_unit(const void *a, const void *b);
  * run returns 0 when no later job can win, which stops every thread, and
  * a job that sets C->failed stops them too.  C is one of the threads; the
  * others get contexts and routers of their own, their counts are added to
- * C's, and the failure of the lowest job becomes C's.
+ * C's, and the failure of the lowest job becomes C's.  Returns the number
+ * of jobs run.
  */
-void search_pool_run(struct ctx *C, size_t njobs, int nt,
+size_t search_pool_run(struct ctx *C, size_t njobs, int nt,
     int (*run)(struct ctx *C, size_t j, void *arg), void *arg);
 
+/*
+ * A striped shape (search_stripe.c): G groups, each of them the same 1/G
+ * of the GPUs of the top fastest nodes whose GPUs G divides, in units of
+ * k GPUs (less where a node's share is smaller); rev reverses the stage
+ * order.
+ */
+struct stripe {
+	int G, k, top, rev;
+};
+/* The number of nodes whose GPUs G divides into G equal parts. */
+size_t search_stripe_count(const struct dl_costctx *x, int G);
+/*
+ * The shape of stripe sp in sh, over units[] and u[] (room for every GPU)
+ * and S[] and off[] (room for sp->G).  Returns 0 when sp names no shape
+ * the options allow (too few nodes, more stages than layers or
+ * --max-stages, a degree that changes no unit, more groups than
+ * micro-batches) or one that a smaller k already gives.
+ */
+int search_stripe_shape(const struct ctx *C, const struct stripe *sp,
+    struct unit *units, const struct unit **u, int *S, int *off,
+    struct shape *sh);
 /*
  * The structured mode's inner loop for one shape: partition each group,
  * split the micro-batches, repeat until the split stops changing; every
@@ -190,8 +220,12 @@ void search_pool_run(struct ctx *C, size_t njobs, int nt,
  */
 void search_solve_shape(struct ctx *C, const struct shape *sh);
 
-/* The two modes: score their candidates on C. */
-void search_structured(struct ctx *C);
+/*
+ * The two modes: score their candidates on C.  When the structured mode's
+ * stripes beat its other shapes, it copies the best of the others into
+ * plain (not initialised before; the caller frees it) and returns 1.
+ */
+int search_structured(struct ctx *C, struct dl_plan *plain);
 void search_exhaustive(struct ctx *C);
 /* The search for so->runtime other than dlplan (search_runtime.c). */
 void search_runtime(struct ctx *C);

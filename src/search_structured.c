@@ -415,8 +415,11 @@ list_units(const struct ctx *C, const int *use, int k, struct unit *units,
 struct job {
 	int use;		/* index of the node set */
 	int k, S, half;
+	int stripe;		/* 1: a striped shape, sp */
+	struct stripe sp;
 	double lb;		/* shape_bound() */
 	size_t seq;		/* the order listed */
+	long key;		/* the job's place in the keys of its plans */
 };
 
 struct joblist {
@@ -479,6 +482,7 @@ add_jobs(const struct ctx *C, struct joblist *jl, const int *use)
 					continue;
 				jl->job = xgrow(jl->job, &jl->cap, jl->n + 1,
 				    sizeof(struct job));
+				memset(&jl->job[jl->n], 0, sizeof(struct job));
 				jl->job[jl->n].use = u;
 				jl->job[jl->n].k = k;
 				jl->job[jl->n].S = S;
@@ -601,7 +605,14 @@ job_shape(struct ctx *C, const struct joblist *jl, size_t j,
 		C->fast = xcalloc((size_t)gpus, sizeof(*C->fast));
 		C->shS = xcalloc((size_t)gpus, sizeof(int));
 		C->shoff = xcalloc((size_t)gpus, sizeof(int));
+		C->sunits = xcalloc((size_t)gpus, sizeof(struct unit));
+		C->sord = xcalloc((size_t)gpus, sizeof(*C->sord));
 		C->cur_use = -1;
+	}
+	if (jb->stripe) {
+		search_stripe_shape(C, &jb->sp, C->sunits, C->sord, C->shS,
+		    C->shoff, sh);
+		return;
 	}
 	if (C->cur_use != jb->use || C->cur_k != jb->k) {
 		C->cur_n = list_units(C, jl->use[jb->use], jb->k, C->units,
@@ -632,7 +643,7 @@ run_job(struct ctx *C, size_t j, void *arg)
 	struct shape sh;
 
 	job_shape(C, jl, j, &sh);
-	C->job = (long)j;
+	C->job = jl->job[j].key;
 	C->round = 0;
 	if (search_cut(C, jl->job[j].lb)) {
 		C->st->pruned++;
@@ -654,10 +665,10 @@ cmp_job(const void *a, const void *b)
 
 /*
  * Order the jobs best first: by their lower bounds (shape_bound()), ties
- * in the order they were listed.
+ * in the order they were listed.  Job j's plans have key base + j.
  */
 static void
-order_jobs(struct ctx *C, struct joblist *jl)
+order_jobs(struct ctx *C, struct joblist *jl, long base)
 {
 	for (size_t j = 0; j < jl->n; j++) {
 		struct shape sh;
@@ -666,7 +677,61 @@ order_jobs(struct ctx *C, struct joblist *jl)
 		jl->job[j].lb = shape_bound(C, &sh);
 		jl->job[j].seq = j;
 	}
+	if (jl->n == 0)
+		return;
 	qsort(jl->job, jl->n, sizeof(struct job), cmp_job);
+	for (size_t j = 0; j < jl->n; j++)
+		jl->job[j].key = base + (long)j;
+}
+
+/* Most groups a striped shape has. */
+#define STRIPE_GROUPS_MAX 16
+
+/*
+ * The striped shapes (search_stripe.c): for each number of groups, the
+ * fastest 1, 2, 4 ... and all of the nodes it divides, at each TP
+ * degree, in both stage orders.
+ */
+static void
+add_stripes(const struct ctx *C, struct joblist *jl)
+{
+	const struct dl_costctx *x = C->x;
+	size_t gpus = (size_t)cluster_gpus(x->c);
+	struct unit *units = xcalloc(gpus, sizeof(*units));
+	const struct unit **u = xcalloc(gpus, sizeof(*u));
+	int S[STRIPE_GROUPS_MAX], off[STRIPE_GROUPS_MAX];
+
+	for (int G = 2; G <= STRIPE_GROUPS_MAX; G++) {
+		size_t n = search_stripe_count(x, G);
+
+		for (size_t top = 1; top <= n; top = top < n && 2 * top > n ?
+		    n : 2 * top) {
+			for (int k = 1; k <= x->o->max_tp && k <= DL_MAX_TP;
+			    k *= 2) {
+				for (int rev = 0; rev < 2; rev++) {
+					struct stripe sp = { G, k, (int)top,
+					    rev };
+					struct shape sh;
+					struct job *jb;
+
+					if (!search_stripe_shape(C, &sp, units,
+					    u, S, off, &sh))
+						continue;
+					jl->job = xgrow(jl->job, &jl->cap,
+					    jl->n + 1, sizeof(struct job));
+					jb = &jl->job[jl->n++];
+					memset(jb, 0, sizeof(*jb));
+					jb->k = k;
+					jb->stripe = 1;
+					jb->sp = sp;
+				}
+			}
+			if (top == n)
+				break;
+		}
+	}
+	free(units);
+	free(u);
 }
 
 /* Largest number of nodes for which node subsets are tried too. */
@@ -751,27 +816,49 @@ make_jobs(const struct ctx *C, struct joblist *jl)
 #define THREADS_MIN_GPUS 256
 
 /*
- * The structured mode: every job of make_jobs(), on so->jobs threads
- * (C itself is one of them; the others get their own router and caches,
- * which hold the same values, so the plan does not depend on the number
- * of threads, only how many plans are scored before the bounds cut the
- * rest does).
+ * The structured mode: every job of make_jobs(), then the stripes of
+ * add_stripes(), on so->jobs threads (C itself is one of them; the others
+ * get their own router and caches, which hold the same values, so the
+ * plan does not depend on the number of threads, only how many plans are
+ * scored before the bounds cut the rest does).  The stripes' plans have
+ * keys after every other job's, so a stripe wins only when it is strictly
+ * faster; then plain (not initialised) gets a copy of the best plan of
+ * the other jobs and the result is 1.
  */
-void
-search_structured(struct ctx *C)
+int
+search_structured(struct ctx *C, struct dl_plan *plain)
 {
-	struct joblist jl = { 0 };
-	int nt = C->so->jobs > 1 ? C->so->jobs : 1;
+	struct joblist jl = { 0 }, sl = { 0 };
+	struct dl_plan first;
+	int nt = C->so->jobs > 1 ? C->so->jobs : 1, won;
+	long best_job;
 
 	make_jobs(C, &jl);
-	order_jobs(C, &jl);
+	add_stripes(C, &sl);
+	order_jobs(C, &jl, 0);
+	order_jobs(C, &sl, (long)jl.n);
 	if (cluster_gpus(C->x->c) < THREADS_MIN_GPUS)
 		nt = 1;
-	if ((size_t)nt > jl.n)
-		nt = (int)jl.n;
-	search_pool_run(C, jl.n, nt, run_job, &jl);
+	C->rep_total = (long)(jl.n + sl.n);
+	C->rep_more = 1;
+	C->rep_done = (long)search_pool_run(C, jl.n, nt > (int)jl.n ?
+	    (int)jl.n : nt, run_job, &jl);
+	C->rep_more = 0;
+	best_job = C->have_best ? C->best_job : -1;
+	if (best_job >= 0)
+		plan_copy(&first, C->best);
+	if (!C->failed)
+		search_pool_run(C, sl.n, nt > (int)sl.n ? (int)sl.n : nt,
+		    run_job, &sl);
+	won = best_job >= 0 && C->best_job != best_job;
+	if (won)
+		plan_copy(plain, &first);
+	if (best_job >= 0)
+		plan_free(&first);
 	/* Anything scored later comes after every job. */
-	C->job = (long)jl.n;
+	C->job = (long)(jl.n + sl.n);
 	C->round = 0;
 	joblist_free(&jl);
+	joblist_free(&sl);
+	return won;
 }

@@ -66,6 +66,20 @@ CASES = {
             [16, [["n1", [1], [0, 13]], ["n0", [1], [14, 25]]]],
             [16, [["n1", [0], [0, 13]], ["n0", [0], [14, 25]]]]],
     },
+    # Stripes: each of two groups takes half of every node it uses, so
+    # that the rings of the V100 stage stay inside its node, behind a
+    # 10 Gbit/s link.  T_old 0.07471 s (eight A100s as data parallelism;
+    # this case fails on 393fa89, before the stripes).
+    "stripe": {
+        "nodes": NODES + "a0,lab,8,A100,312,80,2400,400\n"
+        "v0,lab,4,V100,125,16,1200,10\nt0,lab,4,T4,65,16,128,50\n",
+        "model": "bert-large", "batch": 64, "micro": 1,
+        "groups": [
+            [32, [["a0", [4 * i, 4 * i + 1], [0, 11]],
+                  ["a0", [4 * i + 2, 4 * i + 3], [12, 22]],
+                  ["v0", [2 * i, 2 * i + 1], [23, 25]]]]
+            for i in range(2)],
+    },
 }
 
 

@@ -10,3 +10,5 @@ check "TP degrees chosen per GPU type" $CHK tp-per-type "$TMP"
 check "every node used where the old plan dropped two" $CHK all-nodes "$TMP"
 check "pipelines cross the WAN so that the sync rings do not" $CHK rings \
     "$TMP"
+check "stripes: every node's GPUs shared by the groups, rings inside nodes" \
+    $CHK stripe "$TMP"
