@@ -200,12 +200,6 @@ partition_solve(struct ctx *C, const struct part_group *pg,
 	return rc;
 }
 
-/* Up to this many groups the data split is solved as a MILP; above, by
- * the exact threshold search (the same optimum: test_partition). */
-#define SPLIT_MILP_MAX 8
-/* Seconds GLPK may spend on one split before the exact search decides. */
-#define SPLIT_MILP_TIME 1.0
-
 /* Group speed for the first split: FLOP/s of its slowest stage times S. */
 static double
 group_speed(const struct shape *sh, int g)
@@ -315,27 +309,12 @@ search_solve_shape(struct ctx *C, const struct shape *sh)
 		}
 		if (!ok)
 			break;
-		if (G <= SPLIT_MILP_MAX) {
-			struct lp_params prm = { fmin(C->so->time_limit,
-			    SPLIT_MILP_TIME), 0 };
-			struct dl_err me = { 0 };
-
-			/*
-			 * GLPK may fail on extreme coefficients (1e-300 next to
-			 * 1e6); the threshold search below needs no solver.
-			 */
-			if (split_milp(sg, G, C->total, &prm, NULL, m2, &z, &st,
-			    &me) == DL_OK)
-				C->st->milps++;
-			/*
-			 * The threshold search gives the same optimum (tested)
-			 * with fixed tie rules; taking its split keeps the plan
-			 * independent of how far GLPK got within its time cap.
-			 */
-			split_exact(sg, G, C->total, 0, m2, &z, &st);
-		} else {
-			split_exact(sg, G, C->total, 0, m2, &z, &st);
-		}
+		/*
+		 * The exact threshold search: the optimum of the data-split
+		 * MILP (tested against GLPK and a brute force) with fixed tie
+		 * rules, and no solver's time cap to depend on.
+		 */
+		split_exact(sg, G, C->total, 0, m2, &z, &st);
 		if (st != LP_OPTIMAL && st != LP_FEASIBLE)
 			break;
 		/*
