@@ -120,7 +120,7 @@ double search_bound(const struct dl_costctx *x, const struct search_opts *so);
 #define SEARCH_BOUND_METHOD "combinatorial"
 /*
  * The same, and in *method which argument set it: SEARCH_BOUND_METHOD,
- * or SEARCH_BOUND_LP where the linear relaxation of the sync on one site
+ * or SEARCH_BOUND_LP where a linear relaxation on one site
  * (search_bound_lp.c) raised it.
  */
 #define SEARCH_BOUND_LP "lp"
@@ -139,17 +139,21 @@ double search_bound_classes(const struct dl_costctx *x,
     const struct search_opts *so, double cls[BOUND_NCLASS]);
 
 /*
- * The linear relaxation that raises the bound of a one-site cluster for
- * G >= 2 groups (search_bound_lp.c, where the proof is).  bound_lp_new()
- * returns NULL for clusters of several sites or too many node classes
- * times layers; bound_lp_time() is a bound on T for plans of G groups
+ * The linear relaxations that raise the bound of a one-site cluster
+ * (search_bound_lp.c, where the proofs are).  bound_lp_new() returns
+ * NULL for clusters of several sites or too many node classes times
+ * layers; bound_lp_time() is a bound on T for plans of G >= 2 groups
  * and M micro-batches whose pipeline time is at least p0, capped at p1
- * (0 when it has nothing to say), refined only while below target.
+ * (0 when it has nothing to say), refined only while below target;
+ * bound_lp_one() is a bound on T for plans of one group.
  */
 struct bound_lp;
 struct bound_lp *bound_lp_new(const struct dl_costctx *x);
 double bound_lp_time(const struct bound_lp *B, long G, long M, double p0,
     double p1, double target);
+/* A bound on T for plans of one group and M micro-batches (0: none;
+ * HUGE_VAL: none fits). */
+double bound_lp_one(const struct bound_lp *B, long M);
 void bound_lp_free(struct bound_lp *B);
 
 /*

@@ -638,12 +638,13 @@ bound_groups(const struct bctx *b, const struct bclass *cl,
 #define BOUND_LP_GROUPS 64
 
 /*
- * Raise the bound of one site with the linear relaxation of
- * search_bound_lp.c.  The bound is the least over G of tot[G]; each G
- * from 2 on may rise to what the relaxation proves, so they are taken
- * in the order of tot and only while tot is below the least so far.
- * least: that least, as bound_groups() returned it; *raised: whether
- * the relaxation set the result.
+ * Raise the bound of one site with the linear relaxations of
+ * search_bound_lp.c.  The bound is the least over G of tot[G]; G = 1
+ * rises to what the relaxation of one group proves, and each G from 2
+ * on to what the relaxation of the sync proves, taken in the order of
+ * tot and only while tot is below the least so far.  least: that least,
+ * as bound_groups() returned it; *raised: whether a relaxation set the
+ * result.
  */
 static double
 bound_raise(const struct bctx *b, const double *pipe, const double *tot,
@@ -663,6 +664,8 @@ bound_raise(const struct bctx *b, const double *pipe, const double *tot,
 	sort_key = tot;
 	qsort(ord, (size_t)n, sizeof(long), key_cmp);
 	u = tot[1];
+	if (u < HUGE_VAL)
+		u = fmax(u, bound_lp_one(B, b->Mall));
 	for (long i = 0; i < n; i++) {
 		long G = ord[i];
 		double p1 = fmin(u, 4 * tot[G]);

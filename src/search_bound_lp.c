@@ -1,7 +1,8 @@
 /*
- * search_bound_lp.c - a linear relaxation that raises search_bound() for
- * plans of G >= 2 groups on one site, where the sync rings of slow
- * links, not the compute, keep nodes out of the best plans.
+ * search_bound_lp.c - linear relaxations that raise search_bound() on
+ * one site: for plans of G >= 2 groups, where the sync rings of slow
+ * links, not the compute, keep nodes out of the best plans, and for one
+ * group, where the fill and the TP degrees each layer may use do.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -19,8 +20,8 @@
  *     in the layers), and m_g t_u <= T_g <= P.  So the GPU time of
  *     class c, sum over its units of k_u m_g t_u, is at most N_c P and
  *     at least sum_l g_cl b_cl with g_cl = min_k k t_k(l): the compute
- *     row.  And m_g <= P / t_min(c, l), t_min the least t_k(l) on c:
- *     b_cl <= a_cl P / t_min(c, l).
+ *     row.  And m_g <= P / t_min(c, l), t_min the least t_k(l) on c,
+ *     and m_g <= M: b_cl <= a_cl min(P / t_min(c, l), M).
  * (3) A unit syncs the P_q of every segment it holds in a ring of G
  *     members, R_q = 2 (G - 1) max hop tau(P_q grad / G).  The hop from
  *     its own member goes to the same node, 8 S / NVLink, or leaves it,
@@ -59,6 +60,8 @@
 #define BOUND_LP_SPLITS 6
 /* The rounding margin of the proof. */
 #define BOUND_LP_EPS 1e-6
+/* TP degrees 1, 2, 4 ... DL_MAX_TP. */
+#define BOUND_LP_DEGREES 4
 
 struct bound_lp {
 	const struct dl_costctx *x;
@@ -71,6 +74,7 @@ struct bound_lp {
 	double *bw_in, *bw_out;	/* NVLink, widest out-link: Gbps */
 	double *cap;		/* N_c times the usable bytes per GPU */
 	double *g, *tmin;	/* nc x L */
+	double *tk;		/* BOUND_LP_DEGREES x nc x L: t_k(l), k = 2^i */
 };
 
 /* Whether nodes r and n fall in one class (out: their widest out-links). */
@@ -154,6 +158,7 @@ bound_lp_new(const struct dl_costctx *x)
 	B->cap = xcalloc(B->nc, sizeof(double));
 	B->g = xcalloc(B->nc * (size_t)L, sizeof(double));
 	B->tmin = xcalloc(B->nc * (size_t)L, sizeof(double));
+	B->tk = xcalloc(BOUND_LP_DEGREES * B->nc * (size_t)L, sizeof(double));
 	for (size_t k = 0; k < B->nc; k++) {
 		size_t r = cls[k];
 
@@ -163,11 +168,17 @@ bound_lp_new(const struct dl_costctx *x)
 		for (int l = 0; l < L; l++) {
 			double g = HUGE_VAL, tm = HUGE_VAL;
 
-			for (int tp = 1; tp <= x->o->max_tp &&
-			    tp <= c->nodes[r].gpus; tp *= 2) {
+			for (int i = 0; i < BOUND_LP_DEGREES; i++)
+				B->tk[(i * B->nc + k) * (size_t)L + (size_t)l] =
+				    HUGE_VAL;
+			for (int tp = 1, i = 0; tp <= x->o->max_tp &&
+			    tp <= c->nodes[r].gpus && i < BOUND_LP_DEGREES;
+			    tp *= 2, i++) {
 				double t = cost_stage_compute(x, (int)r, tp,
 				    rep[l], rep[l]);
 
+				B->tk[(i * B->nc + k) * (size_t)L + (size_t)l] =
+				    t;
 				g = fmin(g, tp * t);
 				tm = fmin(tm, t);
 			}
@@ -200,7 +211,32 @@ bound_lp_free(struct bound_lp *B)
 	free(B->cap);
 	free(B->g);
 	free(B->tmin);
+	free(B->tk);
 	free(B);
+}
+
+/*
+ * Solve lp and free it: its least objective, lowered by the rounding
+ * margin; HUGE_VAL when nothing fits, 0 when not known.  There is no time
+ * limit: the bound must not depend on the clock.
+ */
+static double
+solve(struct dl_lp *lp)
+{
+	struct lp_params prm = { 0, 0 };
+	struct lp_result res;
+	struct dl_err e;
+	double out = 0;
+
+	if (lp_solve(lp, &prm, &res, &e) == DL_OK) {
+		if (res.status == LP_OPTIMAL)
+			out = fmax(0, res.obj * (1 - BOUND_LP_EPS));
+		else if (res.status == LP_INFEASIBLE)
+			out = HUGE_VAL;
+		lp_result_free(&res);
+	}
+	lp_free(lp);
+	return out;
 }
 
 /*
@@ -217,10 +253,6 @@ interval(const struct bound_lp *B, long G, long M, double lo, double hi)
 	size_t nc = B->nc, L = (size_t)B->L;
 	double bytes = o->param_bytes + o->grad_bytes + o->optimizer_bytes;
 	struct dl_lp *lp = lp_new("bound", 1);
-	/* No time limit: the bound must not depend on the clock. */
-	struct lp_params prm = { 0, 0 };
-	struct lp_result res;
-	struct dl_err e;
 	int *a = xcalloc(nc * L, sizeof(int)), *b = xcalloc(nc * L,
 	    sizeof(int)), *cols = xcalloc(2 * nc * L + 2, sizeof(int)), s, p;
 	double *vals = xcalloc(2 * nc * L + 2, sizeof(double)), out;
@@ -269,7 +301,7 @@ interval(const struct bound_lp *B, long G, long M, double lo, double hi)
 			cols[0] = b[k * L + l];
 			vals[0] = 1;
 			cols[1] = a[k * L + l];
-			vals[1] = -hi / tm;
+			vals[1] = -fmin(hi / tm, (double)M);
 			lp_add_row(lp, "rate", LP_LE, 0, 2, cols, vals);
 		}
 		n = 0;
@@ -287,15 +319,7 @@ interval(const struct bound_lp *B, long G, long M, double lo, double hi)
 		}
 		lp_add_row(lp, "memory", LP_LE, B->cap[k], n, cols, vals);
 	}
-	out = 0;
-	if (lp_solve(lp, &prm, &res, &e) == DL_OK) {
-		if (res.status == LP_OPTIMAL)
-			out = fmax(0, res.obj * (1 - BOUND_LP_EPS));
-		else if (res.status == LP_INFEASIBLE)
-			out = HUGE_VAL;
-		lp_result_free(&res);
-	}
-	lp_free(lp);
+	out = solve(lp);
 	free(a);
 	free(b);
 	free(cols);
@@ -342,4 +366,98 @@ bound_lp_time(const struct bound_lp *B, long G, long M, double p0,
 	for (int j = 0; j < n; j++)
 		best = fmin(best, v[j]);
 	return best;
+}
+
+/*
+ * One group (G = 1), where nothing syncs.  Say layer l lies on a unit of
+ * k GPUs of class c in x_ckl (1 or 0 for a plan, in [0, 1] here).  The
+ * stage times add up to sum_l t_k(l) x_ckl, as compute and TP traffic
+ * are linear in the layers, and none is above tau = max t; a stage on k
+ * GPUs of class c takes k t of their time per micro-batch, and the class
+ * has N_c GPUs, so sum over k and l of k t_k(l) x_ckl <= N_c tau; its
+ * GPUs hold the parameters.  And T >= sum of the stage times + (M - 1)
+ * tau, transfers left out: the program's least objective is a bound.
+ * Each layer class takes one column per class and degree (its count on
+ * the right-hand side); tau is at least the slowest layer on its fastest
+ * unit.  0 when not known.
+ */
+double
+bound_lp_one(const struct bound_lp *B, long M)
+{
+	const struct dl_costctx *x;
+	size_t nc, L, nd = BOUND_LP_DEGREES;
+	double bytes, floor = 0, out;
+	struct dl_lp *lp;
+	int *col, *cols, tau;
+	double *vals;
+
+	if (B == NULL || M < 1)
+		return 0;
+	x = B->x;
+	nc = B->nc;
+	L = (size_t)B->L;
+	bytes = x->o->param_bytes + x->o->grad_bytes + x->o->optimizer_bytes;
+	for (size_t l = 0; l < L; l++) {
+		double f = HUGE_VAL;
+
+		for (size_t i = 0; i < nd * nc; i++)
+			f = fmin(f, B->tk[i * L + l]);
+		floor = fmax(floor, f);
+	}
+	if (!(floor < HUGE_VAL))
+		return 0;
+	lp = lp_new("bound1", 1);
+	col = xcalloc(nd * nc * L, sizeof(int));
+	cols = xcalloc(nd * nc * L + 1, sizeof(int));
+	vals = xcalloc(nd * nc * L + 1, sizeof(double));
+	for (size_t i = 0; i < nd * nc * L; i++) {
+		double t = B->tk[i];
+
+		col[i] = t < HUGE_VAL ? lp_add_col(lp, "x", LP_CONT, 0,
+		    (double)B->cnt[i % L], t) : -1;
+	}
+	tau = lp_add_col(lp, "tau", LP_CONT, floor, HUGE_VAL, (double)(M - 1));
+	for (size_t l = 0; l < L; l++) {
+		int n = 0;
+
+		for (size_t i = 0; i < nd * nc; i++)
+			if (col[i * L + l] >= 0) {
+				cols[n] = col[i * L + l];
+				vals[n++] = 1;
+			}
+		lp_add_row(lp, "layer", LP_EQ, (double)B->cnt[l], n, cols,
+		    vals);
+	}
+	for (size_t k = 0; k < nc; k++) {
+		int n = 0;
+
+		for (size_t d = 0; d < nd; d++)
+			for (size_t l = 0; l < L; l++) {
+				size_t i = (d * nc + k) * L + l;
+
+				if (col[i] < 0)
+					continue;
+				cols[n] = col[i];
+				vals[n++] = (double)(1 << d) * B->tk[i];
+			}
+		cols[n] = tau;
+		vals[n++] = -(double)B->gpus[k];
+		lp_add_row(lp, "compute", LP_LE, 0, n, cols, vals);
+		n = 0;
+		for (size_t d = 0; d < nd; d++)
+			for (size_t l = 0; l < L; l++) {
+				size_t i = (d * nc + k) * L + l;
+
+				if (col[i] < 0)
+					continue;
+				cols[n] = col[i];
+				vals[n++] = bytes * B->par[l];
+			}
+		lp_add_row(lp, "memory", LP_LE, B->cap[k], n, cols, vals);
+	}
+	out = solve(lp);
+	free(col);
+	free(cols);
+	free(vals);
+	return out;
 }
