@@ -99,9 +99,11 @@ void search_left_out(const struct dl_costctx *x, const struct search_opts *so,
  * halves whose second joins another group or follows the first as a
  * stage; move a unit to another group; add the left-out nodes' units as
  * one more pipeline, or one of them to a group; merge two consecutive
- * stages on the two halves of one wider unit.  The first move that makes T strictly
- * smaller is kept and the moves start again from the new plan, until none
- * helps or the budget is spent.  best is replaced only by a faster plan.
+ * stages on the two halves of one wider unit, then any two of one degree
+ * on one node (its units packed again).  The first move that makes T
+ * strictly smaller is kept and the moves start again from the new plan,
+ * until none helps or the budget is spent.  best is replaced only by a
+ * faster plan.
  */
 #define IMPROVE_SHAPES 400
 #define IMPROVE_MAX_GPUS 512

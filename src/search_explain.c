@@ -360,6 +360,90 @@ mv_merges(struct ctx *C, struct mv *m, int *lst, int *len, long *left)
 	return hit;
 }
 
+/* Order of the units on a node when it is packed again: wider first,
+ * then as listed. */
+struct pack {
+	int k, pos;
+};
+
+static int
+pack_cmp(const void *pa, const void *pb)
+{
+	const struct pack *a = pa, *b = pb;
+
+	if (a->k != b->k)
+		return b->k - a->k;
+	return a->pos - b->pos;
+}
+
+/*
+ * Merge two consecutive stages of a group on one node and of one degree
+ * that mv_merges() leaves out because they are not side by side (the
+ * search's other moves can leave a node's units in any order): the units
+ * the shape has on that node are packed again, wider first, so that the
+ * merged one gets contiguous GPUs.  Only a unit's node and degree enter
+ * the cost, not which of the node's GPUs it has.  lst and len are
+ * scratch; 1 when a merge made the best plan faster.
+ */
+static int
+mv_packs(struct ctx *C, struct mv *m, int *lst, int *len, long *left)
+{
+	int G = m->G, hit = 0;
+
+	for (int g = 0; g < G && !hit && *left > 0; g++)
+		for (int j = 0; j + 1 < m->glen[g] && !hit && *left > 0; j++) {
+			int a = m->grp[m->goff[g] + j];
+			int b = m->grp[m->goff[g] + j + 1];
+			int node = m->u[a].node, k2 = 2 * m->u[a].k, gpu = 0;
+			size_t k = 0, nn = 0, base;
+			struct pack *pk;
+
+			if (m->u[b].node != node || m->u[b].k != m->u[a].k ||
+			    k2 > C->x->o->max_tp || abs(m->u[a].gpu0 -
+			    m->u[b].gpu0) == m->u[a].k)
+				continue;
+			for (int gg = 0; gg < G; gg++) {
+				len[gg] = m->glen[gg] - (gg == g);
+				for (int jj = 0; jj < m->glen[gg]; jj++)
+					if (gg != g || jj != j + 1)
+						lst[k++] = m->grp[m->goff[gg] +
+						    jj];
+			}
+			for (size_t i = 0; i < k; i++)
+				nn += m->u[lst[i]].node == node;
+			/* The node's units in the shape, as fresh copies. */
+			m->u = xgrow(m->u, &m->cap, m->nu + nn, sizeof(*m->u));
+			base = m->nu;
+			pk = xcalloc(nn, sizeof(*pk));
+			nn = 0;
+			for (size_t i = 0; i < k; i++) {
+				if (m->u[lst[i]].node != node)
+					continue;
+				m->u[base + nn] = m->u[lst[i]];
+				if (lst[i] == a) {
+					m->u[base + nn].k = k2;
+					m->u[base + nn].speed = k2 *
+					    C->x->speed[node];
+				}
+				lst[i] = (int)(base + nn);
+				pk[nn].k = m->u[base + nn].k;
+				pk[nn].pos = (int)nn;
+				nn++;
+			}
+			qsort(pk, nn, sizeof(*pk), pack_cmp);
+			for (size_t i = 0; i < nn; i++) {
+				m->u[base + (size_t)pk[i].pos].gpu0 = gpu;
+				gpu += pk[i].k;
+			}
+			free(pk);
+			m->nu += nn;
+			(*left)--;
+			hit = try_shape(C, m, lst, len, G);
+			m->nu = base;
+		}
+	return hit;
+}
+
 /*
  * One round of moves in a fixed order; 1 as soon as one makes the best
  * plan faster (the caller reloads and starts again), 0 when none does or
@@ -488,6 +572,8 @@ mv_round(struct ctx *C, struct mv *m, const struct unit *lo, size_t nlo,
 		}
 	if (!hit)
 		hit = mv_merges(C, m, lst, len, left);
+	if (!hit)
+		hit = mv_packs(C, m, lst, len, left);
 	free(lst);
 	free(len);
 	return hit;

@@ -12,3 +12,5 @@ check "pipelines cross the WAN so that the sync rings do not" $CHK rings \
     "$TMP"
 check "stripes: every node's GPUs shared by the groups, rings inside nodes" \
     $CHK stripe "$TMP"
+check "two stages on one node merged, the node's units packed again" \
+    $CHK pack "$TMP"
