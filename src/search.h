@@ -105,7 +105,7 @@ void search_left_out(const struct dl_costctx *x, const struct search_opts *so,
  * until none helps or the budget is spent.  best is replaced only by a
  * faster plan.
  */
-#define IMPROVE_SHAPES 400
+#define IMPROVE_SHAPES 1000
 #define IMPROVE_MAX_GPUS 512
 void search_improve(const struct dl_costctx *x, const struct search_opts *so,
     struct dl_plan *best, struct search_stats *st);
