@@ -141,13 +141,13 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
     struct dl_plan *best, struct search_stats *st, struct dl_err *e)
 {
 	struct dl_costctx xl;
-	struct dl_plan plain;
+	struct dl_plan prev[SEARCH_PASSES - 1];
 	struct ctx C;
 	const char *bmethod = SEARCH_BOUND_METHOD;
 	double t0 = now();
 	long gpus = cluster_gpus(x->c);
 	int exact = so->exact < 0 ? gpus <= 6 && cut_space(x, gpus) <=
-	    EXACT_CUTS_MAX : so->exact, none, have_plain = 0;
+	    EXACT_CUTS_MAX : so->exact, none, nprev = 0;
 
 	memset(st, 0, sizeof(*st));
 	plan_init(best);
@@ -172,7 +172,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 			return runtime_none(&C, e);
 		}
 	} else
-		have_plain = search_structured(&C, &plain);
+		nprev = search_structured(&C, prev);
 	if (exact && !C.failed)
 		search_exhaustive(&C);
 	st->exact = exact && !C.failed;
@@ -181,7 +181,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 		explain_infeasible(&C);
 	search_ctx_free(&C);
 	if (none) {
-		/* No plan, so no stripe beat one: there is no plain. */
+		/* No plan, so no pass beat one: prev[] is empty. */
 		plan_free(&C.work);
 		if (C.have_best) {
 			/* Only the strategy or the limits kept it out. */
@@ -208,28 +208,28 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	}
 	plan_free(&C.work);
 	if (C.failed) {
-		if (have_plain)
-			plan_free(&plain);
+		for (int i = 0; i < nprev; i++)
+			plan_free(&prev[i]);
 		*e = C.err;
 		return e->code ? e->code : DL_ESYS;
 	}
 	if (!st->exact && so->runtime == RUNTIME_DLPLAN) {
 		polish(x, so, best, st);
 		/*
-		 * A stripe won the structured mode: the local moves may lead
-		 * the best of the other shapes further, so both go on, and the
-		 * stripe's line is kept only when it ends strictly faster.
+		 * A later pass of the structured mode won: the local moves may
+		 * lead an earlier pass's best further, so each goes on, and a
+		 * later line is kept only when it ends strictly faster.
 		 */
-		if (have_plain) {
-			polish(x, so, &plain, st);
-			if (plain.est.iteration_s <= best->est.iteration_s) {
+		for (int i = nprev - 1; i >= 0; i--) {
+			polish(x, so, &prev[i], st);
+			if (prev[i].est.iteration_s <= best->est.iteration_s) {
 				plan_free(best);
-				plan_copy(best, &plain);
+				plan_copy(best, &prev[i]);
 			}
 		}
 	}
-	if (have_plain)
-		plan_free(&plain);
+	for (int i = 0; i < nprev; i++)
+		plan_free(&prev[i]);
 	st->time_s = now() - t0;
 	snprintf(best->status, sizeof(best->status), "%s", st->exact ?
 	    "optimal" : "feasible");

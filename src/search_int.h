@@ -194,15 +194,18 @@ size_t search_pool_run(struct ctx *C, size_t njobs, int nt,
 
 /*
  * A striped shape (search_stripe.c): G groups, each of them the same 1/G
- * of the GPUs of the top fastest nodes whose GPUs G divides, in units of
+ * of the GPUs of the top fastest nodes (of one site or of any) whose GPUs
+ * G divides, in units of
  * k GPUs (less where a node's share is smaller); rev reverses the stage
  * order.
  */
 struct stripe {
 	int G, k, top, rev;
+	int site;		/* only the nodes of this site; -1: any */
 };
-/* The number of nodes whose GPUs G divides into G equal parts. */
-size_t search_stripe_count(const struct dl_costctx *x, int G);
+/* The number of nodes (of site, -1: any) whose GPUs G divides into G
+ * equal parts. */
+size_t search_stripe_count(const struct dl_costctx *x, int G, int site);
 /*
  * The shape of stripe sp in sh, over units[] and u[] (room for every GPU)
  * and S[] and off[] (room for sp->G).  Returns 0 when sp names no shape
@@ -221,11 +224,14 @@ int search_stripe_shape(const struct ctx *C, const struct stripe *sp,
 void search_solve_shape(struct ctx *C, const struct shape *sh);
 
 /*
- * The two modes: score their candidates on C.  When the structured mode's
- * stripes beat its other shapes, it copies the best of the others into
- * plain (not initialised before; the caller frees it) and returns 1.
+ * The two modes: score their candidates on C.  The structured mode runs
+ * SEARCH_PASSES passes of jobs (its pipelines, the stripes over any
+ * nodes, the stripes of each site); when a pass beats the best so far it
+ * copies that best into the next of prev[] (not initialised before; the
+ * caller frees them), and it returns how many it copied.
  */
-int search_structured(struct ctx *C, struct dl_plan *plain);
+#define SEARCH_PASSES 3
+int search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1]);
 void search_exhaustive(struct ctx *C);
 /* The search for so->runtime other than dlplan (search_runtime.c). */
 void search_runtime(struct ctx *C);

@@ -62,11 +62,11 @@ cmp_speed(const void *pa, const void *pb)
 }
 
 /*
- * The nodes whose GPUs G divides into G equal parts, into sn[] (room for
- * every node), fastest first; returns their number.
+ * The nodes (of site, -1: any) whose GPUs G divides into G equal parts,
+ * into sn[] (room for every node), fastest first; returns their number.
  */
 static size_t
-stripe_nodes(const struct dl_costctx *x, int G, struct snode *sn)
+stripe_nodes(const struct dl_costctx *x, int G, int site, struct snode *sn)
 {
 	const struct dl_cluster *c = x->c;
 	double *out = xcalloc(c->nnodes, sizeof(double));
@@ -74,7 +74,8 @@ stripe_nodes(const struct dl_costctx *x, int G, struct snode *sn)
 
 	cluster_widest_out(c, out);
 	for (size_t i = 0; i < c->nnodes; i++) {
-		if (c->nodes[i].gpus < G || c->nodes[i].gpus % G != 0)
+		if (c->nodes[i].gpus < G || c->nodes[i].gpus % G != 0 ||
+		    (site >= 0 && c->nodes[i].site_idx != site))
 			continue;
 		sn[n].speed = x->speed[i];
 		sn[n].total = c->nodes[i].gpus * x->speed[i];
@@ -88,10 +89,10 @@ stripe_nodes(const struct dl_costctx *x, int G, struct snode *sn)
 }
 
 size_t
-search_stripe_count(const struct dl_costctx *x, int G)
+search_stripe_count(const struct dl_costctx *x, int G, int site)
 {
 	struct snode *sn = xcalloc(x->c->nnodes, sizeof(*sn));
-	size_t n = stripe_nodes(x, G, sn);
+	size_t n = stripe_nodes(x, G, site, sn);
 
 	free(sn);
 	return n;
@@ -104,7 +105,7 @@ search_stripe_shape(const struct ctx *C, const struct stripe *sp,
 {
 	const struct dl_costctx *x = C->x;
 	struct snode *sn = xcalloc(x->c->nnodes, sizeof(*sn));
-	size_t n = stripe_nodes(x, sp->G, sn), top = (size_t)sp->top;
+	size_t n = stripe_nodes(x, sp->G, sp->site, sn), top = (size_t)sp->top;
 	int stages = 0, wider = 0, maxs = C->L;
 
 	memset(sh, 0, sizeof(*sh));

@@ -668,11 +668,12 @@ order_jobs(struct ctx *C, struct joblist *jl, long base)
 
 /*
  * The striped shapes (search_stripe.c): for each number of groups, the
- * fastest 1, 2, 4 ... and all of the nodes it divides, at each TP
- * degree, in both stage orders.
+ * fastest 1, 2, 4 ... and all of the nodes it divides (of any site, or
+ * with per_site of each site in turn), at each TP degree, in both stage
+ * orders.
  */
 static void
-add_stripes(const struct ctx *C, struct joblist *jl)
+add_stripes(const struct ctx *C, struct joblist *jl, int per_site)
 {
 	const struct dl_costctx *x = C->x;
 	size_t gpus = (size_t)cluster_gpus(x->c);
@@ -680,8 +681,11 @@ add_stripes(const struct ctx *C, struct joblist *jl)
 	const struct unit **u = xcalloc(gpus, sizeof(*u));
 	int S[STRIPE_GROUPS_MAX], off[STRIPE_GROUPS_MAX];
 
+	/* per_site: each site's nodes alone, on a cluster of several. */
+	for (int site = per_site ? 0 : -1; site < (per_site ?
+	    (x->c->nsites > 1 ? (int)x->c->nsites : 0) : 0); site++)
 	for (int G = 2; G <= STRIPE_GROUPS_MAX; G++) {
-		size_t n = search_stripe_count(x, G);
+		size_t n = search_stripe_count(x, G, site);
 
 		for (size_t top = 1; top <= n; top = top < n && 2 * top > n ?
 		    n : 2 * top) {
@@ -689,7 +693,7 @@ add_stripes(const struct ctx *C, struct joblist *jl)
 			    k *= 2) {
 				for (int rev = 0; rev < 2; rev++) {
 					struct stripe sp = { G, k, (int)top,
-					    rev };
+					    rev, site };
 					struct shape sh;
 					struct job *jb;
 
@@ -795,49 +799,55 @@ make_jobs(const struct ctx *C, struct joblist *jl)
 #define THREADS_MIN_GPUS 256
 
 /*
- * The structured mode: every job of make_jobs(), then the stripes of
- * add_stripes(), on so->jobs threads (C itself is one of them; the others
- * get their own router and caches, which hold the same values, so the
- * plan does not depend on the number of threads, only how many plans are
- * scored before the bounds cut the rest does).  The stripes' plans have
- * keys after every other job's, so a stripe wins only when it is strictly
- * faster; then plain (not initialised) gets a copy of the best plan of
- * the other jobs and the result is 1.
+ * The structured mode, in three passes: every job of make_jobs(), the
+ * stripes over any nodes, the stripes of each site (add_stripes()).  Each
+ * runs on so->jobs threads (C itself is one of them; the others get their
+ * own router and caches, which hold the same values, so the plan does not
+ * depend on the number of threads, only how many plans are scored before
+ * the bounds cut the rest does).  A pass's plans have keys after every
+ * earlier pass's, so it wins only when strictly faster; then the best of
+ * the passes before it goes to prev[], in pass order (not initialised
+ * before; the caller frees them).  Returns how many did.
  */
 int
-search_structured(struct ctx *C, struct dl_plan *plain)
+search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1])
 {
-	struct joblist jl = { 0 }, sl = { 0 };
-	struct dl_plan first;
-	int nt = C->so->jobs > 1 ? C->so->jobs : 1, won;
-	long best_job;
+	struct joblist jl[SEARCH_PASSES] = { { 0 } };
+	struct dl_plan last;
+	int nt = C->so->jobs > 1 ? C->so->jobs : 1, nprev = 0;
+	long base = 0, total = 0, best_job = -1;
 
-	make_jobs(C, &jl);
-	add_stripes(C, &sl);
-	order_jobs(C, &jl, 0);
-	order_jobs(C, &sl, (long)jl.n);
+	make_jobs(C, &jl[0]);
+	add_stripes(C, &jl[1], 0);
+	add_stripes(C, &jl[2], 1);
+	for (int i = 0; i < SEARCH_PASSES; i++) {
+		order_jobs(C, &jl[i], base);
+		base += (long)jl[i].n;
+	}
 	if (cluster_gpus(C->x->c) < THREADS_MIN_GPUS)
 		nt = 1;
-	C->rep_total = (long)(jl.n + sl.n);
-	C->rep_more = 1;
-	C->rep_done = (long)search_pool_run(C, jl.n, nt > (int)jl.n ?
-	    (int)jl.n : nt, run_job, &jl);
+	C->rep_total = base;
+	for (int i = 0; i < SEARCH_PASSES && !C->failed; i++) {
+		size_t n = jl[i].n;
+
+		if (i > 0 && best_job >= 0)
+			plan_copy(&last, C->best);
+		C->rep_more = i + 1 < SEARCH_PASSES;
+		C->rep_done = total;
+		total += (long)search_pool_run(C, n, nt > (int)n ? (int)n : nt,
+		    run_job, &jl[i]);
+		if (i > 0 && best_job >= 0) {
+			if (C->best_job != best_job)
+				plan_copy(&prev[nprev++], &last);
+			plan_free(&last);
+		}
+		best_job = C->have_best ? C->best_job : -1;
+	}
 	C->rep_more = 0;
-	best_job = C->have_best ? C->best_job : -1;
-	if (best_job >= 0)
-		plan_copy(&first, C->best);
-	if (!C->failed)
-		search_pool_run(C, sl.n, nt > (int)sl.n ? (int)sl.n : nt,
-		    run_job, &sl);
-	won = best_job >= 0 && C->best_job != best_job;
-	if (won)
-		plan_copy(plain, &first);
-	if (best_job >= 0)
-		plan_free(&first);
 	/* Anything scored later comes after every job. */
-	C->job = (long)(jl.n + sl.n);
+	C->job = base;
 	C->round = 0;
-	joblist_free(&jl);
-	joblist_free(&sl);
-	return won;
+	for (int i = 0; i < SEARCH_PASSES; i++)
+		joblist_free(&jl[i]);
+	return nprev;
 }
