@@ -185,3 +185,8 @@ expect_err "window 0" 1 \
 expect_err "over the parent" 1 \
     "dlplan: '$TMP/s/plan.json' would overwrite the parent plan (choose another -o)" -- \
     dlplan replan --trust-paths "$TMP/s/plan.json" --observed "$TMP/s2.csv" -o "$TMP/s"
+
+# The worked example of plans/replan-example/README.md runs as written.
+check "plans/replan-example/run.sh runs to its end" sh -c "
+    DLPLAN=\"\$DLPLAN\" sh plans/replan-example/run.sh '$TMP/rex' |
+    grep -q '^gain      43.8% faster than the parent\$'"
