@@ -83,7 +83,7 @@ CASES = {
     # Two TP2 stages on one node that are not side by side (GPUs 6,7 and
     # 0,1) merged into one TP4 unit, the node's units packed again.  On
     # the bundled hetero-lab with its load history.  T_old 0.69256 s (on
-    # 8733415, before the move).
+    # 30c3837, before the move).
     "pack": {
         "cluster": "datasets/clusters/hetero-lab",
         "model": "gpt2-xl", "batch": 64, "micro": 1,
