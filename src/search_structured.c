@@ -398,7 +398,6 @@ struct job {
 	struct stripe sp;
 	double lb;		/* shape_bound() */
 	size_t seq;		/* the order listed */
-	long key;		/* the job's place in the keys of its plans */
 };
 
 struct joblist {
@@ -406,6 +405,7 @@ struct joblist {
 	size_t nuse;
 	struct job *job;
 	size_t n, cap;
+	long base;		/* job j's plans have key base + j */
 };
 
 /* Units the job uses (0: none) and its number of groups. */
@@ -622,7 +622,7 @@ run_job(struct ctx *C, size_t j, void *arg)
 	struct shape sh;
 
 	job_shape(C, jl, j, &sh);
-	C->job = jl->job[j].key;
+	C->job = jl->base + (long)j;
 	C->round = 0;
 	if (search_cut(C, jl->job[j].lb)) {
 		C->st->pruned++;
@@ -656,11 +656,9 @@ order_jobs(struct ctx *C, struct joblist *jl, long base)
 		jl->job[j].lb = shape_bound(C, &sh);
 		jl->job[j].seq = j;
 	}
-	if (jl->n == 0)
-		return;
-	qsort(jl->job, jl->n, sizeof(struct job), cmp_job);
-	for (size_t j = 0; j < jl->n; j++)
-		jl->job[j].key = base + (long)j;
+	jl->base = base;
+	if (jl->n > 0)
+		qsort(jl->job, jl->n, sizeof(struct job), cmp_job);
 }
 
 /* Most groups a striped shape has. */
@@ -672,47 +670,58 @@ order_jobs(struct ctx *C, struct joblist *jl, long base)
  * with per_site of each site in turn), at each TP degree, in both stage
  * orders.
  */
+/* Append the stripes of G groups over the nodes of site (-1: any). */
+static void
+add_stripes_of(const struct ctx *C, struct joblist *jl, int G, int site,
+    struct unit *units, const struct unit **u)
+{
+	const struct dl_costctx *x = C->x;
+	size_t n = search_stripe_count(x, G, site);
+	int S[STRIPE_GROUPS_MAX], off[STRIPE_GROUPS_MAX];
+
+	for (size_t top = 1; top <= n; top = top < n && 2 * top > n ? n :
+	    2 * top) {
+		for (int k = 1; k <= x->o->max_tp && k <= DL_MAX_TP; k *= 2)
+			for (int rev = 0; rev < 2; rev++) {
+				struct stripe sp = { G, k, (int)top, rev, site };
+				struct shape sh;
+				struct job *jb;
+
+				if (!search_stripe_shape(C, &sp, units, u, S,
+				    off, &sh))
+					continue;
+				jl->job = xgrow(jl->job, &jl->cap, jl->n + 1,
+				    sizeof(struct job));
+				jb = &jl->job[jl->n++];
+				memset(jb, 0, sizeof(*jb));
+				jb->k = k;
+				jb->stripe = 1;
+				jb->sp = sp;
+			}
+		if (top == n)
+			break;
+	}
+}
+
+/*
+ * The striped shapes (search_stripe.c): for each number of groups, the
+ * fastest 1, 2, 4 ... and all of the nodes it divides (of any site, or
+ * with per_site of each site in turn, on a cluster of several), at each
+ * TP degree, in both stage orders.
+ */
 static void
 add_stripes(const struct ctx *C, struct joblist *jl, int per_site)
 {
-	const struct dl_costctx *x = C->x;
-	size_t gpus = (size_t)cluster_gpus(x->c);
+	const struct dl_cluster *c = C->x->c;
+	size_t gpus = (size_t)cluster_gpus(c);
 	struct unit *units = xcalloc(gpus, sizeof(*units));
 	const struct unit **u = xcalloc(gpus, sizeof(*u));
-	int S[STRIPE_GROUPS_MAX], off[STRIPE_GROUPS_MAX];
+	int first = per_site ? 0 : -1;
+	int end = !per_site ? 0 : c->nsites > 1 ? (int)c->nsites : 0;
 
-	/* per_site: each site's nodes alone, on a cluster of several. */
-	for (int site = per_site ? 0 : -1; site < (per_site ?
-	    (x->c->nsites > 1 ? (int)x->c->nsites : 0) : 0); site++)
-	for (int G = 2; G <= STRIPE_GROUPS_MAX; G++) {
-		size_t n = search_stripe_count(x, G, site);
-
-		for (size_t top = 1; top <= n; top = top < n && 2 * top > n ?
-		    n : 2 * top) {
-			for (int k = 1; k <= x->o->max_tp && k <= DL_MAX_TP;
-			    k *= 2) {
-				for (int rev = 0; rev < 2; rev++) {
-					struct stripe sp = { G, k, (int)top,
-					    rev, site };
-					struct shape sh;
-					struct job *jb;
-
-					if (!search_stripe_shape(C, &sp, units,
-					    u, S, off, &sh))
-						continue;
-					jl->job = xgrow(jl->job, &jl->cap,
-					    jl->n + 1, sizeof(struct job));
-					jb = &jl->job[jl->n++];
-					memset(jb, 0, sizeof(*jb));
-					jb->k = k;
-					jb->stripe = 1;
-					jb->sp = sp;
-				}
-			}
-			if (top == n)
-				break;
-		}
-	}
+	for (int site = first; site < end; site++)
+		for (int G = 2; G <= STRIPE_GROUPS_MAX; G++)
+			add_stripes_of(C, jl, G, site, units, u);
 	free(units);
 	free(u);
 }
