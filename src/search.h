@@ -122,8 +122,8 @@ double search_bound(const struct dl_costctx *x, const struct search_opts *so);
 #define SEARCH_BOUND_METHOD "combinatorial"
 /*
  * The same, and in *method which argument set it: SEARCH_BOUND_METHOD,
- * or SEARCH_BOUND_LP where a linear relaxation on one site
- * (search_bound_lp.c) raised it.
+ * or SEARCH_BOUND_LP where a linear relaxation of the plans inside one
+ * site (search_bound_lp.c) raised it.
  */
 #define SEARCH_BOUND_LP "lp"
 double search_bound_method(const struct dl_costctx *x,
@@ -141,16 +141,19 @@ double search_bound_classes(const struct dl_costctx *x,
     const struct search_opts *so, double cls[BOUND_NCLASS]);
 
 /*
- * The linear relaxations that raise the bound of a one-site cluster
- * (search_bound_lp.c, where the proofs are).  bound_lp_new() returns
- * NULL for clusters of several sites or too many node classes times
+ * The linear relaxations that raise the bound of plans that use only
+ * the nodes of one site (search_bound_lp.c, where the proofs are).
+ * bound_lp_new() takes the nodes with in[n] set (in: NULL for every
+ * node of a one-site cluster) and returns NULL for no node, for NULL on
+ * a cluster of several sites, or for too many node classes times
  * layers; bound_lp_time() is a bound on T for plans of G >= 2 groups
  * and M micro-batches whose pipeline time is at least p0, capped at p1
  * (0 when it has nothing to say), refined only while below target;
  * bound_lp_one() is a bound on T for plans of one group.
  */
 struct bound_lp;
-struct bound_lp *bound_lp_new(const struct dl_costctx *x);
+struct bound_lp *bound_lp_new(const struct dl_costctx *x,
+    const unsigned char *in);
 double bound_lp_time(const struct bound_lp *B, long G, long M, double p0,
     double p1, double target);
 /* A bound on T for plans of one group and M micro-batches (0: none;

@@ -638,24 +638,28 @@ bound_groups(const struct bctx *b, const struct bclass *cl,
 #define BOUND_LP_GROUPS 64
 
 /*
- * Raise the bound of one site with the linear relaxations of
+ * Raise the bound of the plans inside one site (the nodes with in[n];
+ * NULL: all, on a one-site cluster) with the linear relaxations of
  * search_bound_lp.c.  The bound is the least over G of tot[G]; G = 1
  * rises to what the relaxation of one group proves, and each G from 2
  * on to what the relaxation of the sync proves, taken in the order of
  * tot and only while tot is below the least so far.  least: that least,
  * as bound_groups() returned it; *raised: whether a relaxation set the
- * result.
+ * result.  Nothing is raised above cap (HUGE_VAL: no cap), the least
+ * bound of other plans: the result, still a bound, is then at least
+ * min(cap, the raised bound), which is all the caller keeps.
  */
 static double
-bound_raise(const struct bctx *b, const double *pipe, const double *tot,
-    double least, int *raised)
+bound_raise(const struct bctx *b, const unsigned char *in,
+    const double *pipe, const double *tot, double least, double cap,
+    int *raised)
 {
-	struct bound_lp *B = bound_lp_new(b->x);
+	struct bound_lp *B;
 	long *ord, n = 0;
 	double u;
 
 	*raised = 0;
-	if (B == NULL)
+	if (least >= cap || (B = bound_lp_new(b->x, in)) == NULL)
 		return least;
 	ord = xcalloc((size_t)b->M + 1, sizeof(long));
 	for (long G = 2; G <= b->M; G++)
@@ -664,8 +668,9 @@ bound_raise(const struct bctx *b, const double *pipe, const double *tot,
 	sort_key = tot;
 	qsort(ord, (size_t)n, sizeof(long), key_cmp);
 	u = tot[1];
-	if (u < HUGE_VAL)
+	if (u < HUGE_VAL && u < cap)
 		u = fmax(u, bound_lp_one(B, b->Mall));
+	u = fmin(u, cap);
 	for (long i = 0; i < n; i++) {
 		long G = ord[i];
 		double p1 = fmin(u, 4 * tot[G]);
@@ -719,6 +724,72 @@ top_sites(const double *site_s, const unsigned char *in, size_t ns,
 }
 
 /*
+ * Raise class (a) below, site by site, with the relaxations of
+ * search_bound_lp.c: one[s] is the bound of the plans inside site s as
+ * bound_groups() has it, cls[] every class's.  Only what can lower the
+ * least of all classes is raised: the sites in the order of one[], each
+ * capped at the least bound of everything else (the other classes, the
+ * sites raised so far and the sites not yet taken).  in: scratch, a
+ * flag per node.  Returns whether a raised site now sets the least.
+ */
+static int
+raise_sites(const struct bctx *b, const double *one, unsigned char *in,
+    double *cls)
+{
+	const struct dl_cluster *c = b->x->c;
+	size_t ns = c->nsites;
+	long *ord = xcalloc(ns, sizeof(long));
+	double *val = xcalloc(ns, sizeof(double)), rest = HUGE_VAL, best;
+	double *pipe = xcalloc((size_t)b->M + 1, sizeof(double));
+	double *tot = xcalloc((size_t)b->M + 1, sizeof(double));
+	struct ringspec rs = { RING_SITE, 0, NULL, -1 };
+	struct bshape sh = { 0, 0, NULL, 0, 0 };
+	int lp = 0;
+
+	for (int i = 0; i < BOUND_NCLASS; i++)
+		if (i != BOUND_ONE_SITE)
+			rest = fmin(rest, cls[i]);
+	for (size_t s = 0; s < ns; s++) {
+		ord[s] = (long)s;
+		val[s] = one[s];
+	}
+	sort_key = one;
+	qsort(ord, ns, sizeof(long), key_cmp);
+	for (size_t j = 0; j < ns; j++) {
+		size_t s = (size_t)ord[j];
+		double cap = rest, v;
+		struct bclass cl;
+		int raised;
+
+		for (size_t i = 0; i < ns; i++)
+			if (i != s)
+				cap = fmin(cap, val[i]);
+		if (one[s] >= cap)
+			break;	/* and so do the sites after it */
+		for (size_t n = 0; n < c->nnodes; n++)
+			in[n] = (size_t)c->nodes[n].site_idx == s;
+		for (long G = 0; G <= b->M; G++)
+			pipe[G] = tot[G] = HUGE_VAL;
+		bclass_init(&cl, b, in);
+		v = bound_groups(b, &cl, &rs, &sh, pipe, tot);
+		bclass_free(&cl);
+		val[s] = bound_raise(b, in, pipe, tot, v, cap, &raised);
+	}
+	cls[BOUND_ONE_SITE] = HUGE_VAL;
+	for (size_t s = 0; s < ns; s++)
+		cls[BOUND_ONE_SITE] = fmin(cls[BOUND_ONE_SITE], val[s]);
+	best = cls[BOUND_ONE_SITE];
+	for (size_t s = 0; s < ns; s++)
+		if (val[s] == best && val[s] > one[s] && best < rest)
+			lp = 1;
+	free(ord);
+	free(val);
+	free(pipe);
+	free(tot);
+	return lp;
+}
+
+/*
  * The classes of a cluster of ns >= 2 sites; together they hold every
  * plan.
  * (a) Its units lie in one site.
@@ -736,7 +807,7 @@ top_sites(const double *site_s, const unsigned char *in, size_t ns,
  */
 static void
 bound_sites(const struct bctx *b, const long *site_n, const double *site_s,
-    double *cls)
+    double *cls, int *lp)
 {
 	const struct dl_costctx *x = b->x;
 	const struct dl_cluster *c = x->c;
@@ -745,6 +816,7 @@ bound_sites(const struct bctx *b, const long *site_n, const double *site_s,
 	unsigned char *sites = xcalloc(ns, 1);
 	struct site_ord *ord = xcalloc(ns, sizeof(*ord));
 	double *ts = xcalloc(ns, sizeof(double));
+	double *one = xcalloc(ns, sizeof(double));
 	struct ringspec rs = { RING_SITE, 0, NULL, -1 };
 	struct bshape sh = { 0, 0, NULL, 0, 0 };
 	struct bclass cl;
@@ -752,13 +824,14 @@ bound_sites(const struct bctx *b, const long *site_n, const double *site_s,
 
 	for (size_t s = 0; s < ns; s++) {
 		smax = fmax(smax, site_s[s]);
+		one[s] = HUGE_VAL;
 		if (site_n[s] == 0 || site_s[s] <= 0)
 			continue;
 		for (size_t n = 0; n < c->nnodes; n++)
 			in[n] = (size_t)c->nodes[n].site_idx == s;
 		bclass_init(&cl, b, in);
-		cls[BOUND_ONE_SITE] = fmin(cls[BOUND_ONE_SITE],
-		    bound_groups(b, &cl, &rs, &sh, NULL, NULL));
+		one[s] = bound_groups(b, &cl, &rs, &sh, NULL, NULL);
+		cls[BOUND_ONE_SITE] = fmin(cls[BOUND_ONE_SITE], one[s]);
 		bclass_free(&cl);
 	}
 	for (size_t s = 0; s < ns; s++) {
@@ -808,10 +881,12 @@ bound_sites(const struct bctx *b, const long *site_n, const double *site_s,
 	sh.in_minus = 1;
 	cls[BOUND_MIXED_MANY] = bound_groups(b, &cl, &rs, &sh, NULL, NULL);
 	bclass_free(&cl);
+	*lp = raise_sites(b, one, in, cls);
 	free(in);
 	free(sites);
 	free(ord);
 	free(ts);
+	free(one);
 }
 
 static double bound_all(const struct dl_costctx *,
@@ -919,13 +994,13 @@ bound_all(const struct dl_costctx *x, const struct search_opts *so,
 		for (long G = 0; G <= b.M; G++)
 			pipe[G] = tot[G] = HUGE_VAL;
 		bclass_init(&cl, &b, NULL);
-		cls[BOUND_ONE_SITE] = bound_raise(&b, pipe, tot,
-		    bound_groups(&b, &cl, &rs, &sh, pipe, tot), lp);
+		cls[BOUND_ONE_SITE] = bound_raise(&b, NULL, pipe, tot,
+		    bound_groups(&b, &cl, &rs, &sh, pipe, tot), HUGE_VAL, lp);
 		bclass_free(&cl);
 		free(pipe);
 		free(tot);
 	} else
-		bound_sites(&b, site_n, site_s, cls);
+		bound_sites(&b, site_n, site_s, cls, lp);
 	best = HUGE_VAL;
 	for (int i = 0; i < BOUND_NCLASS; i++)
 		best = fmin(best, cls[i]);

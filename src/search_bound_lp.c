@@ -1,6 +1,6 @@
 /*
- * search_bound_lp.c - linear relaxations that raise search_bound() on
- * one site: for plans of G >= 2 groups, where the sync rings of slow
+ * search_bound_lp.c - linear relaxations that raise search_bound() for
+ * plans whose units lie in one site: for plans of G >= 2 groups, where the sync rings of slow
  * links, not the compute, keep nodes out of the best plans, and for one
  * group, where the fill and the TP degrees each layer may use do.
  *
@@ -98,7 +98,7 @@ same_layer(const struct dl_costctx *x, int a, int b)
 }
 
 struct bound_lp *
-bound_lp_new(const struct dl_costctx *x)
+bound_lp_new(const struct dl_costctx *x, const unsigned char *in)
 {
 	const struct dl_cluster *c = x->c;
 	int L = (int)x->m->nlayers;
@@ -107,7 +107,7 @@ bound_lp_new(const struct dl_costctx *x)
 	double *out;
 	int *rep;
 
-	if (c->nsites > 1 || L < 1 || c->nnodes == 0)
+	if ((in == NULL && c->nsites > 1) || L < 1 || c->nnodes == 0)
 		return NULL;
 	B = xcalloc(1, sizeof(*B));
 	B->x = x;
@@ -136,6 +136,8 @@ bound_lp_new(const struct dl_costctx *x)
 	for (size_t n = 0; n < c->nnodes; n++) {
 		size_t k;
 
+		if (in != NULL && !in[n])
+			continue;
 		for (k = 0; k < B->nc; k++)
 			if (same_class(x, out, cls[k], n))
 				break;
@@ -143,7 +145,7 @@ bound_lp_new(const struct dl_costctx *x)
 			cls[B->nc++] = n;
 		of[n] = k;
 	}
-	if (B->nc * (size_t)L > BOUND_LP_CELLS) {
+	if (B->nc == 0 || B->nc * (size_t)L > BOUND_LP_CELLS) {
 		free(cls);
 		free(of);
 		free(out);
@@ -187,6 +189,8 @@ bound_lp_new(const struct dl_costctx *x)
 		}
 	}
 	for (size_t n = 0; n < c->nnodes; n++) {
+		if (in != NULL && !in[n])
+			continue;
 		B->gpus[of[n]] += c->nodes[n].gpus;
 		B->cap[of[n]] += c->nodes[n].gpus * cost_gpu_capacity(x, (int)n);
 	}

@@ -538,7 +538,7 @@ bound_lp_nics(struct fixture *f, int *n, int *tight)
 		make_instance_nic(f, seed, &L, &M, &mu);
 		if (inst_run(f, L, M, mu, &in) != 0)
 			continue;
-		B = bound_lp_new(&in.x);
+		B = bound_lp_new(&in.x, NULL);
 		lb = cost_lower_bound(&in.x);
 		for (long G = 1; G <= M && G <= 16 && B != NULL; G++) {
 			double best = in.O.gbest[G], v;
