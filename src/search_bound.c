@@ -569,10 +569,15 @@ bclass_free(struct bclass *cl)
  * span > 0, every other group has a pipeline hop between sites that
  * costs at least span per micro-batch, so runs at most one micro-batch
  * per span; with no topsite, the groups in one site are at most
- * site_speed fast.
+ * site_speed fast.  Where those hops share links, rate[G] bounds the
+ * sum over G such groups of one over their hop's cost (span_rates()),
+ * at most G / span.  all_span: every group has such a hop, so at least
+ * two units.
  */
 struct bshape {
 	double span, site_speed;
+	const double *rate;	/* span > 0: rate[G] (span_rates()) */
+	int all_span;		/* every group has a hop between sites */
 	const double *topsite;
 	size_t nsite;
 	long in_minus;
@@ -590,7 +595,8 @@ bound_groups(const struct bctx *b, const struct bclass *cl,
     double *tot)
 {
 	const struct dl_opts *o = b->x->o;
-	long Gmax = b->M < cl->N / b->Smem ? b->M : cl->N / b->Smem;
+	long smin = sh->all_span && b->Smem < 2 ? 2 : b->Smem;
+	long Gmax = b->M < cl->N / smin ? b->M : cl->N / smin;
 	double best = HUGE_VAL;
 	int cross = rs->kind == RING_CROSS || rs->kind == RING_EXIT;
 
@@ -614,9 +620,9 @@ bound_groups(const struct bctx *b, const struct bclass *cl,
 				in_site = k < 1 ? 0 : sh->topsite[(size_t)k <
 				    sh->nsite ? (size_t)k - 1 : sh->nsite - 1];
 			/* A group with a hop between sites runs at most
-			 * one micro-batch per span. */
-			cap = fmin(cap, sh->span > 0 ? in_site + (double)G *
-			    b->mu * b->W / sh->span : in_site);
+			 * one micro-batch per that hop's cost. */
+			cap = fmin(cap, sh->span > 0 ? in_site + b->mu *
+			    b->W * sh->rate[G] : in_site);
 		}
 		t = fmax(b->B * b->W / cap, b->F + (b->B - (double)G * b->mu) *
 		    b->W / cap);
@@ -724,6 +730,135 @@ top_sites(const double *site_s, const unsigned char *in, size_t ns,
 }
 
 /*
+ * Pipeline hops between sites share the links out of a site.  Label
+ * every vertex with a site: a node with its own, any other with the site
+ * of the node nearest to it in hops (a breadth-first search from every
+ * node at once).  Whatever the labels, a path from a node of site s to a
+ * node of another site takes an edge from s's label to another, one of
+ * E_s.  A flow of S bytes over edge e that n - 1 flows of its phase took
+ * before costs at least latency_e + 8 S n / gbps_e there (its 1/n of the
+ * free bandwidth, at most gbps_e; an implicit switch's edge its latency).
+ * Which flows took e is known where a flow's price is the cost of the
+ * path it loads: with one congestion regime, and with several where E_s
+ * is one edge, which every path out of s takes.  There the flows out of
+ * s that first leave its label by e cost at least latency_e + 8 S j /
+ * gbps_e, j = 1, 2, ...; elsewhere a flow out of s costs at least the
+ * least of latency_e + 8 S / gbps_e over E_s.  And every one at least h,
+ * the least cost of a flow alone between two sites (cross_hop()).
+ *
+ * A group with a hop between sites sends a flow each way, out of two
+ * sites, and runs at most one micro-batch per the two costs together.
+ * Sort the least costs the flows out of all sites can take,
+ * x_1 <= x_2 <= ...: the 2G flows of G such groups cost at least x_1 ..
+ * x_2G, one each, so the sum over those groups of one over their two
+ * costs is at most rate[G] = sum over i <= G of 1 / (x_{2i-1} + x_{2i})
+ * (pairing neighbours in the order maximises a sum of a convex
+ * decreasing function of the pair sums).  S is the least activation of
+ * a micro-batch; without sharing every x is h and rate[G] = G / (2 h).
+ * Returns rate[0 .. M], to free.
+ */
+struct spangen {
+	double lat, slope;	/* x_j = max(lat + slope j, h) */
+	long j;			/* the next j */
+};
+
+static double *
+span_rates(const struct bctx *b, double h)
+{
+	const struct dl_cluster *c = b->x->c;
+	double S = b->mu * b->amin, *rate, *xs;
+	int *label = xcalloc(c->nverts ? c->nverts : 1, sizeof(int));
+	int *queue = xcalloc(c->nverts ? c->nverts : 1, sizeof(int));
+	struct spangen *gen = xcalloc(c->nedges + c->nsites + 1,
+	    sizeof(*gen));
+	size_t ngen = 0, head = 0, tail = 0, nx = 2 * (size_t)b->M;
+	int shared = b->x->router != NULL &&
+	    router_nregimes(b->x->router) == 1;
+
+	for (size_t v = 0; v < c->nverts; v++)
+		label[v] = -1;
+	for (size_t n = 0; n < c->nnodes; n++) {
+		label[n] = c->nodes[n].site_idx;
+		queue[tail++] = (int)n;
+	}
+	while (head < tail) {
+		int v = queue[head++];
+
+		for (size_t i = c->out_off[v]; i < c->out_off[v + 1]; i++) {
+			int u = c->edges[c->out_edge[i]].dst;
+
+			if (label[u] < 0) {
+				label[u] = label[v];
+				queue[tail++] = u;
+			}
+		}
+		for (size_t i = c->in_off[v]; i < c->in_off[v + 1]; i++) {
+			int u = c->edges[c->in_edge[i]].src;
+
+			if (label[u] < 0) {
+				label[u] = label[v];
+				queue[tail++] = u;
+			}
+		}
+	}
+	for (size_t s = 0; s < c->nsites; s++) {
+		size_t first = ngen, nout = 0;
+		double least = HUGE_VAL;
+
+		for (size_t i = 0; i < c->nedges; i++) {
+			const struct dl_edge *e = &c->edges[i];
+			double slope;
+
+			if (label[e->src] != (int)s || label[e->dst] < 0 ||
+			    label[e->dst] == (int)s)
+				continue;
+			slope = e->from_switch || !(e->gbps > 0) ? 0 :
+			    8 * S / (e->gbps * 1e9);
+			gen[ngen].lat = e->latency_ms / 1000;
+			gen[ngen].slope = slope;
+			gen[ngen++].j = 1;
+			least = fmin(least, e->latency_ms / 1000 + slope);
+			nout++;
+		}
+		if (nout > 1 && !shared) {
+			/* One cost for every flow out of s. */
+			ngen = first;
+			gen[ngen].lat = least;
+			gen[ngen].slope = 0;
+			gen[ngen++].j = 1;
+		}
+	}
+	xs = xcalloc(nx ? nx : 1, sizeof(double));
+	for (size_t i = 0; i < nx; i++) {
+		size_t best = 0;
+		double v = HUGE_VAL;
+
+		for (size_t k = 0; k < ngen; k++) {
+			double w = gen[k].lat + gen[k].slope * (double)gen[k].j;
+
+			if (w < v) {
+				v = w;
+				best = k;
+			}
+		}
+		if (ngen > 0)
+			gen[best].j++;
+		xs[i] = fmax(v, h);
+	}
+	rate = xcalloc((size_t)b->M + 1, sizeof(double));
+	for (long G = 1; G <= b->M; G++) {
+		double pair = xs[2 * G - 2] + xs[2 * G - 1];
+
+		rate[G] = rate[G - 1] + (pair > 0 ? 1 / pair : HUGE_VAL);
+	}
+	free(label);
+	free(queue);
+	free(gen);
+	free(xs);
+	return rate;
+}
+
+/*
  * Raise class (a) below, site by site, with the relaxations of
  * search_bound_lp.c: one[s] is the bound of the plans inside site s as
  * bound_groups() has it, cls[] every class's.  Only what can lower the
@@ -743,7 +878,7 @@ raise_sites(const struct bctx *b, const double *one, unsigned char *in,
 	double *pipe = xcalloc((size_t)b->M + 1, sizeof(double));
 	double *tot = xcalloc((size_t)b->M + 1, sizeof(double));
 	struct ringspec rs = { RING_SITE, 0, NULL, -1 };
-	struct bshape sh = { 0, 0, NULL, 0, 0 };
+	struct bshape sh = { 0, 0, NULL, 0, NULL, 0, 0 };
 	int lp = 0;
 
 	for (int i = 0; i < BOUND_NCLASS; i++)
@@ -798,7 +933,9 @@ raise_sites(const struct bctx *b, const double *one, unsigned char *in,
  *     out of each of them: class b_j holds the plans whose last site in
  *     use, in the order of their least latency to another, is the j-th.
  * (c) Every group has a pipeline hop between sites, which takes at least
- *     span per micro-batch.
+ *     span per micro-batch, and more where the hops of the groups share
+ *     the links out of a site (span_rates()); so every group has two
+ *     units or more.
  * (d) Some groups do and others lie in one site each.  (d1) Those lie in
  *     one site C: a spanning group has a unit in a site other than C, and
  *     the rings of the segments that unit holds (one layer or more) have
@@ -818,9 +955,9 @@ bound_sites(const struct bctx *b, const long *site_n, const double *site_s,
 	double *ts = xcalloc(ns, sizeof(double));
 	double *one = xcalloc(ns, sizeof(double));
 	struct ringspec rs = { RING_SITE, 0, NULL, -1 };
-	struct bshape sh = { 0, 0, NULL, 0, 0 };
+	struct bshape sh = { 0, 0, NULL, 0, NULL, 0, 0 };
 	struct bclass cl;
-	double span, smax = 0;
+	double span, smax = 0, *rate = NULL;
 
 	for (size_t s = 0; s < ns; s++) {
 		smax = fmax(smax, site_s[s]);
@@ -863,12 +1000,17 @@ bound_sites(const struct bctx *b, const long *site_n, const double *site_s,
 	    0;
 	if (span == HUGE_VAL)
 		span = 0;
+	if (span > 0)
+		rate = span_rates(b, span / 2);
 	bclass_init(&cl, b, NULL);
 	/* (c) */
 	rs.kind = RING_ANY;
 	sh.span = span;
+	sh.rate = rate;
+	sh.all_span = 1;
 	sh.topsite = NULL;
 	cls[BOUND_SPAN] = bound_groups(b, &cl, &rs, &sh, NULL, NULL);
+	sh.all_span = 0;
 	/* (d1) */
 	rs.kind = RING_CROSS;
 	rs.punit = b->pmin;
@@ -882,6 +1024,7 @@ bound_sites(const struct bctx *b, const long *site_n, const double *site_s,
 	cls[BOUND_MIXED_MANY] = bound_groups(b, &cl, &rs, &sh, NULL, NULL);
 	bclass_free(&cl);
 	*lp = raise_sites(b, one, in, cls);
+	free(rate);
 	free(in);
 	free(sites);
 	free(ord);
@@ -985,7 +1128,7 @@ bound_all(const struct dl_costctx *x, const struct search_opts *so,
 		b.pmin = fmin(b.pmin, cost_range_params(x, l, l));
 	if (ns < 2) {
 		struct ringspec rs = { RING_ANY, 0, NULL, -1 };
-		struct bshape sh = { 0, 0, NULL, 0, 0 };
+		struct bshape sh = { 0, 0, NULL, 0, NULL, 0, 0 };
 		struct bclass cl;
 
 		double *pipe = xcalloc((size_t)b.M + 1, sizeof(double));

@@ -411,6 +411,26 @@ make_instance3(struct fixture *f, int seed, int *L, long *M, long *mu)
 			    fx_int(f, 1, 50), 0.5 + 30 * fx_rand(f));
 	}
 	fx_file(f, "links.csv", sb.buf);
+	/*
+	 * Every fifth has a traffic history on the links between sites, so
+	 * three congestion regimes: where a flow's price is no longer the
+	 * cost of the path it loads.
+	 */
+	sb_reset(&sb);
+	if (seed % 5 == 0) {
+		static const char *dir[] = { "sw-a,sw-b", "sw-b,sw-a",
+		    "sw-b,sw-c", "sw-c,sw-b", "sw-a,sw-c", "sw-c,sw-a" };
+
+		sb_adds(&sb, "t,src,dst,util\n");
+		for (int t = 0; t < 12; t++)
+			for (int i = 0; i < 6; i++)
+				if (!((i / 2 == 1 && seed % 3 == 0) ||
+				    (i / 2 == 2 && seed % 3 == 1)))
+					sb_addf(&sb, "%d,%s,%.3f\n", t, dir[i],
+					    0.9 * fx_rand(f));
+		fx_file(f, "traffic.csv", sb.buf);
+	} else
+		fx_rm(f, "traffic.csv");
 	sb_free(&sb);
 	write_model(f, *L);
 }
@@ -465,6 +485,7 @@ bound_three_sites(struct fixture *f, int *n, double *sum, int *nclass)
 		}
 		inst_free(&in);
 	}
+	fx_rm(f, "traffic.csv");
 	return over;
 }
 
