@@ -444,6 +444,66 @@ mv_packs(struct ctx *C, struct mv *m, int *lst, int *len, long *left)
 	return hit;
 }
 
+/* The most left-out units mv_inserts() gives each group. */
+#define INSERT_RUN 8
+
+/*
+ * Left-out units as a run of short stages inside every group: k of them
+ * to each group (dealt in site order, the first k to the first group),
+ * before its stage p (at its end when it has fewer), for k = 1 ..
+ * INSERT_RUN and every p.  A slow node alone seldom pays for the stage
+ * it adds to the pipeline's fill, so single moves do not find this; a
+ * few together can (philly-64's P100 nodes, three in each pipeline of
+ * V100s, holding a block each).  Every run is tried, so that the best
+ * of them, not the first that helps, is the one kept.  1 when a run made
+ * the best plan faster.
+ */
+static int
+mv_inserts(struct ctx *C, struct mv *m, const struct unit *lo, size_t nlo,
+    long *left)
+{
+	int G = m->G, hit = 0, smax = 0;
+	size_t n = 0;
+	int *l2, *len2;
+
+	for (int g = 0; g < G; g++) {
+		n += (size_t)m->glen[g];
+		if (m->glen[g] > smax)
+			smax = m->glen[g];
+	}
+	l2 = xcalloc(n + nlo + 2, sizeof(int));
+	len2 = xcalloc((size_t)G + 2, sizeof(int));
+	for (size_t k = 1; k <= INSERT_RUN && k * (size_t)G <= nlo &&
+	    *left > 0; k++)
+		for (int p = 0; p <= smax && *left > 0; p++) {
+			size_t at = 0;
+
+			m->u = xgrow(m->u, &m->cap, m->nu + k * (size_t)G,
+			    sizeof(*m->u));
+			for (size_t i = 0; i < k * (size_t)G; i++)
+				m->u[m->nu + i] = lo[i];
+			for (int g = 0; g < G; g++) {
+				int cut = p < m->glen[g] ? p : m->glen[g];
+
+				len2[g] = m->glen[g] + (int)k;
+				for (int j = 0; j < cut; j++)
+					l2[at++] = m->grp[m->goff[g] + j];
+				for (size_t i = 0; i < k; i++)
+					l2[at++] = (int)(m->nu + (size_t)g * k +
+					    i);
+				for (int j = cut; j < m->glen[g]; j++)
+					l2[at++] = m->grp[m->goff[g] + j];
+			}
+			m->nu += k * (size_t)G;
+			(*left)--;
+			hit |= try_shape(C, m, l2, len2, G);
+			m->nu -= k * (size_t)G;
+		}
+	free(l2);
+	free(len2);
+	return hit;
+}
+
 /*
  * One round of moves in a fixed order; 1 as soon as one makes the best
  * plan faster (the caller reloads and starts again), 0 when none does or
@@ -574,6 +634,8 @@ mv_round(struct ctx *C, struct mv *m, const struct unit *lo, size_t nlo,
 		hit = mv_merges(C, m, lst, len, left);
 	if (!hit)
 		hit = mv_packs(C, m, lst, len, left);
+	if (!hit && nlo > 0)
+		hit = mv_inserts(C, m, lo, nlo, left);
 	free(lst);
 	free(len);
 	return hit;

@@ -95,6 +95,23 @@ CASES = {
                   ["lab-v100-0", [0, 1], [44, 47]],
                   ["lab-t4-0", [0, 1, 2, 3], [48, 49]]]]],
     },
+    # philly-64's slow P100 nodes, three to each pipeline of V100s as
+    # stages of one block each; one alone makes a pipeline slower (its
+    # stage adds to the fill), so single moves never add them.  T_old
+    # 0.539918 s (on 49293b2, before the move that inserts runs).
+    "insert": {
+        "cluster": "datasets/clusters/philly-64",
+        "model": "gpt2-xl", "batch": 64, "micro": 1,
+        "groups": [
+            [32, [["dgx1-v100-2", gpus, [0, 11]],
+                  ["dgx1-v100-0", gpus, [12, 23]],
+                  ["p100-%d" % (4 * i), [0, 1, 2, 3], [24, 24]],
+                  ["p100-%d" % (4 * i + 1), [0, 1, 2, 3], [25, 25]],
+                  ["p100-%d" % (4 * i + 2), [0, 1, 2, 3], [26, 26]],
+                  ["dgx1-v100-3", gpus, [27, 38]],
+                  ["dgx1-v100-1", gpus, [39, 49]]]]
+            for i, gpus in enumerate(([4, 5, 6, 7], [0, 1, 2, 3]))],
+    },
 }
 
 

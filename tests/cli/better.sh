@@ -14,3 +14,5 @@ check "stripes: every node's GPUs shared by the groups, rings inside nodes" \
     $CHK stripe "$TMP"
 check "two stages on one node merged, the node's units packed again" \
     $CHK pack "$TMP"
+check "slow nodes as a run of short stages inside every pipeline" \
+    $CHK insert "$TMP"

@@ -160,7 +160,7 @@ check "six GPUs, gpt2-xl: structured, gap reported" grep -q "^gap " "$TMP/out"
 expect_run "two-dc: summary" 0 - - -- dlplan plan -c datasets/clusters/two-dc \
     -m $LL --global-batch 256 --micro-batch 2 --horizon 3
 check "two-dc: the gap is to the combinatorial bound and to T_lb" grep -q \
-    '^gap       at most 20.1% to the bound 14.0251 s (combinatorial: fill, transfers, sync); 20.3% to T_lb$' \
+    '^gap       at most 14.8% to the bound 14.0251 s (combinatorial: fill, transfers, sync); 15.0% to T_lb$' \
     "$TMP/out"
 
 # --- degenerate cases -----------------------------------------------------
