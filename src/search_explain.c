@@ -45,17 +45,20 @@ chain_fits(const struct dl_costctx *x, const struct unit *const *u, int n)
 }
 
 /*
- * The units of the nodes best does not use (TP as wide as --max-tp and
- * the node allow, site by site, nodes in file order), into lo[]; marks
- * used[] and returns their number.
+ * The units of the nodes best does not use (TP as wide as --max-tp, the
+ * node and wmax allow; wmax 0: no more limit; site by site, nodes in file
+ * order), into lo[]; marks used[] and returns their number.
  */
 static size_t
-left_units(const struct dl_costctx *x, const struct dl_plan *best,
-    char *used, struct unit *lo)
+left_units_w(const struct dl_costctx *x, const struct dl_plan *best,
+    char *used, struct unit *lo, int wmax)
 {
 	const struct dl_cluster *c = x->c;
 	int kmax = x->o->max_tp > 0 ? x->o->max_tp : 8;
 	size_t n = 0;
+
+	if (wmax > 0 && wmax < kmax)
+		kmax = wmax;
 
 	for (int g = 0; g < best->ngroups; g++)
 		for (int s = 0; s < best->groups[g].nstages; s++)
@@ -81,6 +84,13 @@ left_units(const struct dl_costctx *x, const struct dl_plan *best,
 			}
 		}
 	return n;
+}
+
+static size_t
+left_units(const struct dl_costctx *x, const struct dl_plan *best,
+    char *used, struct unit *lo)
+{
+	return left_units_w(x, best, used, lo, 0);
 }
 
 /*
@@ -444,61 +454,119 @@ mv_packs(struct ctx *C, struct mv *m, int *lst, int *len, long *left)
 	return hit;
 }
 
+/* The widest units of left-out nodes in search_improve()'s second line. */
+#define IMPROVE_NARROW 2
+
 /* The most left-out units mv_inserts() gives each group. */
 #define INSERT_RUN 8
 
 /*
- * Left-out units as a run of short stages inside every group: k of them
- * to each group (dealt in site order, the first k to the first group),
- * before its stage p (at its end when it has fewer), for k = 1 ..
- * INSERT_RUN and every p.  A slow node alone seldom pays for the stage
- * it adds to the pipeline's fill, so single moves do not find this; a
- * few together can (philly-64's P100 nodes, three in each pipeline of
- * V100s, holding a block each).  Every run is tried, so that the best
- * of them, not the first that helps, is the one kept.  1 when a run made
- * the best plan faster.
+ * The nodes of lo[] (left_units(): each node's units one after another)
+ * cut again into units of at most w GPUs, into out[]; returns how many.
+ */
+static size_t
+recut(const struct dl_costctx *x, const struct unit *lo, size_t nlo, int w,
+    struct unit *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nlo; i++) {
+		int node = lo[i].node, left = x->c->nodes[node].gpus, gpu = 0;
+
+		if (i > 0 && lo[i - 1].node == node)
+			continue;
+		while (left > 0) {
+			int kk = w;
+
+			while (kk > left)
+				kk /= 2;
+			out[n].node = node;
+			out[n].k = kk;
+			out[n].gpu0 = gpu;
+			out[n].speed = kk * x->speed[node];
+			gpu += kk;
+			left -= kk;
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * One shape of mv_inserts(): lo[g k .. g k + k - 1] before stage p of
+ * group g (at its end when it has fewer), for every g.  l2 and len2 are
+ * scratch; 1 when the shape made the best plan faster.
  */
 static int
-mv_inserts(struct ctx *C, struct mv *m, const struct unit *lo, size_t nlo,
-    long *left)
+insert_run(struct ctx *C, struct mv *m, const struct unit *lo, size_t k,
+    int p, int *l2, int *len2)
+{
+	int G = m->G, hit;
+	size_t at = 0;
+
+	m->u = xgrow(m->u, &m->cap, m->nu + k * (size_t)G, sizeof(*m->u));
+	for (size_t i = 0; i < k * (size_t)G; i++)
+		m->u[m->nu + i] = lo[i];
+	for (int g = 0; g < G; g++) {
+		int cut = p < m->glen[g] ? p : m->glen[g];
+
+		len2[g] = m->glen[g] + (int)k;
+		for (int j = 0; j < cut; j++)
+			l2[at++] = m->grp[m->goff[g] + j];
+		for (size_t i = 0; i < k; i++)
+			l2[at++] = (int)(m->nu + (size_t)g * k + i);
+		for (int j = cut; j < m->glen[g]; j++)
+			l2[at++] = m->grp[m->goff[g] + j];
+	}
+	m->nu += k * (size_t)G;
+	hit = try_shape(C, m, l2, len2, G);
+	m->nu -= k * (size_t)G;
+	return hit;
+}
+
+/*
+ * Left-out units as a run of short stages inside every group: k of them
+ * to each group (dealt in site order, the first k to the first group),
+ * before the same stage p, for k = 1 .. INSERT_RUN and every p; the
+ * units are lo0[] (w 0) or its nodes cut into units of at most w GPUs.
+ * A slow node alone seldom pays for the stage it adds to the pipeline's
+ * fill, so single moves do not find this; a few together can (philly-64's
+ * P100 nodes, three in each pipeline of V100s, holding a block each).
+ * Every run is tried, so that the best of them, not the first that
+ * helps, is the one kept.  1 when a run made the best plan faster.
+ */
+static int
+mv_inserts(struct ctx *C, struct mv *m, const struct unit *lo0, size_t nlo0,
+    int w, long *left)
 {
 	int G = m->G, hit = 0, smax = 0;
-	size_t n = 0;
+	size_t n = 0, cap = 0, nlo;
 	int *l2, *len2;
+	struct unit *lo;
 
 	for (int g = 0; g < G; g++) {
 		n += (size_t)m->glen[g];
 		if (m->glen[g] > smax)
 			smax = m->glen[g];
 	}
-	l2 = xcalloc(n + nlo + 2, sizeof(int));
+	for (size_t i = 0; i < nlo0; i++)
+		cap += (size_t)lo0[i].k;
+	lo = xcalloc(cap + 1, sizeof(*lo));
+	if (w > 0)
+		nlo = recut(C->x, lo0, nlo0, w, lo);
+	else {
+		memcpy(lo, lo0, nlo0 * sizeof(*lo));
+		nlo = nlo0;
+	}
+	l2 = xcalloc(n + cap + 2, sizeof(int));
 	len2 = xcalloc((size_t)G + 2, sizeof(int));
 	for (size_t k = 1; k <= INSERT_RUN && k * (size_t)G <= nlo &&
 	    *left > 0; k++)
 		for (int p = 0; p <= smax && *left > 0; p++) {
-			size_t at = 0;
-
-			m->u = xgrow(m->u, &m->cap, m->nu + k * (size_t)G,
-			    sizeof(*m->u));
-			for (size_t i = 0; i < k * (size_t)G; i++)
-				m->u[m->nu + i] = lo[i];
-			for (int g = 0; g < G; g++) {
-				int cut = p < m->glen[g] ? p : m->glen[g];
-
-				len2[g] = m->glen[g] + (int)k;
-				for (int j = 0; j < cut; j++)
-					l2[at++] = m->grp[m->goff[g] + j];
-				for (size_t i = 0; i < k; i++)
-					l2[at++] = (int)(m->nu + (size_t)g * k +
-					    i);
-				for (int j = cut; j < m->glen[g]; j++)
-					l2[at++] = m->grp[m->goff[g] + j];
-			}
-			m->nu += k * (size_t)G;
 			(*left)--;
-			hit |= try_shape(C, m, l2, len2, G);
-			m->nu -= k * (size_t)G;
+			hit |= insert_run(C, m, lo, k, p, l2, len2);
 		}
+	free(lo);
 	free(l2);
 	free(len2);
 	return hit;
@@ -514,7 +582,7 @@ mv_round(struct ctx *C, struct mv *m, const struct unit *lo, size_t nlo,
     long *left)
 {
 	size_t n = 0;
-	int G = m->G, *lst, *len, hit = 0;
+	int G = m->G, *lst, *len, hit = 0, wmax = 0;
 
 	for (int g = 0; g < G; g++)
 		n += (size_t)m->glen[g];
@@ -635,22 +703,31 @@ mv_round(struct ctx *C, struct mv *m, const struct unit *lo, size_t nlo,
 	if (!hit)
 		hit = mv_packs(C, m, lst, len, left);
 	if (!hit && nlo > 0)
-		hit = mv_inserts(C, m, lo, nlo, left);
+		hit = mv_inserts(C, m, lo, nlo, 0, left);
+	/* Then narrower units, where the moves before would have stopped. */
+	for (size_t i = 0; i < nlo; i++)
+		wmax = lo[i].k > wmax ? lo[i].k : wmax;
+	for (int w = wmax / 2; w >= 1 && !hit && *left > 0; w /= 2)
+		hit = mv_inserts(C, m, lo, nlo, w, left);
 	free(lst);
 	free(len);
 	return hit;
 }
 
-void
-search_improve(const struct dl_costctx *x, const struct search_opts *so,
-    struct dl_plan *best, struct search_stats *st)
+/*
+ * One line of the improvement phase from best, the left-out nodes cut
+ * into units of at most wmax GPUs (0: as wide as they go).
+ */
+static void
+improve_line(const struct dl_costctx *x, const struct search_opts *so,
+    struct dl_plan *best, struct search_stats *st, int wmax)
 {
 	struct dl_costctx xl = *x;
 	struct mv m = { 0 };
 	struct ctx C;
 	char *used = xcalloc(x->c->nnodes + 1, 1);
 	struct unit *lo = xcalloc((size_t)cluster_gpus(x->c) + 1, sizeof(*lo));
-	size_t nlo = left_units(x, best, used, lo);
+	size_t nlo = left_units_w(x, best, used, lo, wmax);
 	long left = IMPROVE_SHAPES;
 
 	search_ctx_init(&C, &xl, so, st);
@@ -664,7 +741,7 @@ search_improve(const struct dl_costctx *x, const struct search_opts *so,
 	while (left > 0 && !C.failed && mv_load(&m, x, best) &&
 	    mv_round(&C, &m, lo, nlo, &left)) {
 		memset(used, 0, x->c->nnodes + 1);
-		nlo = left_units(x, best, used, lo);
+		nlo = left_units_w(x, best, used, lo, wmax);
 	}
 	search_ctx_free(&C);
 	plan_free(&C.work);
@@ -674,4 +751,40 @@ search_improve(const struct dl_costctx *x, const struct search_opts *so,
 	free(m.glen);
 	free(used);
 	free(lo);
+}
+
+/*
+ * The moves are taken as they come, so where they end depends on the
+ * units the left-out nodes are cut into: on hetero-lab the T4 and V100
+ * nodes join gpt2-xl's pipeline better as TP2 units than as the widest
+ * ones.  When a left-out node has more than two GPUs in units, a second
+ * line starts from the same plan with units of at most two, and its end
+ * is kept only when strictly faster, so the plan is never worse than
+ * the first line's.
+ */
+void
+search_improve(const struct dl_costctx *x, const struct search_opts *so,
+    struct dl_plan *best, struct search_stats *st)
+{
+	char *used = xcalloc(x->c->nnodes + 1, 1);
+	struct unit *lo = xcalloc((size_t)cluster_gpus(x->c) + 1, sizeof(*lo));
+	size_t nlo = left_units(x, best, used, lo);
+	int wide = 0;
+	struct dl_plan start;
+
+	for (size_t i = 0; i < nlo; i++)
+		wide |= lo[i].k > IMPROVE_NARROW;
+	free(used);
+	free(lo);
+	if (wide)
+		plan_copy(&start, best);
+	improve_line(x, so, best, st, 0);
+	if (!wide)
+		return;
+	improve_line(x, so, &start, st, IMPROVE_NARROW);
+	if (start.est.iteration_s < best->est.iteration_s) {
+		plan_free(best);
+		plan_copy(best, &start);
+	}
+	plan_free(&start);
 }

@@ -112,6 +112,24 @@ CASES = {
                   ["dgx1-v100-1", gpus, [39, 49]]]]
             for i, gpus in enumerate(([4, 5, 6, 7], [0, 1, 2, 3]))],
     },
+    # Every hetero-lab node in one pipeline, the A100s as four TP2 units
+    # and the slow V100 and T4 nodes ahead of them: the improvement phase
+    # reaches it only when the left-out nodes join as units of at most
+    # two GPUs.  T_old 0.684318 s (on 343c91b, before its second line).
+    "narrow": {
+        "cluster": "datasets/clusters/hetero-lab",
+        "model": "gpt2-xl", "batch": 64, "micro": 1,
+        "groups": [
+            [64, [["lab-v100-2", [0], [0, 2]],
+                  ["lab-t4-0", [0, 1, 2, 3], [3, 4]],
+                  ["lab-t4-1", [0], [5, 5]],
+                  ["lab-v100-1", [0, 1], [6, 8]],
+                  ["lab-a100-0", [2, 3], [9, 17]],
+                  ["lab-a100-0", [4, 5], [18, 26]],
+                  ["lab-a100-0", [6, 7], [27, 35]],
+                  ["lab-a100-0", [0, 1], [36, 44]],
+                  ["lab-v100-0", [0, 1, 2, 3], [45, 49]]]]],
+    },
 }
 
 

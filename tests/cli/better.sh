@@ -16,3 +16,4 @@ check "two stages on one node merged, the node's units packed again" \
     $CHK pack "$TMP"
 check "slow nodes as a run of short stages inside every pipeline" \
     $CHK insert "$TMP"
+check "slow nodes as narrow units ahead of a pipeline" $CHK narrow "$TMP"

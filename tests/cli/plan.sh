@@ -292,20 +292,25 @@ expect_err "--jobs 65" 1 \
 expect_err "-j abc" 1 "dlplan: option '-j': 'abc' is not an integer" -- \
     dlplan plan -c $H2 -m $LL $J -j abc
 
-# Nodes left out: the summary names them and prices the plan with them.
+# Nodes left out: the summary names them and prices the plan with them
+# (at batch 64 the busy A100s of us-west stay out; at 256 the
+# improvement phase puts them into the pipelines, below).
+dlplan plan -c "$SRCDIR/datasets/clusters/two-dc" \
+    -m "$SRCDIR/datasets/models/llama2-7b.csv" --global-batch 64 \
+    -o "$TMP/lo64" >"$TMP/lo64.out" 2>&1
 dlplan plan -c "$SRCDIR/datasets/clusters/two-dc" \
     -m "$SRCDIR/datasets/models/llama2-7b.csv" --global-batch 256 \
     -o "$TMP/lo" >"$TMP/lo.out" 2>&1
 check "left out: the summary line" grep -q \
     '^left out  usw-a100-0..usw-a100-1 (load up to [0-9]* %), 16 GPUs: the plan with them as more pipelines takes [0-9.]* s (+[0-9.]* %)$' \
-    "$TMP/lo.out"
+    "$TMP/lo64.out"
 check "left out: plan.json names the node and T with it" sh -c "
-    tr -d ' \n' <'$TMP/lo/plan.json' | grep -q \
+    tr -d ' \n' <'$TMP/lo64/plan.json' | grep -q \
     '\"left_out\":{\"nodes\":\[{\"node\":\"usw-a100-0\",\"gpus\":8,\"load\":[0-9.e-]*},{\"node\":\"usw-a100-1\",\"gpus\":8,\"load\":[0-9.e-]*}\],\"gpus\":16,\"t_with_s\":[0-9.]*}'"
 check "left out: the percentage is T with them over T" sh -c "
-    t=\$(sed -n 's/^iteration \([0-9.]*\) s.*/\1/p' '$TMP/lo.out')
+    t=\$(sed -n 's/^iteration \([0-9.]*\) s.*/\1/p' '$TMP/lo64.out')
     w=\$(sed -n 's/.*takes \([0-9.]*\) s (+\([0-9.]*\) %)\$/\1 \2/p' \
-	'$TMP/lo.out')
+	'$TMP/lo64.out')
     echo \"\$t \$w\" | awk '{ d = 100 * (\$2 / \$1 - 1) - \$3;
 	exit !(d < 0.06 && d > -0.06) }'"
 dlplan plan -c "$SRCDIR/datasets/clusters/single-node" \
