@@ -286,27 +286,34 @@ search_strategy_allows(int strat, const struct shape *sh)
 }
 
 size_t
+search_node_units(const struct dl_costctx *x, int node, int k, struct unit *u)
+{
+	int left = x->c->nodes[node].gpus, gpu = 0;
+	size_t n = 0;
+
+	while (left > 0) {
+		int kk = k;
+
+		while (kk > left)
+			kk /= 2;
+		u[n].node = node;
+		u[n].k = kk;
+		u[n].gpu0 = gpu;
+		u[n].speed = kk * x->speed[node];
+		gpu += kk;
+		left -= kk;
+		n++;
+	}
+	return n;
+}
+
+size_t
 search_make_units(const struct dl_costctx *x, int k, struct unit *u)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < x->c->nnodes; i++) {
-		int left = x->c->nodes[i].gpus, gpu = 0;
-
-		while (left > 0) {
-			int kk = k;
-
-			while (kk > left)
-				kk /= 2;
-			u[n].node = (int)i;
-			u[n].k = kk;
-			u[n].gpu0 = gpu;
-			u[n].speed = kk * x->speed[i];
-			gpu += kk;
-			left -= kk;
-			n++;
-		}
-	}
+	for (size_t i = 0; i < x->c->nnodes; i++)
+		n += search_node_units(x, (int)i, k, u + n);
 	return n;
 }
 

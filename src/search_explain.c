@@ -64,25 +64,9 @@ left_units_w(const struct dl_costctx *x, const struct dl_plan *best,
 		for (int s = 0; s < best->groups[g].nstages; s++)
 			used[best->groups[g].stages[s].node] = 1;
 	for (size_t site = 0; site < c->nsites; site++)
-		for (size_t i = 0; i < c->nnodes; i++) {
-			int left = c->nodes[i].gpus, gpu = 0;
-
-			if (used[i] || c->nodes[i].site_idx != (int)site)
-				continue;
-			while (left > 0) {
-				int kk = kmax;
-
-				while (kk > left)
-					kk /= 2;
-				lo[n].node = (int)i;
-				lo[n].k = kk;
-				lo[n].gpu0 = gpu;
-				lo[n].speed = kk * x->speed[i];
-				gpu += kk;
-				left -= kk;
-				n++;
-			}
-		}
+		for (size_t i = 0; i < c->nnodes; i++)
+			if (!used[i] && c->nodes[i].site_idx == (int)site)
+				n += search_node_units(x, (int)i, kmax, lo + n);
 	return n;
 }
 
@@ -470,25 +454,9 @@ recut(const struct dl_costctx *x, const struct unit *lo, size_t nlo, int w,
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < nlo; i++) {
-		int node = lo[i].node, left = x->c->nodes[node].gpus, gpu = 0;
-
-		if (i > 0 && lo[i - 1].node == node)
-			continue;
-		while (left > 0) {
-			int kk = w;
-
-			while (kk > left)
-				kk /= 2;
-			out[n].node = node;
-			out[n].k = kk;
-			out[n].gpu0 = gpu;
-			out[n].speed = kk * x->speed[node];
-			gpu += kk;
-			left -= kk;
-			n++;
-		}
-	}
+	for (size_t i = 0; i < nlo; i++)
+		if (i == 0 || lo[i - 1].node != lo[i].node)
+			n += search_node_units(x, lo[i].node, w, out + n);
 	return n;
 }
 

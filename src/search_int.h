@@ -177,6 +177,9 @@ int search_strategy_allows(int strat, const struct shape *sh);
 /* The units with TP degree k (the largest power of two <= the GPUs left)
  * of every node into u[] (room for every GPU); returns their number. */
 size_t search_make_units(const struct dl_costctx *x, int k, struct unit *u);
+/* The same for node alone (room for its GPUs). */
+size_t search_node_units(const struct dl_costctx *x, int node, int k,
+    struct unit *u);
 /* qsort order of unit pointers: faster first, then node, then GPU. */
 int search_cmp_unit(const void *a, const void *b);
 
