@@ -370,41 +370,58 @@ build_adjacency(struct ld *L)
 	return reject_twins(L);
 }
 
+/*
+ * Breadth-first hop counts from the n vertices src[] over forward edges
+ * (dir 1), reverse edges (-1) or both (0), each vertex's out-edges before
+ * its in-edges; -1 where none reaches.  from[] (may be NULL) receives the
+ * index in src[] of the source that reached each vertex first, -1 where
+ * none did.
+ */
+static void
+bfs_from(const struct dl_cluster *c, const int *src, size_t n, int dir,
+    int *dist, int *from, int *queue)
+{
+	size_t qh = 0, qt = 0;
+
+	for (size_t v = 0; v < c->nverts; v++) {
+		dist[v] = -1;
+		if (from != NULL)
+			from[v] = -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		dist[src[i]] = 0;
+		if (from != NULL)
+			from[src[i]] = (int)i;
+		queue[qt++] = src[i];
+	}
+	while (qh < qt) {
+		int v = queue[qh++];
+
+		/* rev 0: out-edges, 1: in-edges, as dir allows. */
+		for (int rev = dir < 0; rev <= (dir <= 0); rev++) {
+			const size_t *off = rev ? c->in_off : c->out_off;
+			const int *edge = rev ? c->in_edge : c->out_edge;
+
+			for (size_t k = off[v]; k < off[v + 1]; k++) {
+				const struct dl_edge *e = &c->edges[edge[k]];
+				int u = rev ? e->src : e->dst;
+
+				if (dist[u] >= 0)
+					continue;
+				dist[u] = dist[v] + 1;
+				if (from != NULL)
+					from[u] = from[v];
+				queue[qt++] = u;
+			}
+		}
+	}
+}
+
 /* Breadth-first hop counts from src (forward or reverse edges). */
 static void
 bfs(const struct dl_cluster *c, int src, int reverse, int *dist, int *queue)
 {
-	size_t qh = 0, qt = 0;
-
-	for (size_t v = 0; v < c->nverts; v++)
-		dist[v] = -1;
-	dist[src] = 0;
-	queue[qt++] = src;
-	while (qh < qt) {
-		int v = queue[qh++];
-
-		if (!reverse) {
-			for (size_t k = c->out_off[v]; k < c->out_off[v + 1];
-			    k++) {
-				int u = c->edges[c->out_edge[k]].dst;
-
-				if (dist[u] < 0) {
-					dist[u] = dist[v] + 1;
-					queue[qt++] = u;
-				}
-			}
-		} else {
-			for (size_t k = c->in_off[v]; k < c->in_off[v + 1];
-			    k++) {
-				int u = c->edges[c->in_edge[k]].src;
-
-				if (dist[u] < 0) {
-					dist[u] = dist[v] + 1;
-					queue[qt++] = u;
-				}
-			}
-		}
-	}
+	bfs_from(c, &src, 1, reverse ? -1 : 1, dist, NULL, queue);
 }
 
 static int
@@ -702,6 +719,24 @@ cluster_widest_out(const struct dl_cluster *c, double *out)
 		for (size_t i = c->out_off[v]; i < c->out_off[v + 1]; i++)
 			out[n] = fmax(out[n], c->edges[c->out_edge[i]].gbps);
 	}
+}
+
+void
+cluster_site_labels(const struct dl_cluster *c, int *label)
+{
+	int *src = xcalloc(c->nnodes + 1, sizeof(int));
+	int *dist = xcalloc(c->nverts + 1, sizeof(int));
+	int *queue = xcalloc(c->nverts + 1, sizeof(int));
+
+	for (size_t n = 0; n < c->nnodes; n++)
+		src[n] = (int)n;
+	bfs_from(c, src, c->nnodes, 0, dist, label, queue);
+	for (size_t v = 0; v < c->nverts; v++)
+		if (label[v] >= 0)
+			label[v] = c->nodes[label[v]].site_idx;
+	free(src);
+	free(dist);
+	free(queue);
 }
 
 /* Nodes' neighbour lists (for twin_cmp): out-neighbours sorted, -1, in. */

@@ -99,6 +99,11 @@ int cluster_diameter(const struct dl_cluster *c);
 /* out[n] (room for every node, zeroed by the caller): the widest link
  * out of node n, Gbit/s; 0 when it has none. */
 void cluster_widest_out(const struct dl_cluster *c, double *out);
+/* label[v] (room for every vertex): the site of vertex v, a node's own
+ * and any other vertex's that of the node nearest to it in hops over
+ * links either way (the first in nodes.csv order on a tie); -1 where no
+ * node reaches it. */
+void cluster_site_labels(const struct dl_cluster *c, int *label);
 
 /* Schemas, for tests and for the formats man page (the history schemas
  * are series.h's). */

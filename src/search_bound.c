@@ -731,9 +731,8 @@ top_sites(const double *site_s, const unsigned char *in, size_t ns,
 
 /*
  * Pipeline hops between sites share the links out of a site.  Label
- * every vertex with a site: a node with its own, any other with the site
- * of the node nearest to it in hops (a breadth-first search from every
- * node at once).  Whatever the labels, a path from a node of site s to a
+ * every vertex with a site (cluster_site_labels(): a node with its own,
+ * any other with the site of the node nearest to it).  Whatever the labels, a path from a node of site s to a
  * node of another site takes an edge from s's label to another, one of
  * E_s.  A flow of S bytes over edge e that n - 1 flows of its phase took
  * before costs at least latency_e + 8 S n / gbps_e there (its 1/n of the
@@ -768,39 +767,13 @@ span_rates(const struct bctx *b, double h)
 	const struct dl_cluster *c = b->x->c;
 	double S = b->mu * b->amin, *rate, *xs;
 	int *label = xcalloc(c->nverts ? c->nverts : 1, sizeof(int));
-	int *queue = xcalloc(c->nverts ? c->nverts : 1, sizeof(int));
 	struct spangen *gen = xcalloc(c->nedges + c->nsites + 1,
 	    sizeof(*gen));
-	size_t ngen = 0, head = 0, tail = 0, nx = 2 * (size_t)b->M;
+	size_t ngen = 0, nx = 2 * (size_t)b->M;
 	int shared = b->x->router != NULL &&
 	    router_nregimes(b->x->router) == 1;
 
-	for (size_t v = 0; v < c->nverts; v++)
-		label[v] = -1;
-	for (size_t n = 0; n < c->nnodes; n++) {
-		label[n] = c->nodes[n].site_idx;
-		queue[tail++] = (int)n;
-	}
-	while (head < tail) {
-		int v = queue[head++];
-
-		for (size_t i = c->out_off[v]; i < c->out_off[v + 1]; i++) {
-			int u = c->edges[c->out_edge[i]].dst;
-
-			if (label[u] < 0) {
-				label[u] = label[v];
-				queue[tail++] = u;
-			}
-		}
-		for (size_t i = c->in_off[v]; i < c->in_off[v + 1]; i++) {
-			int u = c->edges[c->in_edge[i]].src;
-
-			if (label[u] < 0) {
-				label[u] = label[v];
-				queue[tail++] = u;
-			}
-		}
-	}
+	cluster_site_labels(c, label);
 	for (size_t s = 0; s < c->nsites; s++) {
 		size_t first = ngen, nout = 0;
 		double least = HUGE_VAL;
@@ -852,7 +825,6 @@ span_rates(const struct bctx *b, double h)
 		rate[G] = rate[G - 1] + (pair > 0 ? 1 / pair : HUGE_VAL);
 	}
 	free(label);
-	free(queue);
 	free(gen);
 	free(xs);
 	return rate;
