@@ -697,6 +697,33 @@ bound_raise(const struct bctx *b, const unsigned char *in,
 	return u;
 }
 
+/*
+ * The bound of the plans on the nodes with in[n] (NULL: all, on a
+ * one-site cluster), their rings inside that site: bound_groups()'s,
+ * raised by bound_raise() up to cap (*raised as it says).
+ */
+static double
+bound_in_site(const struct bctx *b, const unsigned char *in, double cap,
+    int *raised)
+{
+	struct ringspec rs = { RING_SITE, 0, NULL, -1 };
+	struct bshape sh = { 0, 0, NULL, 0, NULL, 0, 0 };
+	double *pipe = xcalloc((size_t)b->M + 1, sizeof(double));
+	double *tot = xcalloc((size_t)b->M + 1, sizeof(double));
+	struct bclass cl;
+	double v;
+
+	for (long G = 0; G <= b->M; G++)
+		pipe[G] = tot[G] = HUGE_VAL;
+	bclass_init(&cl, b, in);
+	v = bound_groups(b, &cl, &rs, &sh, pipe, tot);
+	bclass_free(&cl);
+	v = bound_raise(b, in, pipe, tot, v, cap, raised);
+	free(pipe);
+	free(tot);
+	return v;
+}
+
 struct site_ord {
 	double exit;		/* least latency to another site */
 	size_t s;
@@ -847,10 +874,6 @@ raise_sites(const struct bctx *b, const double *one, unsigned char *in,
 	size_t ns = c->nsites;
 	long *ord = xcalloc(ns, sizeof(long));
 	double *val = xcalloc(ns, sizeof(double)), rest = HUGE_VAL, best;
-	double *pipe = xcalloc((size_t)b->M + 1, sizeof(double));
-	double *tot = xcalloc((size_t)b->M + 1, sizeof(double));
-	struct ringspec rs = { RING_SITE, 0, NULL, -1 };
-	struct bshape sh = { 0, 0, NULL, 0, NULL, 0, 0 };
 	int lp = 0;
 
 	for (int i = 0; i < BOUND_NCLASS; i++)
@@ -864,8 +887,7 @@ raise_sites(const struct bctx *b, const double *one, unsigned char *in,
 	qsort(ord, ns, sizeof(long), key_cmp);
 	for (size_t j = 0; j < ns; j++) {
 		size_t s = (size_t)ord[j];
-		double cap = rest, v;
-		struct bclass cl;
+		double cap = rest;
 		int raised;
 
 		for (size_t i = 0; i < ns; i++)
@@ -875,12 +897,7 @@ raise_sites(const struct bctx *b, const double *one, unsigned char *in,
 			break;	/* and so do the sites after it */
 		for (size_t n = 0; n < c->nnodes; n++)
 			in[n] = (size_t)c->nodes[n].site_idx == s;
-		for (long G = 0; G <= b->M; G++)
-			pipe[G] = tot[G] = HUGE_VAL;
-		bclass_init(&cl, b, in);
-		v = bound_groups(b, &cl, &rs, &sh, pipe, tot);
-		bclass_free(&cl);
-		val[s] = bound_raise(b, in, pipe, tot, v, cap, &raised);
+		val[s] = bound_in_site(b, in, cap, &raised);
 	}
 	cls[BOUND_ONE_SITE] = HUGE_VAL;
 	for (size_t s = 0; s < ns; s++)
@@ -891,8 +908,6 @@ raise_sites(const struct bctx *b, const double *one, unsigned char *in,
 			lp = 1;
 	free(ord);
 	free(val);
-	free(pipe);
-	free(tot);
 	return lp;
 }
 
@@ -1098,23 +1113,9 @@ bound_all(const struct dl_costctx *x, const struct search_opts *so,
 	b.pmin = HUGE_VAL;
 	for (int l = 0; l < L; l++)
 		b.pmin = fmin(b.pmin, cost_range_params(x, l, l));
-	if (ns < 2) {
-		struct ringspec rs = { RING_ANY, 0, NULL, -1 };
-		struct bshape sh = { 0, 0, NULL, 0, NULL, 0, 0 };
-		struct bclass cl;
-
-		double *pipe = xcalloc((size_t)b.M + 1, sizeof(double));
-		double *tot = xcalloc((size_t)b.M + 1, sizeof(double));
-
-		for (long G = 0; G <= b.M; G++)
-			pipe[G] = tot[G] = HUGE_VAL;
-		bclass_init(&cl, &b, NULL);
-		cls[BOUND_ONE_SITE] = bound_raise(&b, NULL, pipe, tot,
-		    bound_groups(&b, &cl, &rs, &sh, pipe, tot), HUGE_VAL, lp);
-		bclass_free(&cl);
-		free(pipe);
-		free(tot);
-	} else
+	if (ns < 2)
+		cls[BOUND_ONE_SITE] = bound_in_site(&b, NULL, HUGE_VAL, lp);
+	else
 		bound_sites(&b, site_n, site_s, cls, lp);
 	best = HUGE_VAL;
 	for (int i = 0; i < BOUND_NCLASS; i++)
