@@ -50,7 +50,7 @@ chain_fits(const struct dl_costctx *x, const struct unit *const *u, int n)
  * order), into lo[]; marks used[] and returns their number.
  */
 static size_t
-left_units_w(const struct dl_costctx *x, const struct dl_plan *best,
+left_units(const struct dl_costctx *x, const struct dl_plan *best,
     char *used, struct unit *lo, int wmax)
 {
 	const struct dl_cluster *c = x->c;
@@ -68,13 +68,6 @@ left_units_w(const struct dl_costctx *x, const struct dl_plan *best,
 			if (!used[i] && c->nodes[i].site_idx == (int)site)
 				n += search_node_units(x, (int)i, kmax, lo + n);
 	return n;
-}
-
-static size_t
-left_units(const struct dl_costctx *x, const struct dl_plan *best,
-    char *used, struct unit *lo)
-{
-	return left_units_w(x, best, used, lo, 0);
 }
 
 /*
@@ -127,7 +120,7 @@ search_left_out(const struct dl_costctx *x, const struct search_opts *so,
 	best->left_out = NULL;
 	best->nleft_out = 0;
 	best->left_out_t_s = 0;
-	nlo = left_units(x, best, used, lo);
+	nlo = left_units(x, best, used, lo, 0);
 	for (size_t i = 0; i < c->nnodes; i++)
 		if (!used[i]) {
 			best->left_out = xreallocarray(best->left_out,
@@ -496,7 +489,7 @@ insert_run(struct ctx *C, struct mv *m, const struct unit *lo, size_t k,
  * Left-out units as a run of short stages inside every group: k of them
  * to each group (dealt in site order, the first k to the first group),
  * before the same stage p, for k = 1 .. INSERT_RUN and every p; the
- * units are lo0[] (w 0) or its nodes cut into units of at most w GPUs.
+ * units are lo0[]'s nodes cut into units of at most w GPUs.
  * A slow node alone seldom pays for the stage it adds to the pipeline's
  * fill, so single moves do not find this; a few together can (philly-64's
  * P100 nodes, three in each pipeline of V100s, holding a block each).
@@ -520,12 +513,7 @@ mv_inserts(struct ctx *C, struct mv *m, const struct unit *lo0, size_t nlo0,
 	for (size_t i = 0; i < nlo0; i++)
 		cap += (size_t)lo0[i].k;
 	lo = xcalloc(cap + 1, sizeof(*lo));
-	if (w > 0)
-		nlo = recut(C->x, lo0, nlo0, w, lo);
-	else {
-		memcpy(lo, lo0, nlo0 * sizeof(*lo));
-		nlo = nlo0;
-	}
+	nlo = recut(C->x, lo0, nlo0, w, lo);
 	l2 = xcalloc(n + cap + 2, sizeof(int));
 	len2 = xcalloc((size_t)G + 2, sizeof(int));
 	for (size_t k = 1; k <= INSERT_RUN && k * (size_t)G <= nlo &&
@@ -670,12 +658,13 @@ mv_round(struct ctx *C, struct mv *m, const struct unit *lo, size_t nlo,
 		hit = mv_merges(C, m, lst, len, left);
 	if (!hit)
 		hit = mv_packs(C, m, lst, len, left);
-	if (!hit && nlo > 0)
-		hit = mv_inserts(C, m, lo, nlo, 0, left);
-	/* Then narrower units, where the moves before would have stopped. */
+	/*
+	 * Runs of left-out units as wide as lo[] has them (cut again at its
+	 * widest, a node's units are lo[]'s), then narrower.
+	 */
 	for (size_t i = 0; i < nlo; i++)
 		wmax = lo[i].k > wmax ? lo[i].k : wmax;
-	for (int w = wmax / 2; w >= 1 && !hit && *left > 0; w /= 2)
+	for (int w = wmax; w >= 1 && !hit && *left > 0; w /= 2)
 		hit = mv_inserts(C, m, lo, nlo, w, left);
 	free(lst);
 	free(len);
@@ -695,7 +684,7 @@ improve_line(const struct dl_costctx *x, const struct search_opts *so,
 	struct ctx C;
 	char *used = xcalloc(x->c->nnodes + 1, 1);
 	struct unit *lo = xcalloc((size_t)cluster_gpus(x->c) + 1, sizeof(*lo));
-	size_t nlo = left_units_w(x, best, used, lo, wmax);
+	size_t nlo = left_units(x, best, used, lo, wmax);
 	long left = IMPROVE_SHAPES;
 
 	search_ctx_init(&C, &xl, so, st);
@@ -709,7 +698,7 @@ improve_line(const struct dl_costctx *x, const struct search_opts *so,
 	while (left > 0 && !C.failed && mv_load(&m, x, best) &&
 	    mv_round(&C, &m, lo, nlo, &left)) {
 		memset(used, 0, x->c->nnodes + 1);
-		nlo = left_units_w(x, best, used, lo, wmax);
+		nlo = left_units(x, best, used, lo, wmax);
 	}
 	search_ctx_free(&C);
 	plan_free(&C.work);
@@ -736,7 +725,7 @@ search_improve(const struct dl_costctx *x, const struct search_opts *so,
 {
 	char *used = xcalloc(x->c->nnodes + 1, 1);
 	struct unit *lo = xcalloc((size_t)cluster_gpus(x->c) + 1, sizeof(*lo));
-	size_t nlo = left_units(x, best, used, lo);
+	size_t nlo = left_units(x, best, used, lo, 0);
 	int wide = 0;
 	struct dl_plan start;
 
