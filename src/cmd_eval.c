@@ -76,6 +76,8 @@
 #include "route.h"
 #include "timeline.h"
 
+static double rel_pct(double, double);
+
 enum { O_BASELINES = 1, O_FORMAT, O_IGNORE, O_MODEL, O_SVG };
 
 static const struct optspec eval_opts[] = {
@@ -281,20 +283,18 @@ print_table(const struct ev *v, int baselines)
 		printf("forecast   none (no load.csv: nodes taken as idle)\n");
 	for (int g = 0; g < p->ngroups; g++) {
 		const struct dl_group *gr = &p->groups[g];
-		double ct = 0, cc = 0, mx = 0;
+		double ct = 0, cc = 0;
 
 		for (int s = 0; s < gr->nstages; s++) {
 			ct += gr->stages[s].compute_s;
 			cc += gr->stages[s].p2p_s;
-			mx = fmax(mx, fmax(gr->stages[s].compute_s,
-			    gr->stages[s].p2p_s));
 		}
 		printf("\ngroup %d    %ld micro-batch%s, %d stage%s: T_g %s s "
 		    "= compute %s + p2p %s + steady-state %s%s\n", g,
 		    gr->micro_batches, gr->micro_batches == 1 ? "" : "es",
 		    gr->nstages, gr->nstages == 1 ? "" : "s",
 		    fmt_s(a, gr->time_s), fmt_s(b, ct), fmt_s(c, cc),
-		    fmt_s(d, (gr->micro_batches - 1) * mx),
+		    fmt_s(d, gr->time_s - ct - cc),
 		    g == E->slowest_group && p->ngroups > 1 ? " (slowest)" : "");
 		print_stages(v, gr);
 	}
@@ -303,6 +303,9 @@ print_table(const struct ev *v, int baselines)
 	printf("\niteration  T     %s s (pipeline %s + sync %s)\n",
 	    fmt_s(a, E->iteration_s), fmt_s(b, E->pipeline_s),
 	    fmt_s(c, E->sync_s));
+	printf("simulated  1F1B  %s s pipeline phase (%+.3f %% from the "
+	    "model's)\n", fmt_s(a, E->simulated_s), rel_pct(E->simulated_s,
+	    E->pipeline_s));
 	printf("bound      T_lb  %s s (every GPU of the cluster busy)\n",
 	    fmt_s(a, E->lower_bound_s));
 	if (strcmp(p->bound_method, "combinatorial") == 0 ||
@@ -381,6 +384,31 @@ evaluate(struct ev *v, int baselines, struct dl_err *e)
 	return rc;
 }
 
+/* 100 (a / b - 1), with a difference below 1e-6 % shown as 0. */
+static double
+rel_pct(double a, double b)
+{
+	double r = b > 0 ? 100 * (a / b - 1) : 0;
+
+	return fabs(r) < 1e-6 ? 0 : r;
+}
+
+/* The slowest group's end in timeline.c's own 1F1B simulation. */
+static double
+simulated_end(const struct dl_plan *p, const struct dl_model *m)
+{
+	double end = 0;
+
+	for (int g = 0; g < p->ngroups; g++) {
+		struct tl_sim sm;
+
+		timeline_simulate(p, m, g, &sm);
+		end = fmax(end, sm.end);
+		timeline_sim_free(&sm);
+	}
+	return end;
+}
+
 static int
 cmd_eval(const struct dl_cmd *cmd, int argc, char **argv)
 {
@@ -445,6 +473,8 @@ cmd_eval(const struct dl_cmd *cmd, int argc, char **argv)
 		return rc == DL_EUSAGE ? opt_usage_error(cmd, &e) :
 		    cmd_fail(&e);
 	rc = evaluate(&v, baselines, &e);
+	if (rc == DL_OK)
+		v.p.est.simulated_s = simulated_end(&v.p, &v.m);
 	if (rc == DL_OK && svg) {
 		out = timeline_svg(&v.p, &v.c, &v.m, v.plan_path);
 		rc = cmd_write_output(svg, out, strlen(out), &e);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "pipesched.h"
 #include "ring.h"
 
 /* Knuth's TwoSum: s + err == a + b exactly. */
@@ -85,6 +86,16 @@ cost_range_flops(const struct dl_costctx *x, int first, int last)
 }
 
 double
+cost_fwd_share(const struct dl_costctx *x, int first, int last)
+{
+	double all = cost_range_flops(x, first, last);
+
+	if (!(all > 0))
+		return 1.0 / 3;
+	return range(x->cum_fwd, x->lo_fwd, first, last) / all;
+}
+
+double
 cost_range_params(const struct dl_costctx *x, int first, int last)
 {
 	return range_of(x, x->rt_params, x->cum_params, x->lo_params, first,
@@ -146,6 +157,18 @@ cost_init(struct dl_costctx *x, const struct dl_cluster *c,
 		t[l] = (m->layers[l].fwd_gflop + m->layers[l].bwd_gflop) * 1e9;
 	prefix(t, n, &x->cum_flops, &x->lo_flops);
 	for (size_t l = 0; l < n; l++)
+		t[l] = m->layers[l].fwd_gflop * 1e9;
+	prefix(t, n, &x->cum_fwd, &x->lo_fwd);
+	/* The least backward share of any stage (see cost.h). */
+	x->bwd_min = 2.0 / 3;
+	for (size_t l = 0; l < n; l++) {
+		double all = (m->layers[l].fwd_gflop + m->layers[l].bwd_gflop);
+
+		if (all > 0)
+			x->bwd_min = fmin(x->bwd_min, m->layers[l].bwd_gflop /
+			    all);
+	}
+	for (size_t l = 0; l < n; l++)
 		t[l] = m->layers[l].params_m * 1e6;
 	prefix(t, n, &x->cum_params, &x->lo_params);
 	for (size_t l = 0; l < n; l++)
@@ -170,6 +193,8 @@ cost_free(struct dl_costctx *x)
 	free(x->speed);
 	free(x->uhat);
 	free(x->cum_flops);
+	free(x->cum_fwd);
+	free(x->lo_fwd);
 	free(x->cum_params);
 	free(x->cum_mem);
 	free(x->cum_tp);
@@ -193,10 +218,20 @@ cost_intra(const struct dl_costctx *x, int node, double bytes)
 double
 cost_boundary(const struct dl_costctx *x, int u, int v, double bytes)
 {
-	double t = 0;
+	double fwd, bwd;
 
-	if (u == v)
-		return 2 * cost_intra(x, u, bytes);
+	return cost_boundary_dirs(x, u, v, bytes, &fwd, &bwd);
+}
+
+double
+cost_boundary_dirs(const struct dl_costctx *x, int u, int v, double bytes,
+    double *fwd, double *bwd)
+{
+	*fwd = *bwd = HUGE_VAL;
+	if (u == v) {
+		*fwd = *bwd = cost_intra(x, u, bytes);
+		return *fwd + *bwd;
+	}
 	for (int dir = 0; dir < 2; dir++) {
 		double td;
 
@@ -206,9 +241,9 @@ cost_boundary(const struct dl_costctx *x, int u, int v, double bytes)
 		if (router_price(x->router, dir ? v : u, dir ? u : v, bytes,
 		    &td, NULL) != DL_OK)
 			return HUGE_VAL;
-		t += td;
+		*(dir ? bwd : fwd) = td;
 	}
-	return t;
+	return *fwd + *bwd;
 }
 
 double
@@ -756,6 +791,49 @@ eval_memory(const struct dl_costctx *x, struct dl_plan *p, struct dl_err *e)
 	return rc;
 }
 
+/*
+ * Every group's T_g and steady period from its stages' compute (split
+ * into forward and backward by the layers' FLOPs) and its routed
+ * pipeline flows.  base[g] is the index of g's first stage.
+ */
+static void
+pipe_times(const struct dl_costctx *x, struct dl_plan *p, const int *base)
+{
+	int n = base[p->ngroups];
+	double *f = xcalloc((size_t)n + 1, sizeof(double));
+	double *b = xcalloc((size_t)n + 1, sizeof(double));
+	double *xf = xcalloc((size_t)n + 1, sizeof(double));
+	double *xb = xcalloc((size_t)n + 1, sizeof(double));
+
+	for (size_t i = 0; i < p->nflows; i++) {
+		const struct dl_flow *fl = &p->flows[i];
+
+		if (fl->phase != DL_PHASE_PIPE)
+			continue;
+		(fl->dir == 0 ? xf : xb)[base[fl->a] + fl->b] = fl->expected_s;
+	}
+	for (int g = 0; g < p->ngroups; g++) {
+		struct dl_group *gr = &p->groups[g];
+		int o = base[g];
+
+		for (int s = 0; s < gr->nstages; s++) {
+			const struct dl_stage *st = &gr->stages[s];
+			double share = cost_fwd_share(x, st->first, st->last);
+
+			f[o + s] = st->compute_s * share;
+			b[o + s] = st->compute_s - f[o + s];
+		}
+		gr->time_s = pipe_makespan(gr->nstages, gr->micro_batches,
+		    f + o, b + o, xf + o, xb + o, NULL, NULL);
+		gr->period_s = pipe_period(gr->nstages, f + o, b + o, xf + o,
+		    xb + o);
+	}
+	free(f);
+	free(b);
+	free(xf);
+	free(xb);
+}
+
 int
 cost_eval(const struct dl_costctx *x, struct dl_plan *p, struct dl_err *e)
 {
@@ -795,32 +873,29 @@ cost_eval(const struct dl_costctx *x, struct dl_plan *p, struct dl_err *e)
 		p->groups[f->a].stages[f->b].p2p_s += f->expected_s;
 	}
 
-	/* T_g = sum (t + c) + (m_g - 1) max max(t, c). */
+	/*
+	 * T_g: the makespan of group g's 1F1B schedule with the transfers
+	 * on the receiving lane (pipesched.h).
+	 */
 	est->slowest_group = 0;
+	if (rc == DL_OK)
+		pipe_times(x, p, base);
 	for (int g = 0; g < p->ngroups && rc == DL_OK; g++) {
 		struct dl_group *gr = &p->groups[g];
-		double sum = 0, mx = 0, ct = 0, cc = 0;
+		double ct = 0, cc = 0;
 
 		for (int s = 0; s < gr->nstages; s++) {
-			struct dl_stage *st = &gr->stages[s];
-
-			sum += st->compute_s + st->p2p_s;
-			ct += st->compute_s;
-			cc += st->p2p_s;
-			if (st->compute_s > mx)
-				mx = st->compute_s;
-			if (st->p2p_s > mx)
-				mx = st->p2p_s;
+			ct += gr->stages[s].compute_s;
+			cc += gr->stages[s].p2p_s;
 		}
-		gr->time_s = gr->micro_batches >= 1 ?
-		    sum + (gr->micro_batches - 1) * mx : 0;
 		if (g == 0 || gr->time_s > est->pipeline_s) {
 			est->pipeline_s = gr->time_s;
 			est->slowest_group = g;
 			est->compute_s = ct;
 			est->p2p_s = cc;
 			est->steady_s = gr->micro_batches >= 1 ?
-			    (gr->micro_batches - 1) * mx : 0;
+			    gr->time_s - ct - cc : 0;
+			est->period_s = gr->period_s;
 		}
 	}
 

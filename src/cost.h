@@ -38,6 +38,16 @@ struct dl_costctx {
 	 * layer 0 the range starts.
 	 */
 	double *lo_flops, *lo_params, *lo_mem, *lo_tp;
+	double *cum_fwd, *lo_fwd;	/* forward FLOPs alone */
+	/*
+	 * The least share of a stage's time that is backward work (a
+	 * stage's share is a mean of its layers', 2/3 for a stage without
+	 * FLOPs).  In 1F1B the way through the last stage and back up to
+	 * stage q, then q's remaining m - 1 backwards, is a path of the
+	 * schedule, so T_g >= sum_j t_j + (m_g - 1) bwd_min max_j t_j: the
+	 * bounds of the search rest on this.
+	 */
+	double bwd_min;
 	/*
 	 * The same range sums tabled, [first * nlayers + last] for
 	 * first <= last, for models of at most COST_RANGE_TABLE layers
@@ -78,6 +88,10 @@ double cost_range_flops(const struct dl_costctx *x, int first, int last);
 double cost_range_params(const struct dl_costctx *x, int first, int last);
 double cost_range_mem(const struct dl_costctx *x, int first, int last);
 double cost_range_tp(const struct dl_costctx *x, int first, int last);
+/* The forward pass's share of the FLOPs of layers [first, last] (1/3
+ * when they have none): how a stage's time splits into forward and
+ * backward in the 1F1B schedule. */
+double cost_fwd_share(const struct dl_costctx *x, int first, int last);
 /* 8 S / (intra_gbps 1e9): a transfer between two GPUs of node n. */
 double cost_intra(const struct dl_costctx *x, int node, double bytes);
 /*
@@ -87,6 +101,9 @@ double cost_intra(const struct dl_costctx *x, int node, double bytes);
  * HUGE_VAL when there is no route.
  */
 double cost_boundary(const struct dl_costctx *x, int u, int v, double bytes);
+/* The same, with each direction's time: *fwd from u to v, *bwd back. */
+double cost_boundary_dirs(const struct dl_costctx *x, int u, int v,
+    double bytes, double *fwd, double *bwd);
 /*
  * A lower bound on T_sync of plan p that routes nothing: a ring whose
  * members sit in two or more sites has a hop from one of them to another,

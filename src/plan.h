@@ -66,6 +66,7 @@ struct dl_group {
 	int nstages;
 	struct dl_stage *stages;
 	double time_s;			/* T_g, filled by cost_eval() */
+	double period_s;		/* its 1F1B steady period */
 };
 
 /* A flow routed through the network (DESIGN.md 4, 5.4). */
@@ -111,9 +112,15 @@ struct dl_estimate {
 	/* Breakdown of the slowest group's T_g: */
 	double compute_s;		/* sum of t_sigma */
 	double p2p_s;			/* sum of c_sigma */
-	double steady_s;		/* (m_g - 1) max(t, c): steady state */
+	double steady_s;		/* T_g minus one micro-batch's
+					   fill (sum of t and c) */
+	double period_s;		/* the slowest group's 1F1B steady
+					   period (pipesched.h) */
 	int slowest_group;
 	int feasible;			/* memory fits on every GPU */
+	/* The pipeline phase replayed by eval's independent 1F1B
+	 * simulation (timeline.h); 0 when not run. */
+	double simulated_s;
 };
 
 /* Digest of an input file, to refuse a plan whose inputs changed. */

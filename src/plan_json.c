@@ -383,6 +383,11 @@ w_estimate(const struct dl_plan *p)
 	set(o, "steady_s", jreal(s->steady_s));
 	/* The old name of steady_s, kept for one version. */
 	set(o, "bubble_s", jreal(s->steady_s));
+	set(o, "period_s", jreal(s->period_s));
+	/* What the pipeline times assume of a point-to-point transfer. */
+	set(o, "transfers", json_string("receiver-waits"));
+	if (s->simulated_s > 0)
+		set(o, "pipeline_simulated_s", jreal(s->simulated_s));
 	set(o, "slowest_group", jint(s->slowest_group));
 	set(o, "fits_memory", json_boolean(s->feasible));
 	if (p->even_s > 0 || p->proportional_s > 0) {

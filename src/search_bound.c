@@ -20,14 +20,22 @@
  * stage that holds the heaviest layer takes at least heavy, that layer's
  * least time on any unit, so with tau_g = max(mu W / S_g, heavy)
  *
- *	T_g >= F + (m_g - 1) tau_g,	F = F0 + (Smem - 1) cmin.
+ *	T_g >= F + (m_g - 1) beta tau_g,	F = F0 + (Smem - 1) cmin,
  *
- * Summing m_g - 1 <= (T - F) / tau_g over the groups gives
- * T >= F + (B - G mu) W / Scap, and m_g tau_g <= T_g gives
+ * where beta is the least backward share of a stage's time (cost.h,
+ * bwd_min): in 1F1B, one micro-batch's way down the pipeline and back to
+ * the stage q that takes tau_g, then q's other m_g - 1 backwards, is a
+ * path of the schedule; and so is the way to q, all of q's 2 m_g passes
+ * and the way back, so T_g >= m_g tau_g too.
+ *
+ * Summing m_g - 1 <= (T - F) / (beta tau_g) over the groups gives
+ * T >= F + beta (B - G mu) W / Scap, and m_g tau_g <= T_g gives
  * T >= B W / Scap, where Scap bounds the sum of mu W / tau_g: every GPU
  * of the cluster, the G * min(L, max_stages) fastest units there can be
  * (struct bclass), and G mu W / heavy.  A second bound counts the fill
- * of every stage against the units' speeds (struct fillfn); the larger
+ * of every stage against the units' speeds (struct fillfn), derived for
+ * T'_g = sum_j t_j + (T_g - sum_j t_j) / beta >= T_g / beta, which meets
+ * the inequality with tau_g in full: beta times it bounds T.  The larger
  * of the two holds.
  *
  * Sync.  The group with the fewest stages has at most
@@ -624,9 +632,9 @@ bound_groups(const struct bctx *b, const struct bclass *cl,
 			cap = fmin(cap, sh->span > 0 ? in_site + b->mu *
 			    b->W * sh->rate[G] : in_site);
 		}
-		t = fmax(b->B * b->W / cap, b->F + (b->B - (double)G * b->mu) *
-		    b->W / cap);
-		t = fmax(t, fillset_time(&cl->fs, b->Mall, G));
+		t = fmax(b->B * b->W / cap, b->F + b->x->bwd_min * (b->B -
+		    (double)G * b->mu) * b->W / cap);
+		t = fmax(t, b->x->bwd_min * fillset_time(&cl->fs, b->Mall, G));
 		if (pipe != NULL)
 			pipe[G] = t;
 		pu = rs->punit >= 0 ? rs->punit : b->P / (double)Smin;
@@ -773,14 +781,15 @@ top_sites(const double *site_s, const unsigned char *in, size_t ns,
  * the least cost of a flow alone between two sites (cross_hop()).
  *
  * A group with a hop between sites sends a flow each way, out of two
- * sites, and runs at most one micro-batch per the two costs together.
- * Sort the least costs the flows out of all sites can take,
- * x_1 <= x_2 <= ...: the 2G flows of G such groups cost at least x_1 ..
- * x_2G, one each, so the sum over those groups of one over their two
- * costs is at most rate[G] = sum over i <= G of 1 / (x_{2i-1} + x_{2i})
- * (pairing neighbours in the order maximises a sum of a convex
- * decreasing function of the pair sums).  S is the least activation of
- * a micro-batch; without sharing every x is h and rate[G] = G / (2 h).
+ * sites.  Each flow waits on the lane of the stage that receives it
+ * (pipesched.h), once per micro-batch, so the group runs at most one
+ * micro-batch per the larger of the two costs.  Sort the least costs the
+ * flows out of all sites can take, x_1 <= x_2 <= ...: the 2G flows of G
+ * such groups cost at least x_1 .. x_2G, one each, and the i-th smallest
+ * of the groups' larger costs is at least x_2i, so the sum over those
+ * groups of one over their larger cost is at most rate[G] = sum over
+ * i <= G of 1 / x_2i.  S is the least activation of a micro-batch;
+ * without sharing every x is h and rate[G] = G / h.
  * Returns rate[0 .. M], to free.
  */
 struct spangen {
@@ -847,7 +856,7 @@ span_rates(const struct bctx *b, double h)
 	}
 	rate = xcalloc((size_t)b->M + 1, sizeof(double));
 	for (long G = 1; G <= b->M; G++) {
-		double pair = xs[2 * G - 2] + xs[2 * G - 1];
+		double pair = xs[2 * G - 1];
 
 		rate[G] = rate[G - 1] + (pair > 0 ? 1 / pair : HUGE_VAL);
 	}

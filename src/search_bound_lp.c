@@ -380,7 +380,8 @@ bound_lp_time(const struct bound_lp *B, long G, long M, double p0,
  * GPUs of class c takes k t of their time per micro-batch, and the class
  * has N_c GPUs, so sum over k and l of k t_k(l) x_ckl <= N_c tau; its
  * GPUs hold the parameters.  And T >= sum of the stage times + (M - 1)
- * tau, transfers left out: the program's least objective is a bound.
+ * beta tau (search_bound.c: beta is cost.h's bwd_min), transfers left
+ * out: the program's least objective is a bound.
  * Each layer class takes one column per class and degree (its count on
  * the right-hand side); tau is at least the slowest layer on its fastest
  * unit.  0 when not known.
@@ -420,7 +421,8 @@ bound_lp_one(const struct bound_lp *B, long M)
 		col[i] = t < HUGE_VAL ? lp_add_col(lp, "x", LP_CONT, 0,
 		    (double)B->cnt[i % L], t) : -1;
 	}
-	tau = lp_add_col(lp, "tau", LP_CONT, floor, HUGE_VAL, (double)(M - 1));
+	tau = lp_add_col(lp, "tau", LP_CONT, floor, HUGE_VAL, x->bwd_min *
+	    (double)(M - 1));
 	for (size_t l = 0; l < L; l++) {
 		int n = 0;
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "partition.h"
+#include "pipesched.h"
 #include "search_int.h"
 
 /* The key of the transfer cost from node a to node b of bytes. */
@@ -100,23 +101,42 @@ struct pool {
 	void *arg;
 };
 
+/*
+ * The transfer times of a boundary from node a to node b, each way: the
+ * cache keeps one-way times, keyed (from, to, bytes), so a boundary
+ * priced once in either direction is a hit in both.
+ */
+void
+search_comm_dirs(const struct commctx *cc, int a, int b, double bytes,
+    double *fwd, double *bwd)
+{
+	const double *hf, *hb;
+
+	if (cc->zero) {
+		*fwd = *bwd = 0;
+		return;
+	}
+	if (a != b && cc->cache && (hf = tc_find(cc->cache, a, b, bytes)) !=
+	    NULL && (hb = tc_find(cc->cache, b, a, bytes)) != NULL) {
+		*fwd = *hf;
+		*bwd = *hb;
+		return;
+	}
+	cost_boundary_dirs(cc->x, a, b, bytes, fwd, bwd);
+	if (a != b && cc->cache) {
+		tc_put(cc->cache, a, b, bytes, *fwd);
+		tc_put(cc->cache, b, a, bytes, *bwd);
+	}
+}
+
 double
 search_comm(void *p, int j, double bytes)
 {
 	const struct commctx *cc = p;
-	int a = cc->node[j], b = cc->node[j + 1];
-	const double *hit;
-	double t;
+	double fwd, bwd;
 
-	if (cc->zero)
-		return 0;
-	if (a != b && cc->cache && (hit = tc_find(cc->cache, a, b,
-	    bytes)) != NULL)
-		return *hit;
-	t = cost_boundary(cc->x, a, b, bytes);
-	if (a != b && cc->cache)
-		tc_put(cc->cache, a, b, bytes, t);
-	return t;
+	search_comm_dirs(cc, cc->node[j], cc->node[j + 1], bytes, &fwd, &bwd);
+	return fwd + bwd;
 }
 
 void
@@ -125,6 +145,7 @@ search_group_am(const struct dl_costctx *x, int S, const int *node,
     double *M)
 {
 	struct commctx cc;
+	double in = 0;		/* the forward transfer into stage j */
 
 	cc.x = x;
 	cc.node = node;
@@ -133,14 +154,53 @@ search_group_am(const struct dl_costctx *x, int S, const int *node,
 	*A = *M = 0;
 	for (int j = 0, a = 0; j < S; j++) {
 		double t = cost_stage_compute(x, node[j], k[j], a, last[j]);
-		double c = j + 1 < S ? search_comm(&cc, j,
-		    (double)x->o->micro_batch * x->m->layers[last[j]].act_mb *
-		    1e6) : 0;
+		double fwd = 0, bwd = 0;
 
-		*A += t + c;
-		*M = fmax(*M, fmax(t, c));
+		if (j + 1 < S)
+			search_comm_dirs(&cc, node[j], node[j + 1],
+			    (double)x->o->micro_batch *
+			    x->m->layers[last[j]].act_mb * 1e6, &fwd, &bwd);
+		*A += t + fwd + bwd;
+		/* The stage's lane: its compute and what it receives. */
+		*M = fmax(*M, t + in + bwd);
+		in = fwd;
 		a = last[j] + 1;
 	}
+}
+
+double
+search_group_lb(const struct dl_costctx *x, int S, const int *node,
+    const int *k, const int *last, struct tcache *cache, long m)
+{
+	struct commctx cc;
+	double *f = xcalloc((size_t)S + 1, sizeof(double));
+	double *b = xcalloc((size_t)S + 1, sizeof(double));
+	double *fw = xcalloc((size_t)S + 1, sizeof(double));
+	double *bw = xcalloc((size_t)S + 1, sizeof(double));
+	double lb;
+
+	cc.x = x;
+	cc.node = node;
+	cc.zero = 0;
+	cc.cache = cache;
+	for (int j = 0, a = 0; j < S; j++) {
+		double t = cost_stage_compute(x, node[j], k[j], a, last[j]);
+
+		f[j] = t * cost_fwd_share(x, a, last[j]);
+		b[j] = t - f[j];
+		if (j + 1 < S)
+			search_comm_dirs(&cc, node[j], node[j + 1],
+			    (double)x->o->micro_batch *
+			    x->m->layers[last[j]].act_mb * 1e6, &fw[j], &bw[j]);
+		a = last[j] + 1;
+	}
+	lb = pipe_lower(S, m, f, b, fw, bw);
+	free(f);
+	free(b);
+	free(fw);
+	free(bw);
+	/* Rounding must never make the bound pass the true value. */
+	return lb * (1 - 1e-9);
 }
 
 void

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "partition.h"
+#include "pipesched.h"
 #include "search_int.h"
 #include "split.h"
 
@@ -32,6 +33,9 @@ struct exh {
 	int mem[64][64];	/* unit indices per group */
 	struct kcache seen;	/* signatures of the shapes scored */
 	int perm[64];
+	/* The combination being scored: per group f, b, xf, xb of its cut
+	 * (4 S values, struct cutlist). */
+	const double *lbd[64];
 };
 
 /* Add signature sig to the shapes seen: 0 when it was there. */
@@ -72,7 +76,9 @@ first_cut(int *last, int S, int L)
 
 /*
  * Compute-only sum and bottleneck of one group with these boundaries at
- * m = 1, or 0 when a GPU's memory is exceeded even then.
+ * m = 1, or 0 when a GPU's memory is exceeded even then.  The bottleneck
+ * is the largest backward pass, so that sum + (m - 1) bt is a lower bound
+ * on T_g (pipesched.h, pipe_lower()).
  */
 static int
 group_comp(const struct ctx *C, const struct shape *sh, int g, const int *last,
@@ -90,7 +96,7 @@ group_comp(const struct ctx *C, const struct shape *sh, int g, const int *last,
 			return 0;
 		t = cost_stage_compute(C->x, u->node, u->k, a, last[j]);
 		*sum += t;
-		*bt = fmax(*bt, t);
+		*bt = fmax(*bt, t * (1 - cost_fwd_share(C->x, a, last[j])));
 		a = last[j] + 1;
 	}
 	return 1;
@@ -115,7 +121,17 @@ struct cutlist {
 	int *last;		/* n x S */
 	double *A, *M;
 	long *cap;		/* memory cap on m */
+	double *lbd;		/* n x 4 S: f, b, xf, xb (transfers alone) */
 };
+
+static int exact_split(const struct ctx *, const struct dl_plan *,
+    const long *, long *);
+static int can_beat(const struct exh *, const struct shape *, const long *,
+    double);
+static void cut_times(struct ctx *, const struct shape *, int, const int *,
+    double *);
+static double split_time(const struct ctx *, const struct dl_plan *,
+    const long *);
 
 /*
  * One combination of boundaries.  The micro-batch split does not change
@@ -133,7 +149,7 @@ exh_combo(struct exh *X, const struct shape *sh, int **cur, const double *Ac,
 	struct split_group sg[64];
 	long m[64];
 	double z;
-	int st;
+	int st, rc;
 	struct dl_err e = { 0 };
 
 	for (int g = 0; g < sh->G; g++) {
@@ -141,38 +157,212 @@ exh_combo(struct exh *X, const struct shape *sh, int **cur, const double *Ac,
 		sg[g].M = Mc[g];
 		sg[g].cap = caps[g];
 	}
-	split_exact(sg, sh->G, C->total, 1, m, &z, &st);
-	if (st != LP_OPTIMAL || (C->have_best && z >= C->best_t)) {
+	/*
+	 * Once a plan is known, can_beat() prunes with the stronger bound;
+	 * the split only seeds the first evaluation (exact_split() then
+	 * chooses the split that counts).
+	 */
+	if (C->have_best && !can_beat(X, sh, caps, C->best_t)) {
 		C->st->pruned++;
 		return;
 	}
+	for (int g = 0; g < sh->G; g++)
+		m[g] = 1;
+	m[0] = C->total - (sh->G - 1);
+	if (!C->have_best) {
+		split_exact(sg, sh->G, C->total, 1, m, &z, &st);
+		if (st != LP_OPTIMAL) {
+			C->st->pruned++;
+			return;
+		}
+	}
 	search_build_plan(C, &C->work, sh, cur, m);
 	C->st->evaluated++;
-	if (cost_eval(C->x, &C->work, &e) != DL_OK)
+	/* Stage times and transfers do not depend on the split, even when
+	 * this seed split does not fit in memory (DL_EINFEAS). */
+	rc = cost_eval(C->x, &C->work, &e);
+	if (rc != DL_OK && rc != DL_EINFEAS)
 		return;
-	for (int g = 0; g < sh->G; g++) {
-		const struct dl_group *gr = &C->work.groups[g];
-		double A = 0, M = 0;
-
-		for (int j = 0; j < gr->nstages; j++) {
-			const struct dl_stage *s = &gr->stages[j];
-
-			A += s->compute_s + s->p2p_s;
-			M = fmax(M, fmax(s->compute_s, s->p2p_s));
-		}
-		sg[g].A = A;
-		sg[g].M = M;
-	}
-	{
-		double sync = C->work.est.sync_s;
-
-		split_exact(sg, sh->G, C->total, 1, m, &z, &st);
-		if (st != LP_OPTIMAL || (C->have_best && z + sync >=
-		    C->best_t * (1 + 1e-12)))
-			return;
-	}
+	if (!exact_split(C, &C->work, caps, m))
+		return;
+	if (C->have_best && C->work.est.sync_s + split_time(C, &C->work, m) >=
+	    C->best_t * (1 + 1e-12))
+		return;
 	search_build_plan(C, &C->work, sh, cur, m);
 	search_consider(C);
+}
+
+/* Stage times and transfers of group g of an evaluated plan p. */
+struct gtimes {
+	int S;
+	double *f, *b, *xf, *xb;
+};
+
+static void
+gtimes_of(const struct ctx *C, const struct dl_plan *p, int g,
+    struct gtimes *gt)
+{
+	const struct dl_group *gr = &p->groups[g];
+
+	gt->S = gr->nstages;
+	gt->f = xcalloc((size_t)gt->S, sizeof(double));
+	gt->b = xcalloc((size_t)gt->S, sizeof(double));
+	gt->xf = xcalloc((size_t)gt->S, sizeof(double));
+	gt->xb = xcalloc((size_t)gt->S, sizeof(double));
+	for (int s = 0; s < gt->S; s++) {
+		const struct dl_stage *st = &gr->stages[s];
+
+		gt->f[s] = st->compute_s * cost_fwd_share(C->x, st->first,
+		    st->last);
+		gt->b[s] = st->compute_s - gt->f[s];
+	}
+	for (size_t i = 0; i < p->nflows; i++) {
+		const struct dl_flow *fl = &p->flows[i];
+
+		if (fl->phase == DL_PHASE_PIPE && fl->a == g)
+			(fl->dir == 0 ? gt->xf : gt->xb)[fl->b] = fl->expected_s;
+	}
+}
+
+static void
+gtimes_free(struct gtimes *gt)
+{
+	free(gt->f);
+	free(gt->b);
+	free(gt->xf);
+	free(gt->xb);
+}
+
+static double
+gtimes_at(const struct gtimes *gt, long m)
+{
+	return pipe_makespan(gt->S, m, gt->f, gt->b, gt->xf, gt->xb, NULL,
+	    NULL);
+}
+
+/*
+ * The split of C->total micro-batches over the groups of evaluated plan p
+ * (every group at least one, group g at most caps[g]) that minimises the
+ * largest T_g, into m[]: one each, then each further micro-batch to the
+ * group whose T_g grows least with it (the lowest index on ties).  T_g is
+ * non-decreasing in m_g, so this greedy is optimal.  The transfers do not
+ * depend on the split (see exh_combo()), so T_g(m) is the makespan with
+ * p's stage and transfer times.  0 when the caps do not allow it.
+ */
+static int
+exact_split(const struct ctx *C, const struct dl_plan *p, const long *caps,
+    long *m)
+{
+	int G = p->ngroups, ok = 1;
+	struct gtimes *gt = xcalloc((size_t)G, sizeof(*gt));
+	double *next = xcalloc((size_t)G, sizeof(double));
+	long left = C->total - G;
+
+	for (int g = 0; g < G; g++) {
+		gtimes_of(C, p, g, &gt[g]);
+		m[g] = 1;
+		if (caps[g] < 1)
+			ok = 0;
+		next[g] = caps[g] > 1 ? gtimes_at(&gt[g], 2) : HUGE_VAL;
+	}
+	for (; ok && left > 0; left--) {
+		int best = -1;
+
+		for (int g = 0; g < G; g++)
+			if (next[g] < HUGE_VAL && (best < 0 ||
+			    next[g] < next[best]))
+				best = g;
+		if (best < 0) {
+			ok = 0;
+			break;
+		}
+		m[best]++;
+		next[best] = m[best] < caps[best] ? gtimes_at(&gt[best],
+		    m[best] + 1) : HUGE_VAL;
+	}
+	for (int g = 0; g < G; g++)
+		gtimes_free(&gt[g]);
+	free(gt);
+	free(next);
+	return ok && left <= 0;
+}
+
+/*
+ * The f, b, xf and xb (4 S values) of group g of sh with stage ends last,
+ * each transfer priced alone, for pipe_lower().
+ */
+static void
+cut_times(struct ctx *C, const struct shape *sh, int g, const int *last,
+    double *out)
+{
+	int S = sh->S[g];
+	struct commctx cc = { C->x, NULL, 0, &C->tc };
+
+	for (int j = 0, a = 0; j < S; j++) {
+		const struct unit *u = sh->u[sh->off[g] + j];
+		double t = cost_stage_compute(C->x, u->node, u->k, a, last[j]);
+
+		out[j] = t * cost_fwd_share(C->x, a, last[j]);
+		out[S + j] = t - out[j];
+		out[2 * S + j] = out[3 * S + j] = 0;
+		if (j + 1 < S)
+			search_comm_dirs(&cc, u->node, sh->u[sh->off[g] + j +
+			    1]->node, (double)C->x->o->micro_batch *
+			    C->x->m->layers[last[j]].act_mb * 1e6,
+			    &out[2 * S + j], &out[3 * S + j]);
+		a = last[j] + 1;
+	}
+}
+
+/*
+ * Whether some split of the combination X->lbd (every group at least one
+ * micro-batch, at most caps[g]) could take less than best: group g can
+ * take at most the largest m whose pipe_lower() is below best (it is
+ * non-decreasing in m), and those must add up to C->total.
+ */
+static int
+can_beat(const struct exh *X, const struct shape *sh, const long *caps,
+    double best)
+{
+	long room = 0;
+
+	for (int g = 0; g < sh->G; g++) {
+		int S = sh->S[g];
+		const double *d = X->lbd[g];
+		long lo = 0, hi = caps[g] < X->C->total ? caps[g] :
+		    X->C->total;
+
+		/* The largest m in [0, hi] with pipe_lower(m) < best. */
+		while (lo < hi) {
+			long mid = lo + (hi - lo + 1) / 2;
+
+			if (pipe_lower(S, mid, d, d + S, d + 2 * S, d + 3 * S) *
+			    (1 - 1e-9) < best)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		if (lo < 1)
+			return 0;
+		room += lo;
+	}
+	return room >= X->C->total;
+}
+
+/* The largest T_g of evaluated plan p's groups with m[g] micro-batches. */
+static double
+split_time(const struct ctx *C, const struct dl_plan *p, const long *m)
+{
+	double t = 0;
+
+	for (int g = 0; g < p->ngroups; g++) {
+		struct gtimes gt;
+
+		gtimes_of(C, p, g, &gt);
+		t = fmax(t, gtimes_at(&gt, m[g]));
+		gtimes_free(&gt);
+	}
+	return t;
 }
 
 static void
@@ -191,6 +381,7 @@ exh_product(struct exh *X, const struct shape *sh, int g,
 		cur[g] = cl[g].last + (size_t)i * (size_t)cl[g].S;
 		Ac[g] = cl[g].A[i];
 		Mc[g] = cl[g].M[i];
+		X->lbd[g] = cl[g].lbd + (size_t)i * 4 * (size_t)cl[g].S;
 		caps[g] = cl[g].cap[i];
 		exh_product(X, sh, g + 1, cl, cur, Ac, Mc, caps);
 	}
@@ -230,7 +421,8 @@ group_bounds(const struct ctx *C, const struct shape *sh, int g, double *amin,
 					t = cost_stage_compute(C->x, u->node,
 					    u->k, a, b);
 					bs = fmin(bs, ps + t);
-					bm = fmin(bm, fmax(pm, t));
+					bm = fmin(bm, fmax(pm, t * (1 -
+					    cost_fwd_share(C->x, a, b))));
 				}
 			fs[j * L + b] = bs;
 			fm[j * L + b] = bm;
@@ -281,7 +473,7 @@ exh_cuts(struct exh *X, const struct shape *sh)
 		}
 	}
 	for (int q = 0; q < sh->G && !prune; q++) {
-		size_t cap = 0, cap2 = 0, cap3 = 0, cap4 = 0;
+		size_t cap = 0, cap2 = 0, cap3 = 0, cap4 = 0, cap5 = 0;
 		int S = sh->S[q];
 
 		cl[q].S = S;
@@ -316,6 +508,10 @@ exh_cuts(struct exh *X, const struct shape *sh)
 			cl[q].cap = xgrow(cl[q].cap, &cap4, (size_t)cl[q].n + 1,
 			    sizeof(long));
 			cl[q].cap[cl[q].n] = group_cap(C, sh, q, last);
+			cl[q].lbd = xgrow(cl[q].lbd, &cap5, ((size_t)cl[q].n +
+			    1) * 4 * (size_t)S, sizeof(double));
+			cut_times(C, sh, q, last, cl[q].lbd + (size_t)cl[q].n *
+			    4 * (size_t)S);
 			memcpy(cl[q].last + (size_t)cl[q].n * (size_t)S, last,
 			    (size_t)S * sizeof(int));
 			cl[q].A[cl[q].n] = sum;
@@ -331,6 +527,7 @@ exh_cuts(struct exh *X, const struct shape *sh)
 		exh_product(X, sh, 0, cl, cur, Ac, Mc, caps);
 	for (int q = 0; q < sh->G; q++) {
 		free(cl[q].cap);
+		free(cl[q].lbd);
 		free(cl[q].last);
 		free(cl[q].A);
 		free(cl[q].M);

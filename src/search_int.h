@@ -145,17 +145,32 @@ void search_ctx_init(struct ctx *C, const struct dl_costctx *x,
     const struct search_opts *so, struct search_stats *st);
 void search_ctx_free(struct ctx *C);
 
+/* The one-way times of a boundary from node a to node b (each way
+ * priced alone, cached in cc->cache), *fwd a to b and *bwd back. */
+void search_comm_dirs(const struct commctx *cc, int a, int b, double bytes,
+    double *fwd, double *bwd);
 /* The price c of boundary j of cc's pipeline for a transfer of bytes
  * each way (a part_group comm callback; p is a struct commctx). */
 double search_comm(void *p, int j, double bytes);
 /*
  * A_g and M_g of a pipeline of S stages on node[j] with TP degree k[j]
  * ending at layer last[j], transfers priced unshared (cache may be NULL):
- * T_g = A + (m - 1) M.
+ * A is one micro-batch's fill (every t and both transfers of every
+ * boundary) and M the 1F1B steady period (pipesched.h: the largest
+ * stage lane, its compute plus the transfers it receives), so that
+ * A + (m - 1) M approximates T_g for the data split.
  */
 void search_group_am(const struct dl_costctx *x, int S, const int *node,
     const int *k, const int *last, struct tcache *cache, double *A,
     double *M);
+
+/*
+ * A lower bound on T_g of that pipeline with m micro-batches, whatever
+ * the transfers share (sharing only slows them): pipe_lower() with each
+ * transfer priced alone.
+ */
+double search_group_lb(const struct dl_costctx *x, int S, const int *node,
+    const int *k, const int *last, struct tcache *cache, long m);
 
 /* Fill p with the plan of shape sh, stage ends last[g], split m[g]; groups
  * with no micro-batches are left out. */

@@ -260,6 +260,34 @@ split_terms(struct ctx *C, const struct shape *sh, int g, const int *last,
 	free(k);
 }
 
+/* The largest search_group_lb() of sh's groups with stage ends last[g]
+ * and m[g] micro-batches (groups with none take no time). */
+static double
+group_bounds(struct ctx *C, const struct shape *sh, int *const *last,
+    const long *m)
+{
+	double z = 0;
+
+	for (int g = 0; g < sh->G; g++) {
+		int S = sh->S[g];
+		int *node, *k;
+
+		if (m[g] <= 0)
+			continue;
+		node = xcalloc((size_t)S, sizeof(int));
+		k = xcalloc((size_t)S, sizeof(int));
+		for (int j = 0; j < S; j++) {
+			node[j] = sh->u[sh->off[g] + j]->node;
+			k[j] = sh->u[sh->off[g] + j]->k;
+		}
+		z = fmax(z, search_group_lb(C->x, S, node, k, last[g], &C->tc,
+		    m[g]));
+		free(node);
+		free(k);
+	}
+	return z;
+}
+
 /*
  * The structured mode's inner loop for one shape: partition every group
  * for its share of micro-batches, split the micro-batches for those
@@ -318,9 +346,12 @@ search_solve_shape(struct ctx *C, const struct shape *sh)
 		if (st != LP_OPTIMAL && st != LP_FEASIBLE)
 			break;
 		/*
-		 * z prices every transfer unshared and leaves out the sync,
-		 * so a plan with z above the best T so far cannot win.
+		 * z is the split's estimate, not a bound; lb bounds every
+		 * group's T_g from below with its transfers unshared and
+		 * leaves out the sync, so a plan with lb above the best T so
+		 * far cannot win.
 		 */
+		z = group_bounds(C, sh, last, m2);
 		if (search_cut(C, z)) {
 			C->st->pruned++;
 		} else {

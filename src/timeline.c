@@ -58,7 +58,7 @@ timeline_simulate(const struct dl_plan *p, const struct dl_model *model,
 			long warm = S - s - 1 < m ? S - s - 1 : m, k = next[s];
 			long i;
 			int back;
-			double ready, ff;
+			double ready, ff, xt;
 			struct tl_blk *bk;
 
 			if (k >= 2 * m)
@@ -74,25 +74,33 @@ timeline_simulate(const struct dl_plan *p, const struct dl_model *model,
 				back = 1;
 				i = k - warm - (m - warm);
 			}
+			/*
+			 * The input's producer and the transfer that brings
+			 * it: the receive is posted when the lane is free,
+			 * the bytes move once both sides are there, and the
+			 * pass starts when they have arrived.
+			 */
+			xt = 0;
 			if (!back) {
 				ready = 0;
 				if (s > 0) {
 					if (sm->F[(s - 1) * m + i].end < 0)
 						continue;
-					ready = sm->F[(s - 1) * m + i].end +
-					    timeline_flow_time(p, g, s - 1, 0);
+					ready = sm->F[(s - 1) * m + i].end;
+					xt = timeline_flow_time(p, g, s - 1, 0);
 				}
 			} else if (s + 1 < S) {
 				if (sm->B[(s + 1) * m + i].end < 0)
 					continue;
-				ready = sm->B[(s + 1) * m + i].end +
-				    timeline_flow_time(p, g, s, 1);
+				ready = sm->B[(s + 1) * m + i].end;
+				xt = timeline_flow_time(p, g, s, 1);
 			} else {
 				ready = sm->F[s * m + i].end;
 			}
 			ff = fwd_share(model, st);
 			bk = back ? &sm->B[s * m + i] : &sm->F[s * m + i];
-			bk->start = fmax(ready, free_at[s]);
+			bk->recv = fmax(ready, free_at[s]);
+			bk->start = bk->recv + xt;
 			bk->end = bk->start + st->compute_s * (back ? 1 - ff : ff);
 			free_at[s] = bk->end;
 			sm->end = fmax(sm->end, bk->end);

@@ -7,7 +7,10 @@
  * The simulator (timeline.c) replays one group's pipeline phase in 1F1B
  * order with the model's stage times (plan.h: compute_s, split into
  * forward and backward by the stage's layers' FLOPs) and its transfer
- * times (the plan's pipeline flows, expected_s).  The renderer
+ * times (the plan's pipeline flows, expected_s), with the transfer
+ * semantics of pipesched.h: the receiver waits for the bytes on its own
+ * lane, the sender does not.  It is written apart from pipesched.c, as an
+ * event loop over the lanes, so that the two check each other.  The renderer
  * (timeline_svg.c) draws every group's simulation, the sync phase after
  * the pipeline phase and the model's T_g and T.  Compute only: nothing
  * is printed; the caller writes the returned text.
@@ -19,9 +22,12 @@
 #include "model.h"
 #include "plan.h"
 
-/* One block of the timeline: a forward or backward pass of a stage. */
+/*
+ * One block of the timeline: a forward or backward pass of a stage, and
+ * the transfer of its input before it (recv to start; empty when none).
+ */
 struct tl_blk {
-	double start, end;
+	double recv, start, end;
 };
 
 /* 1F1B on one group: per stage, m forward and m backward blocks. */
@@ -39,9 +45,10 @@ double timeline_flow_time(const struct dl_plan *p, int g, int s, int dir);
 /*
  * Simulate 1F1B on group g of p (priced, layers of m): stage s (0-based of
  * S) runs min(S - s - 1, micro-batches) forwards, then alternates one
- * forward and one backward, then the remaining backwards.  A forward
- * waits for the previous stage's forward and its transfer, a backward for
- * the next stage's backward and its transfer.  Release with
+ * forward and one backward, then the remaining backwards.  A forward's
+ * transfer starts when the stage is free and the previous stage's
+ * forward has ended, a backward's when the stage is free and the next
+ * stage's backward has ended; the pass starts when its transfer ends.  Release with
  * timeline_sim_free().
  */
 void timeline_simulate(const struct dl_plan *p, const struct dl_model *m,

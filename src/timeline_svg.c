@@ -127,10 +127,10 @@ svg_head(struct svg *d, const char *title)
 	    100 * p->est.efficiency);
 	svg_text(&d->sb, 12, 22, "title", NULL, buf);
 	snprintf(buf, sizeof(buf), "1F1B simulated with the model's stage "
-	    "and transfer times ends at %s s (the model's pipeline phase: %s "
-	    "s; dashed red: each group's T_g); the sync phase follows it; "
-	    "black: the model's T", fmt_s(a, d->sync0),
-	    fmt_s(b, p->est.pipeline_s));
+	    "and transfer times (the receiver waits for each transfer) ends "
+	    "at %s s; the model's pipeline phase: %s s (dashed red: each "
+	    "group's T_g); the sync phase follows; black: the model's T",
+	    fmt_s(a, d->sync0), fmt_s(b, p->est.pipeline_s));
 	svg_text(&d->sb, 12, 40, "small", NULL, buf);
 }
 
@@ -162,8 +162,6 @@ svg_lane(struct svg *d, const struct dl_cluster *c, int g, int s, double y)
 	const struct dl_stage *st = &gr->stages[s];
 	const struct tl_sim *sm = &d->sm[g];
 	long m = gr->micro_batches;
-	double tf = timeline_flow_time(d->p, g, s, 0);
-	double tb = s > 0 ? timeline_flow_time(d->p, g, s - 1, 1) : 0;
 	char buf[600];
 	size_t n = (size_t)snprintf(buf, sizeof(buf), "g%d s%d  %s:", g, s,
 	    c->nodes[st->node].id);
@@ -187,12 +185,13 @@ svg_lane(struct svg *d, const struct dl_cluster *c, int g, int s, double y)
 		snprintf(buf, sizeof(buf), "B%ld", i);
 		svg_block(&d->sb, X(d, B->start), X(d, B->end), y + 2,
 		    LANE_H - 9, "bwd", buf);
-		/* Sends: activations down, gradients up. */
-		if (s + 1 < gr->nstages && tf > 0)
-			svg_block(&d->sb, X(d, F->end), X(d, F->end + tf),
+		/* Receives, on the receiving lane: the activations
+		 * before a forward, the gradients before a backward. */
+		if (F->start > F->recv)
+			svg_block(&d->sb, X(d, F->recv), X(d, F->start),
 			    y + LANE_H - 6, 5, "xfer", NULL);
-		if (tb > 0)
-			svg_block(&d->sb, X(d, B->end), X(d, B->end + tb),
+		if (B->start > B->recv)
+			svg_block(&d->sb, X(d, B->recv), X(d, B->start),
 			    y + LANE_H - 6, 5, "xfer", NULL);
 	}
 }
@@ -258,7 +257,7 @@ svg_legend(struct svg *d)
 {
 	static const char *const cls[] = { "fwd", "bwd", "xfer", "sync" };
 	static const char *const txt[] = { "forward", "backward",
-	    "transfer (sender's lane)", "sync (ring all-reduce)" };
+	    "transfer (receiver's lane)", "sync (ring all-reduce)" };
 	double x = SVG_LEFT, y = d->H - 22;
 
 	for (int i = 0; i < 4; i++) {

@@ -144,10 +144,10 @@ check "a multi-group plan dumps its data split" test -f "$TMP/lp/split.lp"
 mkdir -p "$TMP/six"
 printf 'node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps\na,s,2,A100,312,80,2400,100\nb,s,2,V100,125,32,1200,25\nc,s,2,T4,65,16,256,25\n' >"$TMP/six/nodes.csv"
 expect_run "six GPUs: exhaustive" 0 - - -- dlplan plan -c "$TMP/six" \
-    -m datasets/models/bert-large.csv --global-batch 64 --micro-batch 2
+    -m datasets/models/bert-large.csv --global-batch 8 --micro-batch 2
 check "six GPUs: proven optimal" grep -q "exhaustive (optimal)" "$TMP/out"
 expect_run "six GPUs, json: the bound is T" 0 - - -- dlplan plan -c "$TMP/six" \
-    -m datasets/models/bert-large.csv --global-batch 64 --micro-batch 2 \
+    -m datasets/models/bert-large.csv --global-batch 8 --micro-batch 2 \
     --format json
 check "six GPUs: bound_method exhaustive, bound_s = T" /usr/bin/python3 -c "
 import json

@@ -678,8 +678,12 @@ main(void)
 	{
 		int nn, tight, overn = bound_lp_nics(&f, &nn, &tight);
 
-		/* 27 of 102 within 10% when written (11 of 62 for G >= 2). */
-		ok(overn == 0 && nn >= 80 && tight >= 20, "the linear "
+		/*
+		 * 27 of 102 within 10% when written (11 of 62 for G >= 2);
+		 * 11 of 102 since the 1F1B makespan: a stage's steady term
+		 * is only its backward share (cost.h, bwd_min) for sure.
+		 */
+		ok(overn == 0 && nn >= 80 && tight >= 9, "the linear "
 		    "relaxations never exceed the best plan of their "
 		    "G on %d (instance, G) with slow links (%d over, %d "
 		    "within 10%%)", nn, overn, tight);
@@ -703,10 +707,11 @@ main(void)
 	 * before the linear relaxation of the sync, 0.853 before the one of
 	 * a single group and the cap of M micro-batches per group.
 	 */
+	/* 0.864 on average before the 1F1B makespan, 0.799 after. */
 	ok(bound_over == 0 && bound_above_tlb >= bound_n / 2 &&
-	    sum_bd >= 0.86 * bound_n,
+	    sum_bd >= 0.78 * bound_n,
 	    "search_bound never exceeds the optimum (%d of %d over), is "
-	    "above T_lb on %d and 0.86 of the optimum or more on average",
+	    "above T_lb on %d and 0.78 of the optimum or more on average",
 	    bound_over, bound_n, bound_above_tlb);
 	return done_testing();
 }
