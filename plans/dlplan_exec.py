@@ -65,6 +65,8 @@ class Executor:
         self.brk = os.environ.get("DLPLAN_TRAIN_BREAK", "")
         self.busy = 0.0
         self.joined = False
+        self.trace = []     # (step, op, micro-batch, wait, start, end)
+        self.cur_step = 0
 
     # --- set-up --------------------------------------------------------
 
@@ -151,6 +153,7 @@ class Executor:
 
     def _forward(self, j, x, y):
         me, mu = self.me, self.plan.micro_batch
+        t_wait = time.monotonic()
         if me.is_first_stage:
             inp = x[j * mu:(j + 1) * mu]
         else:
@@ -158,6 +161,7 @@ class Executor:
                               device=self.dev)
             dist.recv(inp, self.src_fwd, tag=2 * j)
             inp.requires_grad_()
+        t_in = time.monotonic()
         tgt = y[j * mu:(j + 1) * mu]
 
         def run():
@@ -168,6 +172,8 @@ class Executor:
                 h = m(h)
             return h
         out = self._timed(run)
+        self.trace.append((self.cur_step, 0, j, t_wait, t_in,
+                           time.monotonic()))
         if not me.is_last_stage:
             snd = out.detach()
             for r in self.dst_fwd:
@@ -176,12 +182,17 @@ class Executor:
 
     def _backward(self, j, inp, out):
         me = self.me
+        t_wait = time.monotonic()
         if me.is_last_stage:
+            t_in = t_wait
             self._timed(lambda: out.backward())
         else:
             g = torch.empty_like(out)
             dist.recv(g, self.src_bwd, tag=2 * j + 1)
+            t_in = time.monotonic()
             self._timed(lambda: torch.autograd.backward(out, g))
+        self.trace.append((self.cur_step, 1, j, t_wait, t_in,
+                           time.monotonic()))
         if not me.is_first_stage:
             gi = inp.grad.detach()
             for r in self.dst_bwd:
@@ -243,6 +254,7 @@ class Executor:
         x = gx[self.offset:self.offset + n].to(self.dev)
         y = gy[self.offset:self.offset + n].to(self.dev)
         self.busy = 0.0
+        self.cur_step = step + self.args.first_step
         self.opt.zero_grad(set_to_none=False)
         t0 = time.perf_counter()
         self._pipeline(x, y)
@@ -266,6 +278,8 @@ class Executor:
             log.append((step + self.args.first_step,) + self.step(step))
         if self.args.log:
             self._write_log(log)
+        if getattr(self.args, "trace", None):
+            self._write_trace()
         if self.args.dump_params:
             self._dump()
         dist.barrier()
@@ -291,6 +305,31 @@ class Executor:
             if new:
                 f.write("rank,step,seconds,samples,compute_seconds,"
                         "x_step_seconds\n")
+            f.write("\n".join(rows) + "\n")
+
+    def _write_trace(self):
+        """Rank 0 writes every rank's forward and backward passes:
+        when the rank began to wait for its input, when the input was
+        there (the pass began) and when the pass ended, in seconds of
+        one monotonic clock (comparable between the ranks of one host
+        only)."""
+        parts = [None] * self.plan.world_size
+        dist.all_gather_object(parts, self.trace)
+        if self.me.rank != 0:
+            return
+        rows = []
+        for r, tr in enumerate(parts):
+            me = self.plan.ranks[r]
+            for st, op, j, w, a, b in tr:
+                rows.append("%d,%d,%d,%d,%d,%s,%d,%.9f,%.9f,%.9f" % (
+                    r, st, me.group, me.stage, me.tp_rank, "FB"[op], j,
+                    w, a, b))
+        path = self.args.trace
+        new = not os.path.exists(path) or os.path.getsize(path) == 0
+        with open(path, "a", encoding="utf-8") as f:
+            if new:
+                f.write("rank,step,group,stage,tp_rank,op,micro_batch,"
+                        "wait_s,start_s,end_s\n")
             f.write("\n".join(rows) + "\n")
 
     def _dump(self):

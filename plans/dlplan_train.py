@@ -84,6 +84,10 @@ def parse_args(argv):
                     help="append rank,step,seconds,samples,compute_seconds,"
                     "x_step_seconds rows (rank 0 writes them for all "
                     "ranks; dlplan replan --observed reads them)")
+    ap.add_argument("--trace", metavar="TRACE.csv",
+                    help="append one row per forward and backward pass: "
+                    "rank,step,group,stage,tp_rank,op,micro_batch,wait_s,"
+                    "start_s,end_s (rank 0 writes them for all ranks)")
     ap.add_argument("--first-step", type=int, default=0,
                     help="number of the first step in the log (0)")
     ap.add_argument("--slow-rank", action="append", default=[],

@@ -36,7 +36,7 @@ echo "# 2. A pipeline on hetero-lab: the V100 stages run 2x slower; the"
 echo "#    job logs busy times too, so --repartition moves layers."
 "$dlplan" plan -c "$top/datasets/clusters/hetero-lab" \
     -m "$top/datasets/models/gpt2-xl.csv" --global-batch 256 \
-    --micro-batch 4 -o "$out/pp/plan" | sed -n '1,/^iteration/p'
+    --micro-batch 4 --strategy pp -o "$out/pp/plan" | sed -n '1,/^iteration/p'
 $sim "$out/pp/plan/plan.json" --slow lab-v100-0=2 --steps 32 --noise 0.05 \
     --spike-prob 0.01 --seed 7 --compute >"$out/pp/steps.csv"
 "$dlplan" replan "$out/pp/plan/plan.json" --trust-paths \
