@@ -49,9 +49,9 @@ run_in=""
 if [ "$RATE" != none ]; then
 	trap cleanup EXIT INT TERM
 	ip netns add "$NS"
-	ip -n "$NS" link set lo up
+	ip -n "$NS" link set lo mtu 1500 up
 	ip netns exec "$NS" tc qdisc add dev lo root tbf rate "$RATE" \
-	    burst 64kbit latency 400ms
+	    burst 256kbit latency 5s
 	run_in="ip netns exec $NS"
 fi
 echo "# load average at the start: $(cut -d' ' -f1-3 /proc/loadavg); link: $RATE"
