@@ -791,7 +791,8 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 		a->so.progress = progress;
 		a->so.progress_arg = &t0;
 	}
-	if ((rc = cost_init(&x, c, m, &a->o, uhat, router, e)) == DL_OK) {
+	if ((rc = search_runtime_model(m, a->so.runtime, e)) == DL_OK &&
+	    (rc = cost_init(&x, c, m, &a->o, uhat, router, e)) == DL_OK) {
 		plan_free(&p);		/* search_plan() initialises it */
 		rc = search_plan(&x, &a->so, &p, &st, e);
 		a->so.progress = NULL;
@@ -828,6 +829,7 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 
 			sb_addf(&pj, "%s/plan.json", a->outdir);
 			a->eo.plan_path = pj.buf;
+			a->eo.model = m;
 			rc = emit_launch(&p, c, &a->eo, NULL, e);
 			sb_free(&pj);
 		}
