@@ -134,6 +134,15 @@ emit_worker(struct emit_ctx *x, struct dl_err *e)
 			sb_addc(sb, ' ');
 		sb_addshq(sb, x->o->args[i]);
 	}
+	if (x->o->launcher == EMIT_DEEPSPEED) {
+		struct strbuf path = STRBUF_INIT;
+
+		/* deepspeed.initialize() reads args.deepspeed_config. */
+		sb_addf(&path, "%s/ds_config.json", x->dir_abs);
+		sb_adds(sb, " '--deepspeed_config' ");
+		sb_addshq(sb, path.buf);
+		sb_free(&path);
+	}
 	sb_addc(sb, '\n');
 	return DL_OK;
 }

@@ -181,7 +181,7 @@ int search_dump(const struct dl_costctx *x, const struct search_opts *so,
  * be a transformer with a "dlplan model" line (model_is_transformer()).
  *
  * search_runtime_fits(): whether runtime runs TP degree k with S stages
- * on m; when not, and why is not NULL, the reason (a phrase) in why[n].
+ * on m (NULL: the model is not known); when not, and why is not NULL, the reason (a phrase) in why[n].
  * Megatron-LM: num_attention_heads % TP == 0 and num_query_groups a
  * multiple or a divisor of TP (TransformerConfig.__post_init__);
  * torchtitan: TP divides n_heads and n_kv_heads, and a model whose head

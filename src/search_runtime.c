@@ -163,7 +163,7 @@ int
 search_runtime_fits(const struct dl_model *m, int runtime, int k, int S,
     char *why, size_t n)
 {
-	const struct mg_arch *a = &m->arch;
+	const struct mg_arch *a;
 
 	if (runtime == RUNTIME_DEEPSPEED && k > 1 && S > 1) {
 		if (why)
@@ -175,6 +175,9 @@ search_runtime_fits(const struct dl_model *m, int runtime, int k, int S,
 			    "pipeline axis");
 		return 0;
 	}
+	if (m == NULL)
+		return 1;
+	a = &m->arch;
 	if (runtime == RUNTIME_MEGATRON && model_is_transformer(m) &&
 	    (a->heads % k != 0 || (a->kv_heads % k != 0 &&
 	    k % a->kv_heads != 0))) {

@@ -312,11 +312,13 @@ def check_megatron(f, launch, plan):
         tp, pp, dp, built, len(conds), MT)
 
 
+# DeepSpeed 0.19.6 at commit edaa7221267 (2026-08-22).
+DS = "DeepSpeed edaa7221267"
+
+
 def check_deepspeed(f, launch, plan):
     with open(os.path.join(launch, "ds_config.json")) as fh:
         c = json.load(fh)
-    with open(os.path.join(launch, "deepspeed-pipeline.json")) as fh:
-        pl = json.load(fh)
     slots = 0
     with open(os.path.join(launch, "hostfile")) as fh:
         for line in fh:
@@ -325,24 +327,57 @@ def check_deepspeed(f, launch, plan):
             slots += int(s[6:])
     need(slots == f["gpus"], "hostfile slots %d != GPUs %d"
          % (slots, f["gpus"]))
-    axes, dims = pl["topology"]["axes"], pl["topology"]["dims"]
-    need(axes == ["data", "pipe", "model"], "topology axes %s" % axes)
-    dp, pp, tp = dims
-    need(dp * pp * tp == f["gpus"], "data x pipe x model != GPUs")
-    need((tp, pp, dp) == (f["k"], f["S"], f["G"]) and
-         pl["num_stages"] == pp, "deepspeed degrees differ from the plan")
+    tp = c.get("tensor_parallel", {}).get("autotp_size", 1)
+    pl_path = os.path.join(launch, "deepspeed-pipeline.json")
+    pp = 1
+    if os.path.exists(pl_path):
+        with open(pl_path) as fh:
+            pl = json.load(fh)
+        axes, dims = pl["topology"]["axes"], pl["topology"]["dims"]
+        need(axes == ["data", "pipe"], "topology axes %s" % axes)
+        pp = dims[1]
+        need(pl["num_stages"] == pp and pp > 1, "num_stages")
+        # deepspeed/runtime/pipe/topology.py:19-24: the last axis varies
+        # fastest, so rank = data x PP + pipe.
+        for rk in plan["ranks"]:
+            need(rk["rank"] // pp == rk["group"] and rk["rank"] % pp ==
+                 rk["stage"], "rank %d: topology coordinates are not the "
+                 "plan's group and stage" % rk["rank"])
+        need(pl["partition_method"] == "uniform", "partition_method")
+        # deepspeed/runtime/utils.py:606-624 partition_uniform
+        b = ds_uniform(pl["num_layers"], pp)
+        sizes = [b[j + 1] - b[j] for j in range(pp)]
+        need(sizes == f["sizes"], "uniform split %s is not the plan's %s"
+             % (sizes, f["sizes"]))
+    # AutoTP has no pipeline axis (docs/_tutorials/autotp-training.md:14-20:
+    # TP, data parallelism, ZeRO; engine.py:671-672 builds its own TP mesh).
+    need(tp == 1 or pp == 1, "%s: AutoTP with a pipeline" % DS)
+    need(f["gpus"] % (tp * pp) == 0, "world not a multiple of TP x PP")
+    dp = f["gpus"] // (tp * pp)
+    need((tp, pp, dp) == (f["k"], f["S"], f["G"]),
+         "deepspeed degrees %s differ from the plan" % ((tp, pp, dp),))
+    # deepspeed/runtime/config.py:937 _batch_assertion: train batch =
+    # micro x accumulation x data-parallel world size.
     need(c["train_batch_size"] == c["train_micro_batch_size_per_gpu"] *
-         c["gradient_accumulation_steps"] * dp, "train_batch_size != "
-         "micro x accumulation x DP")
+         c["gradient_accumulation_steps"] * dp, "%s: config.py:937 "
+         "train_batch_size != micro x accumulation x DP" % DS)
     need(c["train_batch_size"] == f["global"] and
          c["gradient_accumulation_steps"] == f["m"],
          "deepspeed batch differs from the plan")
-    need(pl["partition_method"] == "uniform", "partition_method")
-    b = ds_uniform(pl["num_layers"], pp)
-    sizes = [b[j + 1] - b[j] for j in range(pp)]
-    need(sizes == f["sizes"], "uniform split %s is not the plan's %s"
-         % (sizes, f["sizes"]))
-    return "TP %d PP %d DP %d, split %s" % (tp, pp, dp, sizes)
+    need(c["zero_optimization"]["stage"] == 0, "ZeRO shards what the plan "
+         "replicates")
+    need(c["bf16"]["enabled"] == (plan["options"]["param_bytes"] == 2),
+         "bf16")
+    with open(os.path.join(launch, "deepspeed.sh")) as fh:
+        sh = fh.read()
+    for w in ("--hostfile", "--master_addr", "--master_port", "--no_python",
+              "--no_local_rank", "worker.sh"):
+        need(w in sh, "deepspeed.sh lacks %s" % w)
+    with open(os.path.join(launch, "worker.sh")) as fh:
+        need("'--deepspeed_config' '%s'" % os.path.join(
+            os.path.abspath(launch), "ds_config.json") in fh.read(),
+            "worker.sh does not pass --deepspeed_config")
+    return "TP %d PP %d DP %d, split %s, %s" % (tp, pp, dp, f["sizes"], DS)
 
 
 # torchtitan at commit b5bcd76c66d0 (2026-08-21), as TT:FILE:LINE.
