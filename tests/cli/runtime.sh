@@ -136,3 +136,30 @@ expect_err "a framework launcher needs its runtime" 1 "dlplan: option \
 '--launcher torchtitan' needs '--runtime torchtitan'" -- dlplan plan \
     -c "$CL/hetero-lab" -m "$MO/gpt2-xl.csv" $JOB -o "$TMP/y" \
     --launcher torchtitan -- python3 t.py
+
+# What a framework cannot run exits 3 with the reason: a model without the
+# "dlplan model" line (no sizes to build from), and a plan whose TP degree
+# does not divide the model's heads (its model replaced by one with 25).
+sed 1d "$MO/llama2-7b.csv" >"$TMP/profiled.csv"
+expect_err "megatron needs the model's sizes" 3 "dlplan: model \
+'$TMP/profiled.csv' has no 'dlplan model' line of a transformer (gpt, \
+llama, bert): megatron builds the model from its sizes (write model.csv \
+with 'dlplan model')" -- dlplan plan -c "$CL/hetero-lab" \
+    -m "$TMP/profiled.csv" $JOB --runtime megatron
+mkdir -p "$TMP/heads25"
+dlplan model llama --preset llama2-7b --heads 25 --kv-heads 25 \
+    --hidden 4000 >"$TMP/heads25/model.csv"
+/usr/bin/python3 -c "
+import json, sys
+p = json.load(open(sys.argv[1]))
+for i in p['inputs']:
+    if i['kind'] == 'model':
+        i['path'] = sys.argv[2]
+        del i['sha256']
+json.dump(p, open(sys.argv[3], 'w'))" \
+    "$TMP/megatron-hetero-lab-llama2-7b/plan.json" "$TMP/heads25/model.csv" \
+    "$TMP/heads25/plan.json"
+expect_err "megatron: TP 4 on 25 heads" 3 "dlplan: TP 4, 3 stages: megatron \
+needs num_attention_heads (25) divisible by TP 4 and num_query_groups (25) \
+a multiple or a divisor of it" -- dlplan emit --trust-paths \
+    "$TMP/heads25/plan.json" --launcher megatron -o "$TMP/heads25"
