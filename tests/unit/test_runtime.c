@@ -110,7 +110,7 @@ test_split(void)
 			struct mt_split ms;
 			int got[MAXS], N = 0, mine, want, j;
 
-			for (int j = 0; j < S; j++)
+			for (j = 0; j < S; j++)
 				N += b[j];
 			if (N > 0) {
 				mine = search_megatron_split(b, S, &ms);
