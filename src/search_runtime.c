@@ -11,8 +11,11 @@
  * same number of micro-batches (the total divided by G).  The layer split
  * is one the framework can express:
  *
- *	megatron	an even split (L divisible by S), or the first and
- *			the last stage of their own size with the stages
+ *	megatron	in transformer blocks: an even split, one even with
+ *			the embedding and the loss counted as a layer each
+ *			(--account-for-embedding-in-pipeline-split,
+ *			--account-for-loss-in-pipeline-split), or the first
+ *			and the last stage of their own size with the stages
  *			between even (--decoder-first-pipeline-num-layers,
  *			--decoder-last-pipeline-num-layers)
  *	deepspeed	PipelineModule's partition_method "uniform": L / S
@@ -94,19 +97,15 @@ offer(struct ctx *C, const struct rtshape *r, const int *try, int *best,
 int
 search_megatron_split(const int *b, int S, struct mt_split *ms)
 {
-	int N = 0, mid;
+	int N = 0, mid, j;
 
 	memset(ms, 0, sizeof(*ms));
-	for (int j = 0; j < S; j++)
+	for (j = 0; j < S; j++)
 		N += b[j];
-	if (S == 1)
-		return N > 0;
-	for (int j = 1, even = 1; j <= S; j++) {
-		if (j < S && b[j] != b[0])
-			even = 0;
-		if (j == S && even)
-			return b[0] > 0;
-	}
+	for (j = 1; j < S && b[j] == b[0]; j++)
+		;
+	if (j == S)			/* even, or one stage */
+		return b[0] > 0;
 	/* The account-for flags: embedding (1), loss (2), both (3). */
 	for (int f = 1; f <= 3; f++) {
 		int em = f & 1, lo = f >> 1, per, ok;
@@ -115,7 +114,7 @@ search_megatron_split(const int *b, int S, struct mt_split *ms)
 			continue;
 		per = (N + em + lo) / S;
 		ok = b[0] == per - em && b[S - 1] == per - lo;
-		for (int j = 1; j + 1 < S; j++)
+		for (j = 1; j + 1 < S; j++)
 			ok = ok && b[j] == per;
 		if (ok) {
 			ms->embed = em;
@@ -128,18 +127,16 @@ search_megatron_split(const int *b, int S, struct mt_split *ms)
 		ms->last = b[1];
 		return b[0] > 0 && b[1] > 0;
 	}
+	/* First and last: the stages between them even, not empty. */
 	mid = b[1];
-	for (int j = 2; j + 1 < S; j++)
+	for (j = 2; j + 1 < S; j++)
 		if (b[j] != mid)
 			return 0;
-	if (mid < 1)
-		return 0;
 	if (b[0] != mid)
 		ms->first = b[0];
 	if (b[S - 1] != mid)
 		ms->last = b[S - 1];
-	return (b[0] == mid || b[0] > 0) && (b[S - 1] == mid ||
-	    b[S - 1] > 0);
+	return mid > 0 && b[0] > 0 && b[S - 1] > 0;
 }
 
 int
