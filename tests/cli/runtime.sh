@@ -101,9 +101,20 @@ different shapes or uneven micro-batches (make the plan with 'dlplan plan \
 check "a refused launcher wrote nothing" test ! -e "$TMP/x/launch"
 expect_err "nothing fits: exit 3 with the reason" 3 "dlplan: no plan that \
 deepspeed can run fits the limits given (every group the same shape, even \
-micro-batches per replica, the layer split deepspeed expresses, memory)" -- \
+micro-batches per replica, the layer split deepspeed expresses, memory); \
+TP 2, 4, 8 only with one stage: deepspeed runs TP > 1 only without a \
+pipeline: a PipelineModule does not slice tensors, and AutoTP \
+(tensor_parallel.autotp_size) combines TP with data parallelism and ZeRO \
+only, its process groups a data x TP mesh with no pipeline axis" -- \
     dlplan plan -c "$CL/philly-64" -m "$MO/llama2-7b.csv" $JOB \
     --runtime deepspeed
+expect_err "nothing fits: the TP degrees the heads refuse" 3 "dlplan: no \
+plan that megatron can run fits the limits given (every group the same \
+shape, even micro-batches per replica, the layer split megatron expresses, \
+memory); TP 2, 4, 8 left out: megatron needs num_attention_heads (25) \
+divisible by TP 2 and num_query_groups (25) a multiple or a divisor of it" \
+    -- dlplan plan -c "$CL/philly-64" -m "$MO/gpt2-xl.csv" $JOB \
+    --runtime megatron
 expect_err "not with --budget" 1 "dlplan: option '--runtime' does not go \
 with '--budget'" -- dlplan plan -c "$CL/hetero-lab" -m "$MO/gpt2-xl.csv" \
     $JOB --runtime megatron --budget 10 --slots 2
