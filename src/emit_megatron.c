@@ -13,6 +13,11 @@
  * followed by the words given after "--" (data, tokenizer, optimizer).
  *
  *	--tensor-model-parallel-size, --pipeline-model-parallel-size
+ *	--sequence-parallel	with TP > 1: the memory model divides every
+ *			activation of a stage by its TP degree, which is
+ *			Megatron's tensor and sequence parallelism together
+ *			(Korthikanti et al. 2022); without it LayerNorm and
+ *			dropout activations stay whole on every TP rank
  *	--use-tp-pp-dp-mapping	with several groups of several stages:
  *			Megatron numbers ranks TP, then data parallel, then
  *			pipeline; this makes it TP, pipeline, data parallel,
@@ -161,7 +166,15 @@ emit_megatron(struct emit_ctx *x, struct dl_err *e)
 	    (rc = emit_fw_model(x, RUNTIME_MEGATRON, &f, e)) != DL_OK)
 		goto out;
 	a = &x->o->model->arch;
+	if (f.k > 1 && a->seq % f.k != 0) {
+		rc = dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "megatron's "
+		    "sequence parallelism splits the %ld tokens of a sequence "
+		    "over TP %d", a->seq, f.k);
+		goto out;
+	}
 	arg_num(&args, "--tensor-model-parallel-size", f.k);
+	if (f.k > 1)
+		sb_adds(&args, "--sequence-parallel\n");
 	arg_num(&args, "--pipeline-model-parallel-size", f.S);
 	if (f.S > 1 && f.G > 1)
 		sb_adds(&args, "--use-tp-pp-dp-mapping\n");

@@ -124,7 +124,8 @@ def megatron_parser():
     for n in ["use-tp-pp-dp-mapping", "account-for-embedding-in-pipeline-"
               "split", "account-for-loss-in-pipeline-split", "bf16", "fp16",
               "grad-reduce-in-bf16", "group-query-attention", "swiglu",
-              "disable-bias-linear", "untie-embeddings-and-output-weights"]:
+              "disable-bias-linear", "untie-embeddings-and-output-weights",
+              "sequence-parallel"]:
         p.add_argument("--" + n, action="store_true")
     return p
 
@@ -190,6 +191,8 @@ def megatron_validate(a, world, env):
          "Blackwell)" % MT_ARGS, tp == 1 or env.get(
              "CUDA_DEVICE_MAX_CONNECTIONS") == "1"),
         ("%s:1446 heads divisible by TP" % MT_TC, heads % tp == 0),
+        ("megatron/core/model_parallel_config.py:502 sequence parallelism "
+         "only with TP > 1", not a.sequence_parallel or tp > 1),
         ("%s:1461 query groups a multiple or a divisor of TP" % MT_TC,
          groups % tp == 0 or tp % groups == 0),
         ("%s:2229 first/last not with the account-for flags" % MT_TC,
@@ -306,6 +309,9 @@ def check_megatron(f, launch, plan):
     need(a.bf16 == (arch.get("dtype-bytes") == "2"), "--bf16 for 2 bytes")
     need(a.untie_embeddings_and_output_weights == (arch["tied"] == "no"),
          "--untie-embeddings-and-output-weights")
+    # The memory model divides all activations by TP: sequence
+    # parallelism too.
+    need(a.sequence_parallel == (tp > 1), "--sequence-parallel with TP > 1")
     env = sh_exports(os.path.join(launch, "megatron.sh"))
     conds = megatron_validate(a, f["gpus"], env)
     return "TP %d PP %d DP %d, layers %s, %d conditions of %s" % (
