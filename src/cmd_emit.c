@@ -37,7 +37,8 @@ static const struct optspec emit_opts_table[] = {
 	{ "job-name", 0, O_JOB, "NAME", NULL,
 	    "Slurm job name (" EMIT_DEFAULT_JOB_NAME ")" },
 	{ "launcher", 0, O_LAUNCHER, "L", EMIT_LAUNCHERS,
-	    "what to write: slurm, torchrun, srun or hostfile" },
+	    "what to write: slurm, torchrun, srun, hostfile or a "
+	    "framework (megatron, deepspeed, torchtitan)" },
 	{ "master-port", 0, O_PORT, "N", NULL,
 	    "rendezvous port on the first host (29500)" },
 	{ "model", 'm', O_MODEL, "FILE", "csv",
@@ -52,7 +53,8 @@ static const struct optspec emit_opts_table[] = {
 	{ "sbatch-arg", 0, O_SBATCH, "OPT", NULL,
 	    "one more #SBATCH option, as given (repeatable)" },
 	{ "script", 0, O_SCRIPT, "FILE", "file",
-	    "training script every rank runs with $DLPLAN_PYTHON" },
+	    "training script every rank runs with $DLPLAN_PYTHON "
+	    "(megatron, torchtitan: instead of theirs)" },
 	{ "slot", 0, O_SLOT, "N", NULL,
 	    "launch budget slot N (plan-slotN.json beside PLAN.json)" },
 	{ "time", 0, O_TIME, "T", NULL,
@@ -271,6 +273,8 @@ run_emit(const struct emit_args *a, struct dl_err *e)
 	if (strcmp(eo.plan_path, DL_STDIN_PATH) == 0 &&
 	    (rc = read_file(eo.plan_path, &text, &len, e)) == DL_OK)
 		eo.plan_text = text;
+	if (m.nlayers > 0)
+		eo.model = &m;
 	if (rc == DL_OK && (rc = cmd_lock_outdir(eo.outdir, e)) == DL_OK) {
 		rc = emit_launch(&p, &c, &eo, &res, e);
 		af_unlock_dir();

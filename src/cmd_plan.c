@@ -122,6 +122,45 @@ static const char *runtime_names[] = { "dlplan", "megatron", "deepspeed",
 	"torchtitan" };
 
 /*
+ * When no plan of a framework fits: add to e's reason what the framework
+ * refused of this model (search_runtime_fits()): TP degrees, TP degrees
+ * with a pipeline, a pipeline.
+ */
+static void
+runtime_refused(const struct dl_model *m, int runtime, int max_tp,
+    struct dl_err *e)
+{
+	char why[256], why1[256] = "", why2[256] = "";
+	struct strbuf tp1 = STRBUF_INIT, tp2 = STRBUF_INIT;
+	size_t len = strlen(e->msg);
+
+	for (int k = 2; k <= max_tp && k <= DL_MAX_TP; k *= 2) {
+		if (!search_runtime_fits(m, runtime, k, 1, why, sizeof(why))) {
+			sb_addf(&tp1, "%s%d", tp1.len ? ", " : "", k);
+			if (why1[0] == '\0')
+				memcpy(why1, why, sizeof(why1));
+		} else if (!search_runtime_fits(m, runtime, k, 2, why,
+		    sizeof(why))) {
+			sb_addf(&tp2, "%s%d", tp2.len ? ", " : "", k);
+			if (why2[0] == '\0')
+				memcpy(why2, why, sizeof(why2));
+		}
+	}
+	if (tp1.len)
+		len += (size_t)snprintf(e->msg + len, sizeof(e->msg) - len,
+		    "; TP %s left out: %s", tp1.buf, why1);
+	if (tp2.len && len < sizeof(e->msg))
+		len += (size_t)snprintf(e->msg + len, sizeof(e->msg) - len,
+		    "; TP %s only with one stage: %s", tp2.buf, why2);
+	if (len < sizeof(e->msg) && !search_runtime_fits(m, runtime, 1, 2,
+	    why, sizeof(why)))
+		snprintf(e->msg + len, sizeof(e->msg) - len, "; no pipeline: "
+		    "%s", why);
+	sb_free(&tp1);
+	sb_free(&tp2);
+}
+
+/*
  * For --runtime other than dlplan: T of the unrestricted plan, so that
  * the summary shows what the framework's restriction costs.
  */
@@ -791,10 +830,13 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 		a->so.progress = progress;
 		a->so.progress_arg = &t0;
 	}
-	if ((rc = cost_init(&x, c, m, &a->o, uhat, router, e)) == DL_OK) {
+	if ((rc = search_runtime_model(m, a->so.runtime, e)) == DL_OK &&
+	    (rc = cost_init(&x, c, m, &a->o, uhat, router, e)) == DL_OK) {
 		plan_free(&p);		/* search_plan() initialises it */
 		rc = search_plan(&x, &a->so, &p, &st, e);
 		a->so.progress = NULL;
+		if (rc == DL_EINFEAS && a->so.runtime != RUNTIME_DLPLAN)
+			runtime_refused(m, a->so.runtime, a->o.max_tp, e);
 		if (rc == DL_OK && a->so.runtime != RUNTIME_DLPLAN)
 			rc = free_plan_time(&x, &a->so, &free_t, e);
 		if (rc == DL_OK && a->so.dump_dir)
@@ -828,6 +870,7 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 
 			sb_addf(&pj, "%s/plan.json", a->outdir);
 			a->eo.plan_path = pj.buf;
+			a->eo.model = m;
 			rc = emit_launch(&p, c, &a->eo, NULL, e);
 			sb_free(&pj);
 		}

@@ -353,6 +353,21 @@ blank_or_comment(const char *p, const char *end)
 	return p == end || *p == '#';
 }
 
+/* Keep the text of the comment line [p, end) in t->comment. */
+static void
+keep_comment(struct csv_table *t, const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p == end || *p != '#')
+		return;
+	for (p++; p < end && (*p == ' ' || *p == '\t'); p++)
+		;
+	while (end > p && (end[-1] == '\r' || end[-1] == ' '))
+		end--;
+	t->comment = xstrndup(p, (size_t)(end - p));
+}
+
 const char *
 csv_line_end(const char *s, const char *end)
 {
@@ -425,6 +440,8 @@ parse(const char *name, const char *data, size_t len,
 		/* pstate 0 is libcsv's "row not begun": between records. */
 		if (p.pstate == 0) {
 			if (blank_or_comment(s, nl ? nl : end)) {
+				if (!c.have_header && t->comment == NULL)
+					keep_comment(t, s, nl ? nl : end);
 				s = le;
 				continue;
 			}
@@ -504,6 +521,7 @@ csvin_free(struct csv_table *t)
 	free(t->line);
 	free(t->fcol);
 	free(t->file);
+	free(t->comment);
 	memset(t, 0, sizeof(*t));
 }
 

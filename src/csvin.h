@@ -57,6 +57,10 @@ struct csv_table {
 	int *fcol;			/* per schema column: 1-based file
 					   column, 0 when absent */
 	long header_line;
+	/* The first "#" line before the header, without the "#" and the
+	 * blanks after it (model.csv's "dlplan model ..." line); NULL when
+	 * there is none. */
+	char *comment;
 	size_t nrows;
 	long *line;			/* per row: line where it starts */
 	struct csv_cell *cells;		/* nrows * ncols, row-major */

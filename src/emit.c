@@ -35,6 +35,13 @@ emit_result_free(struct emit_result *r)
 	r->nfiles = 0;
 }
 
+/* Whether the launcher starts the framework's own program (fw_sh). */
+static int
+fw_start(int launcher)
+{
+	return launcher == EMIT_MEGATRON || launcher == EMIT_TORCHTITAN;
+}
+
 int
 emit_check_opts(const struct emit_opts *o, struct dl_err *e)
 {
@@ -66,14 +73,17 @@ emit_check_opts(const struct emit_opts *o, struct dl_err *e)
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0,
 		    "option '--master-port': %ld is out of range [1, 65535]",
 		    o->master_port);
-	if (o->script == NULL && o->nargs == 0)
+	/* megatron and torchtitan run their own program: the words after
+	 * "--" only add to its arguments, and may be none. */
+	if (o->script == NULL && o->nargs == 0 && !fw_start(o->launcher))
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0,
 		    "no training command given (expected --script FILE or "
 		    "-- COMMAND [ARGS...])");
 	if (o->script != NULL && o->script[0] == '\0')
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0,
 		    "option '--script': empty file name");
-	if (o->script == NULL && o->args[0][0] == '\0')
+	if (o->script == NULL && !fw_start(o->launcher) &&
+	    o->args[0][0] == '\0')
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0,
 		    "empty training command");
 	return emit_check_sbatch(o, e);
@@ -230,6 +240,9 @@ emit_launch(const struct dl_plan *p, const struct dl_cluster *c,
 		goto out;
 	}
 	x.worker_abs = join(x.dir_abs, "worker.sh");
+	if (fw_start(o->launcher))
+		x.fw_sh = o->launcher == EMIT_MEGATRON ? "megatron.sh" :
+		    "torchtitan.sh";
 	if ((rc = emit_worker(&x, e)) != DL_OK)
 		goto out;
 	switch (o->launcher) {

@@ -90,6 +90,7 @@
 #include <stddef.h>
 
 #include "cluster.h"
+#include "model.h"
 #include "plan.h"
 #include "util.h"
 
@@ -122,6 +123,13 @@ struct emit_opts {
 	const char *script;
 	char *const *args;
 	int nargs;
+	/*
+	 * The plan's model (NULL: not known).  The framework launchers
+	 * megatron and torchtitan need it (its "dlplan model" line: the
+	 * sizes they build the model from; which rows are transformer
+	 * blocks) and refuse a plan without it (DL_EINFEAS).
+	 */
+	const struct dl_model *model;
 	long master_port;	/* 1..65535 */
 	const char *job_name;	/* Slurm job name */
 	const char *partition;	/* NULL: the cluster's default */

@@ -1,20 +1,43 @@
 /*
  * emit_deepspeed.c - launcher deepspeed: the torchrun scripts, the
- * hostfile, ds_config.json and deepspeed-pipeline.json for a plan made
- * with plan --runtime deepspeed.
+ * hostfile, deepspeed.sh, ds_config.json and (with a pipeline)
+ * deepspeed-pipeline.json for a plan made with plan --runtime deepspeed.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Targets DeepSpeed 0.19.6 at commit edaa7221267 (2026-08-22).
  *
  * ds_config.json is DeepSpeed's configuration: train_batch_size (the
  * global batch), train_micro_batch_size_per_gpu and
  * gradient_accumulation_steps (the micro-batches of one replica), so that
- * train_batch_size = micro-batch x accumulation x data-parallel degree.
- * deepspeed-pipeline.json holds what PipelineModule takes: num_stages,
- * partition_method "uniform" (the split plan --runtime deepspeed chose),
- * and the process topology in the plan's rank order: axes data, pipe,
- * model (ProcessTopology(axes, dims)), with the degrees of each.
+ * train_batch_size = micro-batch x accumulation x data-parallel degree
+ * (DeepSpeedConfig._batch_assertion()); bf16 and the gradient
+ * accumulation type for the bytes the memory model priced; ZeRO stage 0
+ * (a whole optimizer per replica, as priced); and for TP > 1
+ * tensor_parallel.autotp_size, AutoTP, which slices the model's linear
+ * layers and combines TP with data parallelism only: a plan with TP > 1
+ * and a pipeline exits 3 (search_runtime_fits()).
+ *
+ * deepspeed-pipeline.json is dlplan's own file, which DeepSpeed does not
+ * read: what the training script passes to PipelineModule (num_stages,
+ * partition_method "uniform", the split plan --runtime deepspeed chose,
+ * num_layers) and the topology ProcessTopology(axes=["data", "pipe"],
+ * dims), the data axis outermost: the plan's rank numbering (groups, then
+ * stages), where PipelineModule's default PipeDataParallelTopology would
+ * put the pipe axis outermost.
+ *
+ * deepspeed.sh is the launch line: "deepspeed --hostfile hostfile
+ * --master_addr HOST --master_port PORT --no_python --no_local_rank
+ * worker.sh", worker.sh then running the training command with
+ * "--deepspeed_config ds_config.json" appended.  DeepSpeed numbers ranks
+ * host by host in hostfile order and gives local rank i GPU i of its
+ * node (launcher/launch.py), so a plan whose ranks use other GPUs exits
+ * 3.
  */
+#include <string.h>
+
 #include "emit_int.h"
+#include "search.h"
 
 /* Whether f's stages are DeepSpeed's uniform partition of its layers. */
 static int
@@ -32,35 +55,122 @@ is_uniform(const struct emit_fw *f)
 	return 1;
 }
 
-int
-emit_deepspeed(struct emit_ctx *x, struct dl_err *e)
+/* Refuse a plan whose ranks DeepSpeed would put on other GPUs. */
+static int
+local_gpus(const struct emit_ctx *x, struct dl_err *e)
+{
+	for (int r = 0; r < x->l.nranks; r++) {
+		const struct emit_rank *rk = &x->l.ranks[r];
+
+		if (rk->gpu != rk->local_rank)
+			return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "deepspeed "
+			    "gives local rank %d of node '%s' GPU %d, the plan "
+			    "GPU %d (use --launcher torchrun)", rk->local_rank,
+			    x->c->nodes[rk->node].id, rk->local_rank, rk->gpu);
+	}
+	return DL_OK;
+}
+
+static int
+ds_config(struct emit_ctx *x, const struct emit_fw *f, struct dl_err *e)
 {
 	const struct dl_opts *o = &x->p->opts;
-	struct emit_fw f;
 	struct strbuf *sb;
-	int rc;
 
-	if ((rc = emit_fw_shape(x, "deepspeed", &f, e)) != DL_OK)
-		return rc;
-	if (!is_uniform(&f))
-		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the stages of "
-		    "the plan are not DeepSpeed's uniform partition of %d "
-		    "layers into %d stages", f.layers, f.S);
-	if ((rc = emit_torchrun(x, e)) != DL_OK ||
-	    (rc = emit_hostfile(x, e)) != DL_OK)
-		return rc;
+	if (!((o->param_bytes == 2 || o->param_bytes == 4) &&
+	    (o->grad_bytes == 2 || o->grad_bytes == 4) &&
+	    o->grad_bytes >= o->param_bytes))
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "deepspeed has no "
+		    "precision with %g-byte parameters and %g-byte gradients",
+		    o->param_bytes, o->grad_bytes);
 	sb = emit_add_file(x, "ds_config.json", 0);
 	sb_addf(sb, "{\n  \"train_batch_size\": %ld,\n"
 	    "  \"train_micro_batch_size_per_gpu\": %ld,\n"
-	    "  \"gradient_accumulation_steps\": %ld\n}\n", o->global_batch,
-	    o->micro_batch, f.m);
-	sb = emit_add_file(x, "deepspeed-pipeline.json", 0);
-	sb_addf(sb, "{\n  \"num_stages\": %d,\n"
-	    "  \"partition_method\": \"uniform\",\n"
-	    "  \"num_layers\": %d,\n"
-	    "  \"topology\": {\n"
-	    "    \"axes\": [\"data\", \"pipe\", \"model\"],\n"
-	    "    \"dims\": [%d, %d, %d]\n  }\n}\n", f.S, f.layers, f.G, f.S,
-	    f.k);
+	    "  \"gradient_accumulation_steps\": %ld,\n"
+	    "  \"bf16\": {\"enabled\": %s},\n"
+	    "  \"data_types\": {\"grad_accum_dtype\": \"%s\"},\n"
+	    "  \"zero_optimization\": {\"stage\": 0}", o->global_batch,
+	    o->micro_batch, f->m, o->param_bytes == 2 ? "true" : "false",
+	    o->grad_bytes == 2 ? "bf16" : "fp32");
+	if (f->k > 1)
+		sb_addf(sb, ",\n  \"tensor_parallel\": {\"autotp_size\": %d}",
+		    f->k);
+	sb_adds(sb, "\n}\n");
 	return DL_OK;
+}
+
+static void
+launch_line(struct emit_ctx *x)
+{
+	struct strbuf *sb = emit_add_file(x, "deepspeed.sh", 1);
+	struct strbuf path = STRBUF_INIT;
+
+	sb_adds(sb, "#!/bin/sh\n");
+	emit_script_head(sb, "deepspeed.sh", "start a dlplan plan with "
+	    "DeepSpeed's launcher");
+	sb_adds(sb, "#\n"
+	    "# Run it on the first host: \"deepspeed.sh [OPTIONS...]\" starts "
+	    "every rank with\n"
+	    "# DeepSpeed's launcher over the hostfile (OPTIONS are the "
+	    "launcher's); each rank\n"
+	    "# runs worker.sh, which execs the training command with "
+	    "--deepspeed_config.\n"
+	    "# DLPLAN_DEEPSPEED overrides the launcher (default "
+	    "\"deepspeed\").  Written for\n"
+	    "# DeepSpeed 0.19.6 (edaa7221267, 2026-08-22).\n"
+	    "set -f\n"
+	    "exec ${DLPLAN_DEEPSPEED:-deepspeed} --hostfile ");
+	sb_addf(&path, "%s/hostfile", x->dir_abs);
+	sb_addshq(sb, path.buf);
+	sb_adds(sb, " \\\n\t--master_addr ");
+	sb_addshq(sb, emit_node_host(x, 0));
+	sb_addf(sb, " --master_port %ld \\\n\t--no_python --no_local_rank "
+	    "\"$@\" ", x->o->master_port);
+	sb_addshq(sb, x->worker_abs);
+	sb_adds(sb, "\n");
+	sb_free(&path);
+}
+
+int
+emit_deepspeed(struct emit_ctx *x, struct dl_err *e)
+{
+	struct emit_fw f;
+	struct strbuf *sb;
+	char why[256];
+	int rc;
+
+	memset(&f, 0, sizeof(f));
+	if ((rc = emit_fw_shape(x, "deepspeed", &f, e)) != DL_OK)
+		goto out;
+	if (!is_uniform(&f)) {
+		rc = dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the stages of "
+		    "the plan are not DeepSpeed's uniform partition of %d "
+		    "layers into %d stages", f.layers, f.S);
+		goto out;
+	}
+	if (f.k > 1 && f.S > 1 && !search_runtime_fits(x->o->model,
+	    RUNTIME_DEEPSPEED, f.k, f.S, why, sizeof(why))) {
+		rc = dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "TP %d, %d stages: "
+		    "%s", f.k, f.S, why);
+		goto out;
+	}
+	if ((rc = local_gpus(x, e)) != DL_OK ||
+	    (rc = emit_torchrun(x, e)) != DL_OK ||
+	    (rc = emit_hostfile(x, e)) != DL_OK ||
+	    (rc = ds_config(x, &f, e)) != DL_OK)
+		goto out;
+	launch_line(x);
+	if (f.S > 1) {
+		sb = emit_add_file(x, "deepspeed-pipeline.json", 0);
+		sb_addf(sb, "{\n  \"num_stages\": %d,\n"
+		    "  \"partition_method\": \"uniform\",\n"
+		    "  \"num_layers\": %d,\n"
+		    "  \"topology\": {\n"
+		    "    \"axes\": [\"data\", \"pipe\"],\n"
+		    "    \"dims\": [%d, %d]\n  }\n}\n", f.S, f.layers, f.G,
+		    f.S);
+	}
+out:
+	emit_fw_free(&f);
+	return rc;
 }

@@ -12,9 +12,11 @@
  * 3), so that a launcher never writes a configuration that would run a
  * different plan from the one priced.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "emit_int.h"
+#include "search.h"
 
 /* Whether group g has group 0's shape: stages, units, layers, batches. */
 static int
@@ -65,5 +67,73 @@ emit_fw_shape(const struct emit_ctx *x, const char *runtime,
 		    "%ld micro-batches x %d groups is not the global batch "
 		    "%ld", p->opts.micro_batch, f->m, f->G,
 		    p->opts.global_batch);
+	if (x->o->model && model_is_transformer(x->o->model) &&
+	    x->o->model->nlayers == (size_t)f->layers) {
+		f->blocks = xcalloc((size_t)f->S, sizeof(int));
+		for (int j = 0; j < f->S; j++)
+			f->blocks[j] = model_blocks(x->o->model,
+			    f->stages[j].first, f->stages[j].last);
+	}
 	return DL_OK;
+}
+
+void
+emit_fw_free(struct emit_fw *f)
+{
+	free(f->blocks);
+	f->blocks = NULL;
+}
+
+int
+emit_fw_model(const struct emit_ctx *x, int runtime,
+    const struct emit_fw *f, struct dl_err *e)
+{
+	const struct dl_model *m = x->o->model;
+	char why[256];
+	int rc;
+
+	if (m == NULL)
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the plan names "
+		    "no model: %s builds the model from its sizes (give "
+		    "--model)", x->p->runtime);
+	if ((rc = search_runtime_model(m, runtime, e)) != DL_OK)
+		return rc;
+	if (f->blocks == NULL)
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "model '%s' has "
+		    "%zu layers, the plan %d", m->path, m->nlayers, f->layers);
+	if (!search_runtime_fits(m, runtime, f->k, f->S, why, sizeof(why)))
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "TP %d, %d "
+		    "stages: %s", f->k, f->S, why);
+	return DL_OK;
+}
+
+void
+emit_start_script(struct emit_ctx *x, const char *name, const char *what,
+    const char *comment, const char *env, const char *prog,
+    const char *words)
+{
+	struct strbuf *sb = emit_add_file(x, name, 1);
+	const char *w = words, *nl;
+	size_t len;
+
+	sb_adds(sb, "#!/bin/sh\n");
+	emit_script_head(sb, name, what);
+	sb_addf(sb, "#\n%s", comment);
+	sb_adds(sb, "set -f\n");
+	if (env)
+		sb_adds(sb, env);
+	sb_addf(sb, "exec %s", prog);
+	for (; *w != '\0'; w += len + (nl != NULL)) {
+		char *one;
+
+		nl = strchr(w, '\n');
+		len = nl ? (size_t)(nl - w) : strlen(w);
+		one = xstrndup(w, len);
+		/* A flag's value on the flag's line. */
+		sb_adds(sb, one[0] == '-' && one[1] == '-' ? " \\\n\t" :
+		    " ");
+		sb_addshq(sb, one);
+		free(one);
+	}
+	sb_adds(sb, " \\\n\t\"$@\"\n");
 }

@@ -6,7 +6,10 @@
  * DeepSpeed and MPI (by-slot mapping) number ranks host by host in file
  * order, so lines follow the node-rank order and only a plan whose nodes'
  * ranks are consecutive can be written.  Start the ranks through
- * worker.sh: "deepspeed --hostfile hostfile --no_python worker.sh" or
+ * worker.sh: "deepspeed --hostfile hostfile --no_python --no_local_rank
+ * worker.sh" (without --no_local_rank DeepSpeed appends --local_rank=N,
+ * which worker.sh would take for its mode; launcher deepspeed writes that
+ * line as deepspeed.sh) or
  * "mpirun --hostfile hostfile -np N worker.sh mpi".
  */
 #include <string.h>

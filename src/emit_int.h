@@ -33,6 +33,12 @@ struct emit_ctx {
 	int per_rank;
 	int het;		/* plan.sbatch: components of Slurm's
 				   heterogeneous job, 0 for a plain job */
+	/*
+	 * The framework's own start script worker.sh execs with the
+	 * training command's words ("megatron.sh", "torchtitan.sh"), NULL
+	 * when worker.sh execs the training command itself.
+	 */
+	const char *fw_sh;
 };
 /*
  * The helpers below are emit_common.c's; it calls nothing above it.
@@ -84,8 +90,28 @@ struct emit_fw {
 	int k, S, G, layers;
 	long m;
 	const struct dl_stage *stages;
+	int *blocks;		/* per stage: its transformer blocks
+				   (model_blocks()); NULL without a model */
 };
 int emit_fw_shape(const struct emit_ctx *x, const char *runtime,
     struct emit_fw *f, struct dl_err *e);
+void emit_fw_free(struct emit_fw *f);
+/*
+ * The model of a megatron or torchtitan plan: o->model with a "dlplan
+ * model" line of a transformer, the plan's TP degree and stage count
+ * allowed (search_runtime_fits()); DL_EINFEAS with the reason otherwise.
+ */
+int emit_fw_model(const struct emit_ctx *x, int runtime,
+    const struct emit_fw *f, struct dl_err *e);
+/*
+ * A start script that execs "PROG WORDS... "$@"": head, what the
+ * script does (comment lines, each starting "# "), the environment
+ * lines (env, may be NULL), the program (as shell text, with its own
+ * quotes) and words, newline-separated, each single-quoted as its own
+ * word.
+ */
+void emit_start_script(struct emit_ctx *x, const char *name,
+    const char *what, const char *comment, const char *env,
+    const char *prog, const char *words);
 
 #endif

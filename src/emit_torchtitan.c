@@ -1,49 +1,213 @@
 /*
- * emit_torchtitan.c - launcher torchtitan: the torchrun scripts and
- * torchtitan.toml for a plan made with plan --runtime torchtitan.
+ * emit_torchtitan.c - launcher torchtitan: the torchrun scripts,
+ * torchtitan.sh and dlplan_torchtitan.py for a plan made with plan
+ * --runtime torchtitan.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
- * torchtitan.toml holds the [training] batch sizes (global_batch_size;
- * local_batch_size, one replica's share) and the [parallelism] section:
- * data_parallel_replicate_degree (the groups; plain replication, as the
- * cost model's ring all-reduce), data_parallel_shard_degree 1,
- * tensor_parallel_degree, pipeline_parallel_degree, the 1F1B schedule,
- * pipeline_parallel_microbatch_size and pipeline_parallel_split_points,
- * "layers.N" for the first layer N of every stage after the first.
- * Merge it into the model's own train configuration.
+ * Targets torchtitan at commit b5bcd76c66d0 (2026-08-21), which reads no
+ * TOML: a run is a Python function returning a Trainer.Config, named
+ * with --module and --config (torchtitan/config/README.md; the
+ * --section.option flags are frozen and to be removed).  So
+ * dlplan_torchtitan.py is such a module: its dlplan_plan() takes a base
+ * configuration (DLPLAN_TORCHTITAN_BASE, "module:function", default
+ * torchtitan.models.llama3.config_registry:llama3_8b), refuses it when
+ * its model is not the planned one (transformer blocks, dim,
+ * vocab_size, heads), and sets
+ *
+ *	parallelism	data_parallel_replicate_degree (the groups),
+ *			data_parallel_shard_degree 1, tensor_parallel_degree,
+ *			pipeline_parallel_degree, schedule 1F1B,
+ *			num_pp_microbatches and module_fqns_per_model_part:
+ *			torchtitan's module names (tok_embeddings, layers.N
+ *			numbered by transformer block, norm and lm_head for
+ *			the head) of each stage
+ *	training	num_tokens_per_microbatch_per_dp_rank (micro-batch x
+ *			sequence: one pipeline micro-batch),
+ *			num_tokens_per_train_step (global batch x sequence),
+ *			max_context_length, mixed_precision_param bfloat16
+ *			for 2-byte activations (float32 master weights,
+ *			gradients and Adam state: the 16 bytes a parameter
+ *			the memory model prices)
+ *	activation_checkpoint None: no recompute, as priced
+ *
+ * torchtitan.sh, which worker.sh execs on every rank, runs "python3 -m
+ * torchtitan.train --module dlplan_torchtitan --config dlplan_plan" with
+ * the words given after "--".  torchtitan's device mesh is pp, then
+ * dp_replicate, then tp (torchtitan/distributed/parallel_dims.py), so
+ * torchtitan.sh renumbers RANK to stage x G x k + group x k + TP rank:
+ * every rank then runs the stage the plan put on its GPU (plan rank 0
+ * stays rank 0, on the rendezvous host).
  */
+#include <string.h>
+
 #include "emit_int.h"
+
+/* The module names of rows first .. last, torchtitan's numbering. */
+static void
+stage_fqns(const struct dl_model *m, int first, int last, struct strbuf *sb)
+{
+	int n = 0;
+
+	sb_adds(sb, "[");
+	for (int i = first; i <= last; i++) {
+		const char *sep = n++ ? ",\n         " : "";
+
+		if (model_is_block(m, (size_t)i))
+			sb_addf(sb, "%s\"layers.%d\"", sep, model_blocks(m, 0,
+			    i) - 1);
+		else if (i == 0)
+			sb_addf(sb, "%s\"tok_embeddings\"", sep);
+		else
+			sb_addf(sb, "%s\"norm\",\n         \"lm_head\"", sep);
+	}
+	sb_adds(sb, "]");
+}
+
+/* The Python module. */
+static void
+config_module(struct emit_ctx *x, const struct emit_fw *f)
+{
+	const struct dl_opts *o = &x->p->opts;
+	const struct dl_model *m = x->o->model;
+	const struct mg_arch *a = &m->arch;
+	struct strbuf *sb = emit_add_file(x, "dlplan_torchtitan.py", 0);
+	int N = model_blocks(m, 0, f->layers - 1);
+
+	emit_script_head(sb, "dlplan_torchtitan.py", "a torchtitan "
+	    "configuration for a dlplan plan");
+	sb_adds(sb, "#\n"
+	    "# torchtitan.sh runs: python3 -m torchtitan.train --module "
+	    "dlplan_torchtitan\n"
+	    "# --config dlplan_plan.  Written for torchtitan b5bcd76c66d0 "
+	    "(2026-08-21).\n"
+	    "import importlib\nimport os\n\n"
+	    "BASE = \"torchtitan.models.llama3.config_registry:llama3_8b\"\n");
+	sb_addf(sb, "MODEL = {\"blocks\": %d, \"dim\": %ld, \"vocab_size\": "
+	    "%ld, \"n_heads\": %ld,\n         \"n_kv_heads\": %ld}\n", N,
+	    a->hidden, a->vocab, a->heads, a->kv_heads);
+	sb_adds(sb, "\n\n"
+	    "def _base():\n"
+	    "    name = os.environ.get(\"DLPLAN_TORCHTITAN_BASE\", BASE)\n"
+	    "    module, _, function = name.partition(\":\")\n"
+	    "    return getattr(importlib.import_module(module), "
+	    "function)()\n\n\n"
+	    "def _check(model):\n"
+	    "    \"\"\"Refuse a base whose model is not the planned one.\"\"\"\n"
+	    "    attn = getattr(model, \"first_attention\", None)\n"
+	    "    have = {\"blocks\": len(model.layers),\n"
+	    "            \"dim\": getattr(model, \"dim\", MODEL[\"dim\"]),\n"
+	    "            \"vocab_size\": getattr(model, \"vocab_size\",\n"
+	    "                                  MODEL[\"vocab_size\"]),\n"
+	    "            \"n_heads\": getattr(attn, \"n_heads\", "
+	    "MODEL[\"n_heads\"]),\n"
+	    "            \"n_kv_heads\": getattr(attn, \"n_kv_heads\", None) "
+	    "or\n"
+	    "            getattr(attn, \"n_heads\", MODEL[\"n_kv_heads\"])}\n"
+	    "    for k, v in MODEL.items():\n"
+	    "        if have[k] != v:\n"
+	    "            raise ValueError(\"dlplan: the base configuration "
+	    "has %s %s, \"\n"
+	    "                             \"the plan was made for %s \"\n"
+	    "                             \"(set DLPLAN_TORCHTITAN_BASE)\" "
+	    "% (k, have[k], v))\n\n\n"
+	    "def dlplan_plan():\n"
+	    "    config = _base()\n"
+	    "    _check(config.model_spec.model)\n"
+	    "    p = config.parallelism\n");
+	sb_addf(sb, "    p.data_parallel_replicate_degree = %d\n"
+	    "    p.data_parallel_shard_degree = 1\n"
+	    "    p.context_parallel_degree = 1\n"
+	    "    p.expert_parallel_degree = 1\n"
+	    "    p.tensor_parallel_degree = %d\n"
+	    "    p.pipeline_parallel_degree = %d\n"
+	    "    p.pipeline_parallel_schedule = \"1F1B\"\n"
+	    "    p.pipeline_parallel_layers_per_stage = None\n"
+	    "    p.num_pp_microbatches = %ld\n", f->G, f->k, f->S,
+	    f->S > 1 ? f->m : 1);
+	if (f->S > 1) {
+		sb_adds(sb, "    p.module_fqns_per_model_part = [\n");
+		for (int j = 0; j < f->S; j++) {
+			sb_adds(sb, "        ");
+			stage_fqns(m, f->stages[j].first, f->stages[j].last,
+			    sb);
+			sb_adds(sb, j + 1 < f->S ? ",\n" : "]\n");
+		}
+	} else
+		sb_adds(sb, "    p.module_fqns_per_model_part = None\n");
+	sb_addf(sb, "    t = config.training\n"
+	    "    t.num_tokens_per_microbatch_per_dp_rank = %ld\n"
+	    "    t.num_tokens_per_train_step = %ld\n"
+	    "    t.max_context_length = %ld\n"
+	    "    t.dtype = \"float32\"\n"
+	    "    t.mixed_precision_param = \"%s\"\n"
+	    "    config.activation_checkpoint = None\n"
+	    "    return config\n", o->micro_batch * a->seq,
+	    o->global_batch * a->seq, a->seq, a->dtype_bytes == 2 ?
+	    "bfloat16" : "float32");
+}
 
 int
 emit_torchtitan(struct emit_ctx *x, struct dl_err *e)
 {
 	const struct dl_opts *o = &x->p->opts;
+	const struct mg_arch *a;
+	struct strbuf env = STRBUF_INIT, prog = STRBUF_INIT;
 	struct emit_fw f;
-	struct strbuf *sb;
 	int rc;
 
+	memset(&f, 0, sizeof(f));
 	if ((rc = emit_fw_shape(x, "torchtitan", &f, e)) != DL_OK ||
-	    (rc = emit_torchrun(x, e)) != DL_OK)
-		return rc;
-	sb = emit_add_file(x, "torchtitan.toml", 0);
-	emit_script_head(sb, "torchtitan.toml", "the parallelism of a dlplan "
-	    "plan for torchtitan");
-	sb_addf(sb, "\n[training]\nglobal_batch_size = %ld\n"
-	    "local_batch_size = %ld\n", o->global_batch,
-	    o->global_batch / f.G);
-	sb_addf(sb, "\n[parallelism]\n"
-	    "data_parallel_replicate_degree = %d\n"
-	    "data_parallel_shard_degree = 1\n"
-	    "tensor_parallel_degree = %d\n"
-	    "pipeline_parallel_degree = %d\n"
-	    "pipeline_parallel_schedule = \"1F1B\"\n"
-	    "pipeline_parallel_microbatch_size = %ld\n"
-	    "pipeline_parallel_split_points = [", f.G, f.k, f.S,
-	    o->micro_batch);
-	for (int j = 1; j < f.S; j++)
-		sb_addf(sb, "%s\"layers.%d\"", j > 1 ? ", " : "",
-		    f.stages[j].first);
-	sb_adds(sb, "]\n");
-	return DL_OK;
+	    (rc = emit_fw_model(x, RUNTIME_TORCHTITAN, &f, e)) != DL_OK)
+		goto out;
+	a = &x->o->model->arch;
+	/* trainer.py:296-307: sequence parallelism splits the tokens of
+	 * a pipeline micro-batch over the TP ranks. */
+	if ((o->micro_batch * a->seq) % f.k != 0) {
+		rc = dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "torchtitan splits "
+		    "the %ld tokens of a micro-batch over TP %d", o->micro_batch *
+		    a->seq, f.k);
+		goto out;
+	}
+	if (a->dtype_bytes != 2 && a->dtype_bytes != 4) {
+		rc = dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "torchtitan has no "
+		    "%ld-byte activations (bfloat16 or float32)",
+		    a->dtype_bytes);
+		goto out;
+	}
+	if ((rc = emit_torchrun(x, e)) != DL_OK)
+		goto out;
+	config_module(x, &f);
+	sb_addf(&env, "RANK=$((DLPLAN_STAGE * %d + DLPLAN_GROUP * %d + "
+	    "DLPLAN_TP_RANK))\n", f.G * f.k, f.k);
+	sb_adds(&env, "PYTHONPATH=");
+	sb_addshq(&env, x->dir_abs);
+	sb_adds(&env, "${PYTHONPATH:+:$PYTHONPATH}\n"
+	    "export RANK PYTHONPATH\n");
+	sb_adds(&prog, "${DLPLAN_PYTHON:-python3} ");
+	if (x->o->script)
+		sb_addshq(&prog, x->o->script);
+	else
+		sb_adds(&prog, "-m torchtitan.train");
+	emit_start_script(x, "torchtitan.sh", "run torchtitan on one rank of "
+	    "a dlplan plan",
+	    "# worker.sh execs it on every rank: \"torchtitan.sh [ARGS...]\" "
+	    "runs torchtitan's\n"
+	    "# trainer with the configuration dlplan_plan() of "
+	    "dlplan_torchtitan.py and then\n"
+	    "# ARGS, the words given after \"--\" to dlplan emit.  RANK "
+	    "becomes torchtitan's\n"
+	    "# rank of the plan's stage, group and TP rank (its mesh is pp, "
+	    "dp_replicate,\n"
+	    "# tp).  DLPLAN_TORCHTITAN_BASE (module:function) names the "
+	    "configuration that\n"
+	    "# builds the model; DLPLAN_PYTHON the interpreter (default "
+	    "python3).  Written\n"
+	    "# for torchtitan b5bcd76c66d0 (2026-08-21).\n", env.buf,
+	    prog.buf, "--module\ndlplan_torchtitan\n--config\ndlplan_plan\n");
+out:
+	emit_fw_free(&f);
+	sb_free(&env);
+	sb_free(&prog);
+	return rc;
 }

@@ -117,14 +117,31 @@ emit_worker(struct emit_ctx *x, struct dl_err *e)
 	    "export DLPLAN_LAYERS DLPLAN_MICROBATCHES DLPLAN_TP_RANK "
 	    "DLPLAN_TP_SIZE DLPLAN_TP_SHARE\n"
 	    "exec ");
-	if (x->o->script) {
+	if (x->fw_sh) {
+		struct strbuf path = STRBUF_INIT;
+
+		/* The framework's script beside worker.sh; --script is its
+		 * program, the words its extra arguments. */
+		sb_addf(&path, "%s/%s", x->dir_abs, x->fw_sh);
+		sb_addshq(sb, path.buf);
+		sb_free(&path);
+	} else if (x->o->script) {
 		sb_adds(sb, "${DLPLAN_PYTHON:-python3} ");
 		sb_addshq(sb, x->o->script);
 	}
 	for (int i = 0; i < x->o->nargs; i++) {
-		if (i > 0 || x->o->script)
+		if (i > 0 || x->o->script || x->fw_sh)
 			sb_addc(sb, ' ');
 		sb_addshq(sb, x->o->args[i]);
+	}
+	if (x->o->launcher == EMIT_DEEPSPEED) {
+		struct strbuf path = STRBUF_INIT;
+
+		/* deepspeed.initialize() reads args.deepspeed_config. */
+		sb_addf(&path, "%s/ds_config.json", x->dir_abs);
+		sb_adds(sb, " '--deepspeed_config' ");
+		sb_addshq(sb, path.buf);
+		sb_free(&path);
 	}
 	sb_addc(sb, '\n');
 	return DL_OK;

@@ -82,6 +82,8 @@ model_load(struct dl_model *m, const char *path, struct dl_err *e)
 		    "model has no work (expected fwd_gflop > 0 in some layer)");
 	if (rc == DL_OK)
 		csv_plausible(&t, model_limits, &m->warnings);
+	if (rc == DL_OK)
+		m->has_arch = mg_arch_parse(t.comment, &m->arch);
 	csvin_free(&t);
 	if (rc != DL_OK)
 		model_free(m);
@@ -97,6 +99,39 @@ model_free(struct dl_model *m)
 	free(m->path);
 	notes_free(&m->warnings);
 	memset(m, 0, sizeof(*m));
+}
+
+int
+model_is_transformer(const struct dl_model *m)
+{
+	return m->has_arch && (m->arch.family == MG_GPT ||
+	    m->arch.family == MG_LLAMA || m->arch.family == MG_BERT);
+}
+
+int
+model_is_block(const struct dl_model *m, size_t i)
+{
+	const char *s;
+
+	if (!model_is_transformer(m) || i >= m->nlayers)
+		return 0;
+	s = m->layers[i].name;
+	if (strncmp(s, "block", 5) != 0 || s[5] == '\0')
+		return 0;
+	for (s += 5; *s != '\0'; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+int
+model_blocks(const struct dl_model *m, int first, int last)
+{
+	int n = 0;
+
+	for (int i = first; i <= last; i++)
+		n += model_is_block(m, (size_t)i);
+	return n;
 }
 
 double

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "modelgen.h"
 #include "util.h"
 
 struct dl_layer {
@@ -28,6 +29,13 @@ struct dl_model {
 	size_t nlayers;
 	/* Values accepted but implausible (see struct csv_limit). */
 	struct dl_notes warnings;
+	/*
+	 * The architecture the "# dlplan model ..." line before the header
+	 * names (mg_arch_parse()); has_arch 0 when the file has no such
+	 * line (a profiled model): the framework launchers need it.
+	 */
+	struct mg_arch arch;
+	int has_arch;
 };
 
 int model_load(struct dl_model *m, const char *path, struct dl_err *e);
@@ -36,6 +44,18 @@ void model_free(struct dl_model *m);
 /* Totals: parameters (count) and FLOPs per sample (fwd + bwd). */
 double model_params(const struct dl_model *m);
 double model_flops(const struct dl_model *m);
+
+/*
+ * Whether row i is a transformer block: the model has a "dlplan model"
+ * line of a transformer family (gpt, llama, bert) and the row is named
+ * "blockN", as dlplan model names them; the embedding and the head are
+ * not.  The transformer layers Megatron-LM and torchtitan count.
+ */
+int model_is_block(const struct dl_model *m, size_t i);
+/* The transformer blocks among rows first .. last. */
+int model_blocks(const struct dl_model *m, int first, int last);
+/* Whether m is a transformer with a "dlplan model" line. */
+int model_is_transformer(const struct dl_model *m);
 
 extern const struct csv_schema dl_model_schema;
 

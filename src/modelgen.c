@@ -249,6 +249,76 @@ mg_missing(const struct mg_arch *a)
 	return NULL;
 }
 
+/* The next blank-separated word of *s into w (size n); 0 at the end. */
+static int
+next_word(const char **s, char *w, size_t n)
+{
+	const char *p = *s;
+	size_t len;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	for (len = 0; p[len] != '\0' && p[len] != ' ' && p[len] != '\t';
+	    len++)
+		;
+	if (len == 0 || len >= n)
+		return 0;
+	memcpy(w, p, len);
+	w[len] = '\0';
+	*s = p + len;
+	return 1;
+}
+
+int
+mg_arch_parse(const char *line, struct mg_arch *a)
+{
+	const struct mg_arch *pre;
+	const struct mg_field *f;
+	struct mg_arch b;
+	char w[64], v[64], *end;
+	int fam, have = 0;
+	long n;
+
+	if (line == NULL || !next_word(&line, w, sizeof(w)) ||
+	    strcmp(w, "dlplan") != 0 || !next_word(&line, w, sizeof(w)) ||
+	    strcmp(w, "model") != 0)
+		return 0;
+	memset(&b, 0, sizeof(b));
+	while (next_word(&line, w, sizeof(w))) {
+		if (strncmp(w, "--", 2) != 0) {
+			if (have || (fam = mg_family_parse(w)) < 0)
+				return 0;
+			mg_arch_init(&b, (enum mg_family)fam);
+			have = 1;
+			continue;
+		}
+		if (!next_word(&line, v, sizeof(v)))
+			return 0;
+		if (strcmp(w, "--preset") == 0) {
+			if ((pre = mg_preset_find(v)) == NULL || (have &&
+			    pre->family != b.family))
+				return 0;
+			b = *pre;
+			have = 1;
+		} else if (strcmp(w, "--tied") == 0 && have) {
+			if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
+				return 0;
+			b.tied = v[0] == 'y';
+		} else if ((f = mg_field_find(w + 2)) != NULL && have) {
+			n = strtol(v, &end, 10);
+			if (*end != '\0' || n < f->min || n > f->max)
+				return 0;
+			*mg_field_ptr(&b, f) = n;
+		} else
+			return 0;
+	}
+	if (!have || mg_missing(&b) != NULL)
+		return 0;
+	mg_complete(&b);
+	*a = b;
+	return 1;
+}
+
 /*
  * Defaults of the derived fields.  ffn: 4h for GPT and BERT (Vaswani et
  * al. 2017); for LLaMA the reference code's int(8h/3) rounded up to a

@@ -129,6 +129,15 @@ const struct mg_field *mg_missing(const struct mg_arch *a);
 void mg_complete(struct mg_arch *a);
 
 /*
+ * Read the architecture back from the comment line "dlplan model" writes
+ * first in a model.csv: "dlplan model FAMILY [--preset NAME] [--FIELD
+ * N]... [--tied yes|no]", as csv_table's comment holds it (without the
+ * "#").  1 with a filled in (mg_complete() applied) when line is such a
+ * line with every field its family requires; 0 otherwise, a untouched.
+ */
+int mg_arch_parse(const char *line, struct mg_arch *a);
+
+/*
  * Generate the rows.  Checks every field's range and the relations
  * between them (heads divide hidden, kv_heads divide heads, seq within
  * positions) and rejects results that are not finite or exceed the

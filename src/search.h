@@ -172,4 +172,43 @@ void bound_lp_free(struct bound_lp *B);
 int search_dump(const struct dl_costctx *x, const struct search_opts *so,
     const struct dl_plan *p, struct dl_err *e);
 
+/*
+ * What the frameworks of plan --runtime accept (search_runtime.c), read
+ * from their sources (the versions dlplan(1) names; file:line there).
+ *
+ * search_runtime_model(): DL_EINFEAS when runtime cannot build model m:
+ * Megatron-LM and torchtitan build the model from its sizes, so m must
+ * be a transformer with a "dlplan model" line (model_is_transformer()).
+ *
+ * search_runtime_fits(): whether runtime runs TP degree k with S stages
+ * on m (NULL: the model is not known); when not, and why is not NULL, the reason (a phrase) in why[n].
+ * Megatron-LM: num_attention_heads % TP == 0 and num_query_groups a
+ * multiple or a divisor of TP (TransformerConfig.__post_init__);
+ * torchtitan: TP divides n_heads and n_kv_heads, and a model whose head
+ * shares the embedding's weights has no pipeline (Decoder's
+ * update_from_config); DeepSpeed: TP > 1 only with one stage (AutoTP
+ * has no pipeline, a PipelineModule no TP; see emit_deepspeed.c).
+ */
+int search_runtime_model(const struct dl_model *m, int runtime,
+    struct dl_err *e);
+int search_runtime_fits(const struct dl_model *m, int runtime, int k, int S,
+    char *why, size_t n);
+
+/*
+ * How Megatron-LM builds a split of S stages holding blocks[j]
+ * transformer layers each (get_num_layers_to_build()): no flags when the
+ * stages are even; else --account-for-embedding-in-pipeline-split and/or
+ * --account-for-loss-in-pipeline-split when the embedding and the loss
+ * counted as one layer each make it even; else
+ * --decoder-first-pipeline-num-layers (first) and/or
+ * --decoder-last-pipeline-num-layers (last), each at least 1, the stages
+ * between them even and not empty.  Returns 0 when none of these builds
+ * blocks[] exactly.
+ */
+struct mt_split {
+	int first, last;	/* 0: the flag is not given */
+	int embed, loss;	/* the account-for flags */
+};
+int search_megatron_split(const int *blocks, int S, struct mt_split *ms);
+
 #endif

@@ -11,15 +11,22 @@
  * same number of micro-batches (the total divided by G).  The layer split
  * is one the framework can express:
  *
- *	megatron	an even split (L divisible by S), or the first and
- *			the last stage of their own size with the stages
+ *	megatron	in transformer blocks: an even split, one even with
+ *			the embedding and the loss counted as a layer each
+ *			(--account-for-embedding-in-pipeline-split,
+ *			--account-for-loss-in-pipeline-split), or the first
+ *			and the last stage of their own size with the stages
  *			between even (--decoder-first-pipeline-num-layers,
  *			--decoder-last-pipeline-num-layers)
  *	deepspeed	PipelineModule's partition_method "uniform": L / S
  *			layers per stage, the first L mod S stages one more
- *	torchtitan	any split (pipeline split points): the Megatron
- *			splits and the split that balances the slowest
- *			stage
+ *	torchtitan	any split (module_fqns_per_model_part): the
+ *			Megatron splits and the split that balances the
+ *			slowest stage
+ *
+ * Megatron-LM counts transformer layers (model_is_block()), not model.csv
+ * rows: its split is search_megatron_split()'s, over the blocks of each
+ * stage.  The TP degrees are those search_runtime_fits() allows.
  *
  * For each TP degree k, stage count S and group count G, the groups take
  * the G * S fastest units of degree k in the order search_cmp_unit()
@@ -30,6 +37,7 @@
  * fixed order and ties keep the first.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,9 +94,136 @@ offer(struct ctx *C, const struct rtshape *r, const int *try, int *best,
 	}
 }
 
+int
+search_megatron_split(const int *b, int S, struct mt_split *ms)
+{
+	int N = 0, mid, j;
+
+	memset(ms, 0, sizeof(*ms));
+	for (j = 0; j < S; j++)
+		N += b[j];
+	for (j = 1; j < S && b[j] == b[0]; j++)
+		;
+	if (j == S)			/* even, or one stage */
+		return b[0] > 0;
+	/* The account-for flags: embedding (1), loss (2), both (3). */
+	for (int f = 1; f <= 3; f++) {
+		int em = f & 1, lo = f >> 1, per, ok;
+
+		if ((N + em + lo) % S != 0)
+			continue;
+		per = (N + em + lo) / S;
+		ok = b[0] == per - em && b[S - 1] == per - lo;
+		for (j = 1; j + 1 < S; j++)
+			ok = ok && b[j] == per;
+		if (ok) {
+			ms->embed = em;
+			ms->loss = lo;
+			return 1;
+		}
+	}
+	if (S == 2) {
+		ms->first = b[0];
+		ms->last = b[1];
+		return b[0] > 0 && b[1] > 0;
+	}
+	/* First and last: the stages between them even, not empty. */
+	mid = b[1];
+	for (j = 2; j + 1 < S; j++)
+		if (b[j] != mid)
+			return 0;
+	if (b[0] != mid)
+		ms->first = b[0];
+	if (b[S - 1] != mid)
+		ms->last = b[S - 1];
+	return mid > 0 && b[0] > 0 && b[S - 1] > 0;
+}
+
+int
+search_runtime_model(const struct dl_model *m, int runtime,
+    struct dl_err *e)
+{
+	const char *rt = runtime == RUNTIME_MEGATRON ? "megatron" :
+	    "torchtitan";
+
+	if ((runtime == RUNTIME_MEGATRON || runtime == RUNTIME_TORCHTITAN) &&
+	    !model_is_transformer(m))
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "model '%s' has "
+		    "no 'dlplan model' line of a transformer (gpt, llama, "
+		    "bert): %s builds the model from its sizes (write "
+		    "model.csv with 'dlplan model')", m->path ? m->path : "",
+		    rt);
+	return DL_OK;
+}
+
+int
+search_runtime_fits(const struct dl_model *m, int runtime, int k, int S,
+    char *why, size_t n)
+{
+	const struct mg_arch *a;
+
+	if (runtime == RUNTIME_DEEPSPEED && k > 1 && S > 1) {
+		if (why)
+			snprintf(why, n, "deepspeed runs TP > 1 only without a "
+			    "pipeline: a PipelineModule does not slice "
+			    "tensors, and AutoTP (tensor_parallel.autotp_size) "
+			    "combines TP with data parallelism and ZeRO only, "
+			    "its process groups a data x TP mesh with no "
+			    "pipeline axis");
+		return 0;
+	}
+	if (m == NULL)
+		return 1;
+	a = &m->arch;
+	if (runtime == RUNTIME_MEGATRON && model_is_transformer(m) &&
+	    (a->heads % k != 0 || (a->kv_heads % k != 0 &&
+	    k % a->kv_heads != 0))) {
+		if (why)
+			snprintf(why, n, "megatron needs num_attention_heads "
+			    "(%ld) divisible by TP %d and num_query_groups "
+			    "(%ld) a multiple or a divisor of it", a->heads, k,
+			    a->kv_heads);
+		return 0;
+	}
+	if (runtime == RUNTIME_TORCHTITAN && model_is_transformer(m) &&
+	    (a->heads % k != 0 || a->kv_heads % k != 0)) {
+		if (why)
+			snprintf(why, n, "torchtitan needs TP %d to divide "
+			    "n_heads (%ld) and n_kv_heads (%ld)", k, a->heads,
+			    a->kv_heads);
+		return 0;
+	}
+	if (runtime == RUNTIME_TORCHTITAN && model_is_transformer(m) &&
+	    a->tied && S > 1) {
+		if (why)
+			snprintf(why, n, "torchtitan does not tie the head's "
+			    "weights to the embedding's with a pipeline, and "
+			    "the model ties them (--tied yes)");
+		return 0;
+	}
+	return 1;
+}
+
+/* Whether Megatron builds split last[] of r exactly. */
+static int
+megatron_builds(const struct ctx *C, const struct rtshape *r,
+    const int *last)
+{
+	int *b = xcalloc((size_t)r->S, sizeof(int)), ok;
+	struct mt_split ms;
+
+	for (int j = 0, a = 0; j < r->S; j++) {
+		b[j] = model_blocks(C->x->m, a, last[j]);
+		a = last[j] + 1;
+	}
+	ok = search_megatron_split(b, r->S, &ms);
+	free(b);
+	return ok;
+}
+
 /*
  * The Megatron splits: even, and every first/last pair whose middle
- * stages split evenly.
+ * stages split evenly; for megatron only those it builds exactly.
  */
 static void
 offer_megatron(struct ctx *C, const struct rtshape *r, int *try, int *best,
@@ -114,7 +249,9 @@ offer_megatron(struct ctx *C, const struct rtshape *r, int *try, int *best,
 			for (int j = 1; j < S - 1; j++)
 				try[j] = try[j - 1] + per;
 			try[S - 1] = L - 1;
-			offer(C, r, try, best, bestp);
+			if (C->so->runtime != RUNTIME_MEGATRON ||
+			    megatron_builds(C, r, try))
+				offer(C, r, try, best, bestp);
 		}
 }
 
@@ -251,7 +388,8 @@ search_runtime(struct ctx *C)
 
 				if (C->total % G != 0 ||
 				    !search_strategy_fits(C->so->strategy, G,
-				    S))
+				    S) || !search_runtime_fits(x->m,
+				    C->so->runtime, k, S, NULL, 0))
 					continue;
 				run_shape(C, &r);
 			}

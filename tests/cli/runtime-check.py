@@ -19,8 +19,10 @@ split it gives is the plan's.  Prints what it checked; exits 1 with a
 message on the first violation.
 """
 import argparse
+import csv
 import json
 import os
+import re
 import sys
 import tomllib
 
@@ -93,19 +95,180 @@ def check_plan(runtime, plan):
             "global": opt["global_batch"]}
 
 
-def check_megatron(f, launch):
+# Megatron-LM at commit d98e8a64ddf3 (2026-08-22).  Where each fact
+# below comes from, as MEGATRON:FILE:LINE:
+MT = "Megatron-LM d98e8a64ddf3"
+MT_TB = "megatron/core/transformer/transformer_block.py"
+MT_TC = "megatron/core/transformer/transformer_config.py"
+MT_ARGS = "megatron/training/arguments.py"
+
+
+def megatron_parser():
+    """The arguments dlplan writes, as Megatron declares them: flags of
+    dataclass fields are "--" + the name with "-" for "_"
+    (megatron/training/argument_utils.py:106), booleans store_true
+    (argument_utils.py:191)."""
     p = argparse.ArgumentParser(prog="megatron", allow_abbrev=False)
-    p.add_argument("--tensor-model-parallel-size", type=int, required=True)
-    p.add_argument("--pipeline-model-parallel-size", type=int,
-                   required=True)
-    p.add_argument("--num-layers", type=int, required=True)
-    p.add_argument("--micro-batch-size", type=int, required=True)
-    p.add_argument("--global-batch-size", type=int, required=True)
-    p.add_argument("--decoder-first-pipeline-num-layers", type=int)
-    p.add_argument("--decoder-last-pipeline-num-layers", type=int)
-    p.add_argument("--use-tp-pp-dp-mapping", action="store_true")
+    num = ["tensor-model-parallel-size", "pipeline-model-parallel-size",
+           "num-layers", "decoder-first-pipeline-num-layers",
+           "decoder-last-pipeline-num-layers", "micro-batch-size",
+           "global-batch-size", "hidden-size", "num-attention-heads",
+           "num-query-groups", "ffn-hidden-size", "seq-length",
+           "max-position-embeddings", "vocab-size"]
+    for n in num:
+        p.add_argument("--" + n, type=int)
+    for n in ["hidden-dropout", "attention-dropout"]:
+        p.add_argument("--" + n, type=float)
+    for n in ["position-embedding-type", "normalization"]:
+        p.add_argument("--" + n)
+    for n in ["use-tp-pp-dp-mapping", "account-for-embedding-in-pipeline-"
+              "split", "account-for-loss-in-pipeline-split", "bf16", "fp16",
+              "grad-reduce-in-bf16", "group-query-attention", "swiglu",
+              "disable-bias-linear", "untie-embeddings-and-output-weights",
+              "sequence-parallel"]:
+        p.add_argument("--" + n, action="store_true")
+    return p
+
+
+def megatron_layers_to_build(a, pp_rank):
+    """get_num_layers_to_build() without a layout or virtual stages
+    (MT_TB:76-204): the transformer layers pipeline rank pp_rank builds."""
+    pp = a.pipeline_model_parallel_size
+    first_pp, last_pp = pp_rank == 0, pp_rank == pp - 1
+    first = a.decoder_first_pipeline_num_layers
+    last = a.decoder_last_pipeline_num_layers
+    if first is not None or last is not None:
+        # MT_TB:108-112: no account-for flags with uneven stages.
+        need(not (a.account_for_embedding_in_pipeline_split or
+                  a.account_for_loss_in_pipeline_split),
+             "%s:108: first/last with account-for flags" % MT_TB)
+        left, stages = a.num_layers, pp
+        if first is not None:
+            left, stages = left - first, stages - 1
+        if last is not None:
+            left, stages = left - last, stages - 1
+        if stages > 0:
+            need(left % stages == 0, "%s:132: left over layers %d not "
+                 "divisible by %d stages" % (MT_TB, left, stages))
+            n = left // stages
+        else:
+            n = 0
+        if first_pp and first is not None:
+            n = first                                   # MT_TB:143
+        if last_pp and last is not None:
+            n = last                                    # MT_TB:146
+    else:
+        total = a.num_layers
+        total += 1 if a.account_for_embedding_in_pipeline_split else 0
+        total += 1 if a.account_for_loss_in_pipeline_split else 0
+        need(total % pp == 0, "%s:157: %d layers not divisible by PP %d"
+             % (MT_TB, total, pp))
+        n = total // pp
+    if a.account_for_embedding_in_pipeline_split and first_pp:
+        n -= 1                                          # MT_TB:193
+    if a.account_for_loss_in_pipeline_split and last_pp:
+        n -= 1                                          # MT_TB:200
+    need(n >= 0, "%s:194: stage %d builds %d layers" % (MT_TB, pp_rank, n))
+    return n
+
+
+def megatron_validate(a, world, env):
+    """The validate_args() and TransformerConfig.__post_init__ conditions
+    on these arguments; returns the list checked."""
+    tp, pp = a.tensor_model_parallel_size, a.pipeline_model_parallel_size
+    heads = a.num_attention_heads
+    groups = a.num_query_groups if a.group_query_attention else heads
+    conds = [
+        ("%s:432 world size divisible by TP x PP" % MT_ARGS,
+         world % (tp * pp) == 0),
+        ("%s:1205 not both --bf16 and --fp16" % MT_ARGS,
+         not (a.bf16 and a.fp16)),
+        ("%s:1332 hidden size divisible by heads" % MT_ARGS,
+         a.hidden_size % heads == 0),
+        ("%s:1354 max_position_embeddings >= seq_length" % MT_ARGS,
+         a.max_position_embeddings >= a.seq_length),
+        ("%s:1477 CUDA_DEVICE_MAX_CONNECTIONS=1 with TP > 1 (before "
+         "Blackwell)" % MT_ARGS, tp == 1 or env.get(
+             "CUDA_DEVICE_MAX_CONNECTIONS") == "1"),
+        ("%s:1446 heads divisible by TP" % MT_TC, heads % tp == 0),
+        ("megatron/core/model_parallel_config.py:502 sequence parallelism "
+         "only with TP > 1", not a.sequence_parallel or tp > 1),
+        ("%s:1461 query groups a multiple or a divisor of TP" % MT_TC,
+         groups % tp == 0 or tp % groups == 0),
+        ("%s:2229 first/last not with the account-for flags" % MT_TC,
+         not ((a.decoder_first_pipeline_num_layers is not None or
+               a.decoder_last_pipeline_num_layers is not None) and
+              (a.account_for_embedding_in_pipeline_split or
+               a.account_for_loss_in_pipeline_split))),
+    ]
+    first = a.decoder_first_pipeline_num_layers
+    last = a.decoder_last_pipeline_num_layers
+    if first is not None or last is not None:
+        left, stages = a.num_layers, pp
+        if first is not None:
+            conds.append(("%s:2304 first stage layers > 0" % MT_TC,
+                          first > 0))
+            left, stages = left - first, stages - 1
+        if last is not None:
+            conds.append(("%s:2323 last stage layers > 0" % MT_TC,
+                          last > 0))
+            left, stages = left - last, stages - 1
+        conds.append(("%s:2341 middle layers exactly when middle stages"
+                      % MT_TC, bool(left) == bool(stages)))
+        conds.append(("%s:2349 middle layers divisible by middle stages"
+                      % MT_TC, stages == 0 or left % stages == 0))
+    else:
+        total = a.num_layers + a.account_for_embedding_in_pipeline_split \
+            + a.account_for_loss_in_pipeline_split
+        conds.append(("%s:997 layers (with the account-for flags) "
+                      "divisible by PP" % MT_ARGS, total % pp == 0))
+    for what, ok in conds:
+        need(ok, "%s: %s fails" % (MT, what))
+    return [w for w, _ in conds]
+
+
+def model_arch(path):
+    """The "# dlplan model" line of model.csv: family and sizes."""
+    with open(path) as fh:
+        w = fh.readline().split()
+    need(w[:3] == ["#", "dlplan", "model"], "%s: no dlplan model line"
+         % path)
+    arch = {"family": w[3]}
+    i = 4
+    while i + 1 < len(w):
+        arch[w[i][2:]] = w[i + 1]
+        i += 2
+    return arch
+
+
+def model_blocks(plan, f):
+    """Transformer blocks (rows named blockN) of each stage of the plan."""
+    path = [i["path"] for i in plan["inputs"] if i["kind"] == "model"][0]
+    path = os.path.join(plan["_dir"], path)
+    with open(path) as fh:
+        rows = [r for r in csv.reader(l for l in fh if not l.startswith("#"))]
+    names = [r[0] for r in rows[1:]]
+    need(len(names) == f["layers"], "model rows %d, plan layers %d"
+         % (len(names), f["layers"]))
+    blk = [bool(re.fullmatch(r"block[0-9]+", n)) for n in names]
+    return [sum(blk[a:a + n]) for a, n in zip(f["firsts"], f["sizes"])], \
+        model_arch(path)
+
+
+def sh_exports(script):
+    """The variables a generated script sets and exports."""
+    env = {}
+    with open(script) as fh:
+        for line in fh:
+            m = re.fullmatch(r"([A-Z_]+)=(\S+)\n", line)
+            if m:
+                env[m.group(1)] = m.group(2)
+    return env
+
+
+def check_megatron(f, launch, plan):
     with open(os.path.join(launch, "megatron.args")) as fh:
-        a = p.parse_args(fh.read().split("\n")[:-1])
+        a = megatron_parser().parse_args(fh.read().split("\n")[:-1])
     tp, pp = a.tensor_model_parallel_size, a.pipeline_model_parallel_size
     need(f["gpus"] % (tp * pp) == 0, "world %d is not a multiple of TP x "
          "PP" % f["gpus"])
@@ -113,37 +276,55 @@ def check_megatron(f, launch):
     need((tp, pp, dp) == (f["k"], f["S"], f["G"]), "megatron TP, PP, DP "
          "%s differ from the plan's %s" % ((tp, pp, dp),
                                            (f["k"], f["S"], f["G"])))
-    need(a.num_layers == f["layers"], "--num-layers differs")
+    blocks, arch = model_blocks(plan, f)
+    need(a.num_layers == sum(blocks), "--num-layers %d, the model has %d "
+         "transformer blocks" % (a.num_layers, sum(blocks)))
     acc, rem = divmod(a.global_batch_size, a.micro_batch_size * dp)
+    # megatron/core/num_microbatches_calculator.py:381
     need(rem == 0 and acc == f["m"] and a.micro_batch_size == f["micro"],
          "micro x accumulation x DP != global batch as planned")
     need(a.use_tp_pp_dp_mapping == (pp > 1 and dp > 1),
          "--use-tp-pp-dp-mapping expected exactly when PP > 1 and DP > 1")
-    # The split Megatron derives from its arguments.
-    first, last = (a.decoder_first_pipeline_num_layers,
-                   a.decoder_last_pipeline_num_layers)
-    if first is None and last is None:
-        need(a.num_layers % pp == 0, "uneven layers without split flags")
-        sizes = [a.num_layers // pp] * pp
-    else:
-        need(first is not None and last is not None, "one split flag alone")
-        if pp == 2:
-            need(first + last == a.num_layers, "first + last != layers")
-            sizes = [first, last]
-        else:
-            mid, rem = divmod(a.num_layers - first - last, pp - 2)
-            need(rem == 0, "middle layers do not split evenly")
-            sizes = [first] + [mid] * (pp - 2) + [last]
-    need(sizes == f["sizes"], "megatron split %s is not the plan's %s"
-         % (sizes, f["sizes"]))
-    return "TP %d PP %d DP %d, split %s" % (tp, pp, dp, sizes)
+    built = [megatron_layers_to_build(a, r) for r in range(pp)]
+    need(built == blocks, "megatron builds %s transformer layers per "
+         "stage, the plan has %s" % (built, blocks))
+    # Ranks: megatron/training/initialize.py:395 orders them
+    # tp-cp-ep-dp-pp, or tp-cp-ep-pp-dp with --use-tp-pp-dp-mapping
+    # (the first axis varies fastest).
+    for rk in plan["ranks"]:
+        r = rk["rank"] // tp
+        stage = r % pp if a.use_tp_pp_dp_mapping else r // dp
+        need(stage == rk["stage"], "rank %d: megatron pipeline rank %d, "
+             "the plan's stage %d" % (rk["rank"], stage, rk["stage"]))
+    # The sizes of the model.
+    want = {"hidden_size": arch["hidden"], "num_attention_heads":
+            arch["heads"], "ffn_hidden_size": arch["ffn"], "seq_length":
+            arch["seq"], "vocab_size": arch["vocab"]}
+    for k, v in want.items():
+        need(getattr(a, k) == int(v), "--%s %s, the model %s"
+             % (k.replace("_", "-"), getattr(a, k), v))
+    kv = int(arch.get("kv-heads", arch["heads"]))
+    need(kv == (a.num_query_groups if a.group_query_attention else
+                a.num_attention_heads), "query groups differ from kv-heads")
+    need(a.bf16 == (arch.get("dtype-bytes") == "2"), "--bf16 for 2 bytes")
+    need(a.untie_embeddings_and_output_weights == (arch["tied"] == "no"),
+         "--untie-embeddings-and-output-weights")
+    # The memory model divides all activations by TP: sequence
+    # parallelism too.
+    need(a.sequence_parallel == (tp > 1), "--sequence-parallel with TP > 1")
+    env = sh_exports(os.path.join(launch, "megatron.sh"))
+    conds = megatron_validate(a, f["gpus"], env)
+    return "TP %d PP %d DP %d, layers %s, %d conditions of %s" % (
+        tp, pp, dp, built, len(conds), MT)
 
 
-def check_deepspeed(f, launch):
+# DeepSpeed 0.19.6 at commit edaa7221267 (2026-08-22).
+DS = "DeepSpeed edaa7221267"
+
+
+def check_deepspeed(f, launch, plan):
     with open(os.path.join(launch, "ds_config.json")) as fh:
         c = json.load(fh)
-    with open(os.path.join(launch, "deepspeed-pipeline.json")) as fh:
-        pl = json.load(fh)
     slots = 0
     with open(os.path.join(launch, "hostfile")) as fh:
         for line in fh:
@@ -152,48 +333,170 @@ def check_deepspeed(f, launch):
             slots += int(s[6:])
     need(slots == f["gpus"], "hostfile slots %d != GPUs %d"
          % (slots, f["gpus"]))
-    axes, dims = pl["topology"]["axes"], pl["topology"]["dims"]
-    need(axes == ["data", "pipe", "model"], "topology axes %s" % axes)
-    dp, pp, tp = dims
-    need(dp * pp * tp == f["gpus"], "data x pipe x model != GPUs")
-    need((tp, pp, dp) == (f["k"], f["S"], f["G"]) and
-         pl["num_stages"] == pp, "deepspeed degrees differ from the plan")
+    tp = c.get("tensor_parallel", {}).get("autotp_size", 1)
+    pl_path = os.path.join(launch, "deepspeed-pipeline.json")
+    pp = 1
+    if os.path.exists(pl_path):
+        with open(pl_path) as fh:
+            pl = json.load(fh)
+        axes, dims = pl["topology"]["axes"], pl["topology"]["dims"]
+        need(axes == ["data", "pipe"], "topology axes %s" % axes)
+        pp = dims[1]
+        need(pl["num_stages"] == pp and pp > 1, "num_stages")
+        # deepspeed/runtime/pipe/topology.py:19-24: the last axis varies
+        # fastest, so rank = data x PP + pipe.
+        for rk in plan["ranks"]:
+            need(rk["rank"] // pp == rk["group"] and rk["rank"] % pp ==
+                 rk["stage"], "rank %d: topology coordinates are not the "
+                 "plan's group and stage" % rk["rank"])
+        need(pl["partition_method"] == "uniform", "partition_method")
+        # deepspeed/runtime/utils.py:606-624 partition_uniform
+        b = ds_uniform(pl["num_layers"], pp)
+        sizes = [b[j + 1] - b[j] for j in range(pp)]
+        need(sizes == f["sizes"], "uniform split %s is not the plan's %s"
+             % (sizes, f["sizes"]))
+    # AutoTP has no pipeline axis (docs/_tutorials/autotp-training.md:14-20:
+    # TP, data parallelism, ZeRO; engine.py:671-672 builds its own TP mesh).
+    need(tp == 1 or pp == 1, "%s: AutoTP with a pipeline" % DS)
+    need(f["gpus"] % (tp * pp) == 0, "world not a multiple of TP x PP")
+    dp = f["gpus"] // (tp * pp)
+    need((tp, pp, dp) == (f["k"], f["S"], f["G"]),
+         "deepspeed degrees %s differ from the plan" % ((tp, pp, dp),))
+    # deepspeed/runtime/config.py:937 _batch_assertion: train batch =
+    # micro x accumulation x data-parallel world size.
     need(c["train_batch_size"] == c["train_micro_batch_size_per_gpu"] *
-         c["gradient_accumulation_steps"] * dp, "train_batch_size != "
-         "micro x accumulation x DP")
+         c["gradient_accumulation_steps"] * dp, "%s: config.py:937 "
+         "train_batch_size != micro x accumulation x DP" % DS)
     need(c["train_batch_size"] == f["global"] and
          c["gradient_accumulation_steps"] == f["m"],
          "deepspeed batch differs from the plan")
-    need(pl["partition_method"] == "uniform", "partition_method")
-    b = ds_uniform(pl["num_layers"], pp)
-    sizes = [b[j + 1] - b[j] for j in range(pp)]
-    need(sizes == f["sizes"], "uniform split %s is not the plan's %s"
-         % (sizes, f["sizes"]))
-    return "TP %d PP %d DP %d, split %s" % (tp, pp, dp, sizes)
+    need(c["zero_optimization"]["stage"] == 0, "ZeRO shards what the plan "
+         "replicates")
+    need(c["bf16"]["enabled"] == (plan["options"]["param_bytes"] == 2),
+         "bf16")
+    with open(os.path.join(launch, "deepspeed.sh")) as fh:
+        sh = fh.read()
+    for w in ("--hostfile", "--master_addr", "--master_port", "--no_python",
+              "--no_local_rank", "worker.sh"):
+        need(w in sh, "deepspeed.sh lacks %s" % w)
+    with open(os.path.join(launch, "worker.sh")) as fh:
+        need("'--deepspeed_config' '%s'" % os.path.join(
+            os.path.abspath(launch), "ds_config.json") in fh.read(),
+            "worker.sh does not pass --deepspeed_config")
+    return "TP %d PP %d DP %d, split %s, %s" % (tp, pp, dp, f["sizes"], DS)
 
 
-def check_torchtitan(f, launch):
-    with open(os.path.join(launch, "torchtitan.toml"), "rb") as fh:
-        t = tomllib.load(fh)
-    par, tr = t["parallelism"], t["training"]
-    dp = par["data_parallel_replicate_degree"] * \
-        par["data_parallel_shard_degree"]
-    tp, pp = par["tensor_parallel_degree"], par["pipeline_parallel_degree"]
-    need(dp * tp * pp == f["gpus"], "DP x TP x PP != GPUs")
+# torchtitan at commit b5bcd76c66d0 (2026-08-21), as TT:FILE:LINE.
+TT = "torchtitan b5bcd76c66d0"
+
+
+def tt_split_module(names, fqns):
+    """The children of the whole model that _split_module() keeps for one
+    model part (torchtitan/distributed/pipeline_parallel.py:470-531):
+    "layers.N" keeps key N of the layers ModuleDict, whose keys are the
+    block numbers str(i) (torchtitan/models/common/decoder.py:250-252);
+    other children stay when named."""
+    keep = set(fqns)
+    kept = []
+    for child in names:
+        if child == "layers":
+            kept += ["layers.%s" % n.split(".", 1)[1] for n in fqns
+                     if n.startswith("layers.")]
+        elif child in keep:
+            kept.append(child)
+    return kept
+
+
+def check_torchtitan(f, launch, plan):
+    """Run dlplan_plan() of the generated module on a stand-in base
+    configuration with the planned model's sizes, and check what it sets
+    with torchtitan's own rules."""
+    import types
+    blocks, arch = model_blocks(plan, f)
+    n = sum(blocks)
+    ns = types.SimpleNamespace
+    attn = ns(n_heads=int(arch["heads"]),
+              n_kv_heads=int(arch.get("kv-heads", arch["heads"])))
+    model = ns(layers=[None] * n, dim=int(arch["hidden"]),
+               vocab_size=int(arch["vocab"]), first_attention=attn)
+    base = types.ModuleType("dlplan_check_base")
+    base.make = lambda: ns(model_spec=ns(model=model), parallelism=ns(),
+                           training=ns(), activation_checkpoint="SAC")
+    sys.modules["dlplan_check_base"] = base
+    os.environ["DLPLAN_TORCHTITAN_BASE"] = "dlplan_check_base:make"
+    sys.path.insert(0, launch)
+    import dlplan_torchtitan
+    c = dlplan_torchtitan.dlplan_plan()
+    par, tr = c.parallelism, c.training
+    tp, pp = par.tensor_parallel_degree, par.pipeline_parallel_degree
+    dp = par.data_parallel_replicate_degree * par.data_parallel_shard_degree
+    # TT torchtitan/distributed/parallel_dims.py:182
+    need(dp * par.context_parallel_degree * tp * pp == f["gpus"],
+         "%s: parallel_dims.py:182 DP x CP x TP x PP != world" % TT)
     need((tp, pp, dp) == (f["k"], f["S"], f["G"]),
          "torchtitan degrees differ from the plan")
-    mb = par["pipeline_parallel_microbatch_size"]
-    acc, rem = divmod(tr["local_batch_size"], mb)
-    need(rem == 0 and acc == f["m"] and mb * acc * dp == tr[
-        "global_batch_size"] == f["global"], "micro x accumulation x DP "
-         "!= global batch")
-    pts = par["pipeline_parallel_split_points"]
-    need(len(pts) == pp - 1, "%d split points for PP %d" % (len(pts), pp))
-    starts = [0] + [int(s.split(".")[1]) for s in pts]
-    need(all(s.startswith("layers.") for s in pts), "split point names")
-    need(starts == f["firsts"], "split points %s are not the plan's "
-         "stage starts %s" % (starts, f["firsts"]))
-    return "TP %d PP %d DP %d, split points %s" % (tp, pp, dp, pts)
+    need(par.data_parallel_shard_degree == 1, "FSDP shards what the plan "
+         "replicates")
+    # torchtitan/models/common/decoder.py:169, 190, 195
+    need(pp == 1 or arch["tied"] == "no", "%s: decoder.py:169 weight tying "
+         "with a pipeline" % TT)
+    need(attn.n_heads % tp == 0 and attn.n_kv_heads % tp == 0,
+         "%s: decoder.py:190/195 TP must divide n_heads and n_kv_heads"
+         % TT)
+    # torchtitan/trainer.py:296-307 (sequence parallel on by default)
+    seq = int(arch["seq"])
+    need(tr.num_tokens_per_microbatch_per_dp_rank % tp == 0,
+         "%s: trainer.py:302 micro-batch tokens not divisible by TP" % TT)
+    need(tr.num_tokens_per_microbatch_per_dp_rank == f["micro"] * seq and
+         tr.max_context_length == seq, "micro-batch tokens differ")
+    # torchtitan/trainer.py:409-427: accumulation steps.
+    npp = par.num_pp_microbatches if pp > 1 else 1
+    per_dp = tr.num_tokens_per_microbatch_per_dp_rank * npp
+    acc, rem = divmod(tr.num_tokens_per_train_step, per_dp * dp)
+    need(rem == 0, "%s: trainer.py:419 tokens per step not divisible" % TT)
+    need(acc * npp == f["m"] and tr.num_tokens_per_train_step ==
+         f["global"] * seq, "accumulation x pipeline micro-batches %d x %d, "
+         "the plan %d" % (acc, npp, f["m"]))
+    need(c.activation_checkpoint is None, "activation checkpointing on")
+    need(tr.mixed_precision_param == ("bfloat16" if arch.get(
+        "dtype-bytes") == "2" else "float32"), "mixed_precision_param")
+    need(par.pipeline_parallel_schedule == "1F1B", "schedule")
+    if pp == 1:
+        return "TP %d PP 1 DP %d, accumulation %d" % (tp, dp, acc)
+    # A single-stage schedule: one model part per PP rank
+    # (pipeline_parallel.py:194-264).
+    parts = par.module_fqns_per_model_part
+    need(len(parts) == pp, "%d model parts for PP %d" % (len(parts), pp))
+    children = ["tok_embeddings", "layers", "norm", "lm_head"]
+    got = []
+    for j, fq in enumerate(parts):
+        kept = tt_split_module(children, fq)
+        need(sorted(kept) == sorted(fq), "stage %d: %s names modules the "
+             "model does not have" % (j, fq))
+        lay = [int(k.split(".")[1]) for k in kept if k.startswith("layers.")]
+        got.append(len(lay))
+        a = sum(blocks[:j])
+        need(lay == list(range(a, a + blocks[j])), "stage %d keeps blocks "
+             "%s, the plan %d..%d" % (j, lay, a, a + blocks[j] - 1))
+        need(("tok_embeddings" in kept) == (j == 0), "tok_embeddings")
+        need(("norm" in kept and "lm_head" in kept) == (j == pp - 1),
+             "norm and lm_head")
+    # Ranks: the mesh is pp, dp_replicate, dp_shard, cp, tp
+    # (parallel_dims.py:309-310); torchtitan.sh renumbers RANK.
+    with open(os.path.join(launch, "torchtitan.sh")) as fh:
+        m = re.search(r"RANK=\$\(\(DLPLAN_STAGE \* (\d+) \+ DLPLAN_GROUP "
+                      r"\* (\d+) \+ DLPLAN_TP_RANK\)\)", fh.read())
+    need(m is not None, "torchtitan.sh sets no RANK")
+    seen = set()
+    for rk in plan["ranks"]:
+        r = rk["stage"] * int(m.group(1)) + rk["group"] * int(m.group(2)) \
+            + rk["tp_rank"]
+        seen.add(r)
+        need(r // (dp * tp) == rk["stage"] and (r // tp) % dp ==
+             rk["group"] and r % tp == rk["tp_rank"], "rank %d: torchtitan "
+             "rank %d is not its stage, group, TP rank" % (rk["rank"], r))
+    need(seen == set(range(f["gpus"])), "RANK is not a permutation")
+    return "TP %d PP %d DP %d, blocks %s, %s" % (tp, pp, dp, got, TT)
 
 
 def main():
@@ -201,9 +504,11 @@ def main():
         fail("usage: runtime-check.py RUNTIME PLAN.json LAUNCH_DIR")
     runtime, plan_path, launch = sys.argv[1:]
     with open(plan_path) as fh:
-        f = check_plan(runtime, json.load(fh))
+        plan = json.load(fh)
+    plan["_dir"] = os.path.dirname(os.path.abspath(plan_path))
+    f = check_plan(runtime, plan)
     what = {"megatron": check_megatron, "deepspeed": check_deepspeed,
-            "torchtitan": check_torchtitan}[runtime](f, launch)
+            "torchtitan": check_torchtitan}[runtime](f, launch, plan)
     print("%s: %d GPUs, %s" % (runtime, f["gpus"], what))
 
 

@@ -9,29 +9,60 @@ CL=$SRCDIR/datasets/clusters
 MO=$SRCDIR/datasets/models
 JOB="--global-batch 256 --micro-batch 4"
 
-for rt in megatron deepspeed torchtitan; do
-	for c in single-node hetero-lab two-dc geo-8; do
-		for m in gpt2-xl llama2-7b; do
+# Megatron-LM: every bundled cluster x gpt2-xl, llama2-7b, bert-large.
+# Each plan either exists, and then the transformer layers Megatron builds
+# on each pipeline rank (its get_num_layers_to_build(), re-derived in
+# runtime-check.py with the file and line) are the plan's blocks of that
+# stage and the validate_args() conditions hold; or no Megatron plan fits
+# (exit 3 with the reason).
+# The same for torchtitan: the modules of each model part
+# (module_fqns_per_model_part as its _split_module() reads them) hold the
+# plan's blocks of that stage, and its batch, mesh and model rules hold.
+for rt in megatron torchtitan deepspeed; do
+	for c in "$CL"/*; do
+		c=${c##*/}
+		for m in gpt2-xl llama2-7b bert-large; do
 			d=$TMP/$rt-$c-$m
-			expect_run "$rt on $c, $m: plan and launch files" 0 - - \
-			    -- dlplan plan -q -c "$CL/$c" -m "$MO/$m.csv" $JOB \
-			    --runtime $rt -o "$d" --launcher $rt -- python3 t.py
-			check "$rt on $c, $m: restrictions and configuration" \
+			check "$rt on $c, $m: a plan, or exit 3 with the reason" \
+			    sh -c "'$DLPLAN' plan -q -c '$CL/$c' -m '$MO/$m.csv' \
+			    $JOB --runtime $rt -o '$d' --launcher $rt -- \
+			    --mock-data 2>'$d.err'; rc=\$?; [ \$rc = 0 ] || \
+			    { [ \$rc = 3 ] && grep -q \
+			    '^dlplan: no plan that $rt can run fits' '$d.err'; }"
+			[ -f "$d/plan.json" ] || continue
+			check "$rt on $c, $m: the framework's own rules" \
 			    $CHK $rt "$d/plan.json" "$d/launch"
 		done
 	done
 done
 
+# The launch line: worker.sh execs megatron.sh, which runs the training
+# script with every argument of megatron.args as its own word and then the
+# words given after "--" (a stub pretrain_gpt.py prints its argv).
+d=$TMP/megatron-hetero-lab-llama2-7b
+mkdir -p "$TMP/mlm"
+printf 'import json, sys\nprint(json.dumps(sys.argv[1:]))\n' \
+    >"$TMP/mlm/pretrain_gpt.py"
+check "megatron.sh: every argument its own word" sh -c "
+	cd '$d/launch' && RANK=0 LOCAL_RANK=0 WORLD_SIZE=\$(sed -n \
+	's/^world_size=//p' worker.sh) MEGATRON_LM='$TMP/mlm' \
+	DLPLAN_PYTHON=/usr/bin/python3 sh worker.sh >'$TMP/argv.json' &&
+	/usr/bin/python3 -c \"
+import json, sys
+argv = json.load(open(sys.argv[1]))
+want = open(sys.argv[2]).read().split('\\\\n')[:-1] + ['--mock-data']
+sys.exit(argv != want)\" '$TMP/argv.json' megatron.args"
+check "megatron.sh: CUDA_DEVICE_MAX_CONNECTIONS=1 with TP > 1" \
+    grep -qx 'CUDA_DEVICE_MAX_CONNECTIONS=1' "$d/launch/megatron.sh"
+
 # The configuration files of one heterogeneous cluster, byte for byte.
-H=$TMP/megatron-hetero-lab-gpt2-xl/launch
-expect_run "megatron.args" 0 runtime-megatron.args - -- cat "$H/megatron.args"
-H=$TMP/deepspeed-hetero-lab-gpt2-xl/launch
-expect_run "ds_config.json and deepspeed-pipeline.json" 0 \
-    runtime-deepspeed.json - -- cat "$H/ds_config.json" \
-    "$H/deepspeed-pipeline.json"
-H=$TMP/torchtitan-two-dc-gpt2-xl/launch
-expect_run "torchtitan.toml" 0 runtime-torchtitan.toml - -- \
-    sed 1,2d "$H/torchtitan.toml"
+H=$TMP/megatron-hetero-lab-llama2-7b/launch
+expect_run "megatron.args and megatron.sh" 0 runtime-megatron.args - -- \
+    sh -c "cat '$H/megatron.args'; sed 1,3d '$H/megatron.sh'"
+H=$TMP/torchtitan-hetero-lab-llama2-7b/launch
+expect_run "dlplan_torchtitan.py and torchtitan.sh" 0 runtime-torchtitan.py \
+    - -- sh -c "sed 1,2d '$H/dlplan_torchtitan.py'; sed 1,3d \
+    '$H/torchtitan.sh' | sed 's|$TMP|TMP|'"
 
 # The summary prices the restriction against the unrestricted plan.
 for rt in megatron deepspeed torchtitan; do
@@ -70,24 +101,45 @@ different shapes or uneven micro-batches (make the plan with 'dlplan plan \
 check "a refused launcher wrote nothing" test ! -e "$TMP/x/launch"
 expect_err "nothing fits: exit 3 with the reason" 3 "dlplan: no plan that \
 deepspeed can run fits the limits given (every group the same shape, even \
-micro-batches per replica, the layer split deepspeed expresses, memory)" -- \
+micro-batches per replica, the layer split deepspeed expresses, memory); \
+TP 2, 4, 8 only with one stage: deepspeed runs TP > 1 only without a \
+pipeline: a PipelineModule does not slice tensors, and AutoTP \
+(tensor_parallel.autotp_size) combines TP with data parallelism and ZeRO \
+only, its process groups a data x TP mesh with no pipeline axis" -- \
     dlplan plan -c "$CL/philly-64" -m "$MO/llama2-7b.csv" $JOB \
     --runtime deepspeed
+expect_err "nothing fits: the TP degrees the heads refuse" 3 "dlplan: no \
+plan that megatron can run fits the limits given (every group the same \
+shape, even micro-batches per replica, the layer split megatron expresses, \
+memory); TP 2, 4, 8 left out: megatron needs num_attention_heads (25) \
+divisible by TP 2 and num_query_groups (25) a multiple or a divisor of it" \
+    -- dlplan plan -c "$CL/philly-64" -m "$MO/gpt2-xl.csv" $JOB \
+    --runtime megatron
 expect_err "not with --budget" 1 "dlplan: option '--runtime' does not go \
 with '--budget'" -- dlplan plan -c "$CL/hetero-lab" -m "$MO/gpt2-xl.csv" \
     $JOB --runtime megatron --budget 10 --slots 2
 
 # Several groups of several stages: Megatron's ranks in the plan's order.
+# torchtitan has no pipeline for a head tied to the embedding: an untied
+# gpt2-xl.
+dlplan model gpt --preset gpt2-xl --tied no >"$TMP/gpt2-xl-untied.csv"
 for rt in megatron deepspeed torchtitan; do
 	d=$TMP/hybrid-$rt
+	m=$MO/gpt2-xl.csv
+	[ $rt = torchtitan ] && m=$TMP/gpt2-xl-untied.csv
 	expect_run "$rt, --strategy hybrid" 0 - - -- dlplan plan -q \
-	    -c "$CL/single-node" -m "$MO/gpt2-xl.csv" $JOB --strategy hybrid \
+	    -c "$CL/single-node" -m "$m" $JOB --strategy hybrid \
 	    --runtime $rt -o "$d" --launcher $rt -- python3 t.py
 	check "$rt, --strategy hybrid: restrictions and configuration" \
 	    $CHK $rt "$d/plan.json" "$d/launch"
 done
 expect_run "megatron.args of a hybrid plan" 0 runtime-megatron-hybrid.args \
     - -- cat "$TMP/hybrid-megatron/launch/megatron.args"
+H=$TMP/hybrid-deepspeed/launch
+expect_run "ds_config.json, deepspeed-pipeline.json, deepspeed.sh" 0 \
+    runtime-deepspeed.json - -- sh -c "cat '$H/ds_config.json' \
+    '$H/deepspeed-pipeline.json'; sed 1,3d '$H/deepspeed.sh' | \
+    sed 's|$TMP|TMP|g'"
 expect_run "eval names the runtime" 0 - - -- sh -c "'$DLPLAN' eval --trust-paths \
     '$TMP/hybrid-megatron/plan.json' | grep -qx 'runtime    megatron (made \
 with plan --runtime megatron)'"
@@ -95,3 +147,30 @@ expect_err "a framework launcher needs its runtime" 1 "dlplan: option \
 '--launcher torchtitan' needs '--runtime torchtitan'" -- dlplan plan \
     -c "$CL/hetero-lab" -m "$MO/gpt2-xl.csv" $JOB -o "$TMP/y" \
     --launcher torchtitan -- python3 t.py
+
+# What a framework cannot run exits 3 with the reason: a model without the
+# "dlplan model" line (no sizes to build from), and a plan whose TP degree
+# does not divide the model's heads (its model replaced by one with 25).
+sed 1d "$MO/llama2-7b.csv" >"$TMP/profiled.csv"
+expect_err "megatron needs the model's sizes" 3 "dlplan: model \
+'$TMP/profiled.csv' has no 'dlplan model' line of a transformer (gpt, \
+llama, bert): megatron builds the model from its sizes (write model.csv \
+with 'dlplan model')" -- dlplan plan -c "$CL/hetero-lab" \
+    -m "$TMP/profiled.csv" $JOB --runtime megatron
+mkdir -p "$TMP/heads25"
+dlplan model llama --preset llama2-7b --heads 25 --kv-heads 25 \
+    --hidden 4000 >"$TMP/heads25/model.csv"
+/usr/bin/python3 -c "
+import json, sys
+p = json.load(open(sys.argv[1]))
+for i in p['inputs']:
+    if i['kind'] == 'model':
+        i['path'] = sys.argv[2]
+        del i['sha256']
+json.dump(p, open(sys.argv[3], 'w'))" \
+    "$TMP/megatron-hetero-lab-llama2-7b/plan.json" "$TMP/heads25/model.csv" \
+    "$TMP/heads25/plan.json"
+expect_err "megatron: TP 4 on 25 heads" 3 "dlplan: TP 4, 3 stages: megatron \
+needs num_attention_heads (25) divisible by TP 4 and num_query_groups (25) \
+a multiple or a divisor of it" -- dlplan emit --trust-paths \
+    "$TMP/heads25/plan.json" --launcher megatron -o "$TMP/heads25"
