@@ -170,7 +170,7 @@ for i in p['inputs']:
 json.dump(p, open(sys.argv[3], 'w'))" \
     "$TMP/megatron-hetero-lab-llama2-7b/plan.json" "$TMP/heads25/model.csv" \
     "$TMP/heads25/plan.json"
-expect_err "megatron: TP 4 on 25 heads" 3 "dlplan: TP 4, 3 stages: megatron \
+expect_err "megatron: TP 4 on 25 heads" 3 "dlplan: TP 4, 2 stages: megatron \
 needs num_attention_heads (25) divisible by TP 4 and num_query_groups (25) \
 a multiple or a divisor of it" -- dlplan emit --trust-paths \
     "$TMP/heads25/plan.json" --launcher megatron -o "$TMP/heads25"
