@@ -103,64 +103,67 @@ cmd_print_json(json_t *v)
 	return DL_OK;
 }
 
-/*
- * Whether file, an input path of the plan plan (resolved against the
- * plan's directory), lies inside the plan's directory tree once both are
- * made absolute by realpath(), so that neither '..' nor a symbolic link
- * leads out.  A file that does not exist passes: opening it fails later
- * and reads nothing.
- */
+/* Is the plan's input i replaced by the command line? */
 static int
-inside_plan_dir(const char *plan, const char *file)
+replaced(const struct dl_input *in, const struct dl_cluster_paths *user,
+    const char *model)
 {
-	char *dir = path_dir(plan), *rd, *rf;
-	int in = 0;
-	size_t n;
+	const char *k = in->kind;
 
-	rd = realpath(dir, NULL);
-	rf = realpath(file, NULL);
-	if (rf == NULL && errno == ENOENT)
-		in = 1;
-	else if (rd != NULL && rf != NULL) {
-		n = strlen(rd);
-		in = strcmp(rd, "/") == 0 || (strncmp(rf, rd, n) == 0 &&
-		    rf[n] == '/');
-	}
-	free(dir);
-	free(rd);
-	free(rf);
-	return in;
+	if (strcmp(k, "model") == 0)
+		return model != NULL;
+	return user->dir != NULL || (strcmp(k, "nodes") == 0 ? user->nodes :
+	    strcmp(k, "links") == 0 ? user->links : strcmp(k, "load") == 0 ?
+	    user->load : user->traffic) != NULL;
 }
 
 /*
- * The inputs of plan in that the command line does not replace must lie
- * in the plan's directory tree unless trusted: a plan from elsewhere must
- * not make dlplan open any file it names.
+ * Pin the inputs of plan in that the command line does not replace
+ * (read_pin()): each is read only when its bytes have the digest the
+ * plan records, wherever it lies, since reading it then tells the plan's
+ * author nothing new.  An input without a digest is refused before it is
+ * opened.  With CMD_IGNORE_DIGESTS the digests are not asked for, and
+ * the inputs must lie below the plan's directory instead, unless
+ * CMD_TRUST_PATHS.
  */
 static int
-confine_inputs(const char *path, const struct dl_plan *in,
-    const struct dl_cluster_paths *user, const char *model, int trust,
+pin_inputs(const char *path, const struct dl_plan *in,
+    const struct dl_cluster_paths *user, const char *model, int flags,
     struct dl_err *e)
 {
-	for (size_t i = 0; i < in->ninputs && !trust; i++) {
-		const char *k = in->inputs[i].kind;
-		int used;
+	char *dir = path_dir(path);
+	size_t n = strlen(dir);
 
-		if (strcmp(k, "model") == 0)
-			used = model == NULL;
-		else
-			used = user->dir == NULL && !(strcmp(k, "nodes") == 0 ?
-			    user->nodes : strcmp(k, "links") == 0 ? user->links
-			    : strcmp(k, "load") == 0 ? user->load :
-			    user->traffic);
-		if (used && !inside_plan_dir(path, in->inputs[i].path))
+	for (size_t i = 0; i < in->ninputs; i++) {
+		const struct dl_input *x = &in->inputs[i];
+		const char *rel = x->path;
+		int mdl = strcmp(x->kind, "model") == 0;
+
+		if (replaced(x, user, model) ||
+		    strcmp(x->path, DL_STDIN_PATH) == 0)
+			continue;
+		if (!(flags & CMD_IGNORE_DIGESTS)) {
+			if (x->sha256[0] != '\0') {
+				read_pin(x->path, x->sha256, NULL, NULL);
+				continue;
+			}
+			free(dir);
+			read_unpin();
 			return dl_seterr(e, DL_EDATA, path, 0, 0, "inputs[%zu]."
-			    "path: '%s' lies outside the plan's directory (give "
-			    "the %s with %s, or --trust-paths to allow it)", i,
-			    in->inputs[i].path, strcmp(k, "model") == 0 ?
-			    "model" : "cluster", strcmp(k, "model") == 0 ?
-			    "-m FILE" : "-c DIR");
+			    "sha256: missing, so '%s' is not read (give the %s "
+			    "with %s, or --ignore-digests to read it inside the "
+			    "plan's directory)", i, x->path, mdl ? "model" :
+			    "cluster", mdl ? "-m FILE" : "-c DIR");
+		}
+		if (flags & CMD_TRUST_PATHS)
+			continue;
+		/* resolve() put the plan's directory before a relative path. */
+		if (strchr(path, '/') != NULL && strncmp(rel, dir, n) == 0 &&
+		    rel[n] == '/')
+			rel += n + 1;
+		read_pin(x->path, NULL, dir, rel);
 	}
+	free(dir);
 	return DL_OK;
 }
 
@@ -199,9 +202,8 @@ stdin_inputs(const struct dl_plan *in, const char *path,
 
 int
 cmd_load_plan(const char *path, const struct dl_cluster_paths *user,
-    const char *model, int check_digests, int trust, struct dl_plan *p,
-    struct dl_cluster *c, struct dl_model *m, const char **missing,
-    struct dl_err *e)
+    const char *model, int flags, struct dl_plan *p, struct dl_cluster *c,
+    struct dl_model *m, const char **missing, struct dl_err *e)
 {
 	struct dl_cluster_paths cp = { 0 };
 	struct dl_plan in;
@@ -212,8 +214,7 @@ cmd_load_plan(const char *path, const struct dl_cluster_paths *user,
 	if ((rc = plan_read_inputs(&in, path, e)) != DL_OK)
 		return rc;
 	if ((rc = stdin_inputs(&in, path, user, model, e)) != DL_OK ||
-	    (rc = confine_inputs(path, &in, user, model, trust, e)) !=
-	    DL_OK) {
+	    (rc = pin_inputs(path, &in, user, model, flags, e)) != DL_OK) {
 		plan_free(&in);
 		return rc;
 	}
@@ -249,10 +250,12 @@ cmd_load_plan(const char *path, const struct dl_cluster_paths *user,
 	    (rc = model_load(m, model, e)) != DL_OK) {
 		cluster_free(c);
 	}
+	read_unpin();
 	plan_free(&in);
 	if (rc != DL_OK)
 		return rc;
-	if ((rc = plan_read_json(p, path, c, m, check_digests, e)) != DL_OK) {
+	if ((rc = plan_read_json(p, path, c, m, (flags & CMD_CHECK_DIGESTS) &&
+	    !(flags & CMD_IGNORE_DIGESTS), e)) != DL_OK) {
 		model_free(m);
 		cluster_free(c);
 		return rc;

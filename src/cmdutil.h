@@ -16,7 +16,7 @@
 /* Option ids 900..909 are the cluster options shared by commands. */
 enum {
 	OPT_CLUSTER = 900, OPT_NODES, OPT_LINKS, OPT_LOAD, OPT_TRAFFIC,
-	OPT_TRUST
+	OPT_TRUST, OPT_IGNORE
 };
 #define DL_OPT_CLUSTER \
 	{ "cluster", 'c', OPT_CLUSTER, "DIR", "dir", \
@@ -28,9 +28,12 @@ enum {
 
 /* For the commands that read a plan's inputs (cmd_load_plan()). */
 #define DL_OPT_TRUST \
+	{ "ignore-digests", 0, OPT_IGNORE, NULL, NULL, \
+	    "read the plan's inputs even when their digests do not match " \
+	    "(only inside the plan's directory, unless --trust-paths)" }, \
 	{ "trust-paths", 0, OPT_TRUST, NULL, NULL, \
-	    "read the input files the plan names even outside its " \
-	    "directory" }
+	    "with --ignore-digests, read the input files the plan names " \
+	    "even outside its directory" }
 
 /*
  * "-" as a file name: standard input for an input, standard output for an
@@ -90,18 +93,25 @@ json_t *cmd_json_real(double v);
  * is DL_EDATA naming path ("plan names no nodes.csv (give the cluster
  * with -c DIR)") and, when missing is not NULL, *missing is set to
  * "nodes" (or "model") for a command that words it otherwise; else
- * *missing is NULL.  Unless trust is set, every input the plan names and
- * the command line does not replace must lie in the plan's directory
- * tree (after realpath()): else DL_EDATA naming inputs[N].path.  An input
+ * *missing is NULL.  Every input the plan names and the command line does
+ * not replace is read only when its bytes have the digest the plan
+ * records (read_pin(); DL_EDATA naming inputs[N].sha256 when there is
+ * none), wherever it lies; with CMD_IGNORE_DIGESTS in flags it is read
+ * whatever its digest but only below the plan's directory, and with
+ * CMD_TRUST_PATHS too from anywhere.  CMD_CHECK_DIGESTS (unless
+ * CMD_IGNORE_DIGESTS) also refuses the files the command line gives in
+ * place of the plan's when their digests differ.  An input
  * the plan records as read from standard input ("-") must be given again
  * on the command line: when it is not, the result is DL_EDATA naming the
  * option to give it with (standard input is never read in its place).
  * On failure there is nothing to free.
  */
+enum {
+	CMD_CHECK_DIGESTS = 1, CMD_IGNORE_DIGESTS = 2, CMD_TRUST_PATHS = 4
+};
 int cmd_load_plan(const char *path, const struct dl_cluster_paths *user,
-    const char *model, int check_digests, int trust, struct dl_plan *p,
-    struct dl_cluster *c, struct dl_model *m, const char **missing,
-    struct dl_err *e);
+    const char *model, int flags, struct dl_plan *p, struct dl_cluster *c,
+    struct dl_model *m, const char **missing, struct dl_err *e);
 
 /*
  * Make outdir when missing and lock it for this run (af_lock_dir()): a

@@ -59,12 +59,12 @@ check "--runtime dlplan: the same plan.csv" cmp "$TMP/rd/plan.csv" \
 expect_err "framework launcher for a dlplan plan" 3 "dlplan: the plan was \
 made for runtime dlplan, not megatron: megatron cannot run groups of \
 different shapes or uneven micro-batches (make the plan with 'dlplan plan \
---runtime megatron')" -- dlplan emit --trust-paths "$TMP/r0/plan.json" --launcher megatron \
+--runtime megatron')" -- dlplan emit "$TMP/r0/plan.json" --launcher megatron \
     -o "$TMP/x" -- python3 t.py
 expect_err "deepspeed launcher for a megatron plan" 3 "dlplan: the plan was \
 made for runtime megatron, not deepspeed: deepspeed cannot run groups of \
 different shapes or uneven micro-batches (make the plan with 'dlplan plan \
---runtime deepspeed')" -- dlplan emit --trust-paths \
+--runtime deepspeed')" -- dlplan emit \
     "$TMP/megatron-hetero-lab-gpt2-xl/plan.json" --launcher deepspeed \
     -o "$TMP/x" -- python3 t.py
 check "a refused launcher wrote nothing" test ! -e "$TMP/x/launch"
@@ -88,7 +88,7 @@ for rt in megatron deepspeed torchtitan; do
 done
 expect_run "megatron.args of a hybrid plan" 0 runtime-megatron-hybrid.args \
     - -- cat "$TMP/hybrid-megatron/launch/megatron.args"
-expect_run "eval names the runtime" 0 - - -- sh -c "'$DLPLAN' eval --trust-paths \
+expect_run "eval names the runtime" 0 - - -- sh -c "'$DLPLAN' eval \
     '$TMP/hybrid-megatron/plan.json' | grep -qx 'runtime    megatron (made \
 with plan --runtime megatron)'"
 expect_err "a framework launcher needs its runtime" 1 "dlplan: option \

@@ -319,7 +319,7 @@ test_read_file(void)
 	free(data);
 
 	rc = read_file(dir, &data, &len, &e);
-	ok(rc == DL_ESYS && strcmp(e.msg, "cannot read file: Is a directory")
+	ok(rc == DL_EDATA && strcmp(e.msg, "is a directory (expected a file)")
 	    == 0, "read_file of a directory: %s", e.msg);
 	unlink(path);
 	rc = read_file(path, &data, &len, &e);
