@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmdutil.h"
+#include "util_af.h"
 #include "util_io.h"
 
 int

@@ -14,6 +14,7 @@
 #include <pthread.h>
 
 #include "lp.h"
+#include "util_af.h"
 
 struct col {
 	char *name;

@@ -17,6 +17,7 @@
 #include "replan.h"
 #include "route.h"
 #include "sched.h"
+#include "util_af.h"
 
 const struct dl_cmd *const dl_cmds[] = {
 	&dl_cmd_plan,
@@ -260,6 +261,7 @@ main(int argc, char **argv)
 	int rc;
 
 	setlocale(LC_ALL, "C");
+	dl_cleanup = af_cleanup_all;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);

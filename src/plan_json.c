@@ -48,6 +48,7 @@
 #include "forecast.h"
 #include "plan.h"
 #include "plan_json.h"
+#include "util_af.h"
 #include "util_io.h"
 
 /*
