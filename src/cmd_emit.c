@@ -275,9 +275,15 @@ run_emit(const struct emit_args *a, struct dl_err *e)
 	if (strcmp(eo.plan_path, DL_STDIN_PATH) == 0 &&
 	    (rc = read_file(eo.plan_path, &text, &len, e)) == DL_OK)
 		eo.plan_text = text;
-	if (rc == DL_OK && (rc = cmd_lock_outdir(eo.outdir, e)) == DL_OK) {
-		rc = emit_launch(&p, &c, &eo, &res, e);
-		af_unlock_dir();
+	if (rc == DL_OK) {
+		/* One set: launch/ loses the files of earlier runs. */
+		cmd_set_begin();
+		if ((rc = cmd_lock_outdir(eo.outdir, e)) == DL_OK)
+			rc = emit_launch(&p, &c, &eo, &res, e);
+		if (rc == DL_OK)
+			rc = cmd_set_end(eo.outdir, "launch/", 1, e);
+		else
+			cmd_set_end(eo.outdir, "launch/", 0, NULL);
 	}
 	if (rc == DL_OK) {
 		for (size_t i = 0; i < res.nfiles; i++)

@@ -311,10 +311,14 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 	rc = ro.repartition ? part_max_layers(&m, &e) : DL_OK;
 	if (rc == DL_OK)
 		rc = run(path, &p, &c, &m, observed, &ro, &np, &e);
-	if (rc == DL_OK && outdir &&
-	    (rc = cmd_lock_outdir(outdir, &e)) == DL_OK) {
-		rc = cmd_write_plan(&np, &c, &m, outdir, &e);
-		af_unlock_dir();
+	if (rc == DL_OK && outdir) {
+		cmd_set_begin();
+		if ((rc = cmd_lock_outdir(outdir, &e)) == DL_OK)
+			rc = cmd_write_plan(&np, &c, &m, outdir, &e);
+		if (rc == DL_OK)
+			rc = cmd_set_end(outdir, "", 1, &e);
+		else
+			cmd_set_end(outdir, "", 0, NULL);
 	}
 	if (rc == DL_OK && fmt == 1) {
 		char *js;

@@ -6,8 +6,11 @@
 /* realpath(3) is an X/Open function. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmdutil.h"
 #include "util_af.h"
@@ -313,4 +316,180 @@ cmd_fail(const struct dl_err *e)
 {
 	dl_perr(e);
 	return e->code ? e->code : DL_ESYS;
+}
+
+/*
+ * Output sets (cmd_set_begin()).  The manifest lists, one per line, the
+ * files relative to the output directory that dlplan wrote there.
+ */
+#define MANIFEST_HEAD "# files dlplan wrote here; a later run that " \
+	"writes this directory removes those it no longer writes\n"
+
+void
+cmd_set_begin(void)
+{
+	af_defer_begin();
+}
+
+/* path relative to dir, or NULL when it does not lie there. */
+static const char *
+rel_to(const char *dir, const char *path)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (strncmp(path, dir, n) == 0 && path[n] == '/')
+		path += n + 1;
+	else if (strcmp(dir, ".") != 0 || path[0] == '/')
+		return NULL;
+	while (strncmp(path, "./", 2) == 0)
+		path += 2;
+	return path;
+}
+
+/* Is rel a plain relative path (no '..', '.', empty part, newline)? */
+static int
+plain_rel(const char *rel)
+{
+	const char *p = rel;
+
+	if (*rel == '\0' || *rel == '/' || strchr(rel, '\n') != NULL)
+		return 0;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 0 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		p += n;
+		if (*p == '/')
+			p++;
+	}
+	return p[-1] != '/';
+}
+
+/*
+ * Remove the regular file rel below dir, never following a symbolic link
+ * on the way (a manifest in a directory from elsewhere must not remove
+ * files outside it).
+ */
+static void
+remove_below(const char *dir, const char *rel)
+{
+	char *copy = xstrdup(rel), *comp = copy, *sl;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+
+	while (fd >= 0 && (sl = strchr(comp, '/')) != NULL) {
+		int nfd;
+
+		*sl = '\0';
+		nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		close(fd);
+		fd = nfd;
+		comp = sl + 1;
+	}
+	if (fd >= 0 && fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(st.st_mode))
+		(void)unlinkat(fd, comp, 0);
+	if (fd >= 0)
+		close(fd);
+	free(copy);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Is s in the sorted array v of n strings? */
+static int
+in_sorted(const char *const *v, size_t n, const char *s)
+{
+	return n > 0 && bsearch(&s, v, n, sizeof(*v), cmp_str) != NULL;
+}
+
+/*
+ * The lines of the manifest of dir (none when there is none); free with
+ * free(*buf) and free(the array).
+ */
+static char **
+read_manifest(const char *dir, char **buf, size_t *n)
+{
+	struct strbuf p = STRBUF_INIT;
+	char **v = NULL, *line, *save = NULL;
+	size_t cap = 0, len;
+	struct dl_err e = { 0 };
+
+	*n = 0;
+	*buf = NULL;
+	sb_addf(&p, "%s/" CMD_MANIFEST, dir);
+	if (read_file(p.buf, buf, &len, &e) == DL_OK) {
+		for (line = strtok_r(*buf, "\n", &save); line != NULL;
+		    line = strtok_r(NULL, "\n", &save)) {
+			if (line[0] == '#' || !plain_rel(line))
+				continue;
+			if (*n == cap)
+				v = xgrow(v, &cap, *n + 1, sizeof(*v));
+			v[(*n)++] = line;
+		}
+	}
+	sb_free(&p);
+	return v;
+}
+
+int
+cmd_set_end(const char *dir, const char *owned, int ok, struct dl_err *e)
+{
+	const char **paths, **now;
+	char **old, *oldbuf;
+	size_t n, nold, nnow = 0, olen = strlen(owned);
+	struct strbuf m = STRBUF_INIT, mp = STRBUF_INIT;
+	int rc;
+
+	if (!ok) {
+		af_unlock_dir();	/* before the new directories go */
+		return af_defer_end(0, e) == DL_OK ? DL_OK : DL_ESYS;
+	}
+	n = af_deferred(&paths);
+	now = xcalloc(n + 1, sizeof(*now));
+	for (size_t i = 0; i < n; i++) {
+		const char *r = rel_to(dir, paths[i]);
+
+		if (r != NULL && plain_rel(r))
+			now[nnow++] = xstrdup(r);
+	}
+	qsort(now, nnow, sizeof(*now), cmp_str);
+	old = read_manifest(dir, &oldbuf, &nold);
+	/* The new set, and the files of others runs it does not own. */
+	sb_adds(&m, MANIFEST_HEAD);
+	for (size_t i = 0; i < nnow; i++)
+		sb_addf(&m, "%s\n", now[i]);
+	for (size_t i = 0; i < nold; i++)
+		if (strncmp(old[i], owned, olen) != 0 &&
+		    !in_sorted(now, nnow, old[i]))
+			sb_addf(&m, "%s\n", old[i]);
+	sb_addf(&mp, "%s/" CMD_MANIFEST, dir);
+	af_hold_signals(1);
+	rc = af_write_file(mp.buf, m.buf, m.len, e);
+	if (af_defer_end(rc == DL_OK, e) != DL_OK)
+		rc = DL_ESYS;
+	/* Then the files of the old set that the new one lacks. */
+	for (size_t i = 0; i < nold && rc == DL_OK; i++)
+		if (strncmp(old[i], owned, olen) == 0 &&
+		    !in_sorted(now, nnow, old[i]))
+			remove_below(dir, old[i]);
+	af_unlock_dir();
+	af_hold_signals(0);
+	for (size_t i = 0; i < nnow; i++)
+		free((char *)now[i]);
+	free(now);
+	free(old);
+	free(oldbuf);
+	sb_free(&m);
+	sb_free(&mp);
+	return rc;
 }

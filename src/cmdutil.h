@@ -135,6 +135,23 @@ int cmd_write_plan(const struct dl_plan *p, const struct dl_cluster *c,
  */
 size_t cmd_warn_inputs(const struct dl_cluster *c, const struct dl_model *m);
 
+/*
+ * Output sets: every file a command writes into its output directory
+ * between cmd_set_begin() and cmd_set_end() (the plan, its launch files,
+ * a schedule's plans and models) replaces the previous set as one unit.
+ * cmd_set_end() with ok set renames the new files into place (all or
+ * none, af_defer_end()), records them in DIR/.dlplan-files (the
+ * manifest) and removes the files of the previous set whose path starts
+ * with owned ("" for all, "launch/" for emit) that the new set lacks:
+ * only files the manifest lists, only regular files, never through a
+ * symbolic link.  Without ok, the temporary files and the directories
+ * made are removed and the directory is left as it was; DL_OK.  Either
+ * way the directory's lock (cmd_lock_outdir()) is released.
+ */
+#define CMD_MANIFEST ".dlplan-files"
+void cmd_set_begin(void);
+int cmd_set_end(const char *dir, const char *owned, int ok, struct dl_err *e);
+
 /* Print a module error and return its exit status. */
 int cmd_fail(const struct dl_err *e);
 

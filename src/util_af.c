@@ -143,7 +143,12 @@ af_open(struct afile *af, const char *path, struct dl_err *e)
 	}
 	af->tmp = xmalloc(n + 16);
 	snprintf(af->tmp, n + 16, "%s.tmp-XXXXXX", path);
+	/* No signal between creating the file and tracking it. */
+	af_hold_signals(1);
 	fd = mkstemp(af->tmp);
+	if (fd >= 0)
+		af->slot = af_track(af->tmp);
+	af_hold_signals(0);
 	if (fd < 0) {
 		dl_seterr(e, DL_ESYS, path, 0, 0, "cannot create file: %s",
 		    strerror(errno));
@@ -152,7 +157,6 @@ af_open(struct afile *af, const char *path, struct dl_err *e)
 		af->path = af->tmp = NULL;
 		return DL_ESYS;
 	}
-	af->slot = af_track(af->tmp);
 	/* mkstemp makes 0600; output files are ordinary files. */
 	{
 		mode_t um = umask(0);
@@ -450,6 +454,7 @@ mkdir_p(const char *path, struct dl_err *e)
 {
 	char *p = xstrdup(path);
 	struct stat st;
+	int made, err;
 
 	for (char *s = p + 1;; s++) {
 		if (*s != '/' && *s != '\0')
@@ -457,14 +462,16 @@ mkdir_p(const char *path, struct dl_err *e)
 		char c = *s;
 
 		*s = '\0';
-		if (mkdir(p, 0777) == 0) {
-			if (af_ndefer > 0 && af_ndirs < AF_MAXDIRS) {
-				af_dirs[af_ndirs] = xstrdup(p);
-				af_ndirs++;
-			}
-		} else if (errno != EEXIST) {
-			int err = errno;
-
+		/* No signal between making a directory and noting it. */
+		af_hold_signals(1);
+		made = mkdir(p, 0777) == 0;
+		err = errno;
+		if (made && af_ndefer > 0 && af_ndirs < AF_MAXDIRS) {
+			af_dirs[af_ndirs] = xstrdup(p);
+			af_ndirs++;
+		}
+		af_hold_signals(0);
+		if (!made && err != EEXIST) {
 			dl_seterr(e, DL_ESYS, p, 0, 0,
 			    "cannot create directory: %s", strerror(err));
 			free(p);
