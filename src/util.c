@@ -55,11 +55,30 @@ dl_seterr(struct dl_err *e, int code, const char *file, long line, long col,
 }
 
 void
+dl_fputs_esc(const char *s, FILE *f)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p; p++) {
+		/* C0 controls, DEL, and C1 controls in UTF-8 (C2 80-9F). */
+		if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\x%02x", *p);
+		} else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			fprintf(f, "\\xc2\\x%02x", p[1]);
+			p++;
+		} else {
+			putc(*p, f);
+		}
+	}
+}
+
+void
 dl_perr(const struct dl_err *e)
 {
 	fprintf(stderr, "%s: ", dl_progname);
 	if (e->file[0] != '\0') {
-		fprintf(stderr, "%s:", e->file);
+		dl_fputs_esc(e->file, stderr);
+		fputc(':', stderr);
 		if (e->line > 0) {
 			fprintf(stderr, "%ld:", e->line);
 			if (e->col > 0)
@@ -67,18 +86,21 @@ dl_perr(const struct dl_err *e)
 		}
 		fputc(' ', stderr);
 	}
-	fprintf(stderr, "%s\n", e->msg);
+	dl_fputs_esc(e->msg, stderr);
+	fputc('\n', stderr);
 }
 
 void
 dl_warn(const char *fmt, ...)
 {
 	va_list ap;
+	char buf[2048];
 
-	fprintf(stderr, "%s: ", dl_progname);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	fprintf(stderr, "%s: ", dl_progname);
+	dl_fputs_esc(buf, stderr);
 	fputc('\n', stderr);
 }
 
@@ -287,7 +309,11 @@ parse_double(const char *s, double min, double max, double *out)
 	v = strtod(s, &end);
 	if (end == s || *end != '\0')
 		return -1;
-	if (errno == ERANGE || !isfinite(v))
+	/*
+	 * ERANGE is also underflow: a value that rounds to a subnormal or
+	 * to zero is still a number, in range when [min, max] holds it.
+	 */
+	if ((errno == ERANGE && fabs(v) >= DBL_MIN) || !isfinite(v))
 		return -2;
 	if (v < min || v > max)
 		return -2;

@@ -44,6 +44,13 @@ int dl_vseterr(struct dl_err *e, int code, const char *file, long line,
     long col, const char *fmt, va_list ap);
 /* Print e to stderr in the "dlplan: FILE:LINE:COLUMN: msg" form. */
 void dl_perr(const struct dl_err *e);
+/*
+ * Write s to f with its control characters (C0, DEL and the C1 controls
+ * of UTF-8) as \xNN, so that a message quoting an input cannot move the
+ * cursor, set the terminal's title or clear the screen.  dl_perr() and
+ * dl_warn() write everything through it.
+ */
+void dl_fputs_esc(const char *s, FILE *f);
 
 /* Program name used as the message prefix ("dlplan"). */
 extern const char *dl_progname;

@@ -7,6 +7,7 @@
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -166,6 +167,17 @@ test_edges(void)
 		    "'-0' reads as negative zero");
 		ok(parse_double("-0.0", 0, 1, &d) == 0,
 		    "'-0.0' is in [0, 1] (negative zero equals zero)");
+		/* Underflow is not "out of range" (issue 34). */
+		ok(parse_double("1e-320", 0, 1, &d) == 0 && d > 0 &&
+		    d < DBL_MIN, "'1e-320' (subnormal) is in [0, 1]");
+		ok(parse_double("1e-310", 0, 1, &d) == 0 && d > 0,
+		    "'1e-310' (subnormal) is in [0, 1]");
+		ok(parse_double("1e-400", 0, 1, &d) == 0 && d == 0,
+		    "'1e-400' (rounds to zero) is in [0, 1]");
+		ok(parse_double("1e-320", 1e-9, 1, &d) == -2,
+		    "'1e-320' is below [1e-9, 1]");
+		ok(parse_double("1e400", 0, HUGE_VAL, &d) == -2,
+		    "'1e400' (overflow) is out of range");
 	}
 }
 
@@ -194,7 +206,7 @@ test_rejects(void)
 		rejects(syntax[i], -1);
 	rejects("1e400", -2);
 	rejects("-1e400", -2);
-	rejects("1e-400", -2);
+	/* "1e-400" underflows to zero: a number in range (issue 34). */
 	{
 		double d = 7;
 
