@@ -587,3 +587,12 @@ printf 'flow,src,dst,mb\nf,use-h100-0,usw-l4-0,1e308\n' >"$TMP/u/flows.csv"
 expect_err "flow mb 1e308" 2 \
     "dlplan: $TMP/u/flows.csv:2:4: column 'mb': '1e308' is out of range (expected a number in (0, 1000000000000] (MB))" -- \
     dlplan route -c "$TMP/u" --flows "$TMP/u/flows.csv"
+
+# predict --backtest keeps the window forecasts of the last horizon + 1
+# origins only (issue 34): 20,000 points at horizon 1,000 took 1.33 GB,
+# now memory grows with the horizon, not with the series.
+awk 'BEGIN { print "node,t,util"; srand(1)
+    for (t = 0; t < 20000; t++) printf "a,%d,%.4f\n", t, 0.5 + 0.3 * sin(t / 50) + 0.1 * rand() }' \
+    >"$TMP/bt.csv"
+bounded "predict --backtest, 20,000 points, horizon 1,000" 120 262144 0 -- \
+    "$DLPLAN" predict -H "$TMP/bt.csv" --backtest --horizon 1000
