@@ -548,6 +548,10 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 	}
 	for (int i = 0; i < SCHED_NPOLICY && rc == DL_OK; i++, n++)
 		rc = sched_run(&s, i, &rq.sp, &res[i], &e);
+	/* A job that runs too long is named by its line in JOBS.csv. */
+	if (rc == DL_EDATA && e.file[0] == '\0' && e.line > 0)
+		snprintf(e.file, sizeof(e.file), "%s",
+		    strcmp(rq.jobs, "-") == 0 ? "<stdin>" : rq.jobs);
 	if (rc == DL_OK && rq.outdir) {
 		/* One set: plans/ and models/ lose the files of earlier runs. */
 		cmd_set_begin();

@@ -596,3 +596,15 @@ awk 'BEGIN { print "node,t,util"; srand(1)
     >"$TMP/bt.csv"
 bounded "predict --backtest, 20,000 points, horizon 1,000" 120 262144 0 -- \
     "$DLPLAN" predict -H "$TMP/bt.csv" --backtest --horizon 1000
+
+# schedule: a job of 1e15 iterations (in the documented range) ran
+# forever and grew ~8 MB/s (issue 34); now at most 100,000 slots in
+# which jobs run are simulated, then exit 2 naming the job's line.
+printf 'job,arrival_s,model,global_batch,micro_batch,iterations\nj1,0,resnet50,256,4,1e15\n' \
+    >"$TMP/it15.csv"
+bounded "schedule, a job of 1e15 iterations" 120 262144 2 -- \
+    "$DLPLAN" schedule -c "$SRCDIR/datasets/clusters/philly-64" \
+    --jobs "$TMP/it15.csv"
+check "... refused naming its line" grep -q \
+    "^dlplan: $TMP/it15.csv:2: gadget schedule: job 'j1' (1e+15 iterations) still runs after 100000 slots" \
+    "$TMP/err"
