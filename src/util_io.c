@@ -76,7 +76,7 @@ check_input(int fd, const char *path, struct stat *st, struct dl_err *e)
 static int
 open_beneath(const char *root, const char *rel)
 {
-	int dfd, fd, err;
+	int dfd, fd, err, walked = 0;
 	char *copy, *comp, *next;
 
 	if ((dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
@@ -125,9 +125,10 @@ open_beneath(const char *root, const char *rel)
 			err = EXDEV;	/* a symbolic link: not followed */
 		errno = err;
 		fd = nfd;
+		walked = 1;
 	}
 	free(copy);
-	if (fd == dfd) {	/* rel named root itself */
+	if (fd >= 0 && !walked) {	/* rel named root itself */
 		close(fd);
 		errno = EISDIR;
 		return -1;

@@ -341,6 +341,83 @@ test_read_file(void)
 	rmdir(dir);
 }
 
+/*
+ * Pinned reads (issue 34): a digest decides whether the bytes are
+ * returned; a root confines the open; the digest of what was returned
+ * is kept.
+ */
+static void
+test_pins(void)
+{
+	char dir[] = "/tmp/dlplan-pin.XXXXXX", sub[600], f[600], out[600];
+	char ln[600], sha[65], got[65];
+	struct dl_err e = { 0 };
+	char *data = NULL;
+	size_t len;
+	FILE *fp;
+	int rc;
+
+	if (mkdtemp(dir) == NULL) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	snprintf(sub, sizeof(sub), "%s/in", dir);
+	snprintf(f, sizeof(f), "%s/in/a.csv", dir);
+	snprintf(out, sizeof(out), "%s/out.csv", dir);
+	snprintf(ln, sizeof(ln), "%s/in/up", dir);
+	mkdir(sub, 0700);
+	fp = fopen(f, "w");
+	fputs("x\n1\n", fp);
+	fclose(fp);
+	fp = fopen(out, "w");
+	fputs("secret\n", fp);
+	fclose(fp);
+	if (symlink("..", ln) != 0)
+		ok(0, "symlink");
+	sha256_hex("x\n1\n", 4, sha);
+
+	read_pin(f, sha, NULL, NULL);
+	rc = read_file(f, &data, &len, &e);
+	ok(rc == DL_OK && len == 4, "pinned, right digest: read");
+	free(data);
+	ok(read_digest(f, got) && strcmp(got, sha) == 0,
+	    "read_digest: the digest of the bytes read");
+	read_unpin();
+	read_pin(out, sha, NULL, NULL);
+	data = NULL;
+	rc = read_file(out, &data, &len, &e);
+	ok(rc == DL_EDATA && data == NULL && strstr(e.msg, "secret") == NULL &&
+	    strncmp(e.msg, "does not match the digest", 25) == 0,
+	    "pinned, wrong digest: refused unread: %s", e.msg);
+	read_unpin();
+
+	read_pin("p1", NULL, sub, "a.csv");
+	rc = read_file("p1", &data, &len, &e);
+	ok(rc == DL_OK && len == 4, "below root: read");
+	free(data);
+	read_pin("p2", NULL, sub, "../out.csv");
+	rc = read_file("p2", &data, &len, &e);
+	ok(rc == DL_EDATA && strncmp(e.msg, "leads outside", 13) == 0,
+	    "'..' out of root: refused: %s", e.msg);
+	read_pin("p3", NULL, sub, "up/out.csv");
+	rc = read_file("p3", &data, &len, &e);
+	ok(rc == DL_EDATA && strncmp(e.msg, "leads outside", 13) == 0,
+	    "a symbolic link out of root: refused: %s", e.msg);
+	read_pin("p4", NULL, sub, out);
+	rc = read_file("p4", &data, &len, &e);
+	ok(rc == DL_EDATA && strncmp(e.msg, "leads outside", 13) == 0,
+	    "an absolute path: refused: %s", e.msg);
+	read_unpin();
+	rc = read_file(out, &data, &len, &e);
+	ok(rc == DL_OK, "unpinned: read as before");
+	free(data);
+	unlink(ln);
+	unlink(f);
+	unlink(out);
+	rmdir(sub);
+	rmdir(dir);
+}
+
 /* The one hash map: pointer values and index values, through growth. */
 static void
 test_kcache(void)
@@ -380,6 +457,7 @@ test_kcache(void)
 int
 main(void)
 {
+	test_pins();
 	test_kcache();
 	test_edges();
 	test_random();
