@@ -21,7 +21,6 @@
 #include "emit.h"
 #include "model.h"
 #include "plan.h"
-#include "util_af.h"
 #include "util_io.h"
 
 enum {

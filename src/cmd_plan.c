@@ -21,7 +21,6 @@
 #include "route.h"
 #include "emit.h"
 #include "search.h"
-#include "util_af.h"
 
 enum {
 	O_DUMP = 1, O_EXACT, O_FORMAT, O_GBATCH, O_GRAD, O_HORIZON, O_MAXS,

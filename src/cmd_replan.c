@@ -19,7 +19,6 @@
 #include "partition.h"
 #include "replan.h"
 #include "route.h"
-#include "util_af.h"
 #include "util_io.h"
 
 enum {

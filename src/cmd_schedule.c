@@ -16,7 +16,6 @@
 #include "cmds.h"
 #include "cmdutil.h"
 #include "sched.h"
-#include "util_af.h"
 #include "util_io.h"
 
 enum {

@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "emit_int.h"
-#include "util_af.h"
 
 void
 emit_opts_init(struct emit_opts *o)

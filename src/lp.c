@@ -14,7 +14,6 @@
 #include <pthread.h>
 
 #include "lp.h"
-#include "util_af.h"
 
 struct col {
 	char *name;

@@ -17,7 +17,6 @@
 #include "replan.h"
 #include "route.h"
 #include "sched.h"
-#include "util_af.h"
 
 const struct dl_cmd *const dl_cmds[] = {
 	&dl_cmd_plan,

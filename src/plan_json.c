@@ -48,7 +48,6 @@
 #include "forecast.h"
 #include "plan.h"
 #include "plan_json.h"
-#include "util_af.h"
 #include "util_io.h"
 
 /*

@@ -11,7 +11,6 @@
 #include "partition.h"
 #include "search_int.h"
 #include "split.h"
-#include "util_af.h"
 
 /* The node, TP degree and last layer of every stage of gr. */
 static void

@@ -138,6 +138,60 @@ void sb_free(struct strbuf *sb);
 /* Give up ownership of the buffer (never NULL). */
 char *sb_detach(struct strbuf *sb);
 
+/*
+ * Atomic output files (util_af.c): written to "PATH.tmp-XXXXXX" beside
+ * PATH and renamed over PATH on commit, so a reader never sees a partial
+ * file.  Temporary files still open are removed by af_cleanup_all(),
+ * which the signal handlers in main.c call.  A symbolic link at PATH is
+ * replaced, not written through; a device, FIFO or socket at PATH
+ * (-o /dev/null) is written directly (tmp is NULL) instead of being
+ * replaced.
+ */
+struct afile {
+	FILE *fp;
+	char *path, *tmp;
+	size_t slot;		/* of tmp in the signal handlers' table */
+};
+int af_open(struct afile *af, const char *path, struct dl_err *e);
+/* Flush, check for write errors, fsync, close, rename.  Removes the
+ * temporary file on any failure. */
+int af_commit(struct afile *af, struct dl_err *e);
+/* Close and remove the temporary file. */
+void af_abort(struct afile *af);
+void af_cleanup_all(void);
+/* Write a whole buffer to path atomically. */
+int af_write_file(const char *path, const char *data, size_t len,
+    struct dl_err *e);
+/*
+ * Write n buffers to n paths as one output: no path is replaced unless
+ * every temporary file was written and synced (a full disk, a file size
+ * limit or a path that is a directory replaces none).  Only a failing
+ * rename() itself can leave the first files replaced and the rest not.
+ */
+int af_write_files(size_t n, const char *const *paths,
+    const char *const *data, const size_t *lens, struct dl_err *e);
+/*
+ * Hold (on = 1) or release (0) SIGINT, SIGTERM and SIGHUP, so that a set
+ * of renames is not cut in two: an interrupted run replaces all of its
+ * files or none.  Calls nest: the signals come through when the outermost
+ * hold is released.
+ */
+void af_hold_signals(int on);
+
+/*
+ * Lock output directory dir (which must exist) for this run, git-lockfile
+ * style: create the empty file dir/.dlplan.lock with O_EXCL.  A second
+ * writer gets DL_ESYS naming the lock file.  af_unlock_dir() and
+ * af_cleanup_all() (at exit and on signals) remove it.  One lock per run;
+ * a second call is a no-op.
+ */
+#define AF_LOCK_NAME ".dlplan.lock"
+int af_lock_dir(const char *dir, struct dl_err *e);
+void af_unlock_dir(void);
+
+/* Make directory path (and parents) if missing. */
+int mkdir_p(const char *path, struct dl_err *e);
+
 /* SHA-256 of a buffer as 64 hex digits in out[65]. */
 void sha256_hex(const void *data, size_t len, char out[65]);
 
