@@ -4,7 +4,8 @@
 include config.mk
 
 CPPFLAGS_ALL = -D_POSIX_C_SOURCE=200809L -DDLPLAN_VERSION=\"$(VERSION)\" \
-	$(GLPK_CFLAGS) $(CSV_CFLAGS) $(JSON_CFLAGS) $(CPPFLAGS)
+	$(GLPK_CFLAGS) $(CSV_CFLAGS) $(JSON_CFLAGS) $(NETTLE_CFLAGS) \
+	$(CPPFLAGS)
 CFLAGS_ALL = $(WARNFLAGS) $(THREAD_FLAGS) $(CFLAGS)
 LDFLAGS_ALL = $(THREAD_FLAGS) $(LDFLAGS)
 ifeq ($(DEVELOPER),1)
@@ -17,7 +18,7 @@ BUILD = build/san
 else
 BUILD = build/std
 endif
-LIBS = $(GLPK_LIBS) $(CSV_LIBS) $(JSON_LIBS) $(LDLIBS_EXTRA)
+LIBS = $(GLPK_LIBS) $(CSV_LIBS) $(JSON_LIBS) $(NETTLE_LIBS) $(LDLIBS_EXTRA)
 
 SRC = $(filter-out src/main.c,$(wildcard src/*.c))
 OBJ = $(SRC:src/%.c=$(BUILD)/%.o)

@@ -25,6 +25,9 @@ CSV_CFLAGS =
 CSV_LIBS = -lcsv
 JSON_CFLAGS =
 JSON_LIBS = -ljansson
+# SHA-256 of the input files (the digests that decide what a plan may read).
+NETTLE_CFLAGS =
+NETTLE_LIBS = -lnettle
 LDLIBS_EXTRA = -lm
 # The search runs on several threads (plan --jobs).
 THREAD_FLAGS = -pthread

@@ -58,6 +58,7 @@ Run as a program, it prints a rank's assignment as JSON:
 """
 
 import json
+import math
 import os
 import sys
 
@@ -243,8 +244,39 @@ class Rank:
 
 def _int(v, what):
     if isinstance(v, bool) or not isinstance(v, int):
-        raise PlanError("%s: expected an integer, found %r" % (what, v))
+        raise PlanError("%s: expected an integer, found %s" %
+                        (what, _show(v)))
     return v
+
+
+def _show(v):
+    """A value for a message: short, one line, no control characters."""
+    t = json.dumps(v) if not isinstance(v, (dict, list)) else \
+        type(v).__name__
+    t = "".join(c if c.isprintable() else "\\x%02x" % (ord(c) & 0xff)
+                for c in t)
+    return t if len(t) <= 40 else t[:37] + "..."
+
+
+def _obj(v, what):
+    if not isinstance(v, dict):
+        raise PlanError("%s: expected an object, found %s" %
+                        (what, _show(v)))
+    return v
+
+
+def _list(v, what):
+    if not isinstance(v, list):
+        raise PlanError("%s: expected a list, found %s" % (what, _show(v)))
+    return v
+
+
+def _share(v, what):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or \
+            not math.isfinite(v) or v < 0:
+        raise PlanError("%s: expected a number >= 0, found %s" %
+                        (what, _show(v)))
+    return float(v)
 
 
 class Plan:
@@ -254,8 +286,9 @@ class Plan:
             raise PlanError("%s: not a dlplan plan (expected \"schema\": "
                             "\"dlplan.plan/1\")" % (path or "plan"))
         self.path = path
-        opts = data.get("options") or {}
-        self.global_batch = opts.get("global_batch")
+        opts = _obj(data.get("options"), "options")
+        self.global_batch = _int(opts.get("global_batch"),
+                                 "options.global_batch")
         self.micro_batch = _int(opts.get("micro_batch", 1),
                                 "options.micro_batch")
         hosts = {}
@@ -264,25 +297,38 @@ class Plan:
                 hosts[r["node"]] = r["host"]
         self.groups = []
         self.ranks = []
-        for g, gj in enumerate(data.get("groups") or []):
+        for g, gj in enumerate(_list(data.get("groups"), "groups")):
             w = "groups[%d]" % g
+            _obj(gj, w)
             group = Group(g, _int(gj.get("micro_batches"),
                                   w + ".micro_batches"))
-            for s, sj in enumerate(gj.get("stages") or []):
+            for s, sj in enumerate(_list(gj.get("stages"), w + ".stages")):
                 w = "groups[%d].stages[%d]" % (g, s)
-                gpus = [_int(x, w + ".gpus") for x in sj.get("gpus") or []]
+                _obj(sj, w)
+                gpus = [_int(x, w + ".gpus")
+                        for x in _list(sj.get("gpus"), w + ".gpus")]
                 if not gpus:
                     raise PlanError("%s.gpus: no GPUs" % w)
-                shares = sj.get("tp_shares") or [1.0 / len(gpus)] * len(gpus)
+                if len(set(gpus)) != len(gpus) or min(gpus) < 0:
+                    raise PlanError("%s.gpus: %s (expected distinct GPU "
+                                    "numbers >= 0)" % (w, gpus))
+                shares = sj.get("tp_shares")
+                if shares is None:
+                    shares = [1.0 / len(gpus)] * len(gpus)
+                shares = [_share(x, w + ".tp_shares")
+                          for x in _list(shares, w + ".tp_shares")]
                 if len(shares) != len(gpus):
                     raise PlanError("%s.tp_shares: %d shares for %d GPUs" %
                                     (w, len(shares), len(gpus)))
-                layers = sj.get("layers") or []
+                layers = _list(sj.get("layers"), w + ".layers")
                 if len(layers) != 2:
                     raise PlanError("%s.layers: expected [first, last]" % w)
                 node = sj.get("node")
+                if not isinstance(node, str) or not node:
+                    raise PlanError("%s.node: expected a node id, found %s"
+                                    % (w, _show(node)))
                 stage = Stage(g, s, node, hosts.get(node, node), gpus,
-                              [float(x) for x in shares],
+                              shares,
                               _int(layers[0], w + ".layers"),
                               _int(layers[1], w + ".layers"))
                 for j in range(len(gpus)):
@@ -348,14 +394,20 @@ def load(path=None):
         if not path:
             raise PlanError("DLPLAN_PLAN is not set (start the script "
                             "through dlplan's launch files, or pass path)")
+    return Plan(read_json(path), path)
+
+
+def read_json(path):
+    """The JSON value in the file path; PlanError when it cannot be read
+    (missing, a directory, not UTF-8, not JSON, nested too deeply)."""
     try:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+            return json.load(f)
     except OSError as e:
         raise PlanError("%s: %s" % (path, e.strerror or e)) from e
-    except ValueError as e:
-        raise PlanError("%s: invalid JSON: %s" % (path, e)) from e
-    return Plan(data, path)
+    except (ValueError, RecursionError) as e:
+        raise PlanError("%s: invalid JSON: %s" % (path, str(e)[:200])) \
+            from e
 
 
 def assignment(path=None, rank=None):

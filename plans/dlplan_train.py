@@ -150,9 +150,7 @@ def resolve_arch(args, plan_path):
     from dlplan_arch import Arch
     base = None
     if plan_path:
-        import json
-        with open(plan_path, encoding="utf-8") as f:
-            mp = model_path(plan_path, json.load(f))
+        mp = model_path(plan_path, dlplan_plan.read_json(plan_path))
         if mp:
             base = Arch.from_model_csv(mp)
     keys = ("layers", "hidden", "heads", "seq", "vocab", "ffn", "positions")
@@ -221,15 +219,17 @@ def pick_device(args):
 # --- --reference ------------------------------------------------------
 
 def run_reference(args):
-    from dlplan_model import Layer, TPComm, batch, make_optimizer, save_params
     plan_path = args.plan or os.environ.get("DLPLAN_PLAN")
-    arch = resolve_arch(args, plan_path)
     gb = args.global_batch
     if plan_path:
         plan = dlplan_plan.load(plan_path)
+    arch = resolve_arch(args, plan_path)
+    if plan_path:
         gb = check_plan(plan, arch)
     if not gb or gb < 1:
         raise TrainError("--reference needs a plan or --global-batch")
+    # PyTorch only once the inputs are known to be good.
+    from dlplan_model import Layer, TPComm, batch, make_optimizer, save_params
     set_dtype(args)
     dev = pick_device(args)
     comm = TPComm(None, 1)
@@ -419,9 +419,23 @@ def run_planned(args):
     return 0
 
 
+def check_args(args):
+    """Refuse option values argparse lets through (nan, inf, <= 0)."""
+    for k in ("lr", "weight_decay", "momentum", "tolerance", "timeout",
+              "profile_tflops"):
+        v = getattr(args, k)
+        if not math.isfinite(v) or v < 0 or \
+                (v == 0 and k in ("lr", "timeout", "profile_tflops")):
+            raise TrainError("--%s %r: expected a finite number %s 0" %
+                             (k.replace("_", "-"), v,
+                              ">" if k in ("lr", "timeout",
+                                           "profile_tflops") else ">="))
+
+
 def main(argv):
     args = parse_args(argv)
     try:
+        check_args(args)
         if args.compare:
             return run_compare(args)
         if args.profile:

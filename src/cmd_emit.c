@@ -72,7 +72,7 @@ const struct dl_cmd dl_cmd_emit = {
 	"deepspeed|torchtitan [-o OUTDIR] "
 	"[--script FILE] [--partition P] [--time T] [--master-port N] "
 	"[--account NAME] [--qos NAME] [--output PATH] [--error PATH] "
-	"[--sbatch-arg OPT ...] [--slot N] [--trust-paths] "
+	"[--sbatch-arg OPT ...] [--slot N] [--ignore-digests] [--trust-paths] "
 	"[-- COMMAND|ARGS...]",
 	"write launch files (Slurm, torchrun, srun, hostfile) for a plan",
 	emit_opts_table, 0
@@ -85,7 +85,7 @@ struct emit_args {
 	const char *model;
 	long slot;		/* --slot, or 0 */
 	int launcher;		/* --launcher, or -1 */
-	int trust;		/* --trust-paths */
+	int flags;		/* CMD_IGNORE_DIGESTS, CMD_TRUST_PATHS */
 	int last;		/* argv index after the last option */
 	int npre;		/* operands before argv[last] */
 	const char *sbatch[EMIT_MAX_SBATCH_ARGS];	/* eo.sbatch_args */
@@ -107,8 +107,11 @@ take_opt(struct emit_args *a, int id, struct optstate *st, struct dl_err *e)
 	case O_MODEL:
 		a->model = st->arg;
 		break;
+	case OPT_IGNORE:
+		a->flags |= CMD_IGNORE_DIGESTS;
+		break;
 	case OPT_TRUST:
-		a->trust = 1;
+		a->flags |= CMD_TRUST_PATHS;
 		break;
 	case O_OUT:
 		a->eo.outdir = st->arg;
@@ -266,8 +269,8 @@ run_emit(const struct emit_args *a, struct dl_err *e)
 	size_t len;
 	int rc;
 
-	if ((rc = cmd_load_plan(a->eo.plan_path, &a->paths, a->model, 1,
-	    a->trust, &p, &c, &m, NULL, e)) != DL_OK)
+	if ((rc = cmd_load_plan(a->eo.plan_path, &a->paths, a->model,
+	    CMD_CHECK_DIGESTS | a->flags, &p, &c, &m, NULL, e)) != DL_OK)
 		return cmd_fail(e);
 	/* Standard input was read whole by then: this is a copy of it. */
 	if (strcmp(eo.plan_path, DL_STDIN_PATH) == 0 &&
@@ -275,9 +278,15 @@ run_emit(const struct emit_args *a, struct dl_err *e)
 		eo.plan_text = text;
 	if (m.nlayers > 0)
 		eo.model = &m;
-	if (rc == DL_OK && (rc = cmd_lock_outdir(eo.outdir, e)) == DL_OK) {
-		rc = emit_launch(&p, &c, &eo, &res, e);
-		af_unlock_dir();
+	if (rc == DL_OK) {
+		/* One set: launch/ loses the files of earlier runs. */
+		cmd_set_begin();
+		if ((rc = cmd_lock_outdir(eo.outdir, e)) == DL_OK)
+			rc = emit_launch(&p, &c, &eo, &res, e);
+		if (rc == DL_OK)
+			rc = cmd_set_end(eo.outdir, "launch/", 1, e);
+		else
+			cmd_set_end(eo.outdir, "launch/", 0, NULL);
 	}
 	if (rc == DL_OK) {
 		for (size_t i = 0; i < res.nfiles; i++)

@@ -23,10 +23,13 @@
  *	names in its "inputs" (relative paths are relative to the plan
  *	file's directory).  -c DIR replaces all cluster files by those of
  *	DIR; --nodes, --links, --load and --traffic replace one file each;
- *	-m replaces the model.  When the plan records SHA-256 digests of its
- *	inputs, the files used must still have them, or eval refuses the
- *	plan (exit 2) so that a stale plan is not trusted; --ignore-digests
- *	evaluates it anyway ("what if the cluster changed").  A plan without
+ *	-m replaces the model.  The files the plan names are read only when
+ *	their bytes have the SHA-256 digests it records, wherever they lie
+ *	(cmd_load_plan()); the files given in their place must have them
+ *	too, or eval refuses the plan (exit 2) so that a stale plan is not
+ *	trusted; --ignore-digests evaluates it anyway ("what if the cluster
+ *	changed"), with the plan's own files then confined to its directory
+ *	unless --trust-paths.  A plan without
  *	a "forecast" gets one from load.csv (section 5.1, the plan's
  *	horizon).
  *
@@ -78,7 +81,7 @@
 
 static double rel_pct(double, double);
 
-enum { O_BASELINES = 1, O_FORMAT, O_IGNORE, O_MODEL, O_SVG };
+enum { O_BASELINES = 1, O_FORMAT, O_MODEL, O_SVG };
 
 static const struct optspec eval_opts[] = {
 	{ "baselines", 0, O_BASELINES, NULL, NULL,
@@ -87,9 +90,6 @@ static const struct optspec eval_opts[] = {
 	DL_OPT_CLUSTER,
 	{ "format", 0, O_FORMAT, "FMT", "table|json",
 	    "output format (default table)" },
-	{ "ignore-digests", 0, O_IGNORE, NULL, NULL,
-	    "evaluate even if the input files changed since the plan was "
-	    "made" },
 	{ "model", 'm', O_MODEL, "FILE", "csv",
 	    "model.csv to use instead of the plan's" },
 	{ "svg", 0, O_SVG, "FILE", "file",
@@ -336,10 +336,10 @@ print_table(const struct ev *v, int baselines)
 /* The cluster and model of the plan, with the command line's on top. */
 static int
 load_inputs(struct ev *v, const struct dl_cluster_paths *user,
-    const char *model, int check, int trust, struct dl_err *e)
+    const char *model, int flags, struct dl_err *e)
 {
 	const char *missing;
-	int rc = cmd_load_plan(v->plan_path, user, model, check, trust,
+	int rc = cmd_load_plan(v->plan_path, user, model, flags,
 	    &v->p, &v->c, &v->m, &missing, e);
 
 	if (missing && strcmp(missing, "nodes") == 0)
@@ -418,7 +418,7 @@ cmd_eval(const struct dl_cmd *cmd, int argc, char **argv)
 	struct dl_err e = { 0 };
 	struct ev v;
 	const char *model = NULL, *svg = NULL;
-	int id, fmt = 0, baselines = 0, check = 1, trust = 0, rc;
+	int id, fmt = 0, baselines = 0, flags = CMD_CHECK_DIGESTS, rc;
 	char *out = NULL;
 
 	memset(&v, 0, sizeof(v));
@@ -440,11 +440,11 @@ cmd_eval(const struct dl_cmd *cmd, int argc, char **argv)
 			if ((fmt = opt_choice(&st, &e)) < 0)
 				goto usage;
 			break;
-		case O_IGNORE:
-			check = 0;
+		case OPT_IGNORE:
+			flags |= CMD_IGNORE_DIGESTS;
 			break;
 		case OPT_TRUST:
-			trust = 1;
+			flags |= CMD_TRUST_PATHS;
 			break;
 		case O_MODEL:
 			model = st.arg;
@@ -469,7 +469,7 @@ cmd_eval(const struct dl_cmd *cmd, int argc, char **argv)
 	v.plan_path = st.pos[0];
 	opt_free(&st);
 
-	if ((rc = load_inputs(&v, &user, model, check, trust, &e)) != DL_OK)
+	if ((rc = load_inputs(&v, &user, model, flags, &e)) != DL_OK)
 		return rc == DL_EUSAGE ? opt_usage_error(cmd, &e) :
 		    cmd_fail(&e);
 	rc = evaluate(&v, baselines, &e);

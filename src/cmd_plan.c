@@ -857,14 +857,14 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 		rc = plan_set_inputs(&p, c, m, e);
 	}
 	/*
-	 * One output: the plan files and the launch files are written with
-	 * the directory locked and the interrupting signals held, so that
-	 * SIGINT or SIGTERM leaves either the old set or the new one.
+	 * One output set: the plan files and the launch files replace the
+	 * directory's previous set, stale launch files included, or, on any
+	 * failure or signal, nothing (cmd_set_end()).
 	 */
-	if (rc == DL_OK && a->outdir &&
-	    (rc = cmd_lock_outdir(a->outdir, e)) == DL_OK) {
-		af_hold_signals(1);
-		rc = cmd_write_plan(&p, c, m, a->outdir, e);
+	if (rc == DL_OK && a->outdir) {
+		cmd_set_begin();
+		if ((rc = cmd_lock_outdir(a->outdir, e)) == DL_OK)
+			rc = cmd_write_plan(&p, c, m, a->outdir, e);
 		if (rc == DL_OK && a->launch >= 0) {
 			struct strbuf pj = STRBUF_INIT;
 
@@ -874,8 +874,10 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 			rc = emit_launch(&p, c, &a->eo, NULL, e);
 			sb_free(&pj);
 		}
-		af_hold_signals(0);
-		af_unlock_dir();
+		if (rc == DL_OK)
+			rc = cmd_set_end(a->outdir, "", 1, e);
+		else
+			cmd_set_end(a->outdir, "", 0, NULL);
 	}
 	if (rc == DL_OK) {
 		if (a->fmt == 1) {

@@ -56,7 +56,7 @@ static int cmd_replan(const struct dl_cmd *, int, char **);
 const struct dl_cmd dl_cmd_replan = {
 	"replan", cmd_replan,
 	"PLAN.json --observed STEPS.csv [-o OUTDIR] [--window W] "
-	"[--repartition] [--trust-paths] [options]",
+	"[--repartition] [--ignore-digests] [--trust-paths] [options]",
 	"re-plan from the step times a running job measured",
 	replan_opts, 0
 };
@@ -211,7 +211,7 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 	struct dl_model m;
 	struct dl_plan p, np;
 	const char *model = NULL, *outdir = NULL, *observed = NULL, *path;
-	int id, fmt = 0, fmethod = -1, rc, trust = 0;
+	int id, fmt = 0, fmethod = -1, rc, flags = 0;
 	long v;
 
 	opt_init(&st, argc, argv);
@@ -251,8 +251,11 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 		case O_REPART:
 			ro.repartition = 1;
 			break;
+		case OPT_IGNORE:
+			flags |= CMD_IGNORE_DIGESTS;
+			break;
 		case OPT_TRUST:
-			trust = 1;
+			flags |= CMD_TRUST_PATHS;
 			break;
 		case O_TLIM:
 			if (opt_double(&st, 0.001, 1e6, &ro.time_limit, &e))
@@ -287,10 +290,12 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 		goto usage;
 
 	/*
-	 * No digest check: the job's load history keeps growing while it
-	 * runs, and replan prices with the loads the plan recorded.
+	 * The files given in place of the plan's are not compared with its
+	 * digests: the job's load history keeps growing while it runs, and
+	 * replan prices with the loads the plan recorded.  The plan's own
+	 * files are read only with their digests (cmd_load_plan()).
 	 */
-	if ((rc = cmd_load_plan(path, &paths, model, 0, trust, &p, &c, &m,
+	if ((rc = cmd_load_plan(path, &paths, model, flags, &p, &c, &m,
 	    NULL, &e)) != DL_OK) {
 		opt_free(&st);
 		return cmd_fail(&e);
@@ -305,10 +310,14 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 	rc = ro.repartition ? part_max_layers(&m, &e) : DL_OK;
 	if (rc == DL_OK)
 		rc = run(path, &p, &c, &m, observed, &ro, &np, &e);
-	if (rc == DL_OK && outdir &&
-	    (rc = cmd_lock_outdir(outdir, &e)) == DL_OK) {
-		rc = cmd_write_plan(&np, &c, &m, outdir, &e);
-		af_unlock_dir();
+	if (rc == DL_OK && outdir) {
+		cmd_set_begin();
+		if ((rc = cmd_lock_outdir(outdir, &e)) == DL_OK)
+			rc = cmd_write_plan(&np, &c, &m, outdir, &e);
+		if (rc == DL_OK)
+			rc = cmd_set_end(outdir, "", 1, &e);
+		else
+			cmd_set_end(outdir, "", 0, NULL);
 	}
 	if (rc == DL_OK && fmt == 1) {
 		char *js;

@@ -547,8 +547,20 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 	}
 	for (int i = 0; i < SCHED_NPOLICY && rc == DL_OK; i++, n++)
 		rc = sched_run(&s, i, &rq.sp, &res[i], &e);
-	if (rc == DL_OK && rq.outdir)
-		rc = write_outputs(&s, res, &rq, &e);
+	/* A job that runs too long is named by its line in JOBS.csv. */
+	if (rc == DL_EDATA && e.file[0] == '\0' && e.line > 0)
+		snprintf(e.file, sizeof(e.file), "%s",
+		    strcmp(rq.jobs, "-") == 0 ? "<stdin>" : rq.jobs);
+	if (rc == DL_OK && rq.outdir) {
+		/* One set: plans/ and models/ lose the files of earlier runs. */
+		cmd_set_begin();
+		if ((rc = cmd_lock_outdir(rq.outdir, &e)) == DL_OK)
+			rc = write_outputs(&s, res, &rq, &e);
+		if (rc == DL_OK)
+			rc = cmd_set_end(rq.outdir, "", 1, &e);
+		else
+			cmd_set_end(rq.outdir, "", 0, NULL);
+	}
 	if (rc == DL_OK) {
 		if (dl_verbose > 0)
 			fprintf(stderr, "dlplan: %ld iteration times computed; "

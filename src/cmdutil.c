@@ -6,10 +6,14 @@
 /* realpath(3) is an X/Open function. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmdutil.h"
+#include "util_af.h"
 #include "util_io.h"
 
 int
@@ -103,64 +107,67 @@ cmd_print_json(json_t *v)
 	return DL_OK;
 }
 
-/*
- * Whether file, an input path of the plan plan (resolved against the
- * plan's directory), lies inside the plan's directory tree once both are
- * made absolute by realpath(), so that neither '..' nor a symbolic link
- * leads out.  A file that does not exist passes: opening it fails later
- * and reads nothing.
- */
+/* Is the plan's input i replaced by the command line? */
 static int
-inside_plan_dir(const char *plan, const char *file)
+replaced(const struct dl_input *in, const struct dl_cluster_paths *user,
+    const char *model)
 {
-	char *dir = path_dir(plan), *rd, *rf;
-	int in = 0;
-	size_t n;
+	const char *k = in->kind;
 
-	rd = realpath(dir, NULL);
-	rf = realpath(file, NULL);
-	if (rf == NULL && errno == ENOENT)
-		in = 1;
-	else if (rd != NULL && rf != NULL) {
-		n = strlen(rd);
-		in = strcmp(rd, "/") == 0 || (strncmp(rf, rd, n) == 0 &&
-		    rf[n] == '/');
-	}
-	free(dir);
-	free(rd);
-	free(rf);
-	return in;
+	if (strcmp(k, "model") == 0)
+		return model != NULL;
+	return user->dir != NULL || (strcmp(k, "nodes") == 0 ? user->nodes :
+	    strcmp(k, "links") == 0 ? user->links : strcmp(k, "load") == 0 ?
+	    user->load : user->traffic) != NULL;
 }
 
 /*
- * The inputs of plan in that the command line does not replace must lie
- * in the plan's directory tree unless trusted: a plan from elsewhere must
- * not make dlplan open any file it names.
+ * Pin the inputs of plan in that the command line does not replace
+ * (read_pin()): each is read only when its bytes have the digest the
+ * plan records, wherever it lies, since reading it then tells the plan's
+ * author nothing new.  An input without a digest is refused before it is
+ * opened.  With CMD_IGNORE_DIGESTS the digests are not asked for, and
+ * the inputs must lie below the plan's directory instead, unless
+ * CMD_TRUST_PATHS.
  */
 static int
-confine_inputs(const char *path, const struct dl_plan *in,
-    const struct dl_cluster_paths *user, const char *model, int trust,
+pin_inputs(const char *path, const struct dl_plan *in,
+    const struct dl_cluster_paths *user, const char *model, int flags,
     struct dl_err *e)
 {
-	for (size_t i = 0; i < in->ninputs && !trust; i++) {
-		const char *k = in->inputs[i].kind;
-		int used;
+	char *dir = path_dir(path);
+	size_t n = strlen(dir);
 
-		if (strcmp(k, "model") == 0)
-			used = model == NULL;
-		else
-			used = user->dir == NULL && !(strcmp(k, "nodes") == 0 ?
-			    user->nodes : strcmp(k, "links") == 0 ? user->links
-			    : strcmp(k, "load") == 0 ? user->load :
-			    user->traffic);
-		if (used && !inside_plan_dir(path, in->inputs[i].path))
+	for (size_t i = 0; i < in->ninputs; i++) {
+		const struct dl_input *x = &in->inputs[i];
+		const char *rel = x->path;
+		int mdl = strcmp(x->kind, "model") == 0;
+
+		if (replaced(x, user, model) ||
+		    strcmp(x->path, DL_STDIN_PATH) == 0)
+			continue;
+		if (!(flags & CMD_IGNORE_DIGESTS)) {
+			if (x->sha256[0] != '\0') {
+				read_pin(x->path, x->sha256, NULL, NULL);
+				continue;
+			}
+			free(dir);
+			read_unpin();
 			return dl_seterr(e, DL_EDATA, path, 0, 0, "inputs[%zu]."
-			    "path: '%s' lies outside the plan's directory (give "
-			    "the %s with %s, or --trust-paths to allow it)", i,
-			    in->inputs[i].path, strcmp(k, "model") == 0 ?
-			    "model" : "cluster", strcmp(k, "model") == 0 ?
-			    "-m FILE" : "-c DIR");
+			    "sha256: missing, so '%s' is not read (give the %s "
+			    "with %s, or --ignore-digests to read it inside the "
+			    "plan's directory)", i, x->path, mdl ? "model" :
+			    "cluster", mdl ? "-m FILE" : "-c DIR");
+		}
+		if (flags & CMD_TRUST_PATHS)
+			continue;
+		/* resolve() put the plan's directory before a relative path. */
+		if (strchr(path, '/') != NULL && strncmp(rel, dir, n) == 0 &&
+		    rel[n] == '/')
+			rel += n + 1;
+		read_pin(x->path, NULL, dir, rel);
 	}
+	free(dir);
 	return DL_OK;
 }
 
@@ -199,9 +206,8 @@ stdin_inputs(const struct dl_plan *in, const char *path,
 
 int
 cmd_load_plan(const char *path, const struct dl_cluster_paths *user,
-    const char *model, int check_digests, int trust, struct dl_plan *p,
-    struct dl_cluster *c, struct dl_model *m, const char **missing,
-    struct dl_err *e)
+    const char *model, int flags, struct dl_plan *p, struct dl_cluster *c,
+    struct dl_model *m, const char **missing, struct dl_err *e)
 {
 	struct dl_cluster_paths cp = { 0 };
 	struct dl_plan in;
@@ -212,8 +218,7 @@ cmd_load_plan(const char *path, const struct dl_cluster_paths *user,
 	if ((rc = plan_read_inputs(&in, path, e)) != DL_OK)
 		return rc;
 	if ((rc = stdin_inputs(&in, path, user, model, e)) != DL_OK ||
-	    (rc = confine_inputs(path, &in, user, model, trust, e)) !=
-	    DL_OK) {
+	    (rc = pin_inputs(path, &in, user, model, flags, e)) != DL_OK) {
 		plan_free(&in);
 		return rc;
 	}
@@ -249,10 +254,12 @@ cmd_load_plan(const char *path, const struct dl_cluster_paths *user,
 	    (rc = model_load(m, model, e)) != DL_OK) {
 		cluster_free(c);
 	}
+	read_unpin();
 	plan_free(&in);
 	if (rc != DL_OK)
 		return rc;
-	if ((rc = plan_read_json(p, path, c, m, check_digests, e)) != DL_OK) {
+	if ((rc = plan_read_json(p, path, c, m, (flags & CMD_CHECK_DIGESTS) &&
+	    !(flags & CMD_IGNORE_DIGESTS), e)) != DL_OK) {
 		model_free(m);
 		cluster_free(c);
 		return rc;
@@ -309,4 +316,180 @@ cmd_fail(const struct dl_err *e)
 {
 	dl_perr(e);
 	return e->code ? e->code : DL_ESYS;
+}
+
+/*
+ * Output sets (cmd_set_begin()).  The manifest lists, one per line, the
+ * files relative to the output directory that dlplan wrote there.
+ */
+#define MANIFEST_HEAD "# files dlplan wrote here; a later run that " \
+	"writes this directory removes those it no longer writes\n"
+
+void
+cmd_set_begin(void)
+{
+	af_defer_begin();
+}
+
+/* path relative to dir, or NULL when it does not lie there. */
+static const char *
+rel_to(const char *dir, const char *path)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (strncmp(path, dir, n) == 0 && path[n] == '/')
+		path += n + 1;
+	else if (strcmp(dir, ".") != 0 || path[0] == '/')
+		return NULL;
+	while (strncmp(path, "./", 2) == 0)
+		path += 2;
+	return path;
+}
+
+/* Is rel a plain relative path (no '..', '.', empty part, newline)? */
+static int
+plain_rel(const char *rel)
+{
+	const char *p = rel;
+
+	if (*rel == '\0' || *rel == '/' || strchr(rel, '\n') != NULL)
+		return 0;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 0 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		p += n;
+		if (*p == '/')
+			p++;
+	}
+	return p[-1] != '/';
+}
+
+/*
+ * Remove the regular file rel below dir, never following a symbolic link
+ * on the way (a manifest in a directory from elsewhere must not remove
+ * files outside it).
+ */
+static void
+remove_below(const char *dir, const char *rel)
+{
+	char *copy = xstrdup(rel), *comp = copy, *sl;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+
+	while (fd >= 0 && (sl = strchr(comp, '/')) != NULL) {
+		int nfd;
+
+		*sl = '\0';
+		nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		close(fd);
+		fd = nfd;
+		comp = sl + 1;
+	}
+	if (fd >= 0 && fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(st.st_mode))
+		(void)unlinkat(fd, comp, 0);
+	if (fd >= 0)
+		close(fd);
+	free(copy);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Is s in the sorted array v of n strings? */
+static int
+in_sorted(const char *const *v, size_t n, const char *s)
+{
+	return n > 0 && bsearch(&s, v, n, sizeof(*v), cmp_str) != NULL;
+}
+
+/*
+ * The lines of the manifest of dir (none when there is none); free with
+ * free(*buf) and free(the array).
+ */
+static char **
+read_manifest(const char *dir, char **buf, size_t *n)
+{
+	struct strbuf p = STRBUF_INIT;
+	char **v = NULL, *line, *save = NULL;
+	size_t cap = 0, len;
+	struct dl_err e = { 0 };
+
+	*n = 0;
+	*buf = NULL;
+	sb_addf(&p, "%s/" CMD_MANIFEST, dir);
+	if (read_file(p.buf, buf, &len, &e) == DL_OK) {
+		for (line = strtok_r(*buf, "\n", &save); line != NULL;
+		    line = strtok_r(NULL, "\n", &save)) {
+			if (line[0] == '#' || !plain_rel(line))
+				continue;
+			if (*n == cap)
+				v = xgrow(v, &cap, *n + 1, sizeof(*v));
+			v[(*n)++] = line;
+		}
+	}
+	sb_free(&p);
+	return v;
+}
+
+int
+cmd_set_end(const char *dir, const char *owned, int ok, struct dl_err *e)
+{
+	const char **paths, **now;
+	char **old, *oldbuf;
+	size_t n, nold, nnow = 0, olen = strlen(owned);
+	struct strbuf m = STRBUF_INIT, mp = STRBUF_INIT;
+	int rc;
+
+	if (!ok) {
+		af_unlock_dir();	/* before the new directories go */
+		return af_defer_end(0, e) == DL_OK ? DL_OK : DL_ESYS;
+	}
+	n = af_deferred(&paths);
+	now = xcalloc(n + 1, sizeof(*now));
+	for (size_t i = 0; i < n; i++) {
+		const char *r = rel_to(dir, paths[i]);
+
+		if (r != NULL && plain_rel(r))
+			now[nnow++] = xstrdup(r);
+	}
+	qsort(now, nnow, sizeof(*now), cmp_str);
+	old = read_manifest(dir, &oldbuf, &nold);
+	/* The new set, and the files of others runs it does not own. */
+	sb_adds(&m, MANIFEST_HEAD);
+	for (size_t i = 0; i < nnow; i++)
+		sb_addf(&m, "%s\n", now[i]);
+	for (size_t i = 0; i < nold; i++)
+		if (strncmp(old[i], owned, olen) != 0 &&
+		    !in_sorted(now, nnow, old[i]))
+			sb_addf(&m, "%s\n", old[i]);
+	sb_addf(&mp, "%s/" CMD_MANIFEST, dir);
+	af_hold_signals(1);
+	rc = af_write_file(mp.buf, m.buf, m.len, e);
+	if (af_defer_end(rc == DL_OK, e) != DL_OK)
+		rc = DL_ESYS;
+	/* Then the files of the old set that the new one lacks. */
+	for (size_t i = 0; i < nold && rc == DL_OK; i++)
+		if (strncmp(old[i], owned, olen) == 0 &&
+		    !in_sorted(now, nnow, old[i]))
+			remove_below(dir, old[i]);
+	af_unlock_dir();
+	af_hold_signals(0);
+	for (size_t i = 0; i < nnow; i++)
+		free((char *)now[i]);
+	free(now);
+	free(old);
+	free(oldbuf);
+	sb_free(&m);
+	sb_free(&mp);
+	return rc;
 }

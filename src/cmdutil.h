@@ -16,7 +16,7 @@
 /* Option ids 900..909 are the cluster options shared by commands. */
 enum {
 	OPT_CLUSTER = 900, OPT_NODES, OPT_LINKS, OPT_LOAD, OPT_TRAFFIC,
-	OPT_TRUST
+	OPT_TRUST, OPT_IGNORE
 };
 #define DL_OPT_CLUSTER \
 	{ "cluster", 'c', OPT_CLUSTER, "DIR", "dir", \
@@ -28,9 +28,12 @@ enum {
 
 /* For the commands that read a plan's inputs (cmd_load_plan()). */
 #define DL_OPT_TRUST \
+	{ "ignore-digests", 0, OPT_IGNORE, NULL, NULL, \
+	    "read the plan's inputs even when their digests do not match " \
+	    "(only inside the plan's directory, unless --trust-paths)" }, \
 	{ "trust-paths", 0, OPT_TRUST, NULL, NULL, \
-	    "read the input files the plan names even outside its " \
-	    "directory" }
+	    "with --ignore-digests, read the input files the plan names " \
+	    "even outside its directory" }
 
 /*
  * "-" as a file name: standard input for an input, standard output for an
@@ -90,18 +93,25 @@ json_t *cmd_json_real(double v);
  * is DL_EDATA naming path ("plan names no nodes.csv (give the cluster
  * with -c DIR)") and, when missing is not NULL, *missing is set to
  * "nodes" (or "model") for a command that words it otherwise; else
- * *missing is NULL.  Unless trust is set, every input the plan names and
- * the command line does not replace must lie in the plan's directory
- * tree (after realpath()): else DL_EDATA naming inputs[N].path.  An input
+ * *missing is NULL.  Every input the plan names and the command line does
+ * not replace is read only when its bytes have the digest the plan
+ * records (read_pin(); DL_EDATA naming inputs[N].sha256 when there is
+ * none), wherever it lies; with CMD_IGNORE_DIGESTS in flags it is read
+ * whatever its digest but only below the plan's directory, and with
+ * CMD_TRUST_PATHS too from anywhere.  CMD_CHECK_DIGESTS (unless
+ * CMD_IGNORE_DIGESTS) also refuses the files the command line gives in
+ * place of the plan's when their digests differ.  An input
  * the plan records as read from standard input ("-") must be given again
  * on the command line: when it is not, the result is DL_EDATA naming the
  * option to give it with (standard input is never read in its place).
  * On failure there is nothing to free.
  */
+enum {
+	CMD_CHECK_DIGESTS = 1, CMD_IGNORE_DIGESTS = 2, CMD_TRUST_PATHS = 4
+};
 int cmd_load_plan(const char *path, const struct dl_cluster_paths *user,
-    const char *model, int check_digests, int trust, struct dl_plan *p,
-    struct dl_cluster *c, struct dl_model *m, const char **missing,
-    struct dl_err *e);
+    const char *model, int flags, struct dl_plan *p, struct dl_cluster *c,
+    struct dl_model *m, const char **missing, struct dl_err *e);
 
 /*
  * Make outdir when missing and lock it for this run (af_lock_dir()): a
@@ -124,6 +134,23 @@ int cmd_write_plan(const struct dl_plan *p, const struct dl_cluster *c,
  * were noted.
  */
 size_t cmd_warn_inputs(const struct dl_cluster *c, const struct dl_model *m);
+
+/*
+ * Output sets: every file a command writes into its output directory
+ * between cmd_set_begin() and cmd_set_end() (the plan, its launch files,
+ * a schedule's plans and models) replaces the previous set as one unit.
+ * cmd_set_end() with ok set renames the new files into place (all or
+ * none, af_defer_end()), records them in DIR/.dlplan-files (the
+ * manifest) and removes the files of the previous set whose path starts
+ * with owned ("" for all, "launch/" for emit) that the new set lacks:
+ * only files the manifest lists, only regular files, never through a
+ * symbolic link.  Without ok, the temporary files and the directories
+ * made are removed and the directory is left as it was; DL_OK.  Either
+ * way the directory's lock (cmd_lock_outdir()) is released.
+ */
+#define CMD_MANIFEST ".dlplan-files"
+void cmd_set_begin(void);
+int cmd_set_end(const char *dir, const char *owned, int ok, struct dl_err *e);
 
 /* Print a module error and return its exit status. */
 int cmd_fail(const struct dl_err *e);

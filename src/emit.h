@@ -8,9 +8,10 @@
  * into OUTDIR/launch/ (the directory "dlplan plan -o OUTDIR" writes the
  * plan into), all or nothing: each file is first written to a temporary
  * file beside its target and only renamed into place when all of them
- * were written.  Files of other launchers already in launch/ are left
- * alone (and so are torchrun-<node>.sh scripts of nodes a new plan no
- * longer uses).
+ * were written.  Inside an output set (cmd_set_begin(), as plan and
+ * emit call it) the files of an earlier run that this one does not write
+ * are removed, torchrun-<node>.sh scripts of nodes the new plan no longer
+ * uses and other launchers' files included.
  *
  * Hosts.  A node's launcher host (nodes.csv "host", default its id) is
  * what the files name it by: Slurm's node name in --nodelist, slurm-hosts

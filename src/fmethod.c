@@ -263,3 +263,29 @@ fm_auto_backtest(const double *x, size_t len, size_t W, int horizon,
 		}
 	}
 }
+
+void
+fm_autobt_init(struct fm_autobt *a, int horizon)
+{
+	a->horizon = horizon;
+	a->tot = xcalloc((size_t)horizon * NCANDS + 1, sizeof(double));
+}
+
+void
+fm_autobt_score(struct fm_autobt *a, int h, const double *fk, double y)
+{
+	add_ape(a->tot + (size_t)(h - 1) * NCANDS, fk, a->horizon, h, y);
+}
+
+int
+fm_autobt_pick(const struct fm_autobt *a, int h)
+{
+	return best_cand(a->tot + (size_t)(h - 1) * NCANDS);
+}
+
+void
+fm_autobt_free(struct fm_autobt *a)
+{
+	free(a->tot);
+	a->tot = NULL;
+}

@@ -96,4 +96,20 @@ int fm_forecast(const double *x, size_t len, int m, const struct gmc_opts *o,
 void fm_auto_backtest(const double *x, size_t len, size_t W, int horizon,
     const double *f, double *out, int *picks);
 
+/*
+ * The same choice origin by origin, in memory that does not grow with the
+ * series: at origin o, first fm_autobt_score() for every h the forecasts
+ * fk of origin o - h (fm_window() layout) against y = x[o - 1], then
+ * fm_autobt_pick(a, h) is the method index auto takes at o for h (the
+ * same, bit for bit, as fm_auto_backtest()).
+ */
+struct fm_autobt {
+	int horizon;
+	double *tot;
+};
+void fm_autobt_init(struct fm_autobt *a, int horizon);
+void fm_autobt_score(struct fm_autobt *a, int h, const double *fk, double y);
+int fm_autobt_pick(const struct fm_autobt *a, int h);
+void fm_autobt_free(struct fm_autobt *a);
+
 #endif

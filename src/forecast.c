@@ -184,41 +184,44 @@ forecast_backtest(const struct dl_series *s, const struct gmc_opts *o,
     int horizon, size_t every, struct forecast_acc *acc, struct dl_err *e)
 {
 	size_t W = o->window, H = (size_t)horizon, per = FM_NWINDOW * H;
-	size_t norg = s->n > W ? s->n - W : 0;
-	double *f = xcalloc(norg * per + 1, sizeof(double));
-	double *au = xcalloc(norg * H + 1, sizeof(double));
+	/* The window forecasts of the last H + 1 origins: auto's choice at
+	 * origin k needs the errors of the origins k - H .. k - 1 only. */
+	size_t R = H + 1;
+	double *ring = xcalloc(R * per, sizeof(double));
 	double *tmp = xcalloc(2 * W, sizeof(double));
-	int *picks = xcalloc(norg * H + 1, sizeof(int));
+	struct fm_autobt ab;
 	int rc = DL_OK;
 
-	/* Every window method at every origin k = W..n-1 first: auto's
-	 * choice at k needs the errors of the origins before it. */
+	fm_autobt_init(&ab, horizon);
 	for (size_t k = W; k < s->n; k++) {
 		struct gmc_fit g;
+		double *fk = ring + (k % R) * per;
 
 		/* Fit on x(k-W+1 .. k), 1-based: s->v[k-W .. k-1]. */
 		if ((rc = gmc_fit(s->v + (k - W), W, o, &g, e)) != DL_OK)
-			goto out;
-		fm_window(&g, s->v + (k - W), W, horizon, f + (k - W) * per,
-		    tmp);
-	}
-	fm_auto_backtest(s->v, s->n, W, horizon, f, au, picks);
-	for (size_t k = W; k < s->n; k += every)
+			break;
+		fm_window(&g, s->v + (k - W), W, horizon, fk, tmp);
+		/* The origins whose h-step target x[k - 1] is now known. */
+		for (size_t h = 1; h <= H && k >= W + h; h++)
+			fm_autobt_score(&ab, (int)h, ring + ((k - h) % R) *
+			    per, s->v[k - 1]);
+		if ((k - W) % every != 0)
+			continue;
 		for (size_t h = 1; h <= H && k + h <= s->n; h++) {
 			struct forecast_acc *a = &acc[(h - 1) * FM_NMETHODS];
-			const double *fk = f + (k - W) * per;
 			double actual = s->v[k + h - 1];
+			int b = fm_autobt_pick(&ab, (int)h);
 
 			for (int m = 0; m < FM_NWINDOW; m++)
 				acc_add(&a[m], fk[(size_t)m * H + h - 1],
 				    actual);
-			acc_add(&a[FM_AUTO], au[(k - W) * H + h - 1], actual);
+			acc_add(&a[FM_AUTO], fk[(size_t)b * H + h - 1],
+			    actual);
 		}
-out:
-	free(f);
-	free(au);
+	}
+	fm_autobt_free(&ab);
+	free(ring);
 	free(tmp);
-	free(picks);
 	return rc;
 }
 

@@ -260,6 +260,7 @@ main(int argc, char **argv)
 	int rc;
 
 	setlocale(LC_ALL, "C");
+	dl_cleanup = af_cleanup_all;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
@@ -294,15 +295,14 @@ main(int argc, char **argv)
 
 		for (int i = 0; dl_cmds[i] && n < 64; i++)
 			names[n++] = dl_cmds[i]->name;
+		/* dl_warn(): the name as typed, control characters escaped. */
 		if (argv[1][0] == '-')
-			fprintf(stderr, "dlplan: unknown option '%s'\n",
-			    argv[1]);
+			dl_warn("unknown option '%s'", argv[1]);
 		else if ((hit = opt_nearest(argv[1], names, n)) != NULL)
-			fprintf(stderr, "dlplan: unknown command '%s' (did you "
-			    "mean '%s'?)\n", argv[1], hit);
+			dl_warn("unknown command '%s' (did you mean '%s'?)",
+			    argv[1], hit);
 		else
-			fprintf(stderr, "dlplan: unknown command '%s'\n",
-			    argv[1]);
+			dl_warn("unknown command '%s'", argv[1]);
 		usage(stderr);
 		return DL_EUSAGE;
 	}

@@ -400,7 +400,9 @@ plan_set_inputs(struct dl_plan *p, const struct dl_cluster *c,
 
 		if (path == NULL)
 			continue;
-		rc = sha256_file(path, in[n].sha256, e);
+		/* The digest of the bytes that were parsed, when read. */
+		if (!read_digest(path, in[n].sha256))
+			rc = sha256_file(path, in[n].sha256, e);
 		in[n].kind = xstrdup(plan_input_kinds[k]);
 		in[n].path = xstrdup(path);
 		n++;

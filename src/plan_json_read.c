@@ -381,7 +381,8 @@ check_digests(struct rd *r, const struct dl_plan *p,
 			    "none; re-run dlplan plan", names[k], in->path);
 		if (in->sha256[0] == '\0')
 			continue;
-		if ((rc = sha256_file(cur, sha, r->e)) != DL_OK)
+		if (!read_digest(cur, sha) &&
+		    (rc = sha256_file(cur, sha, r->e)) != DL_OK)
 			return rc;
 		if (strcmp(sha, in->sha256) != 0)
 			return dl_seterr(r->e, DL_EDATA, cur, 0, 0, "plan was "

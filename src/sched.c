@@ -712,6 +712,29 @@ sim_free(struct sim *m)
 	free(m->act);
 }
 
+/*
+ * The error when the jobs still run after SCHED_MAX_SLOTS simulated slots:
+ * it names the running job with the most iterations left.
+ */
+static int
+too_long(const struct sim *m, int policy, struct dl_err *e)
+{
+	const struct sched_job *jb = NULL;
+	double most = -1;
+
+	for (size_t a = 0; a < m->na; a++)
+		if (m->left[m->act[a]] > most) {
+			most = m->left[m->act[a]];
+			jb = &m->s->jobs[m->act[a]];
+		}
+	return dl_seterr(e, DL_EDATA, NULL, jb ? jb->line : 0, 0, "%s "
+	    "schedule: job '%s' (%.6g iterations) still runs after %d slots "
+	    "of %g s, the most dlplan simulates (give fewer iterations, "
+	    "longer --slot-seconds, or --slots N to stop early)",
+	    sched_policy_name(policy), jb ? jb->id : "?",
+	    jb ? jb->iterations : 0, SCHED_MAX_SLOTS, m->sp->slot_s);
+}
+
 int
 sched_run(struct sched *s, int policy, const struct sched_params *sp,
     struct sched_result *r, struct dl_err *e)
@@ -722,7 +745,7 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 	struct timespec t0, t1;
 	int *cnt, *prev, *job, rc = DL_OK;
 	double *left;
-	long k = 0;
+	long k = 0, steps = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(r, 0, sizeof(*r));
@@ -763,6 +786,10 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 			/* Nothing to run: on to the slot of the next arrival. */
 			k = (long)ceil(s->jobs[ai].arrival_s / sp->slot_s);
 			continue;
+		}
+		if (sp->max_slots == 0 && steps++ == SCHED_MAX_SLOTS) {
+			rc = too_long(&m, policy, e);
+			break;
 		}
 		decide(&m, policy, &rng, cnt, prev, left, job);
 		record_slot(&m, k, cnt);

@@ -184,7 +184,13 @@ struct sched_result {
 	double time_s;		/* wall time of the run */
 };
 
-/* Simulate one policy over the whole trace. */
+/*
+ * Simulate one policy over the whole trace.  Without max_slots, at most
+ * SCHED_MAX_SLOTS slots in which jobs run are simulated (time and memory
+ * grow with them): DL_EDATA naming the job that still runs beyond, with
+ * its line in the jobs file (e->file left empty for the caller).
+ */
+#define SCHED_MAX_SLOTS 100000
 int sched_run(struct sched *s, int policy, const struct sched_params *sp,
     struct sched_result *r, struct dl_err *e);
 void sched_result_free(struct sched_result *r);

@@ -1,5 +1,5 @@
 /*
- * util.c - errors, allocation, number parsing, strings and atomic files.
+ * util.c - errors, allocation, number parsing, strings, paths.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#include <nettle/sha2.h>
 
 #include "util.h"
 
@@ -54,11 +55,30 @@ dl_seterr(struct dl_err *e, int code, const char *file, long line, long col,
 }
 
 void
+dl_fputs_esc(const char *s, FILE *f)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p; p++) {
+		/* C0 controls, DEL, and C1 controls in UTF-8 (C2 80-9F). */
+		if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\x%02x", *p);
+		} else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			fprintf(f, "\\xc2\\x%02x", p[1]);
+			p++;
+		} else {
+			putc(*p, f);
+		}
+	}
+}
+
+void
 dl_perr(const struct dl_err *e)
 {
 	fprintf(stderr, "%s: ", dl_progname);
 	if (e->file[0] != '\0') {
-		fprintf(stderr, "%s:", e->file);
+		dl_fputs_esc(e->file, stderr);
+		fputc(':', stderr);
 		if (e->line > 0) {
 			fprintf(stderr, "%ld:", e->line);
 			if (e->col > 0)
@@ -66,18 +86,21 @@ dl_perr(const struct dl_err *e)
 		}
 		fputc(' ', stderr);
 	}
-	fprintf(stderr, "%s\n", e->msg);
+	dl_fputs_esc(e->msg, stderr);
+	fputc('\n', stderr);
 }
 
 void
 dl_warn(const char *fmt, ...)
 {
 	va_list ap;
+	char buf[2048];
 
-	fprintf(stderr, "%s: ", dl_progname);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	fprintf(stderr, "%s: ", dl_progname);
+	dl_fputs_esc(buf, stderr);
 	fputc('\n', stderr);
 }
 
@@ -103,11 +126,14 @@ notes_free(struct dl_notes *w)
 	memset(w, 0, sizeof(*w));
 }
 
+void (*dl_cleanup)(void);
+
 static void
 oom(void)
 {
 	fprintf(stderr, "%s: out of memory\n", dl_progname);
-	af_cleanup_all();
+	if (dl_cleanup != NULL)
+		dl_cleanup();
 	exit(DL_ESYS);
 }
 
@@ -283,7 +309,11 @@ parse_double(const char *s, double min, double max, double *out)
 	v = strtod(s, &end);
 	if (end == s || *end != '\0')
 		return -1;
-	if (errno == ERANGE || !isfinite(v))
+	/*
+	 * ERANGE is also underflow: a value that rounds to a subnormal or
+	 * to zero is still a number, in range when [min, max] holds it.
+	 */
+	if ((errno == ERANGE && fabs(v) >= DBL_MIN) || !isfinite(v))
 		return -2;
 	if (v < min || v > max)
 		return -2;
@@ -442,320 +472,6 @@ sb_detach(struct strbuf *sb)
 	return p;
 }
 
-/*
- * Temporary files in flight, for the signal handlers.  A fixed table keeps
- * af_cleanup_all() async-signal-safe (it only calls unlink).
- */
-#define AF_MAX 64
-static char *af_live[AF_MAX];
-
-/* The output directory lock of this run (af_lock_dir()), or NULL. */
-static char *af_lockfile;
-
-static void
-af_track(char *tmp, int on)
-{
-	for (int i = 0; i < AF_MAX; i++) {
-		if (on && af_live[i] == NULL) {
-			af_live[i] = tmp;
-			return;
-		}
-		if (!on && af_live[i] == tmp) {
-			af_live[i] = NULL;
-			return;
-		}
-	}
-}
-
-void
-af_cleanup_all(void)
-{
-	for (int i = 0; i < AF_MAX; i++)
-		if (af_live[i] != NULL)
-			unlink(af_live[i]);
-	if (af_lockfile != NULL)
-		unlink(af_lockfile);
-}
-
-int
-af_open(struct afile *af, const char *path, struct dl_err *e)
-{
-	size_t n = strlen(path);
-	struct stat st;
-	int fd = -1;
-
-	af->fp = NULL;
-	af->path = xstrdup(path);
-	af->tmp = NULL;
-	/*
-	 * A device, FIFO or socket at path (not a link to one) is written
-	 * through: renaming a regular file over it would replace, say,
-	 * /dev/null for everyone (as root), and a partial "file" does not
-	 * apply to it.
-	 */
-	if (lstat(path, &st) == 0 && (S_ISCHR(st.st_mode) ||
-	    S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) ||
-	    S_ISSOCK(st.st_mode))) {
-		if ((fd = open(path, O_WRONLY | O_TRUNC)) < 0 ||
-		    (af->fp = fdopen(fd, "w")) == NULL) {
-			int err = errno;
-
-			if (fd >= 0)
-				close(fd);
-			free(af->path);
-			af->path = NULL;
-			return dl_seterr(e, DL_ESYS, path, 0, 0,
-			    "cannot open file: %s", strerror(err));
-		}
-		return DL_OK;
-	}
-	af->tmp = xmalloc(n + 16);
-	snprintf(af->tmp, n + 16, "%s.tmp-XXXXXX", path);
-	fd = mkstemp(af->tmp);
-	if (fd < 0) {
-		dl_seterr(e, DL_ESYS, path, 0, 0, "cannot create file: %s",
-		    strerror(errno));
-		free(af->path);
-		free(af->tmp);
-		af->path = af->tmp = NULL;
-		return DL_ESYS;
-	}
-	af_track(af->tmp, 1);
-	/* mkstemp makes 0600; output files are ordinary files. */
-	{
-		mode_t um = umask(0);
-
-		umask(um);
-		fchmod(fd, 0666 & ~um);
-	}
-	af->fp = fdopen(fd, "w");
-	if (af->fp == NULL) {
-		close(fd);
-		af_abort(af);
-		return dl_seterr(e, DL_ESYS, path, 0, 0, "cannot open file: %s",
-		    strerror(errno));
-	}
-	return DL_OK;
-}
-
-int
-af_commit(struct afile *af, struct dl_err *e)
-{
-	int bad = 0, err = 0;
-
-	if (fflush(af->fp) != 0 || ferror(af->fp)) {
-		bad = 1;
-		err = errno;
-	}
-	if (!bad && fsync(fileno(af->fp)) != 0 && errno != EINVAL &&
-	    errno != EROFS) {
-		bad = 1;
-		err = errno;
-	}
-	if (fclose(af->fp) != 0 && !bad) {
-		bad = 1;
-		err = errno;
-	}
-	af->fp = NULL;
-	if (!bad && af->tmp && rename(af->tmp, af->path) != 0) {
-		bad = 1;
-		err = errno;
-	}
-	if (bad) {
-		dl_seterr(e, DL_ESYS, af->path, 0, 0, "cannot write file: %s",
-		    strerror(err ? err : EIO));
-		af_abort(af);
-		return DL_ESYS;
-	}
-	if (af->tmp)
-		af_track(af->tmp, 0);
-	free(af->path);
-	free(af->tmp);
-	af->path = af->tmp = NULL;
-	return DL_OK;
-}
-
-void
-af_abort(struct afile *af)
-{
-	if (af->fp)
-		fclose(af->fp);
-	af->fp = NULL;
-	if (af->tmp) {
-		unlink(af->tmp);
-		af_track(af->tmp, 0);
-	}
-	free(af->path);
-	free(af->tmp);
-	af->path = af->tmp = NULL;
-}
-
-void
-af_hold_signals(int on)
-{
-	static sigset_t old;
-	static int depth;
-	sigset_t set;
-
-	if (on) {
-		if (depth++ > 0)
-			return;
-		sigemptyset(&set);
-		sigaddset(&set, SIGINT);
-		sigaddset(&set, SIGTERM);
-		sigaddset(&set, SIGHUP);
-		sigprocmask(SIG_BLOCK, &set, &old);
-	} else if (depth > 0 && --depth == 0) {
-		sigprocmask(SIG_SETMASK, &old, NULL);
-	}
-}
-
-
-int
-af_lock_dir(const char *dir, struct dl_err *e)
-{
-	struct strbuf sb = STRBUF_INIT;
-	int fd;
-
-	if (af_lockfile != NULL)
-		return DL_OK;
-	sb_addf(&sb, "%s/" AF_LOCK_NAME, dir);
-	if ((fd = open(sb.buf, O_WRONLY | O_CREAT | O_EXCL, 0644)) < 0) {
-		int err = errno;
-
-		if (err == EEXIST)
-			dl_seterr(e, DL_ESYS, sb.buf, 0, 0, "another dlplan is "
-			    "writing to '%s' (if none is, remove this lock "
-			    "file)", dir);
-		else
-			dl_seterr(e, DL_ESYS, sb.buf, 0, 0, "cannot create "
-			    "lock file: %s", strerror(err));
-		sb_free(&sb);
-		return DL_ESYS;
-	}
-	/* Empty: the lock must not take the room the output needs. */
-	close(fd);
-	af_lockfile = sb_detach(&sb);
-	return DL_OK;
-}
-
-void
-af_unlock_dir(void)
-{
-	if (af_lockfile != NULL) {
-		unlink(af_lockfile);
-		free(af_lockfile);
-		af_lockfile = NULL;
-	}
-}
-
-int
-af_write_files(size_t n, const char *const *paths, const char *const *data,
-    const size_t *lens, struct dl_err *e)
-{
-	struct afile *af = xcalloc(n ? n : 1, sizeof(*af));
-	size_t i, opened = 0;
-	int rc = DL_OK;
-
-	/* rename() fails on a directory: refuse before anything is
-	 * written, not after the first files were replaced. */
-	for (i = 0; i < n; i++) {
-		struct stat st;
-
-		if (stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-			rc = dl_seterr(e, DL_ESYS, paths[i], 0, 0,
-			    "cannot write file: %s", strerror(EISDIR));
-			goto out;
-		}
-	}
-	/* Every temporary file complete and on disk first ... */
-	for (i = 0; i < n && rc == DL_OK; i++) {
-		int err;
-
-		if ((rc = af_open(&af[i], paths[i], e)) != DL_OK)
-			break;
-		opened++;
-		errno = 0;
-		if ((lens[i] && fwrite(data[i], 1, lens[i], af[i].fp) !=
-		    lens[i]) || fflush(af[i].fp) != 0 || ferror(af[i].fp) ||
-		    (fsync(fileno(af[i].fp)) != 0 && errno != EINVAL &&
-		    errno != EROFS)) {
-			err = errno;
-			rc = dl_seterr(e, DL_ESYS, paths[i], 0, 0,
-			    "cannot write file: %s", strerror(err ? err : EIO));
-		}
-	}
-	if (rc != DL_OK) {
-		for (i = 0; i < opened; i++)
-			af_abort(&af[i]);
-		goto out;
-	}
-	/* ... then the renames, which leave no partial file, with the
-	 * signals main.c handles held until all are done. */
-	af_hold_signals(1);
-	for (i = 0; i < n; i++) {
-		if ((rc = af_commit(&af[i], e)) != DL_OK) {
-			for (size_t k = i + 1; k < n; k++)
-				af_abort(&af[k]);
-			break;
-		}
-	}
-	af_hold_signals(0);
-out:
-	free(af);
-	return rc;
-}
-
-int
-af_write_file(const char *path, const char *data, size_t len,
-    struct dl_err *e)
-{
-	struct afile af;
-
-	if (af_open(&af, path, e) != DL_OK)
-		return DL_ESYS;
-	if (len && fwrite(data, 1, len, af.fp) != len) {
-		int err = errno;
-
-		af_abort(&af);
-		return dl_seterr(e, DL_ESYS, path, 0, 0, "cannot write file: %s",
-		    strerror(err ? err : EIO));
-	}
-	return af_commit(&af, e);
-}
-
-int
-mkdir_p(const char *path, struct dl_err *e)
-{
-	char *p = xstrdup(path);
-	struct stat st;
-
-	for (char *s = p + 1;; s++) {
-		if (*s != '/' && *s != '\0')
-			continue;
-		char c = *s;
-
-		*s = '\0';
-		if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-			int err = errno;
-
-			dl_seterr(e, DL_ESYS, p, 0, 0,
-			    "cannot create directory: %s", strerror(err));
-			free(p);
-			return DL_ESYS;
-		}
-		*s = c;
-		if (c == '\0')
-			break;
-	}
-	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		free(p);
-		return dl_seterr(e, DL_ESYS, path, 0, 0, "not a directory");
-	}
-	free(p);
-	return DL_OK;
-}
-
 char *
 path_abs(const char *path, int resolve_links, struct dl_err *e)
 {
@@ -810,116 +526,25 @@ jreal(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
-/* SHA-256 (FIPS 180-4), for the input digests recorded in plans. */
-struct sha256 {
-	uint32_t h[8];
-	uint64_t len;
-	unsigned char buf[64];
-	size_t nbuf;
-};
-
-static const uint32_t sha_k[64] = {
-	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
-	0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3,
-	0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
-	0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
-	0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
-	0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-	0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
-	0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
-	0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2
-};
-
-#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
-
-static void
-sha_block(struct sha256 *s, const unsigned char *p)
-{
-	uint32_t w[64], a, b, c, d, e, f, g, h;
-
-	for (int i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		    (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-	for (int i = 16; i < 64; i++) {
-		uint32_t s0 = ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^
-		    (w[i - 15] >> 3);
-		uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^
-		    (w[i - 2] >> 10);
-
-		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-	}
-	a = s->h[0]; b = s->h[1]; c = s->h[2]; d = s->h[3];
-	e = s->h[4]; f = s->h[5]; g = s->h[6]; h = s->h[7];
-	for (int i = 0; i < 64; i++) {
-		uint32_t t1 = h + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) +
-		    ((e & f) ^ (~e & g)) + sha_k[i] + w[i];
-		uint32_t t2 = (ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22)) +
-		    ((a & b) ^ (a & c) ^ (b & c));
-
-		h = g; g = f; f = e; e = d + t1;
-		d = c; c = b; b = a; a = t1 + t2;
-	}
-	s->h[0] += a; s->h[1] += b; s->h[2] += c; s->h[3] += d;
-	s->h[4] += e; s->h[5] += f; s->h[6] += g; s->h[7] += h;
-}
-
-static void
-sha_init(struct sha256 *s)
-{
-	static const uint32_t h0[8] = {
-		0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-		0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19
-	};
-
-	memcpy(s->h, h0, sizeof(h0));
-	s->len = 0;
-	s->nbuf = 0;
-}
-
-static void
-sha_update(struct sha256 *s, const unsigned char *p, size_t n)
-{
-	s->len += n;
-	while (n > 0) {
-		size_t k = 64 - s->nbuf < n ? 64 - s->nbuf : n;
-
-		memcpy(s->buf + s->nbuf, p, k);
-		s->nbuf += k;
-		p += k;
-		n -= k;
-		if (s->nbuf == 64) {
-			sha_block(s, s->buf);
-			s->nbuf = 0;
-		}
-	}
-}
-
-static void
-sha_final(struct sha256 *s, char out[65])
-{
-	uint64_t bits = s->len * 8;
-	unsigned char pad = 0x80, zero = 0, lb[8];
-
-	sha_update(s, &pad, 1);
-	while (s->nbuf != 56)
-		sha_update(s, &zero, 1);
-	for (int i = 0; i < 8; i++)
-		lb[i] = (unsigned char)(bits >> (56 - 8 * i));
-	sha_update(s, lb, 8);
-	for (int i = 0; i < 8; i++)
-		snprintf(out + 8 * i, 9, "%08x", s->h[i]);
-}
-
+/*
+ * SHA-256 of the input files recorded in plans: the digest decides whether
+ * a plan's input is read, so it comes from Nettle, not from code of ours.
+ */
 void
 sha256_hex(const void *data, size_t len, char out[65])
 {
-	struct sha256 s;
+	static const char hex[] = "0123456789abcdef";
+	struct sha256_ctx s;
+	uint8_t d[SHA256_DIGEST_SIZE];
 
-	sha_init(&s);
-	sha_update(&s, data, len);
-	sha_final(&s, out);
+	sha256_init(&s);
+	sha256_update(&s, len, data);
+	sha256_digest(&s, sizeof(d), d);
+	for (size_t i = 0; i < sizeof(d); i++) {
+		out[2 * i] = hex[d[i] >> 4];
+		out[2 * i + 1] = hex[d[i] & 15];
+	}
+	out[64] = '\0';
 }
 
 int

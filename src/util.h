@@ -44,6 +44,13 @@ int dl_vseterr(struct dl_err *e, int code, const char *file, long line,
     long col, const char *fmt, va_list ap);
 /* Print e to stderr in the "dlplan: FILE:LINE:COLUMN: msg" form. */
 void dl_perr(const struct dl_err *e);
+/*
+ * Write s to f with its control characters (C0, DEL and the C1 controls
+ * of UTF-8) as \xNN, so that a message quoting an input cannot move the
+ * cursor, set the terminal's title or clear the screen.  dl_perr() and
+ * dl_warn() write everything through it.
+ */
+void dl_fputs_esc(const char *s, FILE *f);
 
 /* Program name used as the message prefix ("dlplan"). */
 extern const char *dl_progname;
@@ -67,6 +74,11 @@ void notes_free(struct dl_notes *w);
 void dl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Allocation that never returns NULL: on failure prints and exits DL_ESYS. */
+/*
+ * Called before exiting on an allocation failure (main.c sets it to
+ * af_cleanup_all(), so that no temporary output file is left behind).
+ */
+extern void (*dl_cleanup)(void);
 void *xmalloc(size_t n);
 void *xcalloc(size_t nmemb, size_t size);
 void *xreallocarray(void *p, size_t nmemb, size_t size);
@@ -127,16 +139,18 @@ void sb_free(struct strbuf *sb);
 char *sb_detach(struct strbuf *sb);
 
 /*
- * Atomic output files: written to "PATH.tmp-XXXXXX" beside PATH and renamed
- * over PATH on commit, so a reader never sees a partial file.  Temporary
- * files still open are removed by af_cleanup_all(), which the signal
- * handlers in main.c call.  A symbolic link at PATH is replaced, not
- * written through; a device, FIFO or socket at PATH (-o /dev/null) is
- * written directly (tmp is NULL) instead of being replaced.
+ * Atomic output files (util_af.c): written to "PATH.tmp-XXXXXX" beside
+ * PATH and renamed over PATH on commit, so a reader never sees a partial
+ * file.  Temporary files still open are removed by af_cleanup_all(),
+ * which the signal handlers in main.c call.  A symbolic link at PATH is
+ * replaced, not written through; a device, FIFO or socket at PATH
+ * (-o /dev/null) is written directly (tmp is NULL) instead of being
+ * replaced.
  */
 struct afile {
 	FILE *fp;
 	char *path, *tmp;
+	size_t slot;		/* of tmp in the signal handlers' table */
 };
 int af_open(struct afile *af, const char *path, struct dl_err *e);
 /* Flush, check for write errors, fsync, close, rename.  Removes the

@@ -20,7 +20,22 @@
  *     pipe, a file, a terminal).  It is read once per run, on the first
  *     call; every later call gets a copy of the same bytes (or the same
  *     error), so a digest taken after parsing matches what was parsed.
- *     Errors name it "-", which dl_perr() prints as "<stdin>".
+ *     Errors name it "-", which dl_perr() prints as "<stdin>";
+ *   - a directory is DL_EDATA ("is a directory").
+ *
+ * The inputs a plan names are read under pins (read_pin()) set by the
+ * command before loading them: read_file() opens a pinned path once and
+ *   - with a digest, refuses the bytes read (DL_EDATA, without parsing
+ *     or quoting them) unless their SHA-256 is that digest;
+ *   - with a root directory, opens it as rel below root and refuses it
+ *     (DL_EDATA, "leads outside the plan's directory") when resolving rel
+ *     leaves root by '..', an absolute path or a symbolic link.  The
+ *     kernel decides at the moment of opening (openat2() RESOLVE_BENEATH,
+ *     else one component at a time without following links), so a
+ *     directory swapped for a link after any check cannot lead out.
+ * Every file read_file() reads leaves the SHA-256 of its bytes, the ones
+ * the caller parses, for read_digest(): a plan records the digest of what
+ * was parsed, never of a second read by name.
  */
 #ifndef DL_UTIL_IO_H
 #define DL_UTIL_IO_H
@@ -36,5 +51,19 @@ struct dl_err;
 int read_file(const char *path, char **data, size_t *len, struct dl_err *e);
 /* SHA-256 of a file (read by read_file()) as 64 hex digits in out[65]. */
 int sha256_file(const char *path, char out[65], struct dl_err *e);
+/*
+ * Pin path (the string later given to read_file()): sha256 (NULL or ""
+ * for none) is the digest its bytes must have; root (NULL for none) the
+ * directory it must be opened below, as rel.  Pins last until
+ * read_unpin(), which drops them all.
+ */
+void read_pin(const char *path, const char *sha256, const char *root,
+    const char *rel);
+void read_unpin(void);
+/*
+ * The digest of the bytes the last read_file() of path returned, into
+ * out[65]: 1, or 0 when path was not read.
+ */
+int read_digest(const char *path, char out[65]);
 
 #endif

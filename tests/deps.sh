@@ -8,7 +8,7 @@
 # end-to-end launcher tests.
 
 set -u
-need="make gcc pkg-config libglpk-dev libcsv-dev libjansson-dev glpk-utils \
+need="make gcc pkg-config libglpk-dev libcsv-dev libjansson-dev nettle-dev glpk-utils \
 coinor-cbc mandoc libxml2-utils valgrind strace zsh fish bash-completion \
 python3-torch"
 case "${1:-}" in

@@ -21,14 +21,14 @@ echo "# 1. Data parallelism on two-dc: one node turns out 1.5x slower."
     sed -n '1,3p;/^iteration/p'
 $sim "$out/dp/plan/plan.json" --slow use-h100-1=1.5 --steps 32 \
     --noise 0.05 --spike-prob 0.01 --seed 42 >"$out/dp/steps.csv"
-"$dlplan" replan "$out/dp/plan/plan.json" --trust-paths \
+"$dlplan" replan "$out/dp/plan/plan.json" \
     --observed "$out/dp/steps.csv" \
     -o "$out/dp/replan"
 # The job goes on with the new plan, whose stage times are already the
 # measured ones: its log matches it, and replan keeps it.
 $sim "$out/dp/replan/plan.json" --steps 32 --noise 0.05 --spike-prob 0.01 \
     --seed 43 >"$out/dp/steps2.csv"
-"$dlplan" replan "$out/dp/replan/plan.json" --trust-paths \
+"$dlplan" replan "$out/dp/replan/plan.json" \
     --observed "$out/dp/steps2.csv" -o "$out/dp/replan2" | tail -3
 
 echo
@@ -39,7 +39,7 @@ echo "#    job logs busy times too, so --repartition moves layers."
     --micro-batch 4 --strategy pp -o "$out/pp/plan" | sed -n '1,/^iteration/p'
 $sim "$out/pp/plan/plan.json" --slow lab-v100-0=2 --steps 32 --noise 0.05 \
     --spike-prob 0.01 --seed 7 --compute >"$out/pp/steps.csv"
-"$dlplan" replan "$out/pp/plan/plan.json" --trust-paths \
+"$dlplan" replan "$out/pp/plan/plan.json" \
     --observed "$out/pp/steps.csv" \
     --repartition -o "$out/pp/replan"
 echo

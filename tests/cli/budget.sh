@@ -61,14 +61,14 @@ jcheck "hand: a slot plan is a plan without a schedule" \
      [g["stages"][0]["node"] for g in j["groups"]] == ["b"]'
 
 # Every slot's plan stands alone: eval prices it, emit launches it.
-expect_run "slot 2 evaluates" 0 - - -- dlplan eval --trust-paths "$TMP/h/plan-slot2.json"
+expect_run "slot 2 evaluates" 0 - - -- dlplan eval "$TMP/h/plan-slot2.json"
 check "slot 2: eval gives 0.096 s" grep -q '0\.096 s' "$TMP/out"
-expect_run "slot 2 emits" 0 - - -- dlplan emit --trust-paths "$TMP/h/plan-slot2.json" \
+expect_run "slot 2 emits" 0 - - -- dlplan emit "$TMP/h/plan-slot2.json" \
     --launcher hostfile -o "$TMP/l2" -- train.py
 check "slot 2: the hostfile has b alone" \
     sh -c "[ \"\$(cat '$TMP/l2/launch/hostfile')\" = 'b slots=1' ]"
 expect_run "plan.json with its schedule evaluates" 0 - - -- \
-    dlplan eval --trust-paths "$TMP/h/plan.json"
+    dlplan eval "$TMP/h/plan.json"
 
 # JSON on standard output: the schedule, but no slot files.
 dlplan plan $HAND --budget 5 --slots 3 --tradeoff 1000 --format json \
@@ -86,9 +86,9 @@ dlplan plan $HAND --budget 100 --slots 3 -o "$TMP/rich" >/dev/null
 check "rich: plan.csv is the plain plan's" cmp "$TMP/free/plan.csv" \
     "$TMP/rich/plan.csv"
 # (Input paths are printed relative to each plan: leave them out.)
-dlplan eval --trust-paths "$TMP/free/plan.json" | sed '1d; /\.csv$/d' >"$TMP/free.txt"
+dlplan eval "$TMP/free/plan.json" | sed '1d; /\.csv$/d' >"$TMP/free.txt"
 for t in 1 2 3; do
-	dlplan eval --trust-paths "$TMP/rich/plan-slot$t.json" | sed '1d; /\.csv$/d' \
+	dlplan eval "$TMP/rich/plan-slot$t.json" | sed '1d; /\.csv$/d' \
 	    >"$TMP/rich$t.txt"
 	check "rich: slot $t prices like the plain plan" cmp "$TMP/free.txt" \
 	    "$TMP/rich$t.txt"

@@ -31,7 +31,7 @@ emit_show() {
 	es_out=$1
 	shift
 	rm -rf "$es_out"
-	(cd "$TMP/run" && dlplan emit --trust-paths -o "$es_out" "$@") >"$TMP/emit.out" ||
+	(cd "$TMP/run" && dlplan emit -o "$es_out" "$@") >"$TMP/emit.out" ||
 	    return $?
 	sed "s|$TMP|@TMP@|g" "$TMP/emit.out"
 	show "$es_out"
@@ -76,14 +76,14 @@ expect_run "torchrun: uneven plan starts ranks itself" 0 \
 expect_run "hostfile" 0 emit-hostfile.txt emit-empty.err -- \
     emit_show "$TMP/o6" "$P" --launcher hostfile -- ./train.sh
 expect_run "-q drops the note" 0 - emit-empty.err -- \
-    dlplan emit --trust-paths "$TMP/run/$U" --launcher torchrun -o "$TMP/o7" -q -- x
+    dlplan emit "$TMP/run/$U" --launcher torchrun -o "$TMP/o7" -q -- x
 expect_run "-q and -v between the plan and --" 0 - - -- \
-    dlplan emit --trust-paths -o "$TMP/o7" --launcher torchrun "$TMP/run/$U" -qv -v -- x
+    dlplan emit -o "$TMP/o7" --launcher torchrun "$TMP/run/$U" -qv -v -- x
 
 # Without -o the files go beside the plan; the paths printed are the
 # plan's directory and launch/.
 expect_run "default directory" 0 emit-default-dir.txt emit-empty.err -- \
-    sh -c "cd '$TMP/run' && \"\$DLPLAN\" emit --trust-paths $P --launcher hostfile -- x"
+    sh -c "cd '$TMP/run' && \"\$DLPLAN\" emit $P --launcher hostfile -- x"
 check "default directory: files beside the plan" \
     test -x "$TMP/run/launch/worker.sh" -a -f "$TMP/run/launch/hostfile"
 
@@ -251,7 +251,7 @@ hostile_args() {
 	    '"q"' '*' '$HOME' '\' '' "--x=\$(id)|&<>"
 }
 
-dlplan emit --trust-paths "$_dir/e2e-plan.json" --launcher slurm --script "$_script" \
+dlplan emit "$_dir/e2e-plan.json" --launcher slurm --script "$_script" \
     -- "$_bad" "$_sub" "$_bq" "$_nl" "it's" '"q"' '*' '$HOME' '\' '' \
     "--x=\$(id)|&<>" >"$TMP/h.out" 2>"$TMP/h.err"
 check "hostile: emit succeeds" test -x "$_dir/launch/plan.sbatch"
@@ -276,7 +276,7 @@ check "hostile: DLPLAN_PLAN is the hostile path" \
 check "hostile: nothing ran" test ! -e "$TMP/pwned"
 
 # The same through the torchrun scripts.
-dlplan emit --trust-paths "$_dir/e2e-plan.json" --launcher torchrun -o "$H/t" \
+dlplan emit "$_dir/e2e-plan.json" --launcher torchrun -o "$H/t" \
     --script "$_script" -- "$_bad" "$_sub" "$_bq" "$_nl" "it's" '"q"' \
     '*' '$HOME' '\' '' "--x=\$(id)|&<>" >/dev/null 2>&1
 run_ranks hostile "$TMP/rt" run_nodes "$H/t" >"$TMP/rt.txt"
@@ -291,7 +291,7 @@ refused() {
 	shift
 	for rf_v in "$@"; do
 		rm -rf "$TMP/hp"
-		dlplan emit --trust-paths "$TMP/run/$P" --launcher slurm -o "$TMP/hp" \
+		dlplan emit "$TMP/run/$P" --launcher slurm -o "$TMP/hp" \
 		    "$rf_opt" "$rf_v" -- x >/dev/null 2>"$TMP/err"
 		rf_rc=$?
 		rf_name="hostile $rf_opt refused: $(echo "$rf_v" | head -1)"
@@ -328,8 +328,8 @@ printf 'node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps,host\n%s\n%s\
     'n1,lab,4,A,312,80,2400,200,"n1;touch pwned"' 'n2,lab,4,A,312,80,2400,200,' \
     'n3,lab,4,A,312,80,2400,200,' 'n4,lab,4,A,312,80,2400,200,' \
     >"$TMP/hc/e2e-cluster/nodes.csv"
-dlplan emit --trust-paths "$TMP/hc/e2e-plan.json" --launcher slurm -- x >/dev/null \
-    2>"$TMP/err"
+dlplan emit "$TMP/hc/e2e-plan.json" --ignore-digests --launcher slurm -- x \
+    >/dev/null 2>"$TMP/err"
 _rc=$?
 if [ "$_rc" -eq 2 ] && [ ! -e "$TMP/hc/launch" ] &&
     grep -q 'not a valid hostname' "$TMP/err"; then
@@ -342,52 +342,52 @@ fi
 # --- usage errors (exit 1) ---------------------------------------------
 _u="usage: dlplan emit PLAN.json"
 expect_err "no plan" 1 "dlplan: no plan given (expected PLAN.json)" -- \
-    dlplan emit --trust-paths --launcher slurm -- x
+    dlplan emit --launcher slurm -- x
 expect_err "no launcher" 1 \
     "dlplan: no launcher given (expected --launcher slurm|torchrun|srun|hostfile|megatron|deepspeed|torchtitan)" \
-    -- dlplan emit --trust-paths "$TMP/run/$P" -- x
+    -- dlplan emit "$TMP/run/$P" -- x
 expect_err "unknown launcher" 1 \
     "dlplan: option '--launcher': 'pbs' is not one of slurm|torchrun|srun|hostfile|megatron|deepspeed|torchtitan" \
-    -- dlplan emit --trust-paths "$TMP/run/$P" --launcher pbs -- x
+    -- dlplan emit "$TMP/run/$P" --launcher pbs -- x
 expect_err "no command" 1 \
     "dlplan: no training command given (expected --script FILE or -- COMMAND [ARGS...])" \
-    -- dlplan emit --trust-paths "$TMP/run/$P" --launcher slurm
+    -- dlplan emit "$TMP/run/$P" --launcher slurm
 expect_err "two operands" 1 \
     "dlplan: unexpected argument 'train.py' (put the training command after '--')" \
-    -- dlplan emit --trust-paths "$TMP/run/$P" train.py --launcher slurm
+    -- dlplan emit "$TMP/run/$P" train.py --launcher slurm
 expect_err "operands before --" 1 \
     "dlplan: unexpected argument 'x' (put the training command after '--')" \
-    -- dlplan emit --trust-paths "$TMP/run/$P" --launcher slurm x -- y
+    -- dlplan emit "$TMP/run/$P" --launcher slurm x -- y
 expect_err "port 0" 1 \
     "dlplan: option '--master-port': '0' is out of range [1, 65535]" -- \
-    dlplan emit --trust-paths "$TMP/run/$P" --launcher slurm --master-port 0 -- x
+    dlplan emit "$TMP/run/$P" --launcher slurm --master-port 0 -- x
 expect_err "port not a number" 1 \
     "dlplan: option '--master-port': '80;x' is not an integer" -- \
-    dlplan emit --trust-paths "$TMP/run/$P" --launcher slurm --master-port '80;x' -- x
+    dlplan emit "$TMP/run/$P" --launcher slurm --master-port '80;x' -- x
 expect_err "job name" 1 \
     "dlplan: option '--job-name': 'a b' is not a job name (expected 1 to 63 letters, digits, '.', '_', '-')" \
-    -- dlplan emit --trust-paths "$TMP/run/$P" --launcher slurm --job-name 'a b' -- x
+    -- dlplan emit "$TMP/run/$P" --launcher slurm --job-name 'a b' -- x
 expect_err "partition" 1 \
     "dlplan: option '--partition': 'a;b' is not a partition name (expected letters, digits, '.', '_', '-', names separated by ',')" \
-    -- dlplan emit --trust-paths "$TMP/run/$P" --launcher slurm --partition 'a;b' -- x
+    -- dlplan emit "$TMP/run/$P" --launcher slurm --partition 'a;b' -- x
 expect_err "time" 1 \
     "dlplan: option '--time': '1:2:3:4' is not a Slurm time limit (expected MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED)" \
-    -- dlplan emit --trust-paths "$TMP/run/$P" --launcher slurm --time 1:2:3:4 -- x
+    -- dlplan emit "$TMP/run/$P" --launcher slurm --time 1:2:3:4 -- x
 expect_err "account" 1 \
     "dlplan: option '--account': 'a/b' is not an account name (expected 1 to 63 letters, digits, '.', '_', '-')" \
-    -- dlplan emit --trust-paths "$TMP/run/$P" --launcher slurm --account a/b -- x
+    -- dlplan emit "$TMP/run/$P" --launcher slurm --account a/b -- x
 expect_err "qos" 1 \
     "dlplan: option '--qos': 'a,b' is not a QOS name (expected 1 to 63 letters, digits, '.', '_', '-')" \
-    -- dlplan emit --trust-paths "$TMP/run/$P" --launcher slurm --qos a,b -- x
+    -- dlplan emit "$TMP/run/$P" --launcher slurm --qos a,b -- x
 expect_err "output" 1 \
     "dlplan: option '--output': '' is not a log path (expected a non-empty path without newline or backslash)" \
-    -- dlplan emit --trust-paths "$TMP/run/$P" --launcher slurm --output '' -- x
+    -- dlplan emit "$TMP/run/$P" --launcher slurm --output '' -- x
 expect_err "error" 1 \
     "dlplan: option '--error': 'a\\b' is not a log path (expected a non-empty path without newline or backslash)" \
-    -- dlplan emit --trust-paths "$TMP/run/$P" --launcher slurm --error 'a\b' -- x
+    -- dlplan emit "$TMP/run/$P" --launcher slurm --error 'a\b' -- x
 expect_err "sbatch-arg" 1 \
     "dlplan: option '--sbatch-arg': '-N2' is not an sbatch option (expected '--NAME' or '--NAME=VALUE' without newline or backslash)" \
-    -- dlplan emit --trust-paths "$TMP/run/$P" --launcher slurm --sbatch-arg -N2 -- x
+    -- dlplan emit "$TMP/run/$P" --launcher slurm --sbatch-arg -N2 -- x
 _many=
 for _i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 \
     25 26 27 28 29 30 31 32 33; do
@@ -396,7 +396,7 @@ done
 # shellcheck disable=SC2086
 expect_err "sbatch-arg: at most 32" 1 \
     "dlplan: option '--sbatch-arg': '--x33' is one too many (at most 32)" \
-    -- dlplan emit --trust-paths "$TMP/run/$P" --launcher slurm $_many -- x
+    -- dlplan emit "$TMP/run/$P" --launcher slurm $_many -- x
 expect_err "plan: account" 1 \
     "dlplan: option '--account': 'a b' is not an account name (expected 1 to 63 letters, digits, '.', '_', '-')" \
     -- dlplan plan -c "$TMP/run/e2e-cluster" -m "$TMP/run/e2e-model.csv" \
@@ -406,40 +406,40 @@ expect_err "plan: sbatch-arg" 1 \
     -- dlplan plan -c "$TMP/run/e2e-cluster" -m "$TMP/run/e2e-model.csv" \
     --global-batch 8 -o "$TMP/o14" --launcher slurm --sbatch-arg x -- x
 expect_err "empty script" 1 "dlplan: option '--script': empty file name" \
-    -- dlplan emit --trust-paths "$TMP/run/$P" --launcher slurm --script ''
+    -- dlplan emit "$TMP/run/$P" --launcher slurm --script ''
 check "usage errors print the usage line" grep -q "^$_u" "$TMP/err"
-expect_run "help" 0 emit-help.txt emit-empty.err -- dlplan emit --trust-paths -h
+expect_run "help" 0 emit-help.txt emit-empty.err -- dlplan emit -h
 
 # --- data errors (exit 2) and infeasible launches (exit 3) --------------
 expect_err "missing plan" 2 \
     "dlplan: $TMP/none.json: cannot open file: No such file or directory" \
-    -- dlplan emit --trust-paths "$TMP/none.json" --launcher slurm -- x
+    -- dlplan emit "$TMP/none.json" --launcher slurm -- x
 printf '{"schema": "dlplan.plan/1", "options": {"global_batch": 2, "micro_batch": 1}, "groups": []}\n' \
     >"$TMP/noinputs.json"
 expect_err "plan without inputs" 2 \
     "dlplan: $TMP/noinputs.json: plan names no nodes.csv (give the cluster with -c DIR)" \
-    -- dlplan emit --trust-paths "$TMP/noinputs.json" --launcher slurm -- x
+    -- dlplan emit "$TMP/noinputs.json" --launcher slurm -- x
 sed 's/"n4"/"n9"/' "$TMP/run/$P" >"$TMP/run/unknown.json"
 expect_err "plan on an unknown node" 2 \
     "dlplan: $TMP/run/unknown.json: groups[1].stages[0].node: unknown node 'n9' (not in nodes.csv)" \
-    -- dlplan emit --trust-paths "$TMP/run/unknown.json" --launcher slurm -o "$TMP/o10" \
+    -- dlplan emit "$TMP/run/unknown.json" --launcher slurm -o "$TMP/o10" \
     -- x
 check "data errors write nothing" test ! -e "$TMP/o10" -a ! -e "$TMP/launch"
 rm -rf "$TMP/o8"
 expect_err "hostfile cannot place interleaved ranks" 3 \
     "dlplan: a hostfile cannot place the plan's ranks: node 'n1' runs ranks 2 4-5, which are not consecutive (use --launcher slurm, srun or torchrun)" \
-    -- dlplan emit --trust-paths "$TMP/run/$U" --launcher hostfile -o "$TMP/o8" -- x
+    -- dlplan emit "$TMP/run/$U" --launcher hostfile -o "$TMP/o8" -- x
 expect_empty_dir "infeasible launch writes nothing" "$TMP/o8"
 
 # --- output errors (exit 4): nothing written, nothing replaced ----------
 : >"$TMP/afile"
 expect_err "output directory is a file" 4 \
     "dlplan: $TMP/afile: not a directory" \
-    -- dlplan emit --trust-paths "$TMP/run/$P" --launcher slurm -o "$TMP/afile" -- x
+    -- dlplan emit "$TMP/run/$P" --launcher slurm -o "$TMP/afile" -- x
 mkdir -p "$TMP/o9/launch/plan.sbatch"
 expect_err "a directory in the way" 4 \
     "dlplan: $TMP/o9/launch/plan.sbatch: cannot write file: Is a directory" \
-    -- dlplan emit --trust-paths "$TMP/run/$P" --launcher slurm -o "$TMP/o9" -- x
+    -- dlplan emit "$TMP/run/$P" --launcher slurm -o "$TMP/o9" -- x
 check "a directory in the way: no partial files" \
     test ! -e "$TMP/o9/launch/worker.sh"
 check "a directory in the way: no temporary files" \
@@ -450,7 +450,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	chmod 555 "$TMP/ro/launch"
 	expect_err "output directory not writable" 4 \
 	    "dlplan: $TMP/ro/launch/worker.sh: cannot create file: Permission denied" \
-	    -- dlplan emit --trust-paths "$TMP/run/$P" --launcher slurm -o "$TMP/ro" -- x
+	    -- dlplan emit "$TMP/run/$P" --launcher slurm -o "$TMP/ro" -- x
 	check "not writable: old file kept, nothing added" sh -c \
 	    "cmp -s '$TMP/o1/launch/worker.sh' '$TMP/ro/launch/worker.sh' &&
 	    [ \$(ls -A '$TMP/ro/launch' | wc -l) -eq 1 ]"
@@ -465,7 +465,7 @@ fi
 (cd "$TMP/run" && dlplan plan -c e2e-cluster -m e2e-model.csv \
     --global-batch 16 -o planned) >/dev/null 2>"$TMP/plan.err"
 check "planner: plan for the e2e cluster" test -f "$TMP/run/planned/plan.csv"
-dlplan emit --trust-paths "$TMP/run/planned/plan.json" --launcher slurm -- python3 \
+dlplan emit "$TMP/run/planned/plan.json" --launcher slurm -- python3 \
     >/dev/null 2>&1
 run_ranks planned "$TMP/rp" sh "$TMP/run/planned/launch/plan.sbatch" \
     >"$TMP/rp.txt"

@@ -7,34 +7,34 @@ E=tests/cli/data/eval
 
 # --- good plans -------------------------------------------------------
 for p in hybrid pp4 tp; do
-	expect_run "table $p" 0 "eval-$p.txt" - -- dlplan eval --trust-paths "$E/$p.json"
+	expect_run "table $p" 0 "eval-$p.txt" - -- dlplan eval "$E/$p.json"
 done
 expect_run "table dp2 with baselines" 0 eval-dp2-baselines.txt - -- \
-    dlplan eval --trust-paths "$E/dp2.json" --baselines
+    dlplan eval "$E/dp2.json" --baselines
 
 # JSON: the evaluated plan with absolute input paths; the golden file has
 # @SRCDIR@ in their place.
-dlplan eval --trust-paths "$E/hybrid.json" --format json >"$TMP/hy.json" 2>"$TMP/hy.err"
+dlplan eval "$E/hybrid.json" --format json >"$TMP/hy.json" 2>"$TMP/hy.err"
 check "json hybrid: exit 0, nothing on stderr" \
     sh -c "[ ! -s '$TMP/hy.err' ]"
 sed "s|$SRCDIR/|@SRCDIR@/|g" "$TMP/hy.json" >"$TMP/out"
 _d=$(_golden eval-hybrid.json out)
 if [ $? -eq 0 ]; then t_ok "json hybrid: golden"; else
 	t_notok "json hybrid: golden" "$_d"; fi
-dlplan eval --trust-paths "$E/dp2.json" --format json --baselines |
+dlplan eval "$E/dp2.json" --format json --baselines |
     sed "s|$SRCDIR/|@SRCDIR@/|g" >"$TMP/out"
 _d=$(_golden eval-dp2-baselines.json out)
 if [ $? -eq 0 ]; then t_ok "json dp2 baselines: golden"; else
 	t_notok "json dp2 baselines: golden" "$_d"; fi
 
 # Baselines in a plan file are not repeated unless asked for again.
-dlplan eval --trust-paths "$E/dp2.json" --format json --baselines >"$TMP/dp2b.json"
+dlplan eval "$E/dp2.json" --format json --baselines >"$TMP/dp2b.json"
 check "baselines are not carried over" \
-    sh -c "! \"\$DLPLAN\" eval --trust-paths '$TMP/dp2b.json' --format json | grep -q baselines"
+    sh -c "! \"\$DLPLAN\" eval '$TMP/dp2b.json' --format json | grep -q baselines"
 
 # The evaluated plan reads back, with digests, and prices the same.
 expect_run "json output evaluates again" 0 eval-hybrid-again.txt - -- \
-    sh -c "\"\$DLPLAN\" eval --trust-paths '$TMP/hy.json' | sed -e 's|$TMP/|@TMP@/|' \
+    sh -c "\"\$DLPLAN\" eval '$TMP/hy.json' | sed -e 's|$TMP/|@TMP@/|' \
     -e 's|$SRCDIR/|@SRCDIR@/|'"
 
 # Stable keys of DESIGN.md 6 (json_key FILE EXPR: a jq-less check).
@@ -52,12 +52,12 @@ check "json has steady_s and its alias bubble_s, equal" sh -c "
     [ -n \"\$a\" ] && [ \"\$a\" = \"\$b\" ]"
 grep -v '"steady_s"' "$TMP/hy.json" >"$TMP/hy-old.json"
 grep -v '"bubble_s"' "$TMP/hy.json" >"$TMP/hy-new.json"
-dlplan eval --trust-paths "$TMP/hy.json" >"$TMP/hy.txt" 2>&1
+dlplan eval "$TMP/hy.json" >"$TMP/hy.txt" 2>&1
 check "a plan with only bubble_s evaluates the same" sh -c \
-    "\"\$DLPLAN\" eval --trust-paths '$TMP/hy-old.json' 2>&1 | sed 's/hy-old/hy/' |
+    "\"\$DLPLAN\" eval '$TMP/hy-old.json' 2>&1 | sed 's/hy-old/hy/' |
     cmp -s - '$TMP/hy.txt'"
 check "a plan with only steady_s evaluates the same" sh -c \
-    "\"\$DLPLAN\" eval --trust-paths '$TMP/hy-new.json' 2>&1 | sed 's/hy-new/hy/' |
+    "\"\$DLPLAN\" eval '$TMP/hy-new.json' 2>&1 | sed 's/hy-new/hy/' |
     cmp -s - '$TMP/hy.txt'"
 
 # -c and -m override the plan's inputs.
@@ -65,11 +65,11 @@ mkdir -p "$TMP/c"
 cp "$E/one/nodes.csv" "$TMP/c/nodes.csv"
 cp "$E/m4.csv" "$TMP/m.csv"
 expect_run "-c and -m override" 0 eval-hybrid-override.txt - -- \
-    sh -c "\"\$DLPLAN\" eval --trust-paths '$E/hybrid.json' -c '$TMP/c' -m '$TMP/m.csv' |
+    sh -c "\"\$DLPLAN\" eval '$E/hybrid.json' -c '$TMP/c' -m '$TMP/m.csv' |
     sed 's|$TMP/|@TMP@/|'"
 
 # --svg: valid XML, written atomically, one block per micro-batch.
-expect_run "svg hybrid" 0 - - -- dlplan eval --trust-paths "$E/hybrid.json" \
+expect_run "svg hybrid" 0 - - -- dlplan eval "$E/hybrid.json" \
     --svg "$TMP/t.svg"
 if command -v xmllint >/dev/null 2>&1; then
 	check "svg is valid XML" xmllint --noout "$TMP/t.svg"
@@ -85,32 +85,34 @@ check "svg leaves no temporary file" \
     sh -c "! ls -A '$TMP' | grep -q 'tmp-'"
 expect_err "svg into a missing directory" 4 \
     "dlplan: $TMP/no/t.svg: cannot create file: No such file or directory" -- \
-    dlplan eval --trust-paths "$E/hybrid.json" --svg "$TMP/no/t.svg"
+    dlplan eval "$E/hybrid.json" --svg "$TMP/no/t.svg"
 
 # --- memory -----------------------------------------------------------
 expect_err "memory does not fit" 3 \
     "dlplan: $E/mem.json: memory does not fit on GPU 1 of node 'small' (groups[0].stages[0]): needs 2.112 GB, 0.9 GB available; over by 1.212 GB (1212000000 bytes)" -- \
-    dlplan eval --trust-paths "$E/mem.json" --svg "$TMP/mem.svg"
+    dlplan eval "$E/mem.json" --svg "$TMP/mem.svg"
 check "memory: nothing on stdout" sh -c "[ ! -s '$TMP/out' ]"
 check "memory: no svg written" sh -c "[ ! -e '$TMP/mem.svg' ]"
 
 # --- usage ------------------------------------------------------------
 expect_err "no plan" 1 "dlplan: no plan given (expected PLAN.json)" -- \
-    dlplan eval --trust-paths
+    dlplan eval
 expect_err "two plans" 1 "dlplan: unexpected argument 'b.json'" -- \
-    dlplan eval --trust-paths a.json b.json
+    dlplan eval a.json b.json
 expect_err "bad format" 1 \
     "dlplan: option '--format': 'xml' is not one of table|json" -- \
-    dlplan eval --trust-paths "$E/hybrid.json" --format xml
+    dlplan eval "$E/hybrid.json" --format xml
 expect_err "unknown option" 1 "dlplan: unknown option '--fast'" -- \
-    dlplan eval --trust-paths "$E/hybrid.json" --fast
+    dlplan eval "$E/hybrid.json" --fast
 
 # --- bad plans --------------------------------------------------------
 # plan NAME BODY: write $TMP/NAME.json, a plan on the one-node cluster
 # (4 GPUs) and model m4 (4 layers) with BODY after the inputs.
 plan() {
-	printf '{ "schema": "dlplan.plan/1", "inputs": [ { "kind": "nodes", "path": "%s" }, { "kind": "model", "path": "%s" } ], %s }\n' \
-	    "$SRCDIR/$E/one/nodes.csv" "$SRCDIR/$E/m4.csv" "$2" >"$TMP/$1.json"
+	printf '{ "schema": "dlplan.plan/1", "inputs": [ { "kind": "nodes", "path": "%s", "sha256": "%s" }, { "kind": "model", "path": "%s", "sha256": "%s" } ], %s }\n' \
+	    "$SRCDIR/$E/one/nodes.csv" "$(sha256sum <"$SRCDIR/$E/one/nodes.csv" | cut -c1-64)" \
+	    "$SRCDIR/$E/m4.csv" "$(sha256sum <"$SRCDIR/$E/m4.csv" | cut -c1-64)" \
+	    "$2" >"$TMP/$1.json"
 }
 OPT='"options": { "global_batch": 2, "micro_batch": 1 }'
 st() { # st NODE GPUS FIRST LAST
@@ -120,154 +122,157 @@ G1="{ \"micro_batches\": 1, \"stages\": [ $(st a 0 0 3) ] }"
 
 expect_err "missing file" 2 \
     "dlplan: $TMP/none.json: cannot open file: No such file or directory" -- \
-    dlplan eval --trust-paths "$TMP/none.json"
+    dlplan eval "$TMP/none.json"
 printf '{ "schema": "dlplan.plan/1",\n  "groups": [ 1, ]\n}\n' >"$TMP/syntax.json"
 expect_err "bad JSON with line and column" 2 \
     "dlplan: $TMP/syntax.json:2:18: invalid JSON: unexpected token near ']'" -- \
-    dlplan eval --trust-paths "$TMP/syntax.json"
+    dlplan eval "$TMP/syntax.json"
 printf '{ "a": 1, "a": 2 }' >"$TMP/dup.json"
 expect_err "duplicate key" 2 \
     "dlplan: $TMP/dup.json:1:13: invalid JSON: duplicate object key near '\"a\"'" -- \
-    dlplan eval --trust-paths "$TMP/dup.json"
+    dlplan eval "$TMP/dup.json"
 printf '[1, 2]\n' >"$TMP/array.json"
 expect_err "not an object" 2 \
     "dlplan: $TMP/array.json: not a plan (expected a JSON object with \"schema\": \"dlplan.plan/1\", found an array)" -- \
-    dlplan eval --trust-paths "$TMP/array.json"
+    dlplan eval "$TMP/array.json"
 printf '{ "schema": "dlplan.plan/2" }\n' >"$TMP/schema.json"
 expect_err "wrong schema" 2 \
     "dlplan: $TMP/schema.json: schema: 'dlplan.plan/2' is not a supported schema (expected \"dlplan.plan/1\")" -- \
-    dlplan eval --trust-paths "$TMP/schema.json"
+    dlplan eval "$TMP/schema.json"
 printf '{ "groups": [] }\n' >"$TMP/noschema.json"
 expect_err "no schema" 2 \
     "dlplan: $TMP/noschema.json: schema: missing (expected \"dlplan.plan/1\")" -- \
-    dlplan eval --trust-paths "$TMP/noschema.json"
+    dlplan eval "$TMP/noschema.json"
 printf '{ "schema": "dlplan.plan/1", %s, "groups": [ %s, %s ] }\n' "$OPT" \
     "$G1" "{ \"micro_batches\": 1, \"stages\": [ $(st a 1 0 3) ] }" \
     >"$TMP/noinputs.json"
 expect_err "no inputs and no -c" 1 \
     "dlplan: plan '$TMP/noinputs.json' names no nodes.csv (expected -c DIR or --nodes FILE)" -- \
-    dlplan eval --trust-paths "$TMP/noinputs.json"
+    dlplan eval "$TMP/noinputs.json"
 expect_err "no inputs and no -m" 1 \
     "dlplan: plan '$TMP/noinputs.json' names no model (expected -m MODEL.csv)" -- \
-    dlplan eval --trust-paths "$TMP/noinputs.json" -c "$E/one"
+    dlplan eval "$TMP/noinputs.json" -c "$E/one"
 expect_run "no inputs, -c and -m given" 0 - - -- \
-    dlplan eval --trust-paths "$TMP/noinputs.json" -c "$E/one" -m "$E/m4.csv"
+    dlplan eval "$TMP/noinputs.json" -c "$E/one" -m "$E/m4.csv"
 
 plan noopt "\"groups\": [ $G1 ]"
 expect_err "missing options" 2 \
     "dlplan: $TMP/noopt.json: options: missing (expected an object)" -- \
-    dlplan eval --trust-paths "$TMP/noopt.json"
+    dlplan eval "$TMP/noopt.json"
 plan nogb "\"options\": { \"micro_batch\": 1 }, \"groups\": [ $G1 ]"
 expect_err "missing global batch" 2 \
     "dlplan: $TMP/nogb.json: options.global_batch: missing (expected an integer in [1, 1000000000000])" -- \
-    dlplan eval --trust-paths "$TMP/nogb.json"
+    dlplan eval "$TMP/nogb.json"
 plan typo "\"options\": { \"global_batch\": 2, \"micro_batch\": 1, \"micro_bacth\": 2 }, \"groups\": [ $G1 ]"
 expect_err "unknown option key" 2 \
     "dlplan: $TMP/typo.json: options: unknown key 'micro_bacth' (expected global_batch, micro_batch, mfu, param_bytes, grad_bytes, optimizer_bytes, mem_reserve, horizon, states, forecast, max_stages, max_tp, time_limit; prefix other keys with x_)" -- \
-    dlplan eval --trust-paths "$TMP/typo.json"
+    dlplan eval "$TMP/typo.json"
 plan fm "\"options\": { \"global_batch\": 2, \"micro_batch\": 1, \"forecast\": \"arima\" }, \"groups\": [ $G1 ]"
 expect_err "unknown forecast method" 2 \
     "dlplan: $TMP/fm.json: options.forecast: unknown method 'arima' (expected gmc|gm|last|mean|median|wmed|ensemble|auto)" -- \
-    dlplan eval --trust-paths "$TMP/fm.json"
+    dlplan eval "$TMP/fm.json"
 plan mfu "\"options\": { \"global_batch\": 2, \"micro_batch\": 1, \"mfu\": \"high\" }, \"groups\": [ $G1 ]"
 expect_err "option of the wrong type" 2 \
     "dlplan: $TMP/mfu.json: options.mfu: expected a number in [1e-09, 1], found a string" -- \
-    dlplan eval --trust-paths "$TMP/mfu.json"
+    dlplan eval "$TMP/mfu.json"
 plan nogroups "$OPT, \"groups\": []"
 expect_err "no groups" 2 \
     "dlplan: $TMP/nogroups.json: groups: no groups (expected at least one)" -- \
-    dlplan eval --trust-paths "$TMP/nogroups.json"
+    dlplan eval "$TMP/nogroups.json"
 plan node "$OPT, \"groups\": [ { \"micro_batches\": 2, \"stages\": [ $(st b 0 0 3) ] } ]"
 expect_err "unknown node" 2 \
     "dlplan: $TMP/node.json: groups[0].stages[0].node: unknown node 'b' (not in nodes.csv)" -- \
-    dlplan eval --trust-paths "$TMP/node.json"
+    dlplan eval "$TMP/node.json"
 plan gap "$OPT, \"groups\": [ { \"micro_batches\": 2, \"stages\": [ $(st a 0 0 0), $(st a 1 2 3) ] } ]"
 expect_err "layer gap" 2 \
     "dlplan: $TMP/gap.json: groups[0].stages[1].layers: starts at layer 2 but groups[0].stages[0] ends at layer 0 (layer 1 is in no stage)" -- \
-    dlplan eval --trust-paths "$TMP/gap.json"
+    dlplan eval "$TMP/gap.json"
 plan overlap "$OPT, \"groups\": [ { \"micro_batches\": 2, \"stages\": [ $(st a 0 0 2), $(st a 1 1 3) ] } ]"
 expect_err "layer overlap" 2 \
     "dlplan: $TMP/overlap.json: groups[0].stages[1].layers: starts at layer 1 but groups[0].stages[0] ends at layer 2 (layers 1 to 2 are in two stages)" -- \
-    dlplan eval --trust-paths "$TMP/overlap.json"
+    dlplan eval "$TMP/overlap.json"
 plan short "$OPT, \"groups\": [ { \"micro_batches\": 2, \"stages\": [ $(st a 0 0 2) ] } ]"
 expect_err "layers not all covered" 2 \
     "dlplan: $TMP/short.json: groups[0].stages[0].layers: ends at layer 2 (expected 3: layer 3 is in no stage)" -- \
-    dlplan eval --trust-paths "$TMP/short.json"
+    dlplan eval "$TMP/short.json"
 plan late "$OPT, \"groups\": [ { \"micro_batches\": 2, \"stages\": [ $(st a 0 1 3) ] } ]"
 expect_err "first layer not 0" 2 \
     "dlplan: $TMP/late.json: groups[0].stages[0].layers: starts at layer 1 (expected 0: layer 0 is in no stage)" -- \
-    dlplan eval --trust-paths "$TMP/late.json"
+    dlplan eval "$TMP/late.json"
 plan far "$OPT, \"groups\": [ { \"micro_batches\": 2, \"stages\": [ $(st a 0 0 4) ] } ]"
 expect_err "layer beyond the model" 2 \
     "dlplan: $TMP/far.json: groups[0].stages[0].layers: layer 4 does not exist (the model has 4 layers: 0 to 3)" -- \
-    dlplan eval --trust-paths "$TMP/far.json"
+    dlplan eval "$TMP/far.json"
 plan twice "$OPT, \"groups\": [ $G1, { \"micro_batches\": 1, \"stages\": [ $(st a 1,0 0 3) ] } ]"
 expect_err "GPU used twice" 2 \
     "dlplan: $TMP/twice.json: groups[1].stages[0].gpus[1]: GPU 0 of node 'a' is already used by groups[0].stages[0].gpus[0]" -- \
-    dlplan eval --trust-paths "$TMP/twice.json"
+    dlplan eval "$TMP/twice.json"
 plan nogpu "$OPT, \"groups\": [ { \"micro_batches\": 2, \"stages\": [ $(st a 4 0 3) ] } ]"
 expect_err "GPU that does not exist" 2 \
     "dlplan: $TMP/nogpu.json: groups[0].stages[0].gpus[0]: GPU 4 does not exist on node 'a' (it has 4: 0 to 3)" -- \
-    dlplan eval --trust-paths "$TMP/nogpu.json"
+    dlplan eval "$TMP/nogpu.json"
 plan k3 "$OPT, \"groups\": [ { \"micro_batches\": 2, \"stages\": [ $(st a 0,1,2 0 3) ] } ]"
 expect_err "bad TP degree" 2 \
     "dlplan: $TMP/k3.json: groups[0].stages[0].gpus: 3 GPUs (expected a TP degree of 1, 2, 4 or 8)" -- \
-    dlplan eval --trust-paths "$TMP/k3.json"
+    dlplan eval "$TMP/k3.json"
 plan k8 "$OPT, \"groups\": [ { \"micro_batches\": 2, \"stages\": [ $(st a 0,1,2,3,0,1,2,3 0 3) ] } ]"
 expect_err "TP degree above the node's GPUs" 2 \
     "dlplan: $TMP/k8.json: groups[0].stages[0].gpus: TP degree 8 exceeds the 4 GPUs of node 'a'" -- \
-    dlplan eval --trust-paths "$TMP/k8.json"
+    dlplan eval "$TMP/k8.json"
 plan shares "$OPT, \"groups\": [ { \"micro_batches\": 2, \"stages\": [ { \"node\": \"a\", \"gpus\": [0, 1], \"tp_shares\": [0.5, 0.6], \"layers\": [0, 3] } ] } ]"
 expect_err "shares do not sum to 1" 2 \
     "dlplan: $TMP/shares.json: groups[0].stages[0].tp_shares: shares sum to 1.1000000000000001 (expected 1 within 1e-9)" -- \
-    dlplan eval --trust-paths "$TMP/shares.json"
+    dlplan eval "$TMP/shares.json"
 plan nshares "$OPT, \"groups\": [ { \"micro_batches\": 2, \"stages\": [ { \"node\": \"a\", \"gpus\": [0, 1], \"tp_shares\": [1], \"layers\": [0, 3] } ] } ]"
 expect_err "one share per GPU" 2 \
     "dlplan: $TMP/nshares.json: groups[0].stages[0].tp_shares: 1 shares for 2 GPUs" -- \
-    dlplan eval --trust-paths "$TMP/nshares.json"
+    dlplan eval "$TMP/nshares.json"
 plan batch "$OPT, \"groups\": [ { \"micro_batches\": 3, \"stages\": [ $(st a 0 0 3) ] } ]"
 expect_err "micro-batches do not make the global batch" 2 \
     "dlplan: $TMP/batch.json: groups: micro-batches sum to 3, times micro-batch 1 is 3 samples, but options.global_batch is 2" -- \
-    dlplan eval --trust-paths "$TMP/batch.json"
+    dlplan eval "$TMP/batch.json"
 plan zero "$OPT, \"groups\": [ { \"micro_batches\": 0, \"stages\": [ $(st a 0 0 3) ] } ]"
 expect_err "group without micro-batches" 2 \
     "dlplan: $TMP/zero.json: groups[0].micro_batches: 0 is out of range (expected an integer in [1, 1000000000000])" -- \
-    dlplan eval --trust-paths "$TMP/zero.json"
+    dlplan eval "$TMP/zero.json"
 plan skey "$OPT, \"groups\": [ { \"micro_batches\": 2, \"stages\": [ { \"node\": \"a\", \"gpu\": [0], \"layers\": [0, 3] } ] } ]"
 expect_err "unknown stage key" 2 \
     "dlplan: $TMP/skey.json: groups[0].stages[0]: unknown key 'gpu' (expected node, gpus, tp_shares, layers, layer_names, ranks, micro_batches, compute_s, p2p_s, mem_bytes; prefix other keys with x_)" -- \
-    dlplan eval --trust-paths "$TMP/skey.json"
+    dlplan eval "$TMP/skey.json"
 plan xkey "$OPT, \"x_note\": 1, \"groups\": [ { \"micro_batches\": 2, \"x_why\": \"test\", \"stages\": [ $(st a 0 0 3) ] } ]"
-expect_run "x_ keys are allowed" 0 - - -- dlplan eval --trust-paths "$TMP/xkey.json"
+expect_run "x_ keys are allowed" 0 - - -- dlplan eval "$TMP/xkey.json"
 plan fc "$OPT, \"forecast\": { \"zz\": 0.5 }, \"groups\": [ { \"micro_batches\": 2, \"stages\": [ $(st a 0 0 3) ] } ]"
 expect_err "forecast of an unknown node" 2 \
     "dlplan: $TMP/fc.json: forecast.zz: unknown node 'zz' (not in nodes.csv)" -- \
-    dlplan eval --trust-paths "$TMP/fc.json"
+    dlplan eval "$TMP/fc.json"
 printf '{ "schema": "dlplan.plan/1", "inputs": [ { "kind": "nodez", "path": "x" } ] }\n' >"$TMP/kind.json"
 expect_err "bad input kind" 2 \
     "dlplan: $TMP/kind.json: inputs[0].kind: 'nodez' is not an input kind (expected nodes, links, load, traffic or model)" -- \
-    dlplan eval --trust-paths "$TMP/kind.json"
+    dlplan eval "$TMP/kind.json"
 
 # --- digests ----------------------------------------------------------
 # A plan made by eval from copies of the inputs, then a changed input.
 mkdir -p "$TMP/d"
 cp "$E/one/nodes.csv" "$E/m4.csv" "$TMP/d/"
-dlplan eval --trust-paths "$E/hybrid.json" -c "$TMP/d" -m "$TMP/d/m4.csv" --format json \
+dlplan eval "$E/hybrid.json" -c "$TMP/d" -m "$TMP/d/m4.csv" --format json \
     >"$TMP/d/plan.json"
-expect_run "digests match" 0 - - -- dlplan eval --trust-paths "$TMP/d/plan.json"
+expect_run "digests match" 0 - - -- dlplan eval "$TMP/d/plan.json"
 printf '# a comment changes the digest\n' >>"$TMP/d/nodes.csv"
 expect_err "digest mismatch" 2 \
-    "dlplan: $TMP/d/nodes.csv: plan was made for a different nodes.csv (digest mismatch); re-run dlplan plan" -- \
-    dlplan eval --trust-paths "$TMP/d/plan.json"
+    "dlplan: $TMP/d/nodes.csv: does not match the digest the plan records for it, so it is not read (it changed since the plan was made; give it on the command line, or --ignore-digests)" -- \
+    dlplan eval "$TMP/d/plan.json"
 expect_run "--ignore-digests" 0 - - -- \
-    dlplan eval --trust-paths "$TMP/d/plan.json" --ignore-digests
+    dlplan eval "$TMP/d/plan.json" --ignore-digests
+expect_err "-c DIR with another nodes.csv: digest mismatch" 2 \
+    "dlplan: $TMP/d/nodes.csv: plan was made for a different nodes.csv (digest mismatch); re-run dlplan plan" -- \
+    dlplan eval "$TMP/d/plan.json" -c "$TMP/d"
 cp "$E/one/nodes.csv" "$TMP/d/"
 printf 'l4,1,1,1,1,1\n' >>"$TMP/d/m4.csv"
 expect_err "model digest mismatch" 2 \
-    "dlplan: $TMP/d/m4.csv: plan was made for a different model.csv (digest mismatch); re-run dlplan plan" -- \
-    dlplan eval --trust-paths "$TMP/d/plan.json"
+    "dlplan: $TMP/d/m4.csv: does not match the digest the plan records for it, so it is not read (it changed since the plan was made; give it on the command line, or --ignore-digests)" -- \
+    dlplan eval "$TMP/d/plan.json"
 cp "$E/m4.csv" "$TMP/d/"
 printf 'node,t,util\na,0,0.5\n' >"$TMP/d/load.csv"
 expect_err "an input the plan was made without" 2 \
     "dlplan: $TMP/d/load.csv: plan was made without a load.csv; re-run dlplan plan" -- \
-    dlplan eval --trust-paths "$TMP/d/plan.json" -c "$TMP/d"
+    dlplan eval "$TMP/d/plan.json" -c "$TMP/d"

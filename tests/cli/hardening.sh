@@ -101,12 +101,12 @@ writers() {
 	_wd=$1
 	for _w in emit replan model svg; do
 		case $_w in
-		emit) set -- emit "$SRCPLAN" --trust-paths --launcher slurm \
+		emit) set -- emit "$SRCPLAN" --launcher slurm \
 		    --script t.py -o "$_wd/e" ;;
-		replan) set -- replan "$SRCPLAN" --trust-paths \
+		replan) set -- replan "$SRCPLAN" \
 		    --observed "$STEPS" -q -o "$_wd/r" ;;
 		model) set -- model llama --preset llama2-7b -o "$_wd/m.csv" ;;
-		svg) set -- eval "$SRCPLAN" --trust-paths --svg "$_wd/x.svg" ;;
+		svg) set -- eval "$SRCPLAN" --svg "$_wd/x.svg" ;;
 		esac
 		${CMD_PREFIX:-} ${DLPLAN_WRAP:-} "$DLPLAN" "$@" \
 		    >/dev/null 2>"$TMP/w.err" </dev/null
@@ -281,7 +281,7 @@ check "plan.csv a directory: old plan.json kept, no temporary file" \
 mkdir -p "$TMP/rcsv/plan.csv"
 expect_err "replan: plan.csv is a directory" 4 \
     "dlplan: $TMP/rcsv/plan.csv: cannot write file: Is a directory" -- \
-    dlplan replan --trust-paths "$SRCPLAN" --observed "$STEPS" -o "$TMP/rcsv"
+    dlplan replan "$SRCPLAN" --observed "$STEPS" -o "$TMP/rcsv"
 check "replan: plan.csv a directory, no plan.json" \
     test ! -e "$TMP/rcsv/plan.json"
 mkdir -p "$TMP/bdir/plan-slot2.json"
@@ -294,7 +294,7 @@ check "plan --budget: no slot plan, plan.json or plan.csv written" \
 mkdir -p "$TMP/svgdir"
 expect_err "eval --svg a directory" 4 \
     "dlplan: $TMP/svgdir: cannot write file: Is a directory" -- \
-    dlplan eval --trust-paths "$SRCPLAN" --svg "$TMP/svgdir"
+    dlplan eval "$SRCPLAN" --svg "$TMP/svgdir"
 expect_empty_dir "eval --svg a directory: nothing in it" "$TMP/svgdir"
 mkdir "$TMP/adir"
 expect_err "model -o a directory" 4 \
@@ -313,7 +313,7 @@ if [ "$(id -u)" -eq 0 ] && mkdir "$TMP/dev" &&
 	expect_run "model -o a null device" 0 - - -- \
 	    dlplan model llama --preset llama2-7b -o "$TMP/dev/null"
 	expect_run "eval --svg a null device" 0 - - -- \
-	    dlplan eval --trust-paths "$SRCPLAN" --svg "$TMP/dev/null"
+	    dlplan eval "$SRCPLAN" --svg "$TMP/dev/null"
 	expect_err "model -o a full device" 4 \
 	    "dlplan: $TMP/dev/full: cannot write file: No space left on device" -- \
 	    dlplan model llama --preset llama2-7b -o "$TMP/dev/full"
@@ -511,9 +511,11 @@ awk 'BEGIN { print "rank,step,seconds"
     >"$TMP/h/steps.csv"
 expect_err "replan --repartition with 4,097 layers" 2 \
     "dlplan: $TMP/h/4097.csv: 4097 layers: dlplan partitions at most 4096 (the layer partition grows with the square of the layer count); merge consecutive layers into blocks" -- \
-    dlplan replan --trust-paths "$TMP/h/p.json" --observed "$TMP/h/steps.csv" --repartition
+    dlplan replan "$TMP/h/p.json" --observed "$TMP/h/steps.csv" \
+    --repartition --ignore-digests
 bounded "replan without --repartition, 4,097 layers" 60 524288 0 -- \
-    "$DLPLAN" replan --trust-paths "$TMP/h/p.json" --observed "$TMP/h/steps.csv"
+    "$DLPLAN" replan "$TMP/h/p.json" --observed "$TMP/h/steps.csv" \
+    --ignore-digests
 
 # Extreme but valid numbers (1e-300 TFLOPS and Gbps next to 1e6): a
 # result or a clear error, never a crash or a hang.
@@ -585,3 +587,24 @@ printf 'flow,src,dst,mb\nf,use-h100-0,usw-l4-0,1e308\n' >"$TMP/u/flows.csv"
 expect_err "flow mb 1e308" 2 \
     "dlplan: $TMP/u/flows.csv:2:4: column 'mb': '1e308' is out of range (expected a number in (0, 1000000000000] (MB))" -- \
     dlplan route -c "$TMP/u" --flows "$TMP/u/flows.csv"
+
+# predict --backtest keeps the window forecasts of the last horizon + 1
+# origins only (issue 34): 20,000 points at horizon 1,000 took 1.33 GB,
+# now memory grows with the horizon, not with the series.
+awk 'BEGIN { print "node,t,util"; srand(1)
+    for (t = 0; t < 20000; t++) printf "a,%d,%.4f\n", t, 0.5 + 0.3 * sin(t / 50) + 0.1 * rand() }' \
+    >"$TMP/bt.csv"
+bounded "predict --backtest, 20,000 points, horizon 1,000" 120 262144 0 -- \
+    "$DLPLAN" predict -H "$TMP/bt.csv" --backtest --horizon 1000
+
+# schedule: a job of 1e15 iterations (in the documented range) ran
+# forever and grew ~8 MB/s (issue 34); now at most 100,000 slots in
+# which jobs run are simulated, then exit 2 naming the job's line.
+printf 'job,arrival_s,model,global_batch,micro_batch,iterations\nj1,0,resnet50,256,4,1e15\n' \
+    >"$TMP/it15.csv"
+bounded "schedule, a job of 1e15 iterations" 120 262144 2 -- \
+    "$DLPLAN" schedule -c "$SRCDIR/datasets/clusters/philly-64" \
+    --jobs "$TMP/it15.csv"
+check "... refused naming its line" grep -q \
+    "^dlplan: $TMP/it15.csv:2: gadget schedule: job 'j1' (1e+15 iterations) still runs after 100000 slots" \
+    "$TMP/err"

@@ -101,7 +101,7 @@ else
 fi
 expect_err "node id '-n' is no hostname for a launcher" 2 \
     "dlplan: node '-n' has an invalid host name" -- \
-    dlplan emit "$TMP/dplan/plan.json" --trust-paths --launcher hostfile \
+    dlplan emit "$TMP/dplan/plan.json" --launcher hostfile \
     -o "$TMP/dout" -- train
 
 # --- documented exit status of a missing input ------------------------
@@ -142,11 +142,13 @@ expect_err "params_m in units, not millions: a warning" 0 \
     "dlplan: warning: $TMP/mbm.csv:2:3: column 'params_m': 7000000 is implausible (more than 100 billion parameters in one layer; given in units, not millions?)" \
     -- "$DLPLAN" check -c "$DATA/eval/one" -m "$TMP/mbm.csv"
 
-# --- the files a plan names stay inside its directory -------------------
-# A plan from elsewhere names /etc/passwd, a file above it, and one
-# reached by a symbolic link: each is refused unopened (exit 2, no line of
-# the file in the message); inside the plan's tree, or given with -c/-m,
-# or with --trust-paths, the plan reads.
+# --- a plan's inputs are trusted by content ------------------------------
+# A plan reads the files it names when their bytes have the digests it
+# records, wherever they lie.  A plan naming /etc/passwd with a wrong or
+# no digest is refused before it is parsed (exit 2, no line of the file in
+# the message); with the right digest it is read like any input.  With
+# --ignore-digests the files must lie below the plan's directory ('..' and
+# symbolic links out are refused) unless --trust-paths.
 mkdir -p "$TMP/pp/in" "$TMP/pp/plan"
 cp "$DATA/eval/one/nodes.csv" "$TMP/pp/in/nodes.csv"
 cp "$M4" "$TMP/pp/in/m4.csv"
@@ -154,34 +156,57 @@ dlplan plan -c "$TMP/pp/in" -m "$TMP/pp/in/m4.csv" --global-batch 6 \
     -o "$TMP/pp/in" >/dev/null 2>&1
 sed 's|"path": "|"path": "../in/|' "$TMP/pp/in/plan.json" \
     >"$TMP/pp/plan/plan.json"
-OUTSIDE="lies outside the plan's directory (give the cluster with -c DIR, or --trust-paths to allow it)"
 check "inputs inside the plan's tree: eval reads them" \
     "$DLPLAN" eval "$TMP/pp/in/plan.json"
+check "inputs outside with their digests: eval reads them" \
+    "$DLPLAN" eval "$TMP/pp/plan/plan.json"
 sed 's|"path": "[^"]*nodes.csv"|"path": "/etc/passwd"|' \
     "$TMP/pp/in/plan.json" >"$TMP/pp/plan/etc.json"
+sed -e 's|"path": "[^"]*nodes.csv",|"path": "/etc/passwd"|' \
+    -e '/"path": "\/etc\/passwd"/{n;d;}' \
+    "$TMP/pp/in/plan.json" >"$TMP/pp/plan/etc-none.json"
 for c in eval emit replan; do
 	case $c in
 	emit) a="--launcher hostfile -o $TMP/pp/o -- true" ;;
 	replan) a="--observed $TMP/pp/none.csv" ;;
 	*) a= ;;
 	esac
-	expect_err "$c: a plan naming /etc/passwd is refused" 2 \
-	    "dlplan: $TMP/pp/plan/etc.json: inputs[0].path: '/etc/passwd' $OUTSIDE" \
+	expect_err "$c: /etc/passwd with a wrong digest is refused" 2 \
+	    "dlplan: /etc/passwd: does not match the digest the plan records for it, so it is not read (it changed since the plan was made; give it on the command line, or --ignore-digests)" \
 	    -- "$DLPLAN" $c "$TMP/pp/plan/etc.json" $a
+	expect_err "$c: /etc/passwd without a digest is refused" 2 \
+	    "dlplan: $TMP/pp/plan/etc-none.json: inputs[0].sha256: missing, so '/etc/passwd' is not read (give the cluster with -c DIR, or --ignore-digests to read it inside the plan's directory)" \
+	    -- "$DLPLAN" $c "$TMP/pp/plan/etc-none.json" $a
 done
-check "/etc/passwd: nothing of it in the message" sh -c "! \"\$DLPLAN\" \
-    eval '$TMP/pp/plan/etc.json' 2>&1 | grep -q root"
-expect_err "a path above the plan's directory is refused" 2 \
-    "dlplan: $TMP/pp/plan/plan.json: inputs[0].path: '$TMP/pp/plan/../in/nodes.csv' $OUTSIDE" \
-    -- "$DLPLAN" eval "$TMP/pp/plan/plan.json"
+check "/etc/passwd: nothing of it in the messages" sh -c "! { \
+    \"\$DLPLAN\" eval '$TMP/pp/plan/etc.json'; \
+    \"\$DLPLAN\" eval '$TMP/pp/plan/etc-none.json'; \
+    \"\$DLPLAN\" eval --ignore-digests '$TMP/pp/plan/etc.json'; } 2>&1 | \
+    grep -q root"
+sed "s|\"path\": \"/etc/passwd\"|&, \"sha256\": \"$(sha256sum </etc/passwd | \
+    cut -c1-64)\"|" "$TMP/pp/plan/etc-none.json" >"$TMP/pp/plan/etc-ok.json"
+expect_err "/etc/passwd with its digest is read like any input" 2 \
+    "dlplan: /etc/passwd:1:1: unknown column '$(head -1 /etc/passwd | cut -d, -f1)' in nodes.csv header (expected node, site, gpus, gpu_model, tflops, mem_gb, intra_gbps, nic_gbps, mfu, cost_per_hour, host; prefix extra columns with x_)" \
+    -- "$DLPLAN" eval "$TMP/pp/plan/etc-ok.json"
+OUTSIDE="leads outside the plan's directory ('..', an absolute path or a symbolic link; give the file on the command line, or --trust-paths to allow it)"
+expect_err "--ignore-digests: /etc/passwd is refused" 2 \
+    "dlplan: /etc/passwd: $OUTSIDE" \
+    -- "$DLPLAN" eval --ignore-digests "$TMP/pp/plan/etc.json"
+expect_err "--ignore-digests: a path above the plan's directory is refused" 2 \
+    "dlplan: $TMP/pp/plan/../in/nodes.csv: $OUTSIDE" \
+    -- "$DLPLAN" eval --ignore-digests "$TMP/pp/plan/plan.json"
 mkdir -p "$TMP/pp/ln"
 sed 's|"path": "|"path": "link/|' "$TMP/pp/in/plan.json" \
     >"$TMP/pp/ln/plan.json"
 ln -s ../in "$TMP/pp/ln/link"
-expect_err "a symbolic link out of the plan's directory is refused" 2 \
-    "dlplan: $TMP/pp/ln/plan.json: inputs[0].path: '$TMP/pp/ln/link/nodes.csv' $OUTSIDE" \
-    -- "$DLPLAN" eval "$TMP/pp/ln/plan.json"
+check "a symbolic link out of the plan's directory, digests right: read" \
+    "$DLPLAN" eval "$TMP/pp/ln/plan.json"
+expect_err "--ignore-digests: a symbolic link out of the plan's directory is refused" 2 \
+    "dlplan: $TMP/pp/ln/link/nodes.csv: $OUTSIDE" \
+    -- "$DLPLAN" eval --ignore-digests "$TMP/pp/ln/plan.json"
+check "--ignore-digests: inside the plan's tree, read" \
+    "$DLPLAN" eval --ignore-digests "$TMP/pp/in/plan.json"
 check "-c and -m replace the plan's paths" "$DLPLAN" eval \
-    "$TMP/pp/plan/plan.json" -c "$TMP/pp/in" -m "$TMP/pp/in/m4.csv"
-check "--trust-paths allows them" "$DLPLAN" eval "$TMP/pp/plan/plan.json" \
-    --trust-paths
+    "$TMP/pp/plan/etc.json" -c "$TMP/pp/in" -m "$TMP/pp/in/m4.csv"
+check "--ignore-digests --trust-paths allows them" "$DLPLAN" eval \
+    "$TMP/pp/plan/plan.json" --ignore-digests --trust-paths

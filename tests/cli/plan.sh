@@ -49,7 +49,7 @@ check "same inputs give the same plan.csv" cmp "$TMP/p1/plan.csv" \
     "$TMP/p2/plan.csv"
 check "plan.csv header" sh -c "head -1 '$TMP/p1/plan.csv' | grep -q \
 '^rank,node,local_gpu,group,stage,first_layer,last_layer,micro_batches,tp_share'"
-expect_run "eval agrees with the plan" 0 - - -- dlplan eval --trust-paths \
+expect_run "eval agrees with the plan" 0 - - -- dlplan eval \
     "$TMP/p1/plan.json" --format json
 check "eval prices the plan as plan did" /usr/bin/python3 -c "
 import json, sys
@@ -75,7 +75,7 @@ ok = p['options']['forecast'] == 'auto' and len(m) == 6 and all(
     set(v[5:].split(',')) <= {'ensemble', 'gmc', 'gm', 'last', 'mean',
     'median'} for v in m.values())
 sys.exit(0 if ok else 1)"
-expect_run "eval of the auto plan" 0 - - -- dlplan eval --trust-paths "$TMP/pa/plan.json" \
+expect_run "eval of the auto plan" 0 - - -- dlplan eval "$TMP/pa/plan.json" \
     --format json
 check "eval prices the auto plan as plan did" /usr/bin/python3 -c "
 import json, sys
@@ -229,7 +229,7 @@ check "strategy dp: the message says no plan fits" grep -q \
 # --- a budgeted plan's slots launch one by one (emit --slot) -------------
 expect_run "budgeted plan with slots" 0 - - -- dlplan plan -c $H2 -m $GX \
     --global-batch 64 --micro-batch 2 --budget 40 --slots 3 -o "$TMP/bud" -q
-expect_run "emit --slot 2" 0 - - -- dlplan emit --trust-paths "$TMP/bud/plan.json" \
+expect_run "emit --slot 2" 0 - - -- dlplan emit "$TMP/bud/plan.json" \
     --launcher hostfile --slot 2 -- true
 check "emit --slot 2 writes slot2/launch/hostfile" \
     test -f "$TMP/bud/slot2/launch/hostfile"
@@ -241,10 +241,10 @@ hosts = {l.split()[0] for l in open('$TMP/bud/slot2/launch/hostfile')}
 sys.exit(0 if nodes == hosts else 1)"
 expect_err "emit --slot beyond the schedule" 2 \
     "dlplan: $TMP/bud/plan.json: no plan for slot 7 (expected '$TMP/bud/plan-slot7.json', written by 'dlplan plan --budget ... --slots N -o DIR')" -- \
-    dlplan emit --trust-paths "$TMP/bud/plan.json" --launcher hostfile --slot 7 -- true
+    dlplan emit "$TMP/bud/plan.json" --launcher hostfile --slot 7 -- true
 expect_err "emit --slot 0" 1 \
     "dlplan: option '--slot': '0' is out of range [1, 100000]" -- \
-    dlplan emit --trust-paths "$TMP/bud/plan.json" --launcher hostfile --slot 0 -- true
+    dlplan emit "$TMP/bud/plan.json" --launcher hostfile --slot 0 -- true
 
 # --- threads: the plan does not depend on --jobs ------------------------
 # 36 nodes of 8 GPUs (288 GPUs: above the one-thread limit of 256) in two
@@ -331,5 +331,5 @@ check "improvement: faster than the structured plan (18.4163 s)" sh -c "
     awk '/^iteration/ { exit !(\$2 < 18.4163) }' '$TMP/lo.out'"
 check "improvement: eval prices the plan as plan did" sh -c "
     a=\$(sed -n 's/^iteration \([0-9.]*\) s.*/\1/p' '$TMP/lo.out')
-    \"\$DLPLAN\" eval --trust-paths '$TMP/lo/plan.json' |
+    \"\$DLPLAN\" eval '$TMP/lo/plan.json' |
     grep -q \"^iteration  T  *\$a s\""

@@ -185,7 +185,7 @@ H=$TMP/h.csv
 expect_err "missing file" 2 \
     "dlplan: $TMP/none.csv: cannot open file: No such file or directory" -- \
     dlplan predict -H "$TMP/none.csv"
-expect_err "directory" 4 "dlplan: $TMP: cannot read file: Is a directory" -- \
+expect_err "directory" 2 "dlplan: $TMP: is a directory (expected a file)" -- \
     dlplan predict -H "$TMP"
 bad "series too short" 2 \
     "dlplan: $H:6:1: column 'node': node 'n2' has 3 points (a forecast needs at least 4)" \

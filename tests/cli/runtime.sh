@@ -90,12 +90,12 @@ check "--runtime dlplan: the same plan.csv" cmp "$TMP/rd/plan.csv" \
 expect_err "framework launcher for a dlplan plan" 3 "dlplan: the plan was \
 made for runtime dlplan, not megatron: megatron cannot run groups of \
 different shapes or uneven micro-batches (make the plan with 'dlplan plan \
---runtime megatron')" -- dlplan emit --trust-paths "$TMP/r0/plan.json" --launcher megatron \
+--runtime megatron')" -- dlplan emit "$TMP/r0/plan.json" --launcher megatron \
     -o "$TMP/x" -- python3 t.py
 expect_err "deepspeed launcher for a megatron plan" 3 "dlplan: the plan was \
 made for runtime megatron, not deepspeed: deepspeed cannot run groups of \
 different shapes or uneven micro-batches (make the plan with 'dlplan plan \
---runtime deepspeed')" -- dlplan emit --trust-paths \
+--runtime deepspeed')" -- dlplan emit \
     "$TMP/megatron-hetero-lab-gpt2-xl/plan.json" --launcher deepspeed \
     -o "$TMP/x" -- python3 t.py
 check "a refused launcher wrote nothing" test ! -e "$TMP/x/launch"
@@ -140,7 +140,7 @@ expect_run "ds_config.json, deepspeed-pipeline.json, deepspeed.sh" 0 \
     runtime-deepspeed.json - -- sh -c "cat '$H/ds_config.json' \
     '$H/deepspeed-pipeline.json'; sed 1,3d '$H/deepspeed.sh' | \
     sed 's|$TMP|TMP|g'"
-expect_run "eval names the runtime" 0 - - -- sh -c "'$DLPLAN' eval --trust-paths \
+expect_run "eval names the runtime" 0 - - -- sh -c "'$DLPLAN' eval \
     '$TMP/hybrid-megatron/plan.json' | grep -qx 'runtime    megatron (made \
 with plan --runtime megatron)'"
 expect_err "a framework launcher needs its runtime" 1 "dlplan: option \
@@ -172,5 +172,5 @@ json.dump(p, open(sys.argv[3], 'w'))" \
     "$TMP/heads25/plan.json"
 expect_err "megatron: TP 4 on 25 heads" 3 "dlplan: TP 4, 2 stages: megatron \
 needs num_attention_heads (25) divisible by TP 4 and num_query_groups (25) \
-a multiple or a divisor of it" -- dlplan emit --trust-paths \
+a multiple or a divisor of it" -- dlplan emit --ignore-digests --trust-paths \
     "$TMP/heads25/plan.json" --launcher megatron -o "$TMP/heads25"

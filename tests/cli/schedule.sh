@@ -30,12 +30,12 @@ check "same inputs, same jobs.csv" cmp "$TMP/gadget/jobs.csv" \
 check "jobs.csv header" sh -c "head -1 '$TMP/gadget/jobs.csv' | grep -qx \
 'job,arrival_s,start_s,finish_s,jct_s,gpu_hours,restarts,iterations'"
 check "a plan per job" test "$(ls "$TMP/gadget/plans" | wc -l)" -eq 120
-expect_run "emit takes a job's plan" 0 - - -- dlplan emit --trust-paths \
+expect_run "emit takes a job's plan" 0 - - -- dlplan emit \
     "$TMP/gadget/plans/j0001.json" --launcher hostfile -o "$TMP/l1" \
     -- python train.py
 check "emit wrote a hostfile" test -s "$TMP/l1/launch/hostfile"
 expect_run "eval prices a job's plan as the schedule did" 0 - - -- \
-    dlplan eval --trust-paths "$TMP/gadget/plans/j0002.json" --format json
+    dlplan eval "$TMP/gadget/plans/j0002.json" --format json
 check "iteration time of the first slot = eval's" /usr/bin/python3 -c "
 import json
 s = json.load(open('$TMP/gadget/schedule.json'))

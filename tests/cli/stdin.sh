@@ -77,10 +77,10 @@ check "plan -m -: same plan.csv" cmp "$TMP/by-name" "$TMP/ps/plan.csv"
 # The plan operand: eval, replan and emit.  A plan read from standard
 # input resolves its relative paths from the current directory, so these
 # run where the plan lies.
-(cd "$TMP/p" && "$DLPLAN" eval --trust-paths --format json plan.json) \
+(cd "$TMP/p" && "$DLPLAN" eval --format json plan.json) \
     >"$TMP/by-name"
 same "eval -" "$TMP/p/plan.json" sh -c 'cd "$1" &&
-    exec "$DLPLAN" eval --trust-paths --format json -' sh "$TMP/p"
+    exec "$DLPLAN" eval --format json -' sh "$TMP/p"
 
 log=$TMP/slow.csv
 printf 'rank,step,seconds\n' >"$log"
@@ -88,25 +88,25 @@ for s in 0 1 2 3 4 5 6 7 8 9; do
 	printf '0,%d,0.06\n1,%d,0.06\n2,%d,0.12\n' $s $s $s >>"$log"
 done
 # (The new plan records where its parent and its log came from.)
-dlplan replan --trust-paths $R/dp3.json --observed "$log" --format json |
+dlplan replan $R/dp3.json --observed "$log" --format json |
     grep -v '"parent_file"\|"observed"' >"$TMP/by-name"
-( cat "$log" | dlplan replan --trust-paths $R/dp3.json --observed - --format json
+( cat "$log" | dlplan replan $R/dp3.json --observed - --format json
   echo $? >"$TMP/rc" ) | grep -v '"parent_file"\|"observed"' >"$TMP/r1"
 check "replan --observed -: exit 0" test "$(cat "$TMP/rc")" = 0
 check "replan --observed -: same plan" cmp "$TMP/by-name" "$TMP/r1"
-( cd $R && dlplan replan --trust-paths - --observed "$log" --format json <dp3.json
+( cd $R && dlplan replan - --observed "$log" --format json <dp3.json
   echo $? >"$TMP/rc" ) | grep -v '"parent_file"\|"observed"' >"$TMP/r2"
 check "replan -: exit 0" test "$(cat "$TMP/rc")" = 0
 check "replan -: same plan" cmp "$TMP/by-name" "$TMP/r2"
-dlplan replan --trust-paths $R/dp3.json --observed - -o "$TMP/rp" <"$log" >/dev/null
+dlplan replan $R/dp3.json --observed - -o "$TMP/rp" <"$log" >/dev/null
 check "replan --observed -: the log is recorded as -" \
     grep -q '"observed": "-"' "$TMP/rp/plan.json"
 
 # emit -: the launch files of the plan by name, with a copy of the plan
 # in launch/ that the workers read.
-dlplan emit --trust-paths "$TMP/p/plan.json" --launcher torchrun -o "$TMP/e1" \
+dlplan emit "$TMP/p/plan.json" --launcher torchrun -o "$TMP/e1" \
     -- python3 train.py >/dev/null
-(cd "$TMP/p" && "$DLPLAN" emit --trust-paths - --launcher torchrun \
+(cd "$TMP/p" && "$DLPLAN" emit - --launcher torchrun \
     -o "$TMP/e2" -- python3 train.py) <"$TMP/p/plan.json" >"$TMP/out" \
     2>"$TMP/err"
 check "emit -: exit 0" test -s "$TMP/e2/launch/worker.sh"
@@ -120,10 +120,10 @@ check "emit -: worker.sh otherwise the same" \
     cmp "$TMP/by-name" "$TMP/e2/launch/worker.sh"
 err_in "emit - needs -o" 1 \
     "dlplan: a plan from standard input has no directory to write launch/ to (expected -o DIR)" \
-    "$TMP/p/plan.json" dlplan emit --trust-paths - --launcher hostfile -- true
+    "$TMP/p/plan.json" dlplan emit - --launcher hostfile -- true
 err_in "emit - --slot" 1 \
     "dlplan: --slot needs the plan's file: its slot plans are beside it (give PLAN.json, not '-')" \
-    "$TMP/p/plan.json" dlplan emit --trust-paths - --launcher hostfile -o "$TMP/e3" \
+    "$TMP/p/plan.json" dlplan emit - --launcher hostfile -o "$TMP/e3" \
     --slot 1 -- true
 
 # --- one input per run ------------------------------------------------
@@ -132,10 +132,10 @@ err_in "two -: --nodes and -m" 1 \
     $M4 dlplan plan --nodes - -m - --global-batch 6
 err_in "two -: -m and the plan" 1 \
     "dlplan: standard input given to both -m and PLAN.json ('-' can feed only one input per run)" \
-    "$TMP/p/plan.json" dlplan eval --trust-paths -m - -
+    "$TMP/p/plan.json" dlplan eval -m - -
 err_in "two -: --observed and the plan" 1 \
     "dlplan: standard input given to both --observed and PLAN.json ('-' can feed only one input per run)" \
-    "$log" dlplan replan --trust-paths - --observed -
+    "$log" dlplan replan - --observed -
 err_in "-c - is a directory" 1 \
     "dlplan: option '-c' names a directory: '-' (standard input) cannot be one (give one file from it with --nodes -, --links -, --load - or --traffic -)" \
     $M4 dlplan check -c -
@@ -143,10 +143,10 @@ err_in "-c - is a directory" 1 \
 # --- outputs: one file to standard output, never a directory ---------
 dlplan model --preset gpt2-xl >"$TMP/by-name"
 same "model -o -" /dev/null dlplan model --preset gpt2-xl -o -
-dlplan eval --trust-paths "$TMP/p/plan.json" --svg "$TMP/t.svg" >/dev/null
+dlplan eval "$TMP/p/plan.json" --svg "$TMP/t.svg" >/dev/null
 cp "$TMP/t.svg" "$TMP/by-name"
 same "eval --svg - (the SVG alone)" /dev/null \
-    dlplan eval --trust-paths "$TMP/p/plan.json" --svg -
+    dlplan eval "$TMP/p/plan.json" --svg -
 err_in "plan -o -" 1 \
     "dlplan: option '-o' writes a directory: '-' (standard output) cannot be one; --format json prints the plan on standard output" \
     /dev/null dlplan plan -c $ONE -m $M4 --global-batch 6 -o -
@@ -155,10 +155,10 @@ err_in "plan --dump-lp -" 1 \
     /dev/null dlplan plan -c $ONE -m $M4 --global-batch 6 --dump-lp -
 err_in "emit -o -" 1 \
     "dlplan: option '-o' writes a directory: '-' (standard output) cannot be one" \
-    /dev/null dlplan emit --trust-paths "$TMP/p/plan.json" --launcher hostfile -o - -- true
+    /dev/null dlplan emit "$TMP/p/plan.json" --launcher hostfile -o - -- true
 err_in "replan -o -" 1 \
     "dlplan: option '-o' writes a directory: '-' (standard output) cannot be one; --format json prints the new plan on standard output" \
-    /dev/null dlplan replan --trust-paths $R/dp3.json --observed "$log" -o -
+    /dev/null dlplan replan $R/dp3.json --observed "$log" -o -
 err_in "schedule -o -" 1 \
     "dlplan: option '-o' writes a directory: '-' (standard output) cannot be one" \
     /dev/null dlplan schedule -c $ONE --jobs x.csv -o -
@@ -173,21 +173,21 @@ MSG="dlplan: $TMP/ps/plan.json: the plan's model.csv came from standard input: g
 # Standard input is a terminal or a pipe with data: never read in its
 # place.
 err_in "eval of it asks for the model again" 2 "$MSG" $M4 \
-    dlplan eval --trust-paths "$TMP/ps/plan.json"
+    dlplan eval "$TMP/ps/plan.json"
 err_in "emit of it asks for the model again" 2 "$MSG" $M4 \
-    dlplan emit --trust-paths "$TMP/ps/plan.json" --launcher hostfile -o "$TMP/e4" -- true
+    dlplan emit "$TMP/ps/plan.json" --launcher hostfile -o "$TMP/e4" -- true
 err_in "replan of it asks for the model again" 2 "$MSG" $M4 \
-    dlplan replan --trust-paths "$TMP/ps/plan.json" --observed "$log"
-dlplan eval --trust-paths "$TMP/ps/plan.json" -m $M4 --format json >"$TMP/e.json"
+    dlplan replan "$TMP/ps/plan.json" --observed "$log"
+dlplan eval "$TMP/ps/plan.json" -m $M4 --format json >"$TMP/e.json"
 check "eval of it with -m FILE: exit 0" test -s "$TMP/e.json"
 # (eval's JSON names the model it read.)
 sed "s|\"path\": \"$M4\"|\"path\": \"-\"|" "$TMP/e.json" >"$TMP/by-name"
 same "eval of it with -m - (digest checked)" $M4 \
-    dlplan eval --trust-paths "$TMP/ps/plan.json" -m - --format json
+    dlplan eval "$TMP/ps/plan.json" -m - --format json
 printf '# changed\n' | cat - $M4 >"$TMP/m4b.csv"
 err_in "eval of it with another model: digest mismatch" 2 \
     "dlplan: <stdin>: plan was made for a different model.csv (digest mismatch); re-run dlplan plan" \
-    "$TMP/m4b.csv" dlplan eval --trust-paths "$TMP/ps/plan.json" -m -
+    "$TMP/m4b.csv" dlplan eval "$TMP/ps/plan.json" -m -
 
 # --- errors in standard input name <stdin>:LINE:COLUMN -----------------
 printf 'layer,fwd_gflop,params_m,act_mb,mem_mb,tp_mb\nl0,1,10,1,2,5\nl1,x,1,1,1,1\n' \
@@ -198,7 +198,7 @@ err_in "bad model on stdin" 2 \
 printf '{\n  "schema": x\n}\n' >"$TMP/bad.json"
 err_in "bad plan on stdin" 2 \
     "dlplan: <stdin>:2:13: invalid JSON: invalid token near 'x'" \
-    "$TMP/bad.json" dlplan eval --trust-paths -
+    "$TMP/bad.json" dlplan eval -
 printf 'node,t,util\na,0,0.5\na,1,0.5\0\n' >"$TMP/nul.csv"
 err_in "NUL byte on stdin" 2 \
     "dlplan: <stdin>:3:8: NUL byte in file (expected text)" \

@@ -95,7 +95,7 @@ check "locked: the output is untouched" cmp "$TMP/lk/plan.json" \
 check "locked: the other writer's lock stays" test -e "$TMP/lk/.dlplan.lock"
 expect_err "emit into a locked directory" 4 \
     "dlplan: $TMP/lk/.dlplan.lock: another dlplan is writing to '$TMP/lk' (if none is, remove this lock file)" -- \
-    dlplan emit "$TMP/lk/plan.json" --trust-paths --launcher hostfile \
+    dlplan emit "$TMP/lk/plan.json" --launcher hostfile \
     -o "$TMP/lk" -- x
 rm -f "$TMP/lk/.dlplan.lock"
 

@@ -45,7 +45,7 @@ sh tests/deps.sh
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 flags="-std=c11 -g -O1 -fno-omit-frame-pointer -D_POSIX_C_SOURCE=200809L \
 -DDLPLAN_VERSION=\"fuzz\" -Isrc ${FUZZ_CFLAGS:-}"
-libs="-lglpk -lcsv -ljansson -lm"
+libs="-lglpk -lcsv -ljansson -lnettle -lm"
 
 # Build: src objects with coverage, then one binary per target.
 mkdir -p "$build/obj" "$out"

@@ -169,6 +169,24 @@ auto_no_lookahead(void)
 			    au[(k - W) * H + h - 1] != g[h - 1];
 		}
 	is_int(bad, 0, "backtest picks = forecasts from the points before");
+
+	/* The streaming choice (fm_autobt_*) is the same, origin by origin. */
+	{
+		struct fm_autobt ab;
+
+		bad = 0;
+		fm_autobt_init(&ab, H);
+		for (size_t k = W; k < N; k++) {
+			for (size_t h = 1; h <= H && k >= W + h; h++)
+				fm_autobt_score(&ab, (int)h, f + (k - h - W) *
+				    PER, series[k - 1]);
+			for (size_t h = 1; h <= H && k + h <= N; h++)
+				bad += fm_autobt_pick(&ab, (int)h) !=
+				    picks[(k - W) * H + h - 1];
+		}
+		fm_autobt_free(&ab);
+		is_int(bad, 0, "streaming picks = fm_auto_backtest()'s");
+	}
 }
 
 int

@@ -7,6 +7,7 @@
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -166,6 +167,17 @@ test_edges(void)
 		    "'-0' reads as negative zero");
 		ok(parse_double("-0.0", 0, 1, &d) == 0,
 		    "'-0.0' is in [0, 1] (negative zero equals zero)");
+		/* Underflow is not "out of range" (issue 34). */
+		ok(parse_double("1e-320", 0, 1, &d) == 0 && d > 0 &&
+		    d < DBL_MIN, "'1e-320' (subnormal) is in [0, 1]");
+		ok(parse_double("1e-310", 0, 1, &d) == 0 && d > 0,
+		    "'1e-310' (subnormal) is in [0, 1]");
+		ok(parse_double("1e-400", 0, 1, &d) == 0 && d == 0,
+		    "'1e-400' (rounds to zero) is in [0, 1]");
+		ok(parse_double("1e-320", 1e-9, 1, &d) == -2,
+		    "'1e-320' is below [1e-9, 1]");
+		ok(parse_double("1e400", 0, HUGE_VAL, &d) == -2,
+		    "'1e400' (overflow) is out of range");
 	}
 }
 
@@ -194,7 +206,7 @@ test_rejects(void)
 		rejects(syntax[i], -1);
 	rejects("1e400", -2);
 	rejects("-1e400", -2);
-	rejects("1e-400", -2);
+	/* "1e-400" underflows to zero: a number in range (issue 34). */
 	{
 		double d = 7;
 
@@ -319,13 +331,90 @@ test_read_file(void)
 	free(data);
 
 	rc = read_file(dir, &data, &len, &e);
-	ok(rc == DL_ESYS && strcmp(e.msg, "cannot read file: Is a directory")
+	ok(rc == DL_EDATA && strcmp(e.msg, "is a directory (expected a file)")
 	    == 0, "read_file of a directory: %s", e.msg);
 	unlink(path);
 	rc = read_file(path, &data, &len, &e);
 	ok(rc == DL_EDATA && strcmp(e.msg, "cannot open file: No such file "
 	    "or directory") == 0 && strcmp(e.file, path) == 0,
 	    "read_file of a missing file: %s", e.msg);
+	rmdir(dir);
+}
+
+/*
+ * Pinned reads (issue 34): a digest decides whether the bytes are
+ * returned; a root confines the open; the digest of what was returned
+ * is kept.
+ */
+static void
+test_pins(void)
+{
+	char dir[] = "/tmp/dlplan-pin.XXXXXX", sub[600], f[600], out[600];
+	char ln[600], sha[65], got[65];
+	struct dl_err e = { 0 };
+	char *data = NULL;
+	size_t len;
+	FILE *fp;
+	int rc;
+
+	if (mkdtemp(dir) == NULL) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	snprintf(sub, sizeof(sub), "%s/in", dir);
+	snprintf(f, sizeof(f), "%s/in/a.csv", dir);
+	snprintf(out, sizeof(out), "%s/out.csv", dir);
+	snprintf(ln, sizeof(ln), "%s/in/up", dir);
+	mkdir(sub, 0700);
+	fp = fopen(f, "w");
+	fputs("x\n1\n", fp);
+	fclose(fp);
+	fp = fopen(out, "w");
+	fputs("secret\n", fp);
+	fclose(fp);
+	if (symlink("..", ln) != 0)
+		ok(0, "symlink");
+	sha256_hex("x\n1\n", 4, sha);
+
+	read_pin(f, sha, NULL, NULL);
+	rc = read_file(f, &data, &len, &e);
+	ok(rc == DL_OK && len == 4, "pinned, right digest: read");
+	free(data);
+	ok(read_digest(f, got) && strcmp(got, sha) == 0,
+	    "read_digest: the digest of the bytes read");
+	read_unpin();
+	read_pin(out, sha, NULL, NULL);
+	data = NULL;
+	rc = read_file(out, &data, &len, &e);
+	ok(rc == DL_EDATA && data == NULL && strstr(e.msg, "secret") == NULL &&
+	    strncmp(e.msg, "does not match the digest", 25) == 0,
+	    "pinned, wrong digest: refused unread: %s", e.msg);
+	read_unpin();
+
+	read_pin("p1", NULL, sub, "a.csv");
+	rc = read_file("p1", &data, &len, &e);
+	ok(rc == DL_OK && len == 4, "below root: read");
+	free(data);
+	read_pin("p2", NULL, sub, "../out.csv");
+	rc = read_file("p2", &data, &len, &e);
+	ok(rc == DL_EDATA && strncmp(e.msg, "leads outside", 13) == 0,
+	    "'..' out of root: refused: %s", e.msg);
+	read_pin("p3", NULL, sub, "up/out.csv");
+	rc = read_file("p3", &data, &len, &e);
+	ok(rc == DL_EDATA && strncmp(e.msg, "leads outside", 13) == 0,
+	    "a symbolic link out of root: refused: %s", e.msg);
+	read_pin("p4", NULL, sub, out);
+	rc = read_file("p4", &data, &len, &e);
+	ok(rc == DL_EDATA && strncmp(e.msg, "leads outside", 13) == 0,
+	    "an absolute path: refused: %s", e.msg);
+	read_unpin();
+	rc = read_file(out, &data, &len, &e);
+	ok(rc == DL_OK, "unpinned: read as before");
+	free(data);
+	unlink(ln);
+	unlink(f);
+	unlink(out);
+	rmdir(sub);
 	rmdir(dir);
 }
 
@@ -368,6 +457,7 @@ test_kcache(void)
 int
 main(void)
 {
+	test_pins();
 	test_kcache();
 	test_edges();
 	test_random();

@@ -1,0 +1,79 @@
+# plans/dlplan_train.py on bad input (issue 34): every malformed plan or
+# option exits 2 with one line naming what is wrong, never a traceback.
+# The plan and the options are checked before PyTorch is imported, so
+# this runs without it.
+
+PY=/usr/bin/python3
+TRAIN=$SRCDIR/plans/dlplan_train.py
+A=$DATA/train/a-dp.json
+MODEL="--layers 6 --hidden 8 --heads 2 --seq 4 --vocab 16"
+mkdir -p "$TMP/x/dir"
+cd "$TMP/x" || exit 1
+printf '[]' >list.json
+printf 'null' >null.json
+printf '3' >num.json
+: >empty.json
+printf '{"schema": "dlplan.plan/1", "groups": [' >trunc.json
+printf '\377\376\000{' >bin.json
+"$PY" -c "print('[' * 100000 + ']' * 100000)" >deep.json
+"$PY" - "$A" <<'EOF'
+import copy, json, sys
+b = json.load(open(sys.argv[1]))
+def w(name, f):
+    c = copy.deepcopy(b)
+    f(c["groups"][0]["stages"][0], c)
+    with open(name, "w") as out:
+        json.dump(c, out)
+w("nan.json", lambda s, c: s.__setitem__("tp_shares", [float("nan")] * len(s["gpus"])))
+w("str.json", lambda s, c: s.__setitem__("tp_shares", ["1"] * len(s["gpus"])))
+w("shares.json", lambda s, c: (s.__setitem__("gpus", [0, 1, 2]), s.__setitem__("tp_shares", [0.5, 0.5])))
+w("nonode.json", lambda s, c: s.pop("node"))
+w("noopt.json", lambda s, c: c.pop("options"))
+w("dupgpu.json", lambda s, c: s.__setitem__("gpus", [0, 0]))
+EOF
+cd "$SRCDIR" || exit 1
+# bad NAME PLAN MESSAGE [OPTIONS]: exit 2, one line, that line.
+bad() {
+	_n=$1 _p=$2 _m=$3
+	shift 3
+	"$PY" "$TRAIN" --plan "$_p" --reference $MODEL "$@" >"$TMP/out" \
+	    2>"$TMP/err"
+	_rc=$?
+	if [ "$_rc" -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+	    [ "$(cat "$TMP/err")" = "dlplan_train: $_m" ]; then
+		t_ok "$_n"
+	else
+		t_notok "$_n" "exit $_rc" "$(head -5 "$TMP/err")" "wanted: dlplan_train: $_m"
+	fi
+}
+X=$TMP/x
+NOTPLAN='not a dlplan plan (expected "schema": "dlplan.plan/1")'
+bad "a list" "$X/list.json" "$X/list.json: $NOTPLAN"
+bad "null" "$X/null.json" "$X/null.json: $NOTPLAN"
+bad "a number" "$X/num.json" "$X/num.json: $NOTPLAN"
+bad "an empty file" "$X/empty.json" \
+    "$X/empty.json: invalid JSON: Expecting value: line 1 column 1 (char 0)"
+bad "a truncated plan" "$X/trunc.json" \
+    "$X/trunc.json: invalid JSON: Expecting value: line 1 column 40 (char 39)"
+bad "a binary file" "$X/bin.json" \
+    "$X/bin.json: invalid JSON: 'utf-8' codec can't decode byte 0xff in position 0: invalid start byte"
+bad "deeply nested" "$X/deep.json" \
+    "$X/deep.json: invalid JSON: maximum recursion depth exceeded while decoding a JSON array from a unicode string"
+bad "a missing file" "$X/none.json" "$X/none.json: No such file or directory"
+bad "a directory" "$X/dir" "$X/dir: Is a directory"
+bad "tp_shares [NaN]" "$X/nan.json" \
+    "groups[0].stages[0].tp_shares: expected a number >= 0, found NaN"
+bad "tp_shares [\"1\"]" "$X/str.json" \
+    "groups[0].stages[0].tp_shares: expected a number >= 0, found \"1\""
+bad "three GPUs, two shares" "$X/shares.json" \
+    "groups[0].stages[0].tp_shares: 2 shares for 3 GPUs"
+bad "a stage without a node" "$X/nonode.json" \
+    "groups[0].stages[0].node: expected a node id, found null"
+bad "a plan without options" "$X/noopt.json" \
+    "options: expected an object, found null"
+bad "a GPU twice" "$X/dupgpu.json" \
+    "groups[0].stages[0].gpus: [0, 0] (expected distinct GPU numbers >= 0)"
+bad "--lr nan" "$A" "--lr nan: expected a finite number > 0" --lr nan
+bad "--lr inf" "$A" "--lr inf: expected a finite number > 0" --lr inf
+bad "--timeout -1" "$A" "--timeout -1.0: expected a finite number > 0" \
+    --timeout -1

@@ -1,0 +1,127 @@
+# Output sets (issue 34): a command that writes several files replaces
+# the directory's previous set as one unit, removes the files of that set
+# it no longer writes (those .dlplan-files lists), and leaves the
+# directory as it was on failure or signal.
+
+C=datasets/clusters/two-dc
+M=datasets/models/llama2-7b.csv
+# state DIR: every path below DIR with its checksum, one per line.
+state() {
+	(cd "$1" && find . -print | LC_ALL=C sort | while read -r f; do
+		if [ -f "$f" ]; then
+			printf '%s %s\n' "$f" "$(cksum <"$f")"
+		else
+			printf '%s\n' "$f"
+		fi
+	done)
+}
+
+# --- plan --launcher: a failing launcher step changes nothing ----------
+dlplan plan -c $C -m $M --global-batch 256 --micro-batch 2 --horizon 3 \
+    -o "$TMP/r" --launcher torchrun -- python3 train.py >/dev/null 2>&1
+check "plan --launcher torchrun: a manifest lists the set" sh -c "
+    grep -qx 'launch/worker.sh' '$TMP/r/.dlplan-files' &&
+    grep -qx 'plan.json' '$TMP/r/.dlplan-files'"
+state "$TMP/r" >"$TMP/before"
+dlplan plan -c $C -m $M --global-batch 128 --micro-batch 2 --horizon 3 \
+    -o "$TMP/r" --launcher hostfile -- python3 train.py >/dev/null 2>&1
+_rc=$?
+state "$TMP/r" >"$TMP/after"
+check "plan --launcher hostfile that cannot place the ranks: exit 3" \
+    test "$_rc" -eq 3
+check "... and the directory is as it was (plan.json too)" \
+    cmp "$TMP/before" "$TMP/after"
+dlplan plan -c $C -m $M --global-batch 128 --micro-batch 2 --horizon 3 \
+    -o "$TMP/new/sub" --launcher hostfile -- python3 train.py >/dev/null 2>&1
+check "... a directory it made is gone again" test ! -e "$TMP/new"
+
+# --- stale launch files go ----------------------------------------------
+# Re-planning on fewer nodes: the torchrun scripts of the nodes the new
+# plan does not use are removed; so is ds_config.json after deepspeed.
+dlplan plan -c $C -m $M --global-batch 256 --micro-batch 2 --horizon 3 \
+    --runtime deepspeed -o "$TMP/r" --launcher deepspeed -- python3 train.py \
+    >/dev/null 2>&1
+check "deepspeed set written" test -f "$TMP/r/launch/ds_config.json"
+dlplan plan -c $C -m $M --global-batch 256 --micro-batch 2 --horizon 3 \
+    --runtime megatron -o "$TMP/r" --launcher megatron -- python3 train.py \
+    >/dev/null 2>&1
+check "after megatron, no ds_config.json" test ! -e "$TMP/r/launch/ds_config.json"
+check "every torchrun script names a node of the new plan" sh -c "
+    for s in '$TMP/r'/launch/torchrun-*.sh; do
+	n=\${s##*/torchrun-}; n=\${n%.sh}
+	grep -q \"\\\"node\\\": \\\"\$n\\\"\" '$TMP/r/plan.json' || exit 1
+    done"
+dlplan plan -c $C -m $M --global-batch 256 --micro-batch 2 --horizon 3 \
+    -o "$TMP/r" >/dev/null 2>&1
+check "plan without --launcher: the old launch files go" sh -c "
+    ! ls '$TMP/r/launch/'* >/dev/null 2>&1"
+# emit owns launch/ only; files dlplan did not write stay.
+printf 'mine\n' >"$TMP/r/notes.txt"
+mkdir -p "$TMP/r/launch" && printf 'mine\n' >"$TMP/r/launch/my.sh"
+dlplan emit "$TMP/r/plan.json" --launcher torchrun -- python3 train.py \
+    >/dev/null 2>&1
+dlplan emit "$TMP/r/plan.json" --launcher slurm -- python3 train.py \
+    >/dev/null 2>&1
+check "emit slurm after torchrun: no torchrun script left" sh -c "
+    ! ls '$TMP/r'/launch/torchrun-*.sh >/dev/null 2>&1"
+check "emit keeps the plan and files dlplan did not write" test \
+    -f "$TMP/r/plan.json" -a -f "$TMP/r/notes.txt" -a -f "$TMP/r/launch/my.sh"
+
+# --- a hostile manifest removes nothing outside --------------------------
+mkdir -p "$TMP/h/out" "$TMP/h/o2"
+printf 'keep\n' >"$TMP/h/victim"
+printf 'keep\n' >"$TMP/h/o2/victim"
+ln -s ../o2 "$TMP/h/out/link"
+printf '%s\n' '../victim' "$TMP/h/victim" 'link/victim' 'launch/../../victim' \
+    >"$TMP/h/out/.dlplan-files"
+cp "$TMP/r/plan.json" "$TMP/r/plan.csv" "$TMP/h/out/" 2>/dev/null
+dlplan plan -c $C -m $M --global-batch 256 --micro-batch 2 --horizon 3 \
+    -o "$TMP/h/out" >/dev/null 2>&1
+check "hostile manifest: nothing outside removed" test -f "$TMP/h/victim" \
+    -a -f "$TMP/h/o2/victim"
+
+# --- schedule: a second run keeps none of the first's plans -------------
+J=$TMP/jobs.csv
+awk -F, 'NR <= 3 { print; next } { r[n++] = $0 }
+    END { for (k = 0; k < 5; k++) for (i = 0; i < n; i++) {
+	sub(/^[^,]*/, sprintf("k%d-%s", k, substr(r[i], 1, index(r[i], ",") - 1)), r[i])
+	print r[i] } }' datasets/jobs/philly-gavel-120.csv >"$J"
+dlplan schedule -c datasets/clusters/philly-64 --jobs "$J" -o "$TMP/s" -q
+n1=$(ls "$TMP/s/plans" | wc -l)
+dlplan schedule -c datasets/clusters/philly-64 \
+    --jobs datasets/jobs/philly-gavel-120.csv -o "$TMP/s" -q
+n2=$(ls "$TMP/s/plans" | wc -l)
+check "schedule again: only the second run's plans ($n1, then $n2)" \
+    test "$n1" -gt 120 -a "$n2" -eq 120
+
+# --- schedule interrupted: the old set or the new one, no temporaries ----
+state "$TMP/s" >"$TMP/s.old"
+bad=0 new=0 same=0
+for d in 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1.0 1.2 1.5; do
+	"$DLPLAN" schedule -c datasets/clusters/philly-64 --jobs "$J" \
+	    -o "$TMP/s" -q >/dev/null 2>&1 &
+	_p=$!
+	sleep $d
+	kill -INT $_p 2>/dev/null
+	wait $_p
+	if find "$TMP/s" -name '*.tmp-*' -o -name '*.old-*' -o \
+	    -name .dlplan.lock | grep -q .; then
+		bad=$((bad + 1))
+		find "$TMP/s" -name '*.tmp-*' -o -name '*.old-*' -o -name .dlplan.lock | head -3 | sed 's/^/# DEBUG /'
+	elif state "$TMP/s" | cmp -s - "$TMP/s.old"; then
+		same=$((same + 1))
+	elif [ "$(ls "$TMP/s/plans" | wc -l)" -eq "$n1" ]; then
+		new=$((new + 1))
+		# Back to the old set for the next try.
+		dlplan schedule -c datasets/clusters/philly-64 \
+		    --jobs datasets/jobs/philly-gavel-120.csv -o "$TMP/s" -q
+		state "$TMP/s" >"$TMP/s.old"
+	else
+		bad=$((bad + 1))
+		echo "# DEBUG $d: $(ls "$TMP/s/plans" | wc -l) plans"
+		state "$TMP/s" | diff - "$TMP/s.old" | head -5 | sed 's/^/# /'
+	fi
+done
+echo "# schedule interrupted 12 times: $same left as they were, $new complete, $bad mixed or with temporaries"
+check "schedule interrupted: never a mixed set or a temporary file" \
+    test "$bad" -eq 0
