@@ -34,7 +34,7 @@ for _c in $oc_clusters; do
 				    "$(head -3 "$TMP/oc.err")"
 				continue
 			fi
-			if ! dlplan eval "$_d/plan.json" --trust-paths --format json \
+			if ! dlplan eval "$_d/plan.json" --format json \
 			    >"$_d/eval.json" 2>"$TMP/oc.err"; then
 				t_notok "$_n" "eval failed" \
 				    "$(head -3 "$TMP/oc.err")"
