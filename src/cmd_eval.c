@@ -33,8 +33,10 @@
  *	a "forecast" gets one from load.csv (section 5.1, the plan's
  *	horizon).
  *
- *	The table lists, per group, T_g split into compute (sum of t), p2p
- *	(sum of c) and the steady-state term ((m_g - 1) max(t, c)), and per
+ *	The table lists, per group, T_g (the 1F1B makespan, pipesched.h)
+ *	split into compute (sum of t), p2p (sum of c) and the steady-state
+ *	term (the rest of T_g), then the end of timeline.c's own simulation
+ *	of the same schedule beside the model's pipeline phase, and per
  *	stage its node, GPUs, layers, forecast load, t, c and the peak memory per GPU
  *	against the usable memory; then the sync segments with their rings,
  *	T, T_lb, efficiency, throughput and the hottest directed links: the
