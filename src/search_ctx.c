@@ -139,45 +139,19 @@ search_comm(void *p, int j, double bytes)
 	return fwd + bwd;
 }
 
-void
-search_group_am(const struct dl_costctx *x, int S, const int *node,
-    const int *k, const int *last, struct tcache *cache, double *A,
-    double *M)
+/*
+ * The compute t of each stage of a pipeline of S stages on node[j] with
+ * TP degree k[j] ending at layer last[j], its forward and backward parts
+ * f and b, and each boundary's transfers priced alone, fw and bw: v holds
+ * f, b, fw, bw and t, S values each.
+ */
+static void
+group_times(const struct dl_costctx *x, int S, const int *node, const int *k,
+    const int *last, struct tcache *cache, double *v)
 {
+	double *f = v, *b = v + S, *fw = v + 2 * S, *bw = v + 3 * S;
+	double *tt = v + 4 * S;
 	struct commctx cc;
-	double in = 0;		/* the forward transfer into stage j */
-
-	cc.x = x;
-	cc.node = node;
-	cc.zero = 0;
-	cc.cache = cache;
-	*A = *M = 0;
-	for (int j = 0, a = 0; j < S; j++) {
-		double t = cost_stage_compute(x, node[j], k[j], a, last[j]);
-		double fwd = 0, bwd = 0;
-
-		if (j + 1 < S)
-			search_comm_dirs(&cc, node[j], node[j + 1],
-			    (double)x->o->micro_batch *
-			    x->m->layers[last[j]].act_mb * 1e6, &fwd, &bwd);
-		*A += t + fwd + bwd;
-		/* The stage's lane: its compute and what it receives. */
-		*M = fmax(*M, t + in + bwd);
-		in = fwd;
-		a = last[j] + 1;
-	}
-}
-
-double
-search_group_lb(const struct dl_costctx *x, int S, const int *node,
-    const int *k, const int *last, struct tcache *cache, long m)
-{
-	struct commctx cc;
-	double *f = xcalloc((size_t)S + 1, sizeof(double));
-	double *b = xcalloc((size_t)S + 1, sizeof(double));
-	double *fw = xcalloc((size_t)S + 1, sizeof(double));
-	double *bw = xcalloc((size_t)S + 1, sizeof(double));
-	double lb;
 
 	cc.x = x;
 	cc.node = node;
@@ -186,19 +160,45 @@ search_group_lb(const struct dl_costctx *x, int S, const int *node,
 	for (int j = 0, a = 0; j < S; j++) {
 		double t = cost_stage_compute(x, node[j], k[j], a, last[j]);
 
+		tt[j] = t;
 		f[j] = t * cost_fwd_share(x, a, last[j]);
 		b[j] = t - f[j];
+		fw[j] = bw[j] = 0;
 		if (j + 1 < S)
 			search_comm_dirs(&cc, node[j], node[j + 1],
 			    (double)x->o->micro_batch *
 			    x->m->layers[last[j]].act_mb * 1e6, &fw[j], &bw[j]);
 		a = last[j] + 1;
 	}
-	lb = pipe_lower(S, m, f, b, fw, bw);
-	free(f);
-	free(b);
-	free(fw);
-	free(bw);
+}
+
+void
+search_group_am(const struct dl_costctx *x, int S, const int *node,
+    const int *k, const int *last, struct tcache *cache, double *A,
+    double *M)
+{
+	double *v = xcalloc(5 * (size_t)S + 1, sizeof(double));
+	double *fw = v + 2 * S, *bw = v + 3 * S, *t = v + 4 * S;
+
+	group_times(x, S, node, k, last, cache, v);
+	*A = *M = 0;
+	for (int j = 0; j < S; j++) {
+		*A += t[j] + fw[j] + bw[j];
+		/* The stage's lane: its compute and what it receives. */
+		*M = fmax(*M, t[j] + (j > 0 ? fw[j - 1] : 0) + bw[j]);
+	}
+	free(v);
+}
+
+double
+search_group_lb(const struct dl_costctx *x, int S, const int *node,
+    const int *k, const int *last, struct tcache *cache, long m)
+{
+	double *v = xcalloc(5 * (size_t)S + 1, sizeof(double)), lb;
+
+	group_times(x, S, node, k, last, cache, v);
+	lb = pipe_lower(S, m, v, v + S, v + 2 * S, v + 3 * S);
+	free(v);
 	/* Rounding must never make the bound pass the true value. */
 	return lb * (1 - 1e-9);
 }
