@@ -36,6 +36,9 @@ struct exh {
 	/* The combination being scored: per group f, b, xf, xb of its cut
 	 * (4 S values, struct cutlist). */
 	const double *lbd[64];
+	/* Its cuts' rooms under the best T so far (struct cutlist). */
+	double *rbest[64];
+	long *room[64];
 };
 
 /* Add signature sig to the shapes seen: 0 when it was there. */
@@ -122,6 +125,10 @@ struct cutlist {
 	double *A, *M;
 	long *cap;		/* memory cap on m */
 	double *lbd;		/* n x 4 S: f, b, xf, xb (transfers alone) */
+	/* The last can_beat() answer per cut: room[i] micro-batches fit
+	 * below rbest[i] (-1: none yet). */
+	double *rbest;
+	long *room;
 };
 
 static int exact_split(const struct ctx *, const struct dl_plan *,
@@ -315,10 +322,38 @@ cut_times(struct ctx *C, const struct shape *sh, int g, const int *last,
 }
 
 /*
+ * The most micro-batches group g of the combination X->lbd can take below
+ * best: the largest m <= cap with pipe_lower(m) below best (it is
+ * non-decreasing in m), remembered per cut for the same best.
+ */
+static long
+group_room(const struct exh *X, const struct shape *sh, int g, long cap,
+    double best)
+{
+	int S = sh->S[g];
+	const double *d = X->lbd[g];
+	long lo = 0, hi = cap < X->C->total ? cap : X->C->total;
+
+	if (*X->rbest[g] == best)
+		return *X->room[g];
+	while (lo < hi) {
+		long mid = lo + (hi - lo + 1) / 2;
+
+		if (pipe_lower(S, mid, d, d + S, d + 2 * S, d + 3 * S) *
+		    (1 - 1e-9) < best)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	*X->rbest[g] = best;
+	*X->room[g] = lo;
+	return lo;
+}
+
+/*
  * Whether some split of the combination X->lbd (every group at least one
- * micro-batch, at most caps[g]) could take less than best: group g can
- * take at most the largest m whose pipe_lower() is below best (it is
- * non-decreasing in m), and those must add up to C->total.
+ * micro-batch, at most caps[g]) could take less than best: the groups'
+ * rooms must add up to C->total.
  */
 static int
 can_beat(const struct exh *X, const struct shape *sh, const long *caps,
@@ -327,24 +362,11 @@ can_beat(const struct exh *X, const struct shape *sh, const long *caps,
 	long room = 0;
 
 	for (int g = 0; g < sh->G; g++) {
-		int S = sh->S[g];
-		const double *d = X->lbd[g];
-		long lo = 0, hi = caps[g] < X->C->total ? caps[g] :
-		    X->C->total;
+		long r = group_room(X, sh, g, caps[g], best);
 
-		/* The largest m in [0, hi] with pipe_lower(m) < best. */
-		while (lo < hi) {
-			long mid = lo + (hi - lo + 1) / 2;
-
-			if (pipe_lower(S, mid, d, d + S, d + 2 * S, d + 3 * S) *
-			    (1 - 1e-9) < best)
-				lo = mid;
-			else
-				hi = mid - 1;
-		}
-		if (lo < 1)
+		if (r < 1)
 			return 0;
-		room += lo;
+		room += r;
 	}
 	return room >= X->C->total;
 }
@@ -382,6 +404,15 @@ exh_product(struct exh *X, const struct shape *sh, int g,
 		Ac[g] = cl[g].A[i];
 		Mc[g] = cl[g].M[i];
 		X->lbd[g] = cl[g].lbd + (size_t)i * 4 * (size_t)cl[g].S;
+		X->rbest[g] = &cl[g].rbest[i];
+		X->room[g] = &cl[g].room[i];
+		/* A cut that cannot take one micro-batch below the best
+		 * prunes every combination with it. */
+		if (C->have_best && group_room(X, sh, g, cl[g].cap[i],
+		    C->best_t) < 1) {
+			C->st->pruned++;
+			continue;
+		}
 		caps[g] = cl[g].cap[i];
 		exh_product(X, sh, g + 1, cl, cur, Ac, Mc, caps);
 	}
@@ -474,6 +505,7 @@ exh_cuts(struct exh *X, const struct shape *sh)
 	}
 	for (int q = 0; q < sh->G && !prune; q++) {
 		size_t cap = 0, cap2 = 0, cap3 = 0, cap4 = 0, cap5 = 0;
+		size_t cap6 = 0, cap7 = 0;
 		int S = sh->S[q];
 
 		cl[q].S = S;
@@ -512,6 +544,11 @@ exh_cuts(struct exh *X, const struct shape *sh)
 			    1) * 4 * (size_t)S, sizeof(double));
 			cut_times(C, sh, q, last, cl[q].lbd + (size_t)cl[q].n *
 			    4 * (size_t)S);
+			cl[q].rbest = xgrow(cl[q].rbest, &cap6, (size_t)cl[q].n +
+			    1, sizeof(double));
+			cl[q].room = xgrow(cl[q].room, &cap7, (size_t)cl[q].n + 1,
+			    sizeof(long));
+			cl[q].rbest[cl[q].n] = -1;
 			memcpy(cl[q].last + (size_t)cl[q].n * (size_t)S, last,
 			    (size_t)S * sizeof(int));
 			cl[q].A[cl[q].n] = sum;
@@ -528,6 +565,8 @@ exh_cuts(struct exh *X, const struct shape *sh)
 	for (int q = 0; q < sh->G; q++) {
 		free(cl[q].cap);
 		free(cl[q].lbd);
+		free(cl[q].rbest);
+		free(cl[q].room);
 		free(cl[q].last);
 		free(cl[q].A);
 		free(cl[q].M);
