@@ -791,20 +791,12 @@ eval_memory(const struct dl_costctx *x, struct dl_plan *p, struct dl_err *e)
 	return rc;
 }
 
-/*
- * Every group's T_g and steady period from its stages' compute (split
- * into forward and backward by the layers' FLOPs) and its routed
- * pipeline flows.  base[g] is the index of g's first stage.
- */
-static void
-pipe_times(const struct dl_costctx *x, struct dl_plan *p, const int *base)
+void
+cost_pipe_inputs(const struct dl_costctx *x, const struct dl_plan *p,
+    const int *base, double *f, double *b, double *xf, double *xb)
 {
-	int n = base[p->ngroups];
-	double *f = xcalloc((size_t)n + 1, sizeof(double));
-	double *b = xcalloc((size_t)n + 1, sizeof(double));
-	double *xf = xcalloc((size_t)n + 1, sizeof(double));
-	double *xb = xcalloc((size_t)n + 1, sizeof(double));
-
+	memset(xf, 0, (size_t)base[p->ngroups] * sizeof(double));
+	memset(xb, 0, (size_t)base[p->ngroups] * sizeof(double));
 	for (size_t i = 0; i < p->nflows; i++) {
 		const struct dl_flow *fl = &p->flows[i];
 
@@ -813,25 +805,41 @@ pipe_times(const struct dl_costctx *x, struct dl_plan *p, const int *base)
 		(fl->dir == 0 ? xf : xb)[base[fl->a] + fl->b] = fl->expected_s;
 	}
 	for (int g = 0; g < p->ngroups; g++) {
-		struct dl_group *gr = &p->groups[g];
-		int o = base[g];
+		const struct dl_group *gr = &p->groups[g];
 
 		for (int s = 0; s < gr->nstages; s++) {
 			const struct dl_stage *st = &gr->stages[s];
-			double share = cost_fwd_share(x, st->first, st->last);
+			int o = base[g] + s;
 
-			f[o + s] = st->compute_s * share;
-			b[o + s] = st->compute_s - f[o + s];
+			f[o] = st->compute_s * cost_fwd_share(x, st->first,
+			    st->last);
+			b[o] = st->compute_s - f[o];
 		}
+	}
+}
+
+/*
+ * Every group's T_g and steady period from its stages' compute and its
+ * routed pipeline flows.  base[g] is the index of g's first stage.
+ */
+static void
+pipe_times(const struct dl_costctx *x, struct dl_plan *p, const int *base)
+{
+	int n = base[p->ngroups];
+	double *v = xcalloc(4 * (size_t)n + 1, sizeof(double));
+	double *f = v, *b = v + n, *xf = v + 2 * n, *xb = v + 3 * n;
+
+	cost_pipe_inputs(x, p, base, f, b, xf, xb);
+	for (int g = 0; g < p->ngroups; g++) {
+		struct dl_group *gr = &p->groups[g];
+		int o = base[g];
+
 		gr->time_s = pipe_makespan(gr->nstages, gr->micro_batches,
 		    f + o, b + o, xf + o, xb + o, NULL, NULL);
 		gr->period_s = pipe_period(gr->nstages, f + o, b + o, xf + o,
 		    xb + o);
 	}
-	free(f);
-	free(b);
-	free(xf);
-	free(xb);
+	free(v);
 }
 
 int

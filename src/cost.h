@@ -136,6 +136,18 @@ int cost_eval(const struct dl_costctx *x, struct dl_plan *p,
     struct dl_err *e);
 
 /*
+ * The 1F1B inputs (pipesched.h) of every stage of plan p, evaluated by
+ * cost_eval(): forward and backward compute f and b (compute_s split by
+ * cost_fwd_share()) and the routed pipeline transfers xf (to the next
+ * stage) and xb (back from it, 0 after the last stage), each at
+ * [base[g] + s], base[g] the stages of the groups before g (base has
+ * ngroups + 1 entries).  A group's T_g is pipe_makespan() of its slice
+ * for any m_g: the transfers do not depend on the split.
+ */
+void cost_pipe_inputs(const struct dl_costctx *x, const struct dl_plan *p,
+    const int *base, double *f, double *b, double *xf, double *xb);
+
+/*
  * The data-parallel baselines of "eval --baselines" (DESIGN.md 4), over
  * the same GPUs as p: every GPU of p becomes its own replica (k = 1, one
  * stage holding every layer), in rank order.  The M = global/micro

@@ -132,13 +132,11 @@ struct cutlist {
 };
 
 static int exact_split(const struct ctx *, const struct dl_plan *,
-    const long *, long *);
+    const long *, long *, double *);
 static int can_beat(const struct exh *, const struct shape *, const long *,
     double);
 static void cut_times(struct ctx *, const struct shape *, int, const int *,
     double *);
-static double split_time(const struct ctx *, const struct dl_plan *,
-    const long *);
 
 /*
  * One combination of boundaries.  The micro-batch split does not change
@@ -190,87 +188,66 @@ exh_combo(struct exh *X, const struct shape *sh, int **cur, const double *Ac,
 	rc = cost_eval(C->x, &C->work, &e);
 	if (rc != DL_OK && rc != DL_EINFEAS)
 		return;
-	if (!exact_split(C, &C->work, caps, m))
+	if (!exact_split(C, &C->work, caps, m, &z))
 		return;
-	if (C->have_best && C->work.est.sync_s + split_time(C, &C->work, m) >=
-	    C->best_t * (1 + 1e-12))
+	if (C->have_best && C->work.est.sync_s + z >= C->best_t * (1 + 1e-12))
 		return;
 	search_build_plan(C, &C->work, sh, cur, m);
 	search_consider(C);
 }
 
-/* Stage times and transfers of group g of an evaluated plan p. */
-struct gtimes {
-	int S;
+/* The 1F1B inputs of an evaluated plan (cost_pipe_inputs()). */
+struct pin {
+	const struct dl_plan *p;
+	const int *base;
 	double *f, *b, *xf, *xb;
 };
 
-static void
-gtimes_of(const struct ctx *C, const struct dl_plan *p, int g,
-    struct gtimes *gt)
-{
-	const struct dl_group *gr = &p->groups[g];
-
-	gt->S = gr->nstages;
-	gt->f = xcalloc((size_t)gt->S, sizeof(double));
-	gt->b = xcalloc((size_t)gt->S, sizeof(double));
-	gt->xf = xcalloc((size_t)gt->S, sizeof(double));
-	gt->xb = xcalloc((size_t)gt->S, sizeof(double));
-	for (int s = 0; s < gt->S; s++) {
-		const struct dl_stage *st = &gr->stages[s];
-
-		gt->f[s] = st->compute_s * cost_fwd_share(C->x, st->first,
-		    st->last);
-		gt->b[s] = st->compute_s - gt->f[s];
-	}
-	for (size_t i = 0; i < p->nflows; i++) {
-		const struct dl_flow *fl = &p->flows[i];
-
-		if (fl->phase == DL_PHASE_PIPE && fl->a == g)
-			(fl->dir == 0 ? gt->xf : gt->xb)[fl->b] = fl->expected_s;
-	}
-}
-
-static void
-gtimes_free(struct gtimes *gt)
-{
-	free(gt->f);
-	free(gt->b);
-	free(gt->xf);
-	free(gt->xb);
-}
-
+/* T_g of group g of in with m micro-batches. */
 static double
-gtimes_at(const struct gtimes *gt, long m)
+pin_at(const struct pin *in, int g, long m)
 {
-	return pipe_makespan(gt->S, m, gt->f, gt->b, gt->xf, gt->xb, NULL,
-	    NULL);
+	int o = in->base[g];
+
+	return pipe_makespan(in->p->groups[g].nstages, m, in->f + o,
+	    in->b + o, in->xf + o, in->xb + o, NULL, NULL);
 }
 
 /*
  * The split of C->total micro-batches over the groups of evaluated plan p
  * (every group at least one, group g at most caps[g]) that minimises the
- * largest T_g, into m[]: one each, then each further micro-batch to the
- * group whose T_g grows least with it (the lowest index on ties).  T_g is
- * non-decreasing in m_g, so this greedy is optimal.  The transfers do not
- * depend on the split (see exh_combo()), so T_g(m) is the makespan with
- * p's stage and transfer times.  0 when the caps do not allow it.
+ * largest T_g, into m[] and that T into *z: one each, then each further
+ * micro-batch to the group whose T_g grows least with it (the lowest
+ * index on ties).  T_g is non-decreasing in m_g, so this greedy is
+ * optimal, and T_g(m) is the makespan of p's stage and transfer times
+ * (cost_pipe_inputs()).  0 when the caps do not allow it.
  */
 static int
 exact_split(const struct ctx *C, const struct dl_plan *p, const long *caps,
-    long *m)
+    long *m, double *z)
 {
-	int G = p->ngroups, ok = 1;
-	struct gtimes *gt = xcalloc((size_t)G, sizeof(*gt));
-	double *next = xcalloc((size_t)G, sizeof(double));
+	int G = p->ngroups, *base = xcalloc((size_t)G + 1, sizeof(int)), ok = 1;
+	double *now = xcalloc((size_t)G, sizeof(double));
+	double *next = xcalloc((size_t)G, sizeof(double)), *v;
 	long left = C->total - G;
+	struct pin in;
 
+	for (int g = 0; g < G; g++)
+		base[g + 1] = base[g] + p->groups[g].nstages;
+	v = xcalloc(4 * (size_t)base[G] + 1, sizeof(double));
+	in.p = p;
+	in.base = base;
+	in.f = v;
+	in.b = v + base[G];
+	in.xf = v + 2 * base[G];
+	in.xb = v + 3 * base[G];
+	cost_pipe_inputs(C->x, p, base, in.f, in.b, in.xf, in.xb);
 	for (int g = 0; g < G; g++) {
-		gtimes_of(C, p, g, &gt[g]);
 		m[g] = 1;
 		if (caps[g] < 1)
 			ok = 0;
-		next[g] = caps[g] > 1 ? gtimes_at(&gt[g], 2) : HUGE_VAL;
+		now[g] = pin_at(&in, g, 1);
+		next[g] = caps[g] > 1 ? pin_at(&in, g, 2) : HUGE_VAL;
 	}
 	for (; ok && left > 0; left--) {
 		int best = -1;
@@ -284,13 +261,17 @@ exact_split(const struct ctx *C, const struct dl_plan *p, const long *caps,
 			break;
 		}
 		m[best]++;
-		next[best] = m[best] < caps[best] ? gtimes_at(&gt[best],
+		now[best] = next[best];
+		next[best] = m[best] < caps[best] ? pin_at(&in, best,
 		    m[best] + 1) : HUGE_VAL;
 	}
+	*z = 0;
 	for (int g = 0; g < G; g++)
-		gtimes_free(&gt[g]);
-	free(gt);
+		*z = fmax(*z, now[g]);
+	free(base);
+	free(now);
 	free(next);
+	free(v);
 	return ok && left <= 0;
 }
 
@@ -369,22 +350,6 @@ can_beat(const struct exh *X, const struct shape *sh, const long *caps,
 		room += r;
 	}
 	return room >= X->C->total;
-}
-
-/* The largest T_g of evaluated plan p's groups with m[g] micro-batches. */
-static double
-split_time(const struct ctx *C, const struct dl_plan *p, const long *m)
-{
-	double t = 0;
-
-	for (int g = 0; g < p->ngroups; g++) {
-		struct gtimes gt;
-
-		gtimes_of(C, p, g, &gt);
-		t = fmax(t, gtimes_at(&gt, m[g]));
-		gtimes_free(&gt);
-	}
-	return t;
 }
 
 static void
