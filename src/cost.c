@@ -216,14 +216,6 @@ cost_intra(const struct dl_costctx *x, int node, double bytes)
 }
 
 double
-cost_boundary(const struct dl_costctx *x, int u, int v, double bytes)
-{
-	double fwd, bwd;
-
-	return cost_boundary_dirs(x, u, v, bytes, &fwd, &bwd);
-}
-
-double
 cost_boundary_dirs(const struct dl_costctx *x, int u, int v, double bytes,
     double *fwd, double *bwd)
 {

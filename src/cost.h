@@ -95,13 +95,11 @@ double cost_fwd_share(const struct dl_costctx *x, int first, int last);
 /* 8 S / (intra_gbps 1e9): a transfer between two GPUs of node n. */
 double cost_intra(const struct dl_costctx *x, int node, double bytes);
 /*
- * The transfer cost c of a pipeline boundary from node u to node v, bytes
- * each way (activations forward, gradients back), each direction priced
- * alone (every n_e = 1); inside one node, the intra-node time both ways.
- * HUGE_VAL when there is no route.
+ * The transfers of a pipeline boundary from node u to node v, bytes each
+ * way, each direction priced alone (every n_e = 1): *fwd the activations
+ * from u to v, *bwd their gradients back; inside one node, the intra-node
+ * time.  Returns their sum, HUGE_VAL when there is no route.
  */
-double cost_boundary(const struct dl_costctx *x, int u, int v, double bytes);
-/* The same, with each direction's time: *fwd from u to v, *bwd back. */
 double cost_boundary_dirs(const struct dl_costctx *x, int u, int v,
     double bytes, double *fwd, double *bwd);
 /*

@@ -1,5 +1,8 @@
 /*
- * partition.c - layer partition (DESIGN.md 5.3) and data split (5.2).
+ * partition.c - the layer partition of partition.h: the exact dynamic
+ * program, its frontier over m, and the sliding window of long models.
+ * The same model as a MILP is in partition_milp.c, the data split in
+ * split.c.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -11,36 +14,7 @@
 #include <time.h>
 
 #include "partition.h"
-
-/* Per-group tables shared by the DP and the MILP. */
-struct tab {
-	int S, L;
-	const double **comm;	/* S rows of L: c_j if stage j ends at layer l */
-	double *own;		/* the rows when computed here */
-	double *cap;		/* S: usable bytes per GPU of unit j */
-	double *phi;		/* S: largest TP share of unit j */
-	/*
-	 * S x L, filled as asked: 1 + the first layer a such that stage j
-	 * holding [a, b] fits in memory (memory grows as a falls), 0 until
-	 * known; NULL outside a front's scan (stage() then prices memory
-	 * itself), so that the many fronts kept do not keep it.  A front is
-	 * used by one thread at a time.
-	 */
-	int *amin;
-	/*
-	 * Stage compute times, filled as asked like amin and under the same
-	 * rule: tc[(ty[j] * L + b) * L + a] for stage j holding [a, b],
-	 * 0 until known (a time of 0 is priced again, to the same 0).
-	 * Stages on nodes of the same speed and NVLink with the same TP
-	 * degree share a row of types (ty), so a group of one GPU type
-	 * prices each range once.  NULL above TAB_TC_LAYERS layers.
-	 */
-	int *ty, nty;
-	double *tc;
-};
-
-/* Models up to this many layers keep tab.tc (nty * L * L doubles). */
-#define TAB_TC_LAYERS 128
+#include "partition_int.h"
 
 static double
 now(void)
@@ -51,7 +25,7 @@ now(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void
+void
 tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
 {
 	const struct dl_model *m = x->m;
@@ -59,9 +33,12 @@ tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
 
 	T->S = g->S;
 	T->L = (int)m->nlayers;
+	T->cf = xcalloc((size_t)T->S, sizeof(double *));
+	T->cb = xcalloc((size_t)T->S, sizeof(double *));
 	T->comm = xcalloc((size_t)T->S, sizeof(double *));
-	T->own = g->commv ? NULL : xcalloc((size_t)T->S * (size_t)T->L,
+	T->own = g->commv ? NULL : xcalloc(2 * (size_t)T->S * (size_t)T->L,
 	    sizeof(double));
+	T->sums = xcalloc((size_t)T->S * (size_t)T->L, sizeof(double));
 	T->cap = xcalloc((size_t)T->S, sizeof(double));
 	T->phi = xcalloc((size_t)T->S, sizeof(double));
 	T->amin = NULL;		/* a front's scan sets it (front_scratch()) */
@@ -87,21 +64,31 @@ tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
 		if (j == T->S - 1)
 			continue;
 		if (g->commv) {
-			T->comm[j] = g->commv[j];
-			continue;
+			T->cf[j] = g->commv[j];
+			T->cb[j] = g->commv[j] + T->L;
+		} else {
+			double *v = T->own + 2 * (size_t)j * (size_t)T->L;
+
+			for (int l = 0; l < T->L; l++)
+				g->comm(g->ctx, j, mu * m->layers[l].act_mb *
+				    1e6, &v[l], &v[T->L + l]);
+			T->cf[j] = v;
+			T->cb[j] = v + T->L;
 		}
+		T->comm[j] = T->sums + (size_t)j * (size_t)T->L;
 		for (int l = 0; l < T->L; l++)
-			T->own[j * T->L + l] = g->comm(g->ctx, j,
-			    mu * m->layers[l].act_mb * 1e6);
-		T->comm[j] = T->own + j * T->L;
+			T->comm[j][l] = T->cf[j][l] + T->cb[j][l];
 	}
 }
 
-static void
+void
 tab_free(struct tab *T)
 {
+	free(T->cf);
+	free(T->cb);
 	free(T->comm);
 	free(T->own);
+	free(T->sums);
 	free(T->cap);
 	free(T->phi);
 	free(T->amin);
@@ -201,8 +188,8 @@ scan_stage(const struct dl_costctx *x, const struct part_group *g,
 }
 
 /* Stage j holding layers [a, b]: time t, transfer c, memory fit. */
-static int
-stage(const struct dl_costctx *x, const struct part_group *g,
+int
+tab_stage(const struct dl_costctx *x, const struct part_group *g,
     const struct tab *T, int j, int a, int b, double *t, double *c)
 {
 	double *row;
@@ -221,9 +208,12 @@ stage(const struct dl_costctx *x, const struct part_group *g,
  */
 
 /*
- * Least sum of (t + c) over partitions whose every stage has
- * max(t, c) <= B; the argmin's stage ends go to last[].  Returns HUGE_VAL
- * when none exists.  f and arg are (S x L) scratch.
+ * Least sum of (t + c) over partitions whose every stage has P <= B; the
+ * argmin's stage ends go to last[].  Returns HUGE_VAL when none exists.
+ * f and arg are (S x L) scratch.  P only grows as a stage takes more
+ * layers once its first layer's incoming transfer is set aside (t grows,
+ * the gradient it receives depends on b only), so the scan stops at the
+ * first a with t + xback > B and skips those whose own xin is too large.
  */
 static double
 sum_dp(const struct dl_costctx *x, const struct part_group *g,
@@ -234,7 +224,7 @@ sum_dp(const struct dl_costctx *x, const struct part_group *g,
 
 	for (int j = 0; j < S; j++) {
 		for (int b = 0; b < L; b++) {
-			double best = HUGE_VAL;
+			double best = HUGE_VAL, yb;
 			int ba = -1;
 
 			f[j * L + b] = HUGE_VAL;
@@ -242,9 +232,10 @@ sum_dp(const struct dl_costctx *x, const struct part_group *g,
 			/* Stage j needs j layers before it and S-1-j after. */
 			if (b < j || L - 1 - b < S - 1 - j)
 				continue;
-			/* stage() without what depends on a. */
+			/* tab_stage() without what depends on a. */
 			if (!scan_start(x, g, T, j, b, &c, &lo, &row))
 				continue;
+			yb = xback(T, j, b);
 			for (int a = b; a >= j; a--) {
 				double prev = j == 0 ? (a == 0 ? 0 : HUGE_VAL) :
 				    f[(j - 1) * L + a - 1];
@@ -252,9 +243,10 @@ sum_dp(const struct dl_costctx *x, const struct part_group *g,
 
 				if (!scan_stage(x, g, T, j, lo, row, a, b, &t))
 					break;
-				if (t > B)
+				if (t + yb > B)
 					break;
-				if (prev == HUGE_VAL || c > B)
+				if (prev == HUGE_VAL || t + xin(T, j, a) + yb >
+				    B)
 					continue;
 				v = prev + t + c;
 				if (v <= best) {
@@ -321,71 +313,160 @@ f_prev(const double *f, int j, int L, int a)
 }
 
 /*
+ * Sort the finite values of v[lo .. hi] into val without repeats; cls[i]
+ * becomes the index of v[i] in val (-1 when it is not finite).  Returns
+ * how many distinct values there are.
+ */
+static int
+price_classes(const double *v, int lo, int hi, int *cls, double *val)
+{
+	int n = 0, k = 0;
+
+	for (int i = lo; i <= hi; i++)
+		if (isfinite(v[i]))
+			val[n++] = v[i];
+	qsort(val, (size_t)n, sizeof(double), cmp_double);
+	for (int i = 0; i < n; i++)
+		if (k == 0 || val[i] != val[k - 1])
+			val[k++] = val[i];
+	for (int i = lo; i <= hi; i++) {
+		int a = 0, b = k - 1;
+
+		cls[i] = -1;
+		if (!isfinite(v[i]))
+			continue;
+		while (a < b) {
+			int mid = a + (b - a) / 2;
+
+			if (val[mid] < v[i])
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		cls[i] = a;
+	}
+	return k;
+}
+
+/*
  * sum_dp() for long models.  The scan over a stage's first layer a costs
  * O(L) for every stage end b, so O(S L^2) per call, which is minutes for a
- * thousand layers.  Above part_window_layers layers the same minimum is found with
- * a sliding window: t(a, b) = kappa (F(b) - F(a - 1)) (F the prefix sums of
- * FLOPs and of TP volume, kappa per unit), so the best a for b minimises
- * q(a) = f(j - 1, a - 1) - kappa F(a - 1) over the a that fit in memory
- * and keep t <= B, a window whose left end only moves right as b grows.
- * A deque keeps the window's minimum (the smallest a on ties).  The value
- * stored is the stage's own t + c for that a, as the scan computes it; the
- * argmin can differ from the scan's only between partitions whose sums
- * differ in the last bits.
+ * thousand layers.  Above part_window_layers layers the same minimum is
+ * found with sliding windows: t(a, b) = kappa (F(b) - F(a - 1)) (F the
+ * prefix sums of FLOPs and of TP volume, kappa per unit), so the best a
+ * for b minimises q(a) = f(j - 1, a - 1) - kappa F(a - 1) over the a that
+ * fit in memory and keep P <= B, that is t(a, b) <= B - xin(a) - xback(b).
+ * That threshold is the same for every a of one incoming price and every
+ * b of one outgoing price (a price class: most models send one or two
+ * activation sizes), and within one pair of classes the window of a
+ * whose stage fits and keeps t under it only moves right as b grows.  So
+ * one pass runs per pair of classes, its a joining as b passes them; a
+ * deque keeps each window's minimum (the smallest a on ties, and across
+ * passes too).  The value stored is the stage's own t + c for that a, as
+ * the scan computes it; the argmin can differ from the scan's only
+ * between partitions whose sums differ in the last bits.
  */
 int part_window_layers = PART_WINDOW_LAYERS;
+
+/* One window pass of stage j for the a of class ka and the b of kb. */
+struct wpass {
+	int j, ka, kb, *acls, *bcls, *dq;
+	double B, xa, xb, k1, k2, *q;	/* P <= B for t + xa + xb */
+};
+
+static void
+window_pass(const struct dl_costctx *x, const struct part_group *g,
+    const struct tab *T, const struct wpass *w, double *f, int *arg)
+{
+	int S = T->S, L = T->L, j = w->j, lo = j, h = 0, n = 0;
+	double t, c;
+
+	for (int b = j; b <= L - 1 - (S - 1 - j); b++) {
+		double prev = j == 0 ? (b == 0 ? 0 : HUGE_VAL) :
+		    f[(j - 1) * L + b - 1], v;
+
+		/* a = b joins the window. */
+		if (w->acls[b] == w->ka && prev != HUGE_VAL) {
+			w->q[b] = prev - w->k1 * x->cum_flops[b] -
+			    w->k2 * x->cum_tp[b];
+			while (n > 0 && w->q[w->dq[h + n - 1]] > w->q[b])
+				n--;
+			w->dq[h + n++] = b;
+		}
+		if (w->bcls[b] != w->kb)
+			continue;
+		c = j < S - 1 ? T->comm[j][b] : 0;
+		if (!isfinite(c))
+			continue;
+		/* The window: the a whose stage fits with P <= B (summed as
+		 * sum_dp() sums it). */
+		while (lo <= b && (!tab_stage(x, g, T, j, lo, b, &t, &c) ||
+		    t + w->xa + w->xb > w->B))
+			lo++;
+		while (n > 0 && w->dq[h] < lo) {
+			h++;
+			n--;
+		}
+		if (n == 0)
+			continue;
+		tab_stage(x, g, T, j, w->dq[h], b, &t, &c);
+		v = f_prev(f, j, L, w->dq[h]) + t + c;
+		if (v < f[j * L + b] || (v == f[j * L + b] && w->dq[h] <
+		    arg[j * L + b])) {
+			f[j * L + b] = v;
+			arg[j * L + b] = w->dq[h];
+		}
+	}
+}
 
 static double
 sum_dp_window(const struct dl_costctx *x, const struct part_group *g,
     const struct tab *T, double B, double *f, int *arg, int *last)
 {
 	int S = T->S, L = T->L;
-	int *dq = xcalloc((size_t)L + 1, sizeof(int));
-	double *q = xcalloc((size_t)L + 1, sizeof(double));
-	double mu = (double)x->o->micro_batch, t, c;
+	double *xa = xcalloc((size_t)L, sizeof(double));
+	double *xb = xcalloc((size_t)L, sizeof(double));
+	double *va = xcalloc((size_t)L + 1, sizeof(double));
+	double *vb = xcalloc((size_t)L + 1, sizeof(double));
+	double mu = (double)x->o->micro_batch;
+	struct wpass w;
 
+	w.dq = xcalloc((size_t)L + 1, sizeof(int));
+	w.q = xcalloc((size_t)L + 1, sizeof(double));
+	w.acls = xcalloc((size_t)L, sizeof(int));
+	w.bcls = xcalloc((size_t)L, sizeof(int));
 	for (int j = 0; j < S; j++) {
-		int node = g->node[j], k = g->k[j], lo = j, h = 0, n = 0;
-		double k1 = mu / (k * x->speed[node]), k2 = k > 1 ? mu *
-		    (2.0 * (k - 1) / k) / (x->c->nodes[node].intra_gbps * 1e9 /
-		    8) : 0;
+		int node = g->node[j], k = g->k[j], na, nb;
 
-		for (int b = 0; b < L; b++) {
-			f[j * L + b] = HUGE_VAL;
-			arg[j * L + b] = -1;
+		w.j = j;
+		w.k1 = mu / (k * x->speed[node]);
+		w.k2 = k > 1 ? mu * (2.0 * (k - 1) / k) /
+		    (x->c->nodes[node].intra_gbps * 1e9 / 8) : 0;
+		for (int l = 0; l < L; l++) {
+			f[j * L + l] = HUGE_VAL;
+			arg[j * L + l] = -1;
+			xa[l] = l >= j && (j == 0 || l > 0) ? xin(T, j, l) :
+			    HUGE_VAL;
+			xb[l] = xback(T, j, l);
 		}
-		for (int b = j; b <= L - 1 - (S - 1 - j); b++) {
-			double prev = j == 0 ? (b == 0 ? 0 : HUGE_VAL) :
-			    f[(j - 1) * L + b - 1];
-
-			/* a = b joins the window. */
-			q[b] = prev == HUGE_VAL ? HUGE_VAL : prev -
-			    k1 * x->cum_flops[b] - k2 * x->cum_tp[b];
-			if (q[b] != HUGE_VAL) {
-				while (n > 0 && q[dq[h + n - 1]] > q[b])
-					n--;
-				dq[h + n++] = b;
+		na = price_classes(xa, 0, L - 1, w.acls, va);
+		nb = price_classes(xb, 0, L - 1, w.bcls, vb);
+		for (w.ka = 0; w.ka < na; w.ka++)
+			for (w.kb = 0; w.kb < nb; w.kb++) {
+				w.B = B;
+				w.xa = va[w.ka];
+				w.xb = vb[w.kb];
+				window_pass(x, g, T, &w, f, arg);
 			}
-			c = j < S - 1 ? T->comm[j][b] : 0;
-			if (!isfinite(c) || c > B)
-				continue;
-			/* The window: the a whose stage fits with t <= B. */
-			while (lo <= b && (!stage(x, g, T, j, lo, b, &t, &c) ||
-			    t > B))
-				lo++;
-			while (n > 0 && dq[h] < lo) {
-				h++;
-				n--;
-			}
-			if (n == 0)
-				continue;
-			stage(x, g, T, j, dq[h], b, &t, &c);
-			f[j * L + b] = f_prev(f, j, L, dq[h]) + t + c;
-			arg[j * L + b] = dq[h];
-		}
 	}
-	free(dq);
-	free(q);
+	free(w.dq);
+	free(w.q);
+	free(w.acls);
+	free(w.bcls);
+	free(xa);
+	free(xb);
+	free(va);
+	free(vb);
 	if (f[(S - 1) * L + L - 1] == HUGE_VAL)
 		return HUGE_VAL;
 	for (int j = S - 1, b = L - 1; j >= 0; j--) {
@@ -405,7 +486,7 @@ sum_best(const struct dl_costctx *x, const struct part_group *g,
 	return sum_dp(x, g, T, B, f, arg, last);
 }
 
-/* Least bottleneck max_j max(t_j, c_j) over feasible partitions. */
+/* Least bottleneck max_j P_j over feasible partitions. */
 static double
 minmax_dp(const struct dl_costctx *x, const struct part_group *g,
     const struct tab *T, double *f)
@@ -415,7 +496,7 @@ minmax_dp(const struct dl_costctx *x, const struct part_group *g,
 
 	for (int j = 0; j < S; j++)
 		for (int b = 0; b < L; b++) {
-			double best = HUGE_VAL, *row;
+			double best = HUGE_VAL, *row, yb;
 			int lo;
 
 			f[j * L + b] = HUGE_VAL;
@@ -423,18 +504,21 @@ minmax_dp(const struct dl_costctx *x, const struct part_group *g,
 				continue;
 			if (!scan_start(x, g, T, j, b, &c, &lo, &row))
 				continue;
+			yb = xback(T, j, b);
 			for (int a = b; a >= j; a--) {
 				double prev = j == 0 ? (a == 0 ? 0 : HUGE_VAL) :
 				    f[(j - 1) * L + a - 1];
+				double p;
 
 				if (!scan_stage(x, g, T, j, lo, row, a, b, &t))
 					break;
-				if (t >= best)
+				if (t + yb >= best)
 					break;
 				if (prev == HUGE_VAL)
 					continue;
-				if (fmax(prev, fmax(t, c)) < best)
-					best = fmax(prev, fmax(t, c));
+				p = t + xin(T, j, a) + yb;
+				if (fmax(prev, p) < best)
+					best = fmax(prev, p);
 			}
 			f[j * L + b] = best;
 		}
@@ -514,9 +598,13 @@ front_scratch(struct part_front *F, int need)
 
 /*
  * The candidate lists.  For stage j ending at layer b, the stages [a, b]
- * for a = b, b - 1, ... j give max(t, c) in ascending order (t grows with
- * every layer taken, c depends on b only) until the first that does not
- * fit in memory.  A heap merges these S x L sorted lists.
+ * for a = b, b - 1, ... j (until the first that does not fit in memory)
+ * have P = t + xin(a) + xback(b), where t grows as a falls but xin
+ * depends on the layer before a.  So each list is ordered by the lower
+ * bound t + xback + (the least xin of stage j), which only grows; a heap
+ * merges these S x L lists by that key, and a second heap holds the
+ * values P of the stages already taken from the first, so that a value
+ * is listed once every key left is at least as large.
  */
 struct cheap {
 	double *v;
@@ -568,50 +656,103 @@ cheap_heapify(struct cheap *h)
 		cheap_sift(h, i, h->n, h->v[i], h->j[i], h->b[i], h->a[i]);
 }
 
+/* A binary min-heap of values. */
+struct vheap {
+	double *v;
+	size_t n, cap;
+};
+
+static void
+vheap_push(struct vheap *h, double v)
+{
+	size_t i;
+
+	h->v = xgrow(h->v, &h->cap, h->n + 1, sizeof(double));
+	for (i = h->n++; i > 0 && h->v[(i - 1) / 2] > v; i = (i - 1) / 2)
+		h->v[i] = h->v[(i - 1) / 2];
+	h->v[i] = v;
+}
+
+static double
+vheap_pop(struct vheap *h)
+{
+	double top = h->v[0], v = h->v[--h->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && h->v[c + 1] < h->v[c])
+			c++;
+		if (v <= h->v[c])
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n > 0)
+		h->v[i] = v;
+	return top;
+}
+
 /*
- * The entry after stage [a, b] of list (j, b): the largest a' < a whose
- * max(t, c) is above c (the stages between repeat c, and memory only
- * grows on the way), or -1 when none fits.  *t and *c: its stage.
+ * The least and the largest finite xin of stage j over its possible first
+ * layers.
+ */
+static void
+xin_range(const struct tab *T, int j, double *lo, double *hi)
+{
+	*lo = *hi = 0;
+	if (j == 0)
+		return;
+	*lo = HUGE_VAL;
+	for (int a = j; a <= T->L - (T->S - j); a++) {
+		double v = xin(T, j, a);
+
+		if (isfinite(v)) {
+			*lo = fmin(*lo, v);
+			*hi = fmax(*hi, v);
+		}
+	}
+	if (*lo == HUGE_VAL)
+		*lo = *hi = 0;
+}
+
+/*
+ * The first stage of list (j, b) whose P can reach bmin: the largest a
+ * with t(a, b) + (the largest xin) + xback >= bmin, found by bisection (t
+ * falls as a rises; summed in the order P is, so that the stage whose P
+ * is bmin itself passes); -1 when the list is empty.  Stage 0 starts at 0.
  */
 static int
-cands_next(struct part_front *F, int j, int b, int a, double *t, double *c)
+cands_first(struct part_front *F, int j, int b, double xhi)
 {
 	const struct dl_costctx *x = F->x;
-	double cj = j < F->g.S - 1 ? F->T.comm[j][b] : 0;
+	double yb = xback(&F->T, j, b), t, c;
+	int lo = j, hi = b;
 
-	a--;
-	if (a >= j && stage_t(x, &F->g, &F->T, j, a, b) <= cj) {
-		int lo = j, hi = a;
+	if (j == 0)
+		lo = hi = 0;
+	if (stage_t(x, &F->g, &F->T, j, lo, b) + xhi + yb < F->bmin)
+		return -1;
+	while (lo < hi) {
+		int mid = lo + (hi - lo + 1) / 2;
 
-		if (stage_t(x, &F->g, &F->T, j, j, b) <= cj)
-			return -1;
-		while (lo < hi) {
-			int mid = lo + (hi - lo + 1) / 2;
-
-			if (stage_t(x, &F->g, &F->T, j, mid, b) > cj)
-				lo = mid;
-			else
-				hi = mid - 1;
-		}
-		a = lo;
+		if (stage_t(x, &F->g, &F->T, j, mid, b) + xhi + yb >= F->bmin)
+			lo = mid;
+		else
+			hi = mid - 1;
 	}
-	if (a >= j && stage(x, &F->g, &F->T, j, a, b, t, c))
-		return a;
-	return -1;
+	return tab_stage(x, &F->g, &F->T, j, lo, b, &t, &c) ? lo : -1;
 }
 
 /*
  * List the distinct candidate bottlenecks, every feasible stage's
- * max(t, c) >= bmin, ascending: the first keep of them (0: all), and
- * never more than a query can look at (max_scan + 1).  F->nall becomes
- * their exact number when the listing reached the end, else stays
- * unknown (SIZE_MAX) unless known before.
- *
- * A list whose first stage has t <= c starts with the transfer c, which
- * many lists share (every block sends the same activation): such a c
- * goes to a sorted side list once and the list enters the heap at its
- * next value, so the heap does not pop the same c once per list.  Only
- * the distinct values are listed, so the order of ties never mattered.
+ * P >= bmin, ascending: the first keep of them (0: all), and never more
+ * than a query can look at (max_scan + 1).  F->nall becomes their exact
+ * number when the listing reached the end, else stays unknown (SIZE_MAX)
+ * unless known before.
  */
 static void
 front_cands(struct part_front *F, size_t keep)
@@ -619,83 +760,59 @@ front_cands(struct part_front *F, size_t keep)
 	int S = F->g.S, L = F->T.L;
 	size_t cap = F->max_scan > 0 ? (size_t)F->max_scan + 1 : SIZE_MAX;
 	size_t want = keep > 0 && keep < cap ? keep : cap, got = 0, room;
-	size_t nc = 0, ci = 0;
 	struct cheap h;
-	double t, c, *cv;
+	struct vheap ready = { NULL, 0, 0 };
+	double t, c, *xlo = xcalloc((size_t)S, sizeof(double));
 
 	h.n = 0;
 	h.v = xcalloc((size_t)S * (size_t)L, sizeof(double));
 	h.j = xcalloc((size_t)S * (size_t)L, sizeof(int));
 	h.b = xcalloc((size_t)S * (size_t)L, sizeof(int));
 	h.a = xcalloc((size_t)S * (size_t)L, sizeof(int));
-	cv = xcalloc((size_t)S * (size_t)L, sizeof(double));
 	for (int j = 0; j < S; j++) {
-		int ap = j;	/* the largest a with t(a, b) >= bmin so far */
-		int reach = 0;	/* t(j, b) >= bmin: so for every later b */
+		double xhi;
 
-		for (int b = j; b < L; b++) {
+		xin_range(&F->T, j, &xlo[j], &xhi);
+		for (int b = j; b <= L - (S - j); b++) {
 			int a;
 
+			if (j == S - 1 && b != L - 1)
+				continue;
 			c = j < S - 1 ? F->T.comm[j][b] : 0;
-			if (!isfinite(c))
+			if (!isfinite(c) || (a = cands_first(F, j, b, xhi)) < 0)
 				continue;
-			/* The first a (from b down) with max(t, c) >= bmin. */
-			if (c < F->bmin) {
-				if (!reach) {
-					if (stage_t(F->x, &F->g, &F->T, j, j,
-					    b) < F->bmin)
-						continue;
-					reach = 1;
-				}
-				/*
-				 * t(a, b) grows with b and falls as a rises, so
-				 * that a never falls as b grows: it is walked up
-				 * (the same a a bisection finds, in O(L) per
-				 * stage instead of O(L log L)).
-				 */
-				while (ap < b && stage_t(F->x, &F->g, &F->T, j,
-				    ap + 1, b) >= F->bmin)
-					ap++;
-				a = ap;
-			} else {
-				a = b;
-			}
-			if (!stage(F->x, &F->g, &F->T, j, a, b, &t, &c))
-				continue;
-			if (t <= c) {
-				/* c, then the list's next value. */
-				if (nc == 0 || cv[nc - 1] != c)
-					cv[nc++] = c;
-				if ((a = cands_next(F, j, b, a, &t, &c)) < 0)
-					continue;
-			}
-			h.v[h.n] = fmax(t, c);
+			h.v[h.n] = stage_t(F->x, &F->g, &F->T, j, a, b) +
+			    xback(&F->T, j, b) + xlo[j];
 			h.j[h.n] = j;
 			h.b[h.n] = b;
 			h.a[h.n++] = a;
 		}
 	}
 	cheap_heapify(&h);
-	qsort(cv, nc, sizeof(double), cmp_double);
 	free(F->cand);
 	room = want < 64 ? want : 64;
 	F->cand = xcalloc(room + 1, sizeof(double));
-	while ((h.n > 0 || ci < nc) && got < want) {
+	while ((h.n > 0 || ready.n > 0) && got < want) {
 		double v;
 
-		if (ci < nc && (h.n == 0 || cv[ci] <= h.v[0])) {
-			v = cv[ci++];
-		} else {
-			int j = h.j[0], b = h.b[0], a;
+		if (h.n > 0 && (ready.n == 0 || h.v[0] < ready.v[0])) {
+			int j = h.j[0], b = h.b[0], a = h.a[0];
+			double p = xin(&F->T, j, a);
 
-			v = h.v[0];
+			if (isfinite(p) && (v = stage_t(F->x, &F->g, &F->T, j,
+			    a, b) + p + xback(&F->T, j, b)) >= F->bmin)
+				vheap_push(&ready, v);
 			/* The next stage of this list takes the top's place
 			 * (one sift instead of a pop and a push). */
-			if ((a = cands_next(F, j, b, h.a[0], &t, &c)) >= 0)
-				cheap_sift(&h, 0, h.n, fmax(t, c), j, b, a);
+			if (j > 0 && --a >= j && tab_stage(F->x, &F->g, &F->T, j,
+			    a, b, &t, &c))
+				cheap_sift(&h, 0, h.n, t + xback(&F->T, j, b) +
+				    xlo[j], j, b, a);
 			else
 				cheap_pop(&h);
+			continue;
 		}
+		v = vheap_pop(&ready);
 		if (got == 0 || v != F->cand[got - 1]) {
 			if (got == room) {
 				room *= 2;
@@ -706,13 +823,14 @@ front_cands(struct part_front *F, size_t keep)
 		}
 	}
 	F->ncand = got;
-	if ((h.n == 0 && ci == nc) || got == cap)
+	if ((h.n == 0 && ready.n == 0) || got == cap)
 		F->nall = got;
 	free(h.v);
 	free(h.j);
 	free(h.b);
 	free(h.a);
-	free(cv);
+	free(ready.v);
+	free(xlo);
 }
 
 struct part_front *
@@ -768,8 +886,9 @@ front_step(struct part_front *F)
 	if (s != HUGE_VAL) {
 		/* Score with the true bottleneck of this partition. */
 		for (int j = 0, a = 0; j < S; j++) {
-			stage(x, &F->g, &F->T, j, a, F->tmp[j], &t, &c);
-			bt = fmax(bt, fmax(t, c));
+			tab_stage(x, &F->g, &F->T, j, a, F->tmp[j], &t, &c);
+			bt = fmax(bt, t + xin(&F->T, j, a) +
+			    xback(&F->T, j, F->tmp[j]));
 			sum += t + c;
 			a = F->tmp[j] + 1;
 		}
@@ -915,241 +1034,6 @@ part_result_free(struct part_result *r)
 {
 	free(r->last);
 	r->last = NULL;
-}
-
-/* The MILP of part_milp() while it is built. */
-struct pmilp {
-	struct dl_lp *lp;
-	const struct dl_costctx *x;
-	const struct part_group *g;
-	struct tab T;
-	int S, L;
-	int *X, *Y;		/* columns x_l_j and y_l_j at [j * L + l] */
-	int z;			/* the bottleneck's column */
-	int *cols;		/* scratch for one row */
-	double *vals;
-};
-
-/*
- * The sum of t_j + c_j and (in *bt) the bottleneck of the partition of g
- * whose stages end at last[].
- */
-static double
-part_value(const struct dl_costctx *x, const struct part_group *g,
-    const struct tab *T, const int *last, double *bt)
-{
-	double sum = 0, t, c;
-
-	*bt = 0;
-	for (int j = 0, a = 0; j < g->S; j++) {
-		stage(x, g, T, j, a, last[j], &t, &c);
-		*bt = fmax(*bt, fmax(t, c));
-		sum += t + c;
-		a = last[j] + 1;
-	}
-	return sum;
-}
-
-/* The columns: x_l_j (layer l on stage j; objective: its compute time),
- * y_l_j (stage j, not the last, ends at layer l) and z. */
-static void
-pmilp_cols(struct pmilp *P)
-{
-	int S = P->S, L = P->L;
-	char name[64];
-
-	for (int l = 0; l < L; l++)
-		for (int j = 0; j < S; j++) {
-			snprintf(name, sizeof(name), "x_%d_%d", l, j);
-			P->X[j * L + l] = lp_add_col(P->lp, name, LP_BIN, 0, 1,
-			    cost_stage_compute(P->x, P->g->node[j],
-			    P->g->k[j], l, l));
-		}
-	for (int j = 0; j + 1 < S; j++)
-		for (int l = 0; l + 1 < L; l++) {
-			snprintf(name, sizeof(name), "y_%d_%d", l, j);
-			P->Y[j * L + l] = lp_add_col(P->lp, name, LP_CONT, 0,
-			    1, P->T.comm[j][l]);
-		}
-	P->z = lp_add_col(P->lp, "z", LP_CONT, 0, HUGE_VAL,
-	    (double)(P->g->m - 1));
-}
-
-/* Every layer on one stage, and in stage order. */
-static void
-pmilp_order(struct pmilp *P)
-{
-	int S = P->S, L = P->L, *cols = P->cols, *X = P->X;
-	double *vals = P->vals;
-	char name[64];
-
-	for (int l = 0; l < L; l++) {
-		for (int j = 0; j < S; j++) {
-			cols[j] = X[j * L + l];
-			vals[j] = 1;
-		}
-		snprintf(name, sizeof(name), "assign_%d", l);
-		lp_add_row(P->lp, name, LP_EQ, 1, S, cols, vals);
-	}
-	/* Order: layer l+1 is in stage <= j only if layer l is. */
-	for (int l = 0; l + 1 < L; l++)
-		for (int j = 0; j + 1 < S; j++) {
-			int k = 0;
-
-			for (int i = 0; i <= j; i++) {
-				cols[k] = X[i * L + l + 1];
-				vals[k++] = 1;
-				cols[k] = X[i * L + l];
-				vals[k++] = -1;
-			}
-			snprintf(name, sizeof(name), "order_%d_%d", l, j);
-			lp_add_row(P->lp, name, LP_LE, 0, k, cols, vals);
-		}
-}
-
-/* The rows of stage j: not empty, z >= t_j, memory, and z >= c_j with
- * the end markers unless it is the last. */
-static void
-pmilp_stage(struct pmilp *P, int j)
-{
-	const struct part_group *g = P->g;
-	int S = P->S, L = P->L, *cols = P->cols, *X = P->X, *Y = P->Y, k = 0;
-	double *vals = P->vals;
-	char name[64];
-
-	for (int l = 0; l < L; l++) {
-		cols[l] = X[j * L + l];
-		vals[l] = 1;
-	}
-	snprintf(name, sizeof(name), "nonempty_%d", j);
-	lp_add_row(P->lp, name, LP_GE, 1, L, cols, vals);
-	for (int l = 0; l < L; l++) {
-		cols[l] = X[j * L + l];
-		vals[l] = cost_stage_compute(P->x, g->node[j], g->k[j], l, l);
-	}
-	cols[L] = P->z;
-	vals[L] = -1;
-	snprintf(name, sizeof(name), "bneck_t_%d", j);
-	lp_add_row(P->lp, name, LP_LE, 0, L + 1, cols, vals);
-	/* Memory of the GPU with the largest share. */
-	for (int l = 0; l < L; l++) {
-		cols[l] = X[j * L + l];
-		vals[l] = cost_stage_memory(P->x, l, l, P->T.phi[j], j + 1, S,
-		    g->m);
-	}
-	snprintf(name, sizeof(name), "mem_%d", j);
-	lp_add_row(P->lp, name, LP_LE, P->T.cap[j], L, cols, vals);
-	if (j + 1 == S)
-		return;
-	for (int l = 0; l + 1 < L; l++) {
-		cols[k] = Y[j * L + l];
-		vals[k++] = P->T.comm[j][l];
-	}
-	cols[k] = P->z;
-	vals[k++] = -1;
-	snprintf(name, sizeof(name), "bneck_c_%d", j);
-	lp_add_row(P->lp, name, LP_LE, 0, k, cols, vals);
-	for (int l = 0; l + 1 < L; l++) {
-		int cc[3] = { Y[j * L + l], X[j * L + l], X[j * L + l + 1] };
-		double vv[3] = { 1, -1, 1 };
-
-		snprintf(name, sizeof(name), "end_%d_%d", l, j);
-		lp_add_row(P->lp, name, LP_GE, 0, 3, cc, vv);
-	}
-}
-
-/* The partition warm as the first incumbent. */
-static void
-pmilp_start(struct pmilp *P, const struct part_result *warm)
-{
-	double *s = xcalloc((size_t)lp_ncols(P->lp), sizeof(double)), bt;
-	int L = P->L;
-
-	for (int j = 0, a = 0; j < P->S; j++) {
-		for (int l = a; l <= warm->last[j]; l++)
-			s[P->X[j * L + l]] = 1;
-		if (j + 1 < P->S)
-			s[P->Y[j * L + warm->last[j]]] = 1;
-		a = warm->last[j] + 1;
-	}
-	part_value(P->x, P->g, &P->T, warm->last, &bt);
-	s[P->z] = bt;
-	lp_set_start(P->lp, s);
-	free(s);
-}
-
-/* Read the partition of a solved program into r, with the model's own
- * value of it. */
-static void
-pmilp_read(struct pmilp *P, const struct lp_result *res,
-    struct part_result *r)
-{
-	double bt;
-
-	r->status = res->status == LP_NOSOLUTION ? LP_INFEASIBLE :
-	    res->status;
-	r->time_s = res->time_s;
-	r->gap = res->gap;
-	if (res->status != LP_OPTIMAL && res->status != LP_FEASIBLE)
-		return;
-	for (int j = 0; j < P->S; j++) {
-		r->last[j] = -1;
-		for (int l = 0; l < P->L; l++)
-			if (res->x[P->X[j * P->L + l]] > 0.5)
-				r->last[j] = l;
-	}
-	r->obj = part_value(P->x, P->g, &P->T, r->last, &bt);
-	r->obj += (double)(P->g->m - 1) * bt;
-}
-
-int
-part_milp(const struct dl_costctx *x, const struct part_group *g,
-    const struct part_result *warm, const struct lp_params *prm,
-    const char *dump, struct part_result *r, struct dl_err *e)
-{
-	struct pmilp P;
-	struct lp_result res;
-	int S = g->S, L = (int)x->m->nlayers, rc;
-	size_t n = (size_t)(S + 1) * (size_t)(L + 1) * 2 + 4;
-
-	memset(r, 0, sizeof(*r));
-	r->S = S;
-	r->last = xcalloc((size_t)S, sizeof(int));
-	r->status = LP_INFEASIBLE;
-	if (S < 1 || S > L)
-		return DL_OK;
-	P.x = x;
-	P.g = g;
-	P.S = S;
-	P.L = L;
-	tab_init(&P.T, x, g);
-	P.lp = lp_new("partition", 1);
-	P.X = xcalloc((size_t)S * (size_t)L, sizeof(int));
-	P.Y = xcalloc((size_t)S * (size_t)L, sizeof(int));
-	P.cols = xcalloc(n, sizeof(int));
-	P.vals = xcalloc(n, sizeof(double));
-	pmilp_cols(&P);
-	pmilp_order(&P);
-	for (int j = 0; j < S; j++)
-		pmilp_stage(&P, j);
-	if (warm && warm->status != LP_INFEASIBLE)
-		pmilp_start(&P, warm);
-	rc = DL_OK;
-	if (dump)
-		rc = lp_write(P.lp, dump, e);
-	if (rc == DL_OK)
-		rc = lp_solve(P.lp, prm, &res, e);
-	if (rc == DL_OK) {
-		pmilp_read(&P, &res, r);
-		lp_result_free(&res);
-	}
-	free(P.X);
-	free(P.Y);
-	free(P.cols);
-	free(P.vals);
-	lp_free(P.lp);
-	tab_free(&P.T);
-	return rc;
 }
 
 long

@@ -4,19 +4,26 @@
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Layer partition.  A group is a fixed, ordered list of S units; stage j
- * runs on unit j and holds a contiguous, non-empty range of layers.  With
- * m micro-batches the group's time is
+ * runs on unit j and holds a contiguous, non-empty range of layers.  Let
+ * t_j be the compute of stage j for one micro-batch, and xf_j and xb_j
+ * the transfers of boundary j (after stage j): the activations forward
+ * and their gradients back.  The group's time with m micro-batches is
+ * modelled as the 1F1B fill plus m - 1 steady periods:
  *
- *	T(m) = sum_j (t_j + c_j) + (m - 1) * max_j max(t_j, c_j)
+ *	T(m) = sum_j (t_j + xf_j + xb_j) + (m - 1) * max_j P_j,
+ *	P_j  = t_j + xf_{j-1} + xb_j
  *
- * where t_j is the compute time of stage j and c_j the activation and
- * gradient transfer after it (0 for the last stage), subject to each
- * GPU's memory.  part_dp() minimises T exactly by dynamic programming (for
- * every candidate bottleneck B it finds the least sum with all stages at
- * most B); part_milp() solves the same model as a MILP with GLPK, started
- * from the DP's answer.  The transfer cost of a boundary is given by the
- * caller (the planner prices it with the router, unshared).  The data
- * split across groups is split.h's.
+ * P_j is the work on stage j's lane per micro-batch: its compute and the
+ * two transfers it receives (a transfer waits on the receiver's lane;
+ * pipesched.h proves that the steady period is max_j P_j).  Each GPU's
+ * memory must hold its stage.  part_dp() minimises T exactly by dynamic
+ * programming (for every candidate bottleneck B it finds the least sum
+ * with every P_j at most B); part_milp() solves the same model as a MILP
+ * with GLPK, started from the DP's answer.  The transfer prices of a
+ * boundary are given by the caller (the planner prices them with the
+ * router, unshared).  The caller scores the chosen partition with the
+ * exact makespan (pipesched.h); T is its closed form.  The data split
+ * across groups is in split.h.
  */
 #ifndef DL_PARTITION_H
 #define DL_PARTITION_H
@@ -29,13 +36,18 @@ struct part_group {
 	const int *node;	/* per stage: node index */
 	const int *k;		/* per stage: TP degree */
 	long m;			/* micro-batches */
-	/* c for boundary j (0 <= j < S-1) and a transfer of bytes each way */
-	double (*comm)(void *ctx, int j, double bytes);
+	/*
+	 * The transfers of boundary j (0 <= j < S-1) for bytes each way:
+	 * forward (*fwd, node j to node j + 1) and back (*bwd).
+	 */
+	void (*comm)(void *ctx, int j, double bytes, double *fwd,
+	    double *bwd);
 	void *ctx;
 	/*
-	 * Or, when not NULL, the prices already known: commv[j][l] is c_j
-	 * when stage j ends at layer l.  A frontier keeps these pointers, so
-	 * they must outlive it.
+	 * Or, when not NULL, the prices already known: commv[j][l] is xf_j
+	 * and commv[j][L + l] is xb_j when stage j ends at layer l (L the
+	 * model's layers).  A frontier keeps these pointers, so they must
+	 * outlive it.
 	 */
 	const double *const *commv;
 };

@@ -443,12 +443,12 @@ struct bnd {
 	const int *node;
 };
 
-static double
-boundary_cost(void *ctx, int j, double bytes)
+static void
+boundary_cost(void *ctx, int j, double bytes, double *fwd, double *bwd)
 {
 	const struct bnd *b = ctx;
 
-	return cost_boundary(b->x, b->node[j], b->node[j + 1], bytes);
+	cost_boundary_dirs(b->x, b->node[j], b->node[j + 1], bytes, fwd, bwd);
 }
 
 /* New layer boundaries for every group of p, for its micro-batches. */

@@ -113,7 +113,8 @@ cut_space(const struct dl_costctx *x, long gpus)
 /*
  * The last steps of the search from plan p: the two data-parallel
  * baselines over its GPUs (plans of the same space, which the structured
- * mode may miss), then the local moves of search_improve().
+ * mode may miss), the local moves of search_improve(), and the stage
+ * boundaries moved by the exact makespan (search_refine_cuts()).
  */
 static void
 polish(const struct dl_costctx *x, const struct search_opts *so,
@@ -134,6 +135,7 @@ polish(const struct dl_costctx *x, const struct search_opts *so,
 	}
 	if (cluster_gpus(x->c) <= IMPROVE_MAX_GPUS)
 		search_improve(x, so, p, st);
+	st->evaluated += search_refine_cuts(x, p);
 }
 
 int

@@ -129,14 +129,12 @@ search_comm_dirs(const struct commctx *cc, int a, int b, double bytes,
 	}
 }
 
-double
-search_comm(void *p, int j, double bytes)
+void
+search_comm(void *p, int j, double bytes, double *fwd, double *bwd)
 {
 	const struct commctx *cc = p;
-	double fwd, bwd;
 
-	search_comm_dirs(cc, cc->node[j], cc->node[j + 1], bytes, &fwd, &bwd);
-	return fwd + bwd;
+	search_comm_dirs(cc, cc->node[j], cc->node[j + 1], bytes, fwd, bwd);
 }
 
 /*
@@ -201,6 +199,18 @@ search_group_lb(const struct dl_costctx *x, int S, const int *node,
 	free(v);
 	/* Rounding must never make the bound pass the true value. */
 	return lb * (1 - 1e-9);
+}
+
+double
+search_group_span(const struct dl_costctx *x, int S, const int *node,
+    const int *k, const int *last, struct tcache *cache, long m)
+{
+	double *v = xcalloc(5 * (size_t)S + 1, sizeof(double)), T;
+
+	group_times(x, S, node, k, last, cache, v);
+	T = pipe_makespan(S, m, v, v + S, v + 2 * S, v + 3 * S, NULL, NULL);
+	free(v);
+	return T;
 }
 
 void

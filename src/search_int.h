@@ -1,7 +1,7 @@
 /*
  * search_int.h - what the files of the plan search share (search.c,
  * search_ctx.c, search_structured.c, search_stripe.c, search_exhaustive.c,
- * search_dump.c); nothing outside them includes it.
+ * search_dump.c, search_cuts.c); nothing outside them includes it.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -13,6 +13,8 @@
  *	search_exhaustive.c	the exhaustive mode (the exact optimum)
  *	search_dump.c		search_dump(): a plan's MILPs as LP files
  *	search_runtime.c	the search restricted to one framework
+ *	search_cuts.c		the last step: stage boundaries moved while
+ *				the exact 1F1B makespan falls
  *	search_ctx.c		the search context, the scoring of candidates,
  *				the priced transfers and the thread pool
  *
@@ -151,7 +153,7 @@ void search_comm_dirs(const struct commctx *cc, int a, int b, double bytes,
     double *fwd, double *bwd);
 /* The price c of boundary j of cc's pipeline for a transfer of bytes
  * each way (a part_group comm callback; p is a struct commctx). */
-double search_comm(void *p, int j, double bytes);
+void search_comm(void *p, int j, double bytes, double *fwd, double *bwd);
 /*
  * A_g and M_g of a pipeline of S stages on node[j] with TP degree k[j]
  * ending at layer last[j], transfers priced unshared (cache may be NULL):
@@ -171,6 +173,24 @@ void search_group_am(const struct dl_costctx *x, int S, const int *node,
  */
 double search_group_lb(const struct dl_costctx *x, int S, const int *node,
     const int *k, const int *last, struct tcache *cache, long m);
+
+/* The exact 1F1B makespan of that pipeline, its transfers priced alone. */
+double search_group_span(const struct dl_costctx *x, int S, const int *node,
+    const int *k, const int *last, struct tcache *cache, long m);
+/*
+ * The last step of the search (search_cuts.c): move the stage boundaries
+ * of p's pipelines while their exact makespan falls; p changes only when
+ * its full T falls.  Returns how many plans were priced in full.
+ */
+long search_refine_cuts(const struct dl_costctx *x, struct dl_plan *p);
+/*
+ * Its step for one pipeline: move the stage ends last[] one layer at a
+ * time while the exact makespan with m micro-batches falls and every
+ * stage fits; 1 when one moved.  Pipelines of more than CUTS_MAX_WORK
+ * stage-passes (S m) are left as they are.
+ */
+int search_refine_group(const struct dl_costctx *x, int S, const int *node,
+    const int *k, int *last, long m, struct tcache *cache);
 
 /* Fill p with the plan of shape sh, stage ends last[g], split m[g]; groups
  * with no micro-batches are left out. */

@@ -36,9 +36,11 @@ comm_id(struct ctx *C, const struct commctx *cc, int j)
 		return -1;
 	if ((id = kc_find(&C->cid.pair, (const char *)ab, sizeof(ab))) != NULL)
 		return *id;
-	v = xcalloc((size_t)C->L, sizeof(double));
+	n *= 2;
+	v = xcalloc(2 * (size_t)C->L, sizeof(double));
 	for (int l = 0; l < C->L; l++)
-		v[l] = search_comm((void *)cc, j, mu * x->m->layers[l].act_mb * 1e6);
+		search_comm((void *)cc, j, mu * x->m->layers[l].act_mb * 1e6,
+		    &v[l], &v[C->L + l]);
 	if ((id = kc_find(&C->cid.vec, (const char *)v, n)) == NULL) {
 		id = xmalloc(sizeof(int));
 		*id = C->cid.n;
@@ -111,7 +113,7 @@ partition(struct ctx *C, const struct shape *sh, int g, long m, int zero,
 	    2 * sizeof(int)) + 2 * sizeof(long));
 	commv = xcalloc((size_t)S, sizeof(*commv));
 	if (C->cid.zero == NULL)
-		C->cid.zero = xcalloc((size_t)C->L, sizeof(double));
+		C->cid.zero = xcalloc(2 * (size_t)C->L, sizeof(double));
 	key_add(key, &len, &S, sizeof(S));
 	key_add(key, &len, &zero, sizeof(zero));
 	for (int j = 0; j < S; j++) {

@@ -12,16 +12,36 @@
 #include "split.h"
 #include "tap.h"
 
-/* Synthetic boundary cost: depends on the boundary and the bytes. */
-static double
-comm(void *ctx, int j, double bytes)
+/*
+ * Synthetic boundary cost: depends on the boundary and the bytes, and the
+ * two directions differ.
+ */
+static void
+comm(void *ctx, int j, double bytes, double *fwd, double *bwd)
 {
 	const double *w = ctx;
 
-	return w[j] * 1e-3 + bytes * 1e-10 * (1 + j);
+	*fwd = w[j] * 1e-3 + bytes * 1e-10 * (1 + j);
+	*bwd = w[j] * 4e-4 + bytes * 3e-10;
 }
 
-/* T(m) of a partition, straight from the formulas; *btp its bottleneck. */
+/* The transfers of boundary j when the stage before it ends at layer l. */
+static void
+bnd(const struct dl_costctx *x, const struct part_group *g, int j, int l,
+    double *xf, double *xb)
+{
+	*xf = *xb = 0;
+	if (j >= 0 && j + 1 < g->S)
+		g->comm(g->ctx, j, (double)x->o->micro_batch *
+		    x->m->layers[l].act_mb * 1e6, xf, xb);
+}
+
+/*
+ * T(m) of a partition, straight from the formulas of partition.h: the
+ * sum of every stage's compute and the transfers after it, plus m - 1
+ * times the largest P_j (compute, activations received from the stage
+ * before, gradients received from the stage after); *btp that largest.
+ */
 static double
 direct_bt(const struct dl_costctx *x, const struct part_group *g,
     const int *last, int *fits, double *btp)
@@ -32,15 +52,15 @@ direct_bt(const struct dl_costctx *x, const struct part_group *g,
 	for (int j = 0, a = 0; j < g->S; j++) {
 		double t = cost_stage_compute(x, g->node[j], g->k[j], a,
 		    last[j]);
-		double c = j + 1 < g->S ? g->comm(g->ctx, j,
-		    (double)x->o->micro_batch *
-		    x->m->layers[last[j]].act_mb * 1e6) : 0;
+		double xf, xb, pf, pb;
 
+		bnd(x, g, j, last[j], &xf, &xb);
+		bnd(x, g, j - 1, j > 0 ? last[j - 1] : 0, &pf, &pb);
 		if (cost_stage_memory(x, a, last[j], 1.0 / g->k[j], j + 1,
 		    g->S, g->m) > cost_gpu_capacity(x, g->node[j]))
 			*fits = 0;
-		sum += t + c;
-		bt = fmax(bt, fmax(t, c));
+		sum += t + xf + xb;
+		bt = fmax(bt, t + pf + xb);
 		a = last[j] + 1;
 	}
 	*btp = bt;
@@ -96,8 +116,10 @@ brute(const struct dl_costctx *x, const struct part_group *g, int L)
 
 /*
  * The n-th smallest distinct candidate bottleneck (1-based; the largest
- * when there are fewer), listed by brute force: max(t, c) of every stage
- * that fits, at least the least bottleneck of any partition.
+ * when there are fewer), listed by brute force: P of every stage that
+ * fits and could be part of a partition (stage 0 starts at layer 0, the
+ * last ends at the last layer, stage j leaves a layer for each other),
+ * at least the least bottleneck of any partition.
  */
 static double
 nth_candidate(const struct dl_costctx *x, const struct part_group *g, int L,
@@ -123,18 +145,22 @@ nth_candidate(const struct dl_costctx *x, const struct part_group *g, int L,
 	}
 	for (int j = 0; j < S; j++)
 		for (int a = j; a < L; a++)
-			for (int b = a; b < L; b++) {
+			for (int b = a; b <= L - (S - j); b++) {
 				double t = cost_stage_compute(x, g->node[j],
 				    g->k[j], a, b);
-				double c = j + 1 < S ? g->comm(g->ctx, j,
-				    (double)x->o->micro_batch *
-				    x->m->layers[b].act_mb * 1e6) : 0;
+				double xf, xb, pf, pb, p;
 
+				if ((j == 0 && a != 0) || (j == S - 1 &&
+				    b != L - 1))
+					continue;
+				bnd(x, g, j, b, &xf, &xb);
+				bnd(x, g, j - 1, a > 0 ? a - 1 : 0, &pf, &pb);
+				p = t + pf + xb;
 				if (cost_stage_memory(x, a, b, 1.0 / g->k[j],
 				    j + 1, S, g->m) > cost_gpu_capacity(x,
-				    g->node[j]) || fmax(t, c) < bmin)
+				    g->node[j]) || p < bmin)
 					continue;
-				v[nv++] = fmax(t, c);
+				v[nv++] = p;
 			}
 	qsort(v, (size_t)nv, sizeof(double), cmp_double);
 	for (int i = 0; i < nv; i++)

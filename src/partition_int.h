@@ -1,0 +1,76 @@
+/*
+ * partition_int.h - what the two files of the layer partition share:
+ * partition.c (the DP and its frontier) and partition_milp.c (the same
+ * model as a MILP).  Nothing else includes it.
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef DL_PARTITION_INT_H
+#define DL_PARTITION_INT_H
+
+#include "partition.h"
+
+/* The prices of one group's stages and boundaries. */
+struct tab {
+	int S, L;
+	/*
+	 * S rows of L each, for stage j ending at layer l: its boundary's
+	 * forward transfer xf (cf), backward transfer xb (cb) and both (comm,
+	 * the fill's share).
+	 */
+	const double **cf, **cb;
+	double **comm;
+	double *own;		/* the cf and cb rows when computed here */
+	double *sums;		/* the comm rows */
+	double *cap;		/* S: usable bytes per GPU of unit j */
+	double *phi;		/* S: largest TP share of unit j */
+	/*
+	 * S x L, filled as asked: 1 + the first layer a such that stage j
+	 * holding [a, b] fits in memory (memory grows as a falls), 0 until
+	 * known; NULL outside a front's scan (stage() then prices memory
+	 * itself), so that the many fronts kept do not keep it.  A front is
+	 * used by one thread at a time.
+	 */
+	int *amin;
+	/*
+	 * Stage compute times, filled as asked like amin and under the same
+	 * rule: tc[(ty[j] * L + b) * L + a] for stage j holding [a, b],
+	 * 0 until known (a time of 0 is priced again, to the same 0).
+	 * Stages on nodes of the same speed and NVLink with the same TP
+	 * degree share a row of types (ty), so a group of one GPU type
+	 * prices each range once.  NULL above TAB_TC_LAYERS layers.
+	 */
+	int *ty, nty;
+	double *tc;
+};
+
+/* Models up to this many layers keep tab.tc (nty * L * L doubles). */
+#define TAB_TC_LAYERS 128
+
+/* Fill T for group g (transfer prices from g->comm or g->commv). */
+void tab_init(struct tab *T, const struct dl_costctx *x,
+    const struct part_group *g);
+void tab_free(struct tab *T);
+/* Stage j holding layers [a, b]: time *t, transfer *c; 0 when it does not
+ * fit in memory or its boundary has no route. */
+int tab_stage(const struct dl_costctx *x, const struct part_group *g,
+    const struct tab *T, int j, int a, int b, double *t, double *c);
+
+/*
+ * The transfers stage j receives per micro-batch: the activations from
+ * stage j - 1 when it starts at layer a (xin), and the gradients from
+ * stage j + 1 when it ends at layer b (xback).  P_j = t + xin + xback.
+ */
+static inline double
+xin(const struct tab *T, int j, int a)
+{
+	return j > 0 ? T->cf[j - 1][a - 1] : 0;
+}
+
+static inline double
+xback(const struct tab *T, int j, int b)
+{
+	return j < T->S - 1 ? T->cb[j][b] : 0;
+}
+
+#endif
