@@ -1,13 +1,14 @@
 /*
  * cmd_schedule.c - "dlplan schedule": many data-parallel jobs on one
- * cluster, slot by slot (sched.h), with the FIFO and random baselines.
+ * cluster, slot by slot (sched.h), beside the fifo, random, tiresias
+ * and srtf baselines.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Every policy is simulated; the chosen one's schedule is written to
  * OUTDIR (schedule.json, jobs.csv, summary.csv, plans/JOB.json for the
  * first slot each job runs, models/PRESET.csv for the preset models those
- * plans name), and the summary of all three goes to standard output.
+ * plans name), and the summary of all of them goes to standard output.
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -541,6 +542,7 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 		return rc < 0 ? DL_OK : opt_usage_error(cmd, &e);
 	if ((rc = cluster_load(&c, &rq.cp, &e)) != DL_OK)
 		return cmd_fail(&e);
+	rq.sp.explain = dl_verbose > 0;
 	if ((rc = sched_load(&s, &c, rq.jobs, &e)) != DL_OK) {
 		cluster_free(&c);
 		return cmd_fail(&e);
@@ -562,11 +564,17 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 			cmd_set_end(rq.outdir, "", 0, NULL);
 	}
 	if (rc == DL_OK) {
-		if (dl_verbose > 0)
-			fprintf(stderr, "dlplan: %ld iteration times computed; "
-			    "%.3g s gadget, %.3g s fifo, %.3g s random\n",
-			    s.evals, res[0].time_s, res[1].time_s,
-			    res[2].time_s);
+		if (dl_verbose > 0) {
+			if (res[rq.policy].log)
+				fputs(res[rq.policy].log, stderr);
+			fprintf(stderr, "dlplan: %ld iteration times computed;",
+			    s.evals);
+			for (int i = 0; i < SCHED_NPOLICY; i++)
+				fprintf(stderr, "%s %s %.3g s (%ld events)",
+				    i ? "," : "", sched_policy_name(i),
+				    res[i].time_s, res[i].events);
+			fputc('\n', stderr);
+		}
 		print_summary(&s, res, &rq);
 	}
 	for (int i = 0; i < n; i++)

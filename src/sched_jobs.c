@@ -33,7 +33,8 @@ enum { C_JOB, C_ARR, C_MODEL, C_GB, C_MB, C_ITER, C_MIN, C_MAX, C_W };
 const char *
 sched_policy_name(int policy)
 {
-	static const char *const names[] = { "gadget", "fifo", "random" };
+	static const char *const names[] = { "gadget", "fifo", "random",
+	    "tiresias", "srtf" };
 
 	return policy >= 0 && policy < SCHED_NPOLICY ? names[policy] : "?";
 }
@@ -457,6 +458,19 @@ sched_iter_time(struct sched *s, int cls, const int *cnt)
 	kc_put(&s->memo, key.buf, key.len, hit);
 	sb_free(&key);
 	return t;
+}
+
+double
+sched_iter_floor(const struct sched *s, int j, int n)
+{
+	const struct sched_job *jb = &s->jobs[j];
+	const struct sched_class *k = &s->classes[jb->cls];
+	double best = HUGE_VAL;
+
+	for (size_t v = 0; v < s->c->nnodes; v++)
+		if (k->fits[v] && k->step_s[v] < best)
+			best = k->step_s[v];
+	return n > 0 ? (double)k->micro_batches * best / n : HUGE_VAL;
 }
 
 int

@@ -10,7 +10,7 @@ CHK="/usr/bin/python3 $SRCDIR/tests/cli/schedule-check.py"
 
 expect_run "bundled trace, csv summary" 0 schedule-philly.csv - -- \
     dlplan schedule -c $PH --jobs $TR --format csv
-for p in gadget fifo random; do
+for p in gadget fifo random tiresias srtf; do
 	expect_run "$p schedule written" 0 - - -- dlplan schedule -c $PH \
 	    --jobs $TR --policy $p -o "$TMP/$p" -q
 	check "$p: the re-simulation agrees (GPUs, max_gpus, iterations)" $CHK "$TMP/$p/schedule.json" \
@@ -45,10 +45,11 @@ t = [x['iteration_s'] for sl in s['slots'] for x in sl['jobs']
 assert abs(t - e) <= 1e-12 * e, (t, e)"
 expect_run "json summary" 0 - - -- dlplan schedule -c $PH --jobs $TR \
     --format json --slots 50
-check "json summary lists the three policies" /usr/bin/python3 -c "
+check "json summary lists the five policies" /usr/bin/python3 -c "
 import json
 d = json.load(open('$TMP/out'))
-assert [x['policy'] for x in d] == ['gadget', 'fifo', 'random']"
+assert [x['policy'] for x in d] == ['gadget', 'fifo', 'random', 'tiresias',
+    'srtf']"
 
 # --- bad inputs ---------------------------------------------------------
 expect_err "negative arrival" 2 "dlplan: $D/neg.csv:2:2: column \
@@ -70,7 +71,7 @@ No such file or directory" -- dlplan schedule -c $PH --jobs $D/none.csv
 expect_err "no --jobs" 1 "dlplan: no jobs given (use --jobs JOBS.csv)" -- \
     dlplan schedule -c $PH
 expect_err "bad policy" 1 "dlplan: option '--policy': 'best' is not one \
-of gadget|fifo|random" -- dlplan schedule -c $PH --jobs $TR \
+of gadget|fifo|random|tiresias|srtf" -- dlplan schedule -c $PH --jobs $TR \
     --policy best
 expect_run "nothing written on error" 3 - - -- dlplan schedule -c $PH \
     --jobs $D/nofit.csv -o "$TMP/none"
