@@ -183,7 +183,7 @@ schedule_json(const struct sched *s, const struct sched_result *res,
 	struct strbuf sb = STRBUF_INIT;
 	char *txt;
 
-	json_object_set_new(o, "schema", json_string("dlplan.schedule/1"));
+	json_object_set_new(o, "schema", json_string("dlplan.schedule/2"));
 	json_object_set_new(o, "generator", json_string("dlplan "
 	    DLPLAN_VERSION));
 	json_object_set_new(o, "policy", json_string(sched_policy_name(
@@ -203,8 +203,9 @@ schedule_json(const struct sched *s, const struct sched_result *res,
 
 		for (size_t k = 0; k < sl->n; k++)
 			json_array_append_new(e, entry_json(s, &sl->e[k]));
-		json_array_append_new(slots, json_pack("{s:I, s:o, s:o}",
-		    "slot", (json_int_t)sl->index, "start_s",
+		json_array_append_new(slots, json_pack("{s:I, s:I, s:o, s:o}",
+		    "slot", (json_int_t)sl->index, "repeat",
+		    (json_int_t)sl->repeat, "start_s",
 		    cmd_json_real((double)sl->index * rq->sp.slot_s),
 		    "jobs", e));
 	}

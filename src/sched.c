@@ -703,6 +703,7 @@ record_slot(struct sim *m, long k, int fresh)
 	sl = &r->slots[r->nslots++];
 	memset(sl, 0, sizeof(*sl));
 	sl->index = k;
+	sl->repeat = 1;
 	sl->n = m->nrun;
 	sl->e = xcalloc(m->nrun + 1, sizeof(*sl->e));
 	for (size_t a = 0; a < m->nrun; a++) {
@@ -741,6 +742,76 @@ record_slot(struct sim *m, long k, int fresh)
 		if (m->left[m->act[a]] > 0)
 			m->act[keep++] = m->act[a];
 	m->na = keep;
+}
+
+/*
+ * How many slots from k on are alike for the jobs that run: before the
+ * next arrival, before any job's last slot, before a tiresias job's
+ * slot that crosses a queue threshold, and within max_slots.
+ */
+static long
+plain_slots(struct sim *m, long k, size_t ai)
+{
+	const struct sched *s = m->s;
+	double S = m->sp->slot_s, span = (double)(SCHED_MAX_SLOTS - k);
+
+	if (ai < s->njobs && ceil(s->jobs[ai].arrival_s / S) - k < span)
+		span = ceil(s->jobs[ai].arrival_s / S) - k;
+	if (m->sp->max_slots > 0 && m->sp->max_slots - k < span)
+		span = (double)(m->sp->max_slots - k);
+	for (size_t a = 0; a < m->nrun; a++) {
+		size_t j = m->run[a];
+		const int *cnt = m->runcnt + a * m->nn;
+		double d = S / sched_iter_time(m->s, s->jobs[j].cls, cnt);
+		double p = floor(m->left[j] / d * (1 - 1e-12)), q, held;
+
+		if (p < span)
+			span = p;
+		if (m->policy != SCHED_LAS)
+			continue;
+		held = m->r->jobs[j].gpu_s;
+		q = held < SCHED_LAS_Q1 ? SCHED_LAS_Q1 : SCHED_LAS_Q2;
+		q = ceil((q - held) / (gpus_of(cnt, m->nn) * S)) - 1;
+		if (held < SCHED_LAS_Q2 && q < span)
+			span = q;
+	}
+	return span > 0 ? (long)span : 0;
+}
+
+/* Slots k .. k+span-1, alike: one record, the jobs' progress times span. */
+static void
+record_span(struct sim *m, long k, long span)
+{
+	struct sched_result *r = m->r;
+	struct sched_slot *sl;
+	double S = m->sp->slot_s;
+
+	if (r->nslots == m->cap)
+		r->slots = xgrow(r->slots, &m->cap, r->nslots + 1,
+		    sizeof(*r->slots));
+	sl = &r->slots[r->nslots++];
+	memset(sl, 0, sizeof(*sl));
+	sl->index = k;
+	sl->repeat = span;
+	sl->n = m->nrun;
+	sl->e = xcalloc(m->nrun + 1, sizeof(*sl->e));
+	for (size_t a = 0; a < m->nrun; a++) {
+		size_t j = m->run[a];
+		struct sched_entry *en = &sl->e[a];
+		struct sched_jobstat *st = &r->jobs[j];
+
+		en->job = (int)j;
+		en->ngpus = m->pn[j];
+		en->node = xmemdup(m->pnode[j], m->pn[j], sizeof(int));
+		en->gpu = xmemdup(m->pgpu[j], m->pn[j], sizeof(int));
+		en->iter_s = sched_iter_time(m->s, m->s->jobs[j].cls,
+		    m->runcnt + a * m->nn);
+		en->run_s = S;
+		en->iters = S / en->iter_s;
+		m->left[j] -= (double)span * en->iters;
+		st->done += (double)span * en->iters;
+		st->gpu_s += (double)span * en->ngpus * S;
+	}
 }
 
 static void
@@ -867,7 +938,7 @@ too_long(const struct sim *m, struct dl_err *e)
 			jb = &m->s->jobs[m->act[a]];
 		}
 	return dl_seterr(e, DL_EDATA, NULL, jb ? jb->line : 0, 0, "%s "
-	    "schedule: job '%s' (%.6g iterations) still runs after %d slots "
+	    "schedule: job '%s' (%.6g iterations) still runs after %ld slots "
 	    "of %g s, the most dlplan simulates (" TOO_LONG_HINT ")",
 	    sched_policy_name(m->policy), jb ? jb->id : "?",
 	    jb ? jb->iterations : 0, SCHED_MAX_SLOTS, m->sp->slot_s);
@@ -887,7 +958,7 @@ never_ends(const struct sched *s, const struct sched_params *sp,
 		if (jb->iterations * t > cap)
 			return dl_seterr(e, DL_EDATA, NULL, jb->line, 0, "job "
 			    "'%s' needs at least %.6g s (%.6g iterations of at "
-			    "least %.6g s on %d GPUs), more than the %d slots of "
+			    "least %.6g s on %d GPUs), more than the %ld slots of "
 			    "%g s dlplan simulates (" TOO_LONG_HINT ")", jb->id,
 			    jb->iterations * t, jb->iterations, t, jb->max_gpus,
 			    SCHED_MAX_SLOTS, sp->slot_s);
@@ -941,7 +1012,7 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 	unsigned long long rng = 0x9E3779B97F4A7C15ULL * (sp->seed + 1) | 1;
 	struct timespec t0, t1;
 	int rc = DL_OK;
-	long k = 0, steps = 0;
+	long k = 0, span;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	sim_init(&m, s, policy, sp, r);
@@ -970,7 +1041,7 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 			k = (long)ceil(s->jobs[ai].arrival_s / sp->slot_s);
 			continue;
 		}
-		if (sp->max_slots == 0 && steps++ == SCHED_MAX_SLOTS) {
+		if (sp->max_slots == 0 && k >= SCHED_MAX_SLOTS) {
 			rc = too_long(&m, e);
 			break;
 		}
@@ -978,15 +1049,19 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 		if (event) {
 			decide(&m, &rng, &d, k);
 			r->events++;
+			if (m.nrun == 0 && ai == nj) {
+				rc = dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "%s "
+				    "schedule stalls at slot %ld: no waiting job "
+				    "can start", sched_policy_name(policy), k);
+				break;
+			}
+			record_slot(&m, k++, 1);
+		} else if ((span = plain_slots(&m, k, ai)) > 0) {
+			record_span(&m, k, span);
+			k += span;
+		} else {
+			record_slot(&m, k++, 0);
 		}
-		if (event && m.nrun == 0 && ai == nj) {
-			rc = dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "%s schedule "
-			    "stalls at slot %ld: no waiting job can start",
-			    sched_policy_name(policy), k);
-			break;
-		}
-		record_slot(&m, k, event);
-		k++;
 	}
 	free(d.cnt);
 	free(d.prev);

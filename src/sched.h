@@ -195,6 +195,8 @@ struct sched_entry {
 
 struct sched_slot {
 	long index;		/* slot number: start = index * slot_s */
+	long repeat;		/* it stands for slots index .. index+repeat-1,
+				 * alike (repeat > 1: no launch, no finish) */
 	size_t n;
 	struct sched_entry *e;
 };
@@ -224,15 +226,16 @@ struct sched_result {
 };
 
 /*
- * Simulate one policy over the whole trace.  Without max_slots, at most
- * SCHED_MAX_SLOTS slots in which jobs run are simulated (time and memory
- * grow with them): a job that cannot end within them even alone on its
- * max_gpus (sched_iter_floor) is refused before anything runs, and a job
- * that still runs beyond them (it waited) stops the run; both DL_EDATA
- * naming the job with its line in the jobs file (e->file left empty for
- * the caller).
+ * Simulate one policy over the whole trace.  Time and memory grow with
+ * the events (at most two per job, four under tiresias), not with the
+ * slots: the slots between two events are one record with a repeat
+ * count.  Slot numbers stop at SCHED_MAX_SLOTS (without max_slots): a job
+ * that cannot end before even alone on its max_gpus (sched_iter_floor) is
+ * refused before anything runs, and one that still runs there (it
+ * waited) stops the run; both DL_EDATA naming the job with its line in
+ * the jobs file (e->file left empty for the caller).
  */
-#define SCHED_MAX_SLOTS 100000
+#define SCHED_MAX_SLOTS 1000000000000L
 int sched_run(struct sched *s, int policy, const struct sched_params *sp,
     struct sched_result *r, struct dl_err *e);
 void sched_result_free(struct sched_result *r);

@@ -51,7 +51,44 @@ d = json.load(open('$TMP/out'))
 assert [x['policy'] for x in d] == ['gadget', 'fifo', 'random', 'tiresias',
     'srtf']"
 
+expect_run "demand never above the GPUs" 0 - - -- dlplan schedule -c $PH \
+    --jobs $D/light.csv --format csv
+check "no restart when the GPUs never run short" sh -c \
+    "grep '^gadget,' '$TMP/out' | cut -d, -f7 | grep -qx 0"
+expect_run "a short job meets a long one on one server" 0 - - -- dlplan \
+    schedule --nodes $D/one-dgx/nodes.csv --jobs $D/shrink.csv -v \
+    -o "$TMP/sh"
+check "-v: the long job shrinks for the short one, with gain and cost" \
+    grep -q "^t=300 s: job 'long' shrinks from 8 to 2 GPUs for job 'short'.*\
+gain [0-9]* s against [0-9]* s that 'long' loses" "$TMP/err"
+check "-v: it grows back once the short job ends, past the restart" \
+    grep -q "^t=600 s: job 'long' grows from 2 to 8 GPUs: .* more than the \
+30 s restart" "$TMP/err"
+check "shrink and grow: the re-simulation agrees" $CHK "$TMP/sh/schedule.json" \
+    $D/one-dgx/nodes.csv
+for p in tiresias srtf; do
+	expect_run "$p preempts on one server" 0 - - -- dlplan schedule \
+	    --nodes $D/one-dgx/nodes.csv --jobs $D/shrink.csv --policy $p \
+	    -o "$TMP/sh-$p" -q
+	check "$p preemption: the re-simulation agrees" $CHK \
+	    "$TMP/sh-$p/schedule.json" $D/one-dgx/nodes.csv
+done
+expect_run "1e15 iterations: whole slots between events are one record" 0 \
+    - - -- dlplan schedule -c $PH --jobs $D/forever.csv -o "$TMP/fe" -q
+check "1e15 iterations: the re-simulation agrees" $CHK \
+    "$TMP/fe/schedule.json" $PH/nodes.csv
+check "1e15 iterations: a handful of records" /usr/bin/python3 -c "
+import json
+s = json.load(open('$TMP/fe/schedule.json'))
+assert len(s['slots']) < 10 and max(x['repeat'] for x in s['slots']) > 1e9"
+
 # --- bad inputs ---------------------------------------------------------
+expect_err "a job that cannot end within the slots dlplan simulates" 2 \
+    "dlplan: $D/forever.csv:2: job 'long' needs at least 1.57025e+13 s \
+(1e+15 iterations of at least 0.0157025 s on 8 GPUs), more than the \
+1000000000000 slots of 0.001 s dlplan simulates (give fewer iterations, \
+longer --slot-seconds, or --slots N to stop early)" -- dlplan schedule \
+    -c $PH --jobs $D/forever.csv --slot-seconds 0.001
 expect_err "negative arrival" 2 "dlplan: $D/neg.csv:2:2: column \
 'arrival_s': '-5' is out of range (expected a number in [0, 1000000000000] \
 (seconds))" -- dlplan schedule -c $PH --jobs $D/neg.csv
