@@ -684,12 +684,30 @@ run_job(struct sim *m, long k, struct sched_entry *en, size_t j,
 	memcpy(m->prevcnt + j * m->nn, cnt, m->nn * sizeof(int));
 }
 
+/* A new record for slots k .. k+repeat-1, one entry per running job. */
+static struct sched_slot *
+new_slot(struct sim *m, long k, long repeat)
+{
+	struct sched_result *r = m->r;
+	struct sched_slot *sl;
+
+	if (r->nslots == m->cap)
+		r->slots = xgrow(r->slots, &m->cap, r->nslots + 1,
+		    sizeof(*r->slots));
+	sl = &r->slots[r->nslots++];
+	memset(sl, 0, sizeof(*sl));
+	sl->index = k;
+	sl->repeat = repeat;
+	sl->n = m->nrun;
+	sl->e = xcalloc(m->nrun + 1, sizeof(*sl->e));
+	return sl;
+}
+
 /* Record slot k for the jobs in run[] (fresh: their GPUs were decided in
  * this slot); drop the jobs that finished from run[] and act[]. */
 static void
 record_slot(struct sim *m, long k, int fresh)
 {
-	struct sched_result *r = m->r;
 	struct sched_slot *sl;
 	size_t keep = 0, nn = m->nn;
 
@@ -697,15 +715,7 @@ record_slot(struct sim *m, long k, int fresh)
 		return;
 	if (fresh)
 		assign_gpus(m);
-	if (r->nslots == m->cap)
-		r->slots = xgrow(r->slots, &m->cap, r->nslots + 1,
-		    sizeof(*r->slots));
-	sl = &r->slots[r->nslots++];
-	memset(sl, 0, sizeof(*sl));
-	sl->index = k;
-	sl->repeat = 1;
-	sl->n = m->nrun;
-	sl->e = xcalloc(m->nrun + 1, sizeof(*sl->e));
+	sl = new_slot(m, k, 1);
 	for (size_t a = 0; a < m->nrun; a++) {
 		size_t j = m->run[a];
 		struct sched_entry *en = &sl->e[a];
@@ -786,15 +796,7 @@ record_span(struct sim *m, long k, long span)
 	struct sched_slot *sl;
 	double S = m->sp->slot_s;
 
-	if (r->nslots == m->cap)
-		r->slots = xgrow(r->slots, &m->cap, r->nslots + 1,
-		    sizeof(*r->slots));
-	sl = &r->slots[r->nslots++];
-	memset(sl, 0, sizeof(*sl));
-	sl->index = k;
-	sl->repeat = span;
-	sl->n = m->nrun;
-	sl->e = xcalloc(m->nrun + 1, sizeof(*sl->e));
+	sl = new_slot(m, k, span);
 	for (size_t a = 0; a < m->nrun; a++) {
 		size_t j = m->run[a];
 		struct sched_entry *en = &sl->e[a];
