@@ -548,8 +548,13 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 		cluster_free(&c);
 		return cmd_fail(&e);
 	}
-	for (int i = 0; i < SCHED_NPOLICY && rc == DL_OK; i++, n++)
-		rc = sched_run(&s, i, &rq.sp, &res[i], &e);
+	/* Only the schedule written is kept slot by slot. */
+	for (int i = 0; i < SCHED_NPOLICY && rc == DL_OK; i++, n++) {
+		struct sched_params sp = rq.sp;
+
+		sp.forget = i != rq.policy || rq.outdir == NULL;
+		rc = sched_run(&s, i, &sp, &res[i], &e);
+	}
 	/* A job that runs too long is named by its line in JOBS.csv. */
 	if (rc == DL_EDATA && e.file[0] == '\0' && e.line > 0)
 		snprintf(e.file, sizeof(e.file), "%s",

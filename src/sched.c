@@ -684,6 +684,23 @@ run_job(struct sim *m, long k, struct sched_entry *en, size_t j,
 	memcpy(m->prevcnt + j * m->nn, cnt, m->nn * sizeof(int));
 }
 
+/* With forget: drop the record just made (its statistics stay). */
+static void
+forget_slot(struct sim *m)
+{
+	struct sched_result *r = m->r;
+	struct sched_slot *sl = &r->slots[r->nslots - 1];
+
+	if (!m->sp->forget)
+		return;
+	for (size_t i = 0; i < sl->n; i++) {
+		free(sl->e[i].node);
+		free(sl->e[i].gpu);
+	}
+	free(sl->e);
+	r->nslots--;
+}
+
 /* A new record for slots k .. k+repeat-1, one entry per running job. */
 static struct sched_slot *
 new_slot(struct sim *m, long k, long repeat)
@@ -738,6 +755,7 @@ record_slot(struct sim *m, long k, int fresh)
 		}
 		run_job(m, k, en, j, m->runcnt + a * nn);
 	}
+	forget_slot(m);
 	if (!m->changed)
 		return;
 	for (size_t a = 0; a < m->nrun; a++)
@@ -814,6 +832,7 @@ record_span(struct sim *m, long k, long span)
 		st->done += (double)span * en->iters;
 		st->gpu_s += (double)span * en->ngpus * S;
 	}
+	forget_slot(m);
 }
 
 static void

@@ -179,6 +179,7 @@ struct sched_params {
 	int objective;		/* SCHED_JCT, SCHED_UTILITY */
 	unsigned long seed;	/* SCHED_RANDOM */
 	int explain;		/* gadget: log why jobs move (result.log) */
+	int forget;		/* keep no slots (result.nslots stays 0) */
 };
 
 /* One job's share of one slot. */

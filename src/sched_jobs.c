@@ -181,10 +181,12 @@ fix_classes(struct sched *s)
 /* One row of JOBS.csv into job j. */
 static int
 read_job(struct sched *s, const struct csv_table *t, size_t r,
-    const char *dir, struct sched_job *j, struct dl_err *e)
+    const char *dir, struct kcache *ids, struct dl_err *e)
 {
+	struct sched_job *j = &s->jobs[r];
 	long gb = (long)csv_num(t, r, C_GB), mb = (long)csv_num(t, r, C_MB);
 	int model, usable = 0;
+	size_t first;
 
 	j->id = xstrdup(csv_str(t, r, C_JOB));
 	j->line = t->line[r];
@@ -194,11 +196,10 @@ read_job(struct sched *s, const struct csv_table *t, size_t r,
 	if (gb % mb != 0)
 		return csv_cellerr(t, r, C_MB, e, "job '%s': micro_batch %ld "
 		    "does not divide global_batch %ld", j->id, mb, gb);
-	for (size_t i = 0; i < r; i++)
-		if (strcmp(s->jobs[i].id, j->id) == 0)
-			return csv_cellerr(t, r, C_JOB, e, "job '%s' given "
-			    "twice (first on line %ld)", j->id,
-			    s->jobs[i].line);
+	if (kc_findi(ids, j->id, strlen(j->id), &first))
+		return csv_cellerr(t, r, C_JOB, e, "job '%s' given twice "
+		    "(first on line %ld)", j->id, s->jobs[first].line);
+	kc_puti(ids, j->id, strlen(j->id), r);
 	if ((model = find_model(s, t, r, dir, e)) < 0)
 		return e->code;
 	if ((j->cls = find_class(s, model, gb, mb, e)) < 0)
@@ -244,6 +245,7 @@ sched_load(struct sched *s, const struct dl_cluster *c,
 {
 	struct dl_route_opts ro = { 3, 1, FM_GMC };
 	struct csv_table t;
+	struct kcache ids = { 0 };
 	char *dir = xstrdup(jobs_path), *slash = strrchr(dir, '/');
 	int rc;
 
@@ -272,9 +274,10 @@ sched_load(struct sched *s, const struct dl_cluster *c,
 		    "no jobs (expected at least one row after the header)");
 	s->jobs = xcalloc(t.nrows + 1, sizeof(*s->jobs));
 	for (size_t r = 0; r < t.nrows && rc == DL_OK; r++) {
-		rc = read_job(s, &t, r, dir, &s->jobs[r], e);
+		rc = read_job(s, &t, r, dir, &ids, e);
 		s->njobs = r + 1;
 	}
+	kc_free(&ids);
 	csvin_free(&t);
 	free(dir);
 	if (rc != DL_OK) {

@@ -40,8 +40,8 @@ sched_place_pack(const struct sched *s, const struct sched_class *k, int n,
 {
 	size_t nn = s->c->nnodes;
 	int best = -1, bsite = -1, bcount = 0, total = 0, pn = 0, pok = 1;
-	int *tmp = xcalloc(nn + 1, sizeof(int));
-	char *skip = xcalloc(nn + 1, 1);
+	int *tmp = NULL;
+	char *skip = NULL;
 
 	memset(out, 0, nn * sizeof(int));
 	for (size_t v = 0; v < nn; v++) {
@@ -60,6 +60,8 @@ sched_place_pack(const struct sched *s, const struct sched_class *k, int n,
 	} else if (best >= 0) {
 		out[best] = n;
 	} else if (total >= n) {
+		tmp = xcalloc(nn + 1, sizeof(int));
+		skip = xcalloc(nn + 1, 1);
 		/* The site that holds n on the fewest nodes. */
 		for (size_t st = 0; st < s->c->nsites; st++) {
 			int need = n, used = 0, v;
