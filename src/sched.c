@@ -266,16 +266,6 @@ struct stable {
 	double t0;
 };
 
-static int
-gpus_of(const int *cnt, size_t nn)
-{
-	int n = 0;
-
-	for (size_t v = 0; v < nn; v++)
-		n += cnt[v];
-	return n;
-}
-
 /* Seconds active job a needs to finish on cnt (HUGE_VAL: cannot run). */
 static double
 rem_s(const struct stable *st, size_t a, const int *cnt)
@@ -304,7 +294,7 @@ say(struct stable *st, const char *fmt, ...)
 static void
 start_waiting(struct stable *st, const size_t *wait, size_t nw)
 {
-	size_t nn = st->nn, nf = (size_t)gpus_of(st->freev, nn);
+	size_t nn = st->nn, nf = (size_t)sched_gpus(st->freev, nn);
 	struct sched_slotprob sb;
 	int *job, *prev, *sub;
 	double *left;
@@ -355,7 +345,7 @@ shrink_cost(struct stable *st, size_t a, size_t w, int g, double *tw)
 	const struct sched_class *kw =
 	    &st->s->classes[st->s->jobs[st->pb->job[w]].cls];
 	const int *cur = st->out + a * st->nn;
-	int n = gpus_of(cur, st->nn), rel = 0;
+	int n = sched_gpus(cur, st->nn), rel = 0;
 	double R = st->sp->restart_s, S = st->sp->slot_s, t0, t1, c1, c2;
 
 	if (st->shrunk[a] || g > n || (g < n && n - g < ja->min_gpus))
@@ -408,7 +398,7 @@ shrink_for(struct stable *st, size_t w, double tfree, const size_t *run,
 
 	o = xcalloc(nr * 40 + 1, sizeof(*o));
 	for (size_t i = 0; i < nr; i++) {
-		int n = gpus_of(st->out + run[i] * nn, nn), g, gs[40], ng = 0;
+		int n = sched_gpus(st->out + run[i] * nn, nn), g, gs[40], ng = 0;
 
 		for (g = jw->min_gpus; g <= jw->max_gpus && g <= n && ng < 36;
 		    g = g < 16 ? g + 1 : 2 * g)
@@ -441,7 +431,7 @@ shrink_for(struct stable *st, size_t w, double tfree, const size_t *run,
 	if (va == (size_t)-1)
 		return;
 	shrink_cost(st, va, w, bgp, &btw);
-	from = gpus_of(st->out + va * nn, nn);
+	from = sched_gpus(st->out + va * nn, nn);
 	for (size_t v = 0; v < nn; v++) {
 		st->freev[v] += st->out[va * nn + v] - st->tmp[v] -
 		    st->wcnt[v];
@@ -464,7 +454,7 @@ grow(struct stable *st, size_t a)
 {
 	const struct sched_job *jb = &st->s->jobs[st->pb->job[a]];
 	const struct sched_class *k = &st->s->classes[jb->cls];
-	int *cur = st->out + a * st->nn, n = gpus_of(cur, st->nn), bt = 0;
+	int *cur = st->out + a * st->nn, n = sched_gpus(cur, st->nn), bt = 0;
 	double r0 = rem_s(st, a, cur), bg = 0, r1;
 	int targets[20], nt = 0;
 
@@ -536,7 +526,7 @@ stable_slot(struct sched *s, const struct sched_params *sp,
 		const int *prev = pb->prev + a * nn;
 		double r;
 
-		if (gpus_of(prev, nn) == 0) {
+		if (sched_gpus(prev, nn) == 0) {
 			wait[nw++] = a;
 			continue;
 		}
@@ -549,12 +539,12 @@ stable_slot(struct sched *s, const struct sched_params *sp,
 	}
 	start_waiting(&st, wait, nw);
 	for (size_t i = 0; i < nw && nr > 0 && tries < SHRINK_TRIES; i++)
-		if (gpus_of(out + wait[i] * nn, nn) == 0) {
+		if (sched_gpus(out + wait[i] * nn, nn) == 0) {
 			shrink_for(&st, wait[i], tfree, run, nr);
 			tries++;
 		}
 	for (size_t i = 0; i < nr; i++)
-		if (!st.shrunk[run[i]] && gpus_of(st.freev, nn) > 0)
+		if (!st.shrunk[run[i]] && sched_gpus(st.freev, nn) > 0)
 			grow(&st, run[i]);
 	free(st.freev);
 	free(st.tmp);
@@ -736,7 +726,7 @@ record_slot(struct sim *m, long k, int fresh)
 	for (size_t a = 0; a < m->nrun; a++) {
 		size_t j = m->run[a];
 		struct sched_entry *en = &sl->e[a];
-		int n = gpus_of(m->runcnt + a * nn, nn), i = 0;
+		int n = sched_gpus(m->runcnt + a * nn, nn), i = 0;
 
 		en->job = (int)j;
 		en->ngpus = n;
@@ -799,7 +789,7 @@ plain_slots(struct sim *m, long k, size_t ai)
 			continue;
 		held = m->r->jobs[j].gpu_s;
 		q = held < SCHED_LAS_Q1 ? SCHED_LAS_Q1 : SCHED_LAS_Q2;
-		q = ceil((q - held) / (gpus_of(cnt, m->nn) * S)) - 1;
+		q = ceil((q - held) / (sched_gpus(cnt, m->nn) * S)) - 1;
 		if (held < SCHED_LAS_Q2 && q < span)
 			span = q;
 	}
@@ -909,7 +899,7 @@ decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 	for (size_t a = 0; a < m->na; a++) {
 		size_t j = m->act[a];
 
-		if (gpus_of(d->cnt + a * nn, nn) == 0) {
+		if (sched_gpus(d->cnt + a * nn, nn) == 0) {
 			m->pn[j] = 0;
 			memset(m->prevcnt + j * nn, 0, nn * sizeof(int));
 			continue;

@@ -280,6 +280,7 @@ void sched_order(size_t n, const double *key, size_t *order);
  * GPUs first, then cur's nodes, its sites, anywhere.  Both return 0 when
  * the GPUs are not there.
  */
+int sched_gpus(const int *cnt, size_t nn);	/* the sum of cnt[] */
 int sched_place_pack(const struct sched *s, const struct sched_class *k,
     int n, const int *avail, const int *prev, int *out);
 int sched_place_extend(const struct sched *s, const struct sched_class *k,

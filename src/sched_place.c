@@ -145,3 +145,13 @@ sched_place_extend(const struct sched *s, const struct sched_class *k,
 	return d == 0;
 }
 
+
+int
+sched_gpus(const int *cnt, size_t nn)
+{
+	int n = 0;
+
+	for (size_t v = 0; v < nn; v++)
+		n += cnt[v];
+	return n;
+}

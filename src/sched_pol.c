@@ -34,16 +34,6 @@ rng_below(unsigned long long *st, long n)
  * start in arrival order (FIFO: the whole request packed, when it fits)
  * or in a random order (RANDOM: a random size on random free GPUs).
  */
-static int
-total(const int *freev, size_t nn)
-{
-	int n = 0;
-
-	for (size_t v = 0; v < nn; v++)
-		n += freev[v];
-	return n;
-}
-
 static void
 keep_slot(struct sched *s, int policy, const struct sched_slotprob *pb,
     unsigned long long *rng, int *out)
@@ -80,7 +70,7 @@ keep_slot(struct sched *s, int policy, const struct sched_slotprob *pb,
 		int *cnt = out + a * nn, have = 0, want;
 
 		/* fifo: no job after can start (random draws on, as ever) */
-		if (policy == SCHED_FIFO && total(freev, nn) == 0)
+		if (policy == SCHED_FIFO && sched_gpus(freev, nn) == 0)
 			break;
 
 		if (policy == SCHED_FIFO) {
@@ -199,7 +189,7 @@ prio_slot(struct sched *s, int policy, const struct sched_slotprob *pb,
 	}
 	sched_order(na, key, order);
 	/* Once every GPU is given, the jobs after get none. */
-	for (size_t i = 0; i < na && total(freev, nn) > 0; i++) {
+	for (size_t i = 0; i < na && sched_gpus(freev, nn) > 0; i++) {
 		size_t a = order[i];
 		const int *prev = pb->prev + a * nn;
 		int *cnt = out + a * nn, pn = 0, keep = 1;
