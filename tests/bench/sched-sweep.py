@@ -16,6 +16,7 @@ fifo's where fifo keeps the cluster over 50 % busy.  Exit 1 when a check
 fails.  Also prints the worst ratios of gadget's average JCT to fifo's
 and to the best baseline's.  Nothing here is timed.
 """
+import argparse
 import csv
 import io
 import os
@@ -26,16 +27,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 COLS = ["avg_jct_s", "p95_jct_s", "makespan_s", "gpu_utilisation",
         "restarts"]
-
-
-def take(args, name, conv, default):
-    """Remove "NAME VALUE" from args; the value converted, or default."""
-    if name not in args:
-        return default
-    i = args.index(name)
-    value = conv(args[i + 1])
-    del args[i:i + 2]
-    return value
 
 
 def summary(dlplan, cluster, jobs_text, path):
@@ -77,14 +68,16 @@ def row(label, runs, failed):
 
 
 def main():
-    args = sys.argv[1:]
-    dlplan = take(args, "--dlplan", str, os.path.join(ROOT, "dlplan"))
-    njobs = take(args, "--jobs", int, 300)
-    loads = take(args, "--loads", lambda x: x.split(","),
-                 ["0.3", "0.6", "0.9", "1.2", "1.5"])
-    seeds = take(args, "--seeds", lambda x: x.split(","), ["1", "2", "3"])
-    cluster = take(args, "--cluster", str,
-                   os.path.join(ROOT, "datasets/clusters/philly-64"))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dlplan", default=os.path.join(ROOT, "dlplan"))
+    ap.add_argument("--jobs", type=int, default=300)
+    ap.add_argument("--loads", default="0.3,0.6,0.9,1.2,1.5")
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--cluster", default=os.path.join(
+        ROOT, "datasets/clusters/philly-64"))
+    a = ap.parse_args()
+    dlplan, njobs, cluster = a.dlplan, a.jobs, a.cluster
+    loads, seeds = a.loads.split(","), a.seeds.split(",")
     tmp = os.path.join(ROOT, "tests/bench/out")
     os.makedirs(tmp, exist_ok=True)
     gen = os.path.join(ROOT, "tests/bench/gen-jobs.py")
