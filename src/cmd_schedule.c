@@ -67,7 +67,7 @@ summary_json(const struct sched_result *r)
 {
 	const struct sched_summary *u = &r->sum;
 
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:I}",
 	    "policy", sched_policy_name(r->policy),
 	    "avg_jct_s", cmd_json_real(u->avg_jct_s),
 	    "p95_jct_s", cmd_json_real(u->p95_jct_s),
@@ -75,6 +75,7 @@ summary_json(const struct sched_result *r)
 	    "gpu_utilisation", cmd_json_real(u->utilisation),
 	    "restarts", (json_int_t)u->restarts,
 	    "unfinished", (json_int_t)u->unfinished,
+	    "unschedulable", (json_int_t)u->unschedulable,
 	    "slots", (json_int_t)u->slots);
 }
 
@@ -82,7 +83,7 @@ static void
 summary_csv(struct strbuf *sb, const struct sched_result *res)
 {
 	sb_adds(sb, "policy,avg_jct_s,p95_jct_s,makespan_s,gpu_utilisation,"
-	    "restarts,unfinished,slots\n");
+	    "restarts,unfinished,unschedulable,slots\n");
 	for (int i = 0; i < SCHED_NPOLICY; i++) {
 		const struct sched_summary *u = &res[i].sum;
 
@@ -94,8 +95,8 @@ summary_csv(struct strbuf *sb, const struct sched_result *res)
 		sb_adddbl(sb, u->makespan_s);
 		sb_addc(sb, ',');
 		sb_adddbl(sb, u->utilisation);
-		sb_addf(sb, ",%ld,%ld,%ld\n", u->restarts, u->unfinished,
-		    u->slots);
+		sb_addf(sb, ",%ld,%ld,%ld,%ld\n", u->restarts, u->unfinished,
+		    u->unschedulable, u->slots);
 	}
 }
 
@@ -117,6 +118,10 @@ print_table(const struct sched *s, const struct sched_result *res,
 		    u->makespan_s, 100 * u->utilisation, u->restarts,
 		    u->unfinished, i == rq->policy ? "  (chosen)" : "");
 	}
+	for (size_t j = 0; j < s->njobs; j++)
+		if (s->jobs[j].why)
+			printf("never     job '%s' (line %ld): %s\n", s->jobs[j].id,
+			    s->jobs[j].line, s->jobs[j].why);
 	if (rq->outdir)
 		printf("wrote     %s/schedule.json jobs.csv summary.csv plans/\n",
 		    rq->outdir);
@@ -158,7 +163,7 @@ jobs_json(const struct sched *s, const struct sched_result *r)
 
 		snprintf(plan, sizeof(plan), "plans/%s.json", jb->id);
 		json_array_append_new(a, json_pack("{s:s, s:o, s:s, s:I, s:I, "
-		    "s:o, s:i, s:i, s:o, s:o}", "job", jb->id,
+		    "s:o, s:i, s:i, s:o, s:o, s:o}", "job", jb->id,
 		    "arrival_s", cmd_json_real(jb->arrival_s),
 		    "model", s->models[k->model].name,
 		    "global_batch", (json_int_t)k->opts.global_batch,
@@ -167,7 +172,8 @@ jobs_json(const struct sched *s, const struct sched_result *r)
 		    "min_gpus", jb->min_gpus, "max_gpus", jb->max_gpus,
 		    "weight", cmd_json_real(jb->weight),
 		    "plan", r->jobs[j].first_slot >= 0 ? json_string(plan) :
-		    json_null()));
+		    json_null(), "unschedulable", jb->why ?
+		    json_string(jb->why) : json_null()));
 	}
 	return a;
 }
@@ -230,7 +236,7 @@ jobs_csv(const struct sched *s, const struct sched_result *r)
 	struct strbuf sb = STRBUF_INIT;
 
 	sb_adds(&sb, "job,arrival_s,start_s,finish_s,jct_s,gpu_hours,"
-	    "restarts,iterations\n");
+	    "restarts,iterations,unschedulable\n");
 	for (size_t j = 0; j < s->njobs; j++) {
 		const struct sched_jobstat *st = &r->jobs[j];
 		double arr = s->jobs[j].arrival_s;
@@ -252,6 +258,16 @@ jobs_csv(const struct sched *s, const struct sched_result *r)
 		sb_adddbl(&sb, st->gpu_s / 3600);
 		sb_addf(&sb, ",%d,", st->restarts);
 		sb_adddbl(&sb, st->done);
+		sb_addc(&sb, ',');
+		if (s->jobs[j].why) {
+			sb_addc(&sb, '"');
+			for (const char *c = s->jobs[j].why; *c; c++) {
+				if (*c == '"')
+					sb_addc(&sb, '"');
+				sb_addc(&sb, *c);
+			}
+			sb_addc(&sb, '"');
+		}
 		sb_addc(&sb, '\n');
 	}
 	return sb_detach(&sb);

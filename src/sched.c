@@ -839,6 +839,10 @@ summarise(struct sched *s, struct sched_result *r, long nslots)
 		gs += st->gpu_s;
 		u->restarts += st->restarts = st->launches > 1 ?
 		    st->launches - 1 : 0;
+		if (s->jobs[j].why != NULL) {
+			u->unschedulable++;
+			continue;
+		}
 		if (st->finish_s < 0) {
 			u->unfinished++;
 			continue;
@@ -966,7 +970,7 @@ never_ends(const struct sched *s, const struct sched_params *sp,
 		const struct sched_job *jb = &s->jobs[j];
 		double t = sched_iter_floor(s, (int)j, jb->max_gpus);
 
-		if (jb->iterations * t > cap)
+		if (jb->why == NULL && jb->iterations * t > cap)
 			return dl_seterr(e, DL_EDATA, NULL, jb->line, 0, "job "
 			    "'%s' needs at least %.6g s (%.6g iterations of at "
 			    "least %.6g s on %d GPUs), more than the %ld slots of "
@@ -1041,10 +1045,11 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 		double start = (double)k * sp->slot_s;
 		int event = m.changed;
 
-		while (ai < nj && s->jobs[ai].arrival_s <= start) {
-			m.act[m.na++] = ai++;
-			event = 1;
-		}
+		for (; ai < nj && s->jobs[ai].arrival_s <= start; ai++)
+			if (s->jobs[ai].why == NULL) {
+				m.act[m.na++] = ai;
+				event = 1;
+			}
 		if (m.na == 0 || (!event && m.nrun == 0)) {
 			/* Nothing runs: on to the slot of the next arrival. */
 			if (ai == nj)

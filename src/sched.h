@@ -118,6 +118,7 @@ struct sched_job {
 	int min_gpus, max_gpus;	/* max_gpus: as usable (capped) */
 	double weight;
 	long line;		/* in JOBS.csv */
+	char *why;		/* why it can never run, or NULL */
 };
 
 struct sched {
@@ -140,9 +141,10 @@ struct sched {
  * Read JOBS.csv (dlplan-formats(5)): job,arrival_s,model,global_batch,
  * micro_batch,iterations[,min_gpus,max_gpus,weight].  A model is a path
  * relative to JOBS.csv's directory, or a "dlplan model" preset name when
- * no such file exists.  Errors name FILE:LINE:COLUMN (DL_EDATA); a job
+ * no such file exists.  Errors name FILE:LINE:COLUMN (DL_EDATA).  A job
  * that fits on no GPU of c, or whose min_gpus exceeds what it can use,
- * is DL_EINFEAS naming the job.  c must outlive s.
+ * is unschedulable: its why says so, and the policies pass it over;
+ * DL_EINFEAS (the first one's why) when every job is.  c must outlive s.
  */
 int sched_load(struct sched *s, const struct dl_cluster *c,
     const char *jobs_path, struct dl_err *e);
@@ -212,7 +214,7 @@ struct sched_jobstat {
 
 struct sched_summary {
 	double avg_jct_s, p95_jct_s, makespan_s, utilisation;
-	long restarts, unfinished, slots;
+	long restarts, unfinished, unschedulable, slots;
 };
 
 struct sched_result {

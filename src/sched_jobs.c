@@ -187,6 +187,7 @@ read_job(struct sched *s, const struct csv_table *t, size_t r,
 	long gb = (long)csv_num(t, r, C_GB), mb = (long)csv_num(t, r, C_MB);
 	int model, usable = 0;
 	size_t first;
+	struct strbuf why = STRBUF_INIT;
 
 	j->id = xstrdup(csv_str(t, r, C_JOB));
 	j->line = t->line[r];
@@ -213,17 +214,21 @@ read_job(struct sched *s, const struct csv_table *t, size_t r,
 	for (size_t n = 0; n < s->c->nnodes; n++)
 		if (s->classes[j->cls].fits[n])
 			usable += s->c->nodes[n].gpus;
-	if (usable == 0)
-		return dl_seterr(e, DL_EINFEAS, t->file, j->line, 0, "job '%s' "
-		    "can never run: one replica of %s (batch %ld) fits on no "
-		    "GPU of the cluster", j->id, s->models[model].name, mb);
+	if (usable == 0) {
+		sb_addf(&why, "one replica of %s (batch %ld) fits on no "
+		    "GPU of the cluster", s->models[model].name, mb);
+		j->why = sb_detach(&why);
+		return DL_OK;
+	}
 	if (usable > s->classes[j->cls].micro_batches)
 		usable = (int)s->classes[j->cls].micro_batches;
-	if (j->min_gpus > usable)
-		return dl_seterr(e, DL_EINFEAS, t->file, j->line, 0, "job '%s' "
-		    "can never run: it needs %d GPUs and can use at most %d "
-		    "(GPUs it fits on, %ld micro-batches)", j->id, j->min_gpus,
-		    usable, s->classes[j->cls].micro_batches);
+	if (j->min_gpus > usable) {
+		sb_addf(&why, "it needs %d GPUs and can use at most %d "
+		    "(GPUs it fits on, %ld micro-batches)", j->min_gpus, usable,
+		    s->classes[j->cls].micro_batches);
+		j->why = sb_detach(&why);
+		return DL_OK;
+	}
 	if (j->max_gpus > usable)
 		j->max_gpus = usable;
 	return DL_OK;
@@ -237,6 +242,26 @@ cmp_arrival(const void *a, const void *b)
 	if (x->arrival_s != y->arrival_s)
 		return x->arrival_s < y->arrival_s ? -1 : 1;
 	return (x->line > y->line) - (x->line < y->line);
+}
+
+/* DL_EINFEAS naming the first job in the file when none can run. */
+static int
+all_unschedulable(struct sched *s, const char *path, struct dl_err *e)
+{
+	const struct sched_job *first = NULL;
+	int rc;
+
+	for (size_t j = 0; j < s->njobs; j++) {
+		if (s->jobs[j].why == NULL)
+			return DL_OK;
+		if (first == NULL || s->jobs[j].line < first->line)
+			first = &s->jobs[j];
+	}
+	rc = dl_seterr(e, DL_EINFEAS, path, first->line, 0, "job '%s' can "
+	    "never run: %s%s", first->id, first->why, s->njobs > 1 ?
+	    " (and no other job can)" : "");
+	sched_free(s);
+	return rc;
 }
 
 int
@@ -286,14 +311,16 @@ sched_load(struct sched *s, const struct dl_cluster *c,
 	}
 	fix_classes(s);
 	qsort(s->jobs, s->njobs, sizeof(*s->jobs), cmp_arrival);
-	return DL_OK;
+	return all_unschedulable(s, jobs_path, e);
 }
 
 void
 sched_free(struct sched *s)
 {
-	for (size_t i = 0; i < s->njobs; i++)
+	for (size_t i = 0; i < s->njobs; i++) {
 		free(s->jobs[i].id);
+		free(s->jobs[i].why);
+	}
 	free(s->jobs);
 	for (size_t i = 0; i < s->nclasses; i++) {
 		cost_free(&s->classes[i].x);

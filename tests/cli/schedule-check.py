@@ -10,7 +10,8 @@ job's previous slot and costs restart_s; that a slot standing for several
 (repeat > 1) has neither launch nor finish and comes before the next
 record; that run_s * rate = iterations
 (up to rounding) and run_s + restart fits in the slot; that every job
-finishes, with its iterations adding up to the trace's; and that the
+finishes, with its iterations adding up to the trace's, except the
+unschedulable ones, which never run; and that the
 summary's average JCT agrees with the slots.  Prints the number of slots
 and jobs checked; exits 1 with a message on the first violation.
 """
@@ -87,6 +88,11 @@ def main():
             if name not in ran:
                 prev[name] = None
         next_slot = k + rep
+    never = {n for n, j in jobs.items() if j["unschedulable"] is not None}
+    if never & set(finish) or never & {n for n in done if done[n] > 0}:
+        fail("an unschedulable job runs")
+    for n in never:
+        del jobs[n]
     for name, j in jobs.items():
         if name not in finish:
             fail("%s never finishes" % name)

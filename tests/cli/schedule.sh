@@ -28,7 +28,8 @@ check "same inputs, same schedule.json" cmp "$TMP/gadget/schedule.json" \
 check "same inputs, same jobs.csv" cmp "$TMP/gadget/jobs.csv" \
     "$TMP/again/jobs.csv"
 check "jobs.csv header" sh -c "head -1 '$TMP/gadget/jobs.csv' | grep -qx \
-'job,arrival_s,start_s,finish_s,jct_s,gpu_hours,restarts,iterations'"
+'job,arrival_s,start_s,finish_s,jct_s,gpu_hours,restarts,iterations,\
+unschedulable'"
 check "a plan per job" test "$(ls "$TMP/gadget/plans" | wc -l)" -eq 120
 expect_run "emit takes a job's plan" 0 - - -- dlplan emit \
     "$TMP/gadget/plans/j0001.json" --launcher hostfile -o "$TMP/l1" \
@@ -96,10 +97,18 @@ expect_err "unknown model" 2 "dlplan: $D/unknown.csv:2:3: column 'model': \
 unknown model 'nosuch-model' (not a file relative to the jobs file, nor a \
 preset: gpt2-xl|gpt3-175b|llama2-7b|llama2-13b|llama2-70b|bert-large|resnet50)" \
     -- dlplan schedule -c $PH --jobs $D/unknown.csv
-expect_err "a job that needs more GPUs than it can use" 3 "dlplan: \
-$D/nofit.csv:3: job 'big' can never run: it needs 100 GPUs and can use at \
-most 16 (GPUs it fits on, 16 micro-batches)" -- dlplan schedule -c $PH \
-    --jobs $D/nofit.csv
+expect_run "a job that needs more GPUs than it can use is reported" 0 - - \
+    -- dlplan schedule -c $PH --jobs $D/nofit.csv -o "$TMP/nofit"
+check "the table names it" grep -qx "never     job 'big' (line 3): it \
+needs 100 GPUs and can use at most 16 (GPUs it fits on, 16 micro-batches)" \
+    "$TMP/out"
+WHY='"it needs 100 GPUs and can use at most 16 (GPUs it fits on, 16 '
+WHY="${WHY}micro-batches)\""
+check "jobs.csv says why" grep -qxF "big,5,,,,0,0,0,$WHY" "$TMP/nofit/jobs.csv"
+check "summary.csv counts it, and the other job ran" sh -c "grep -q \
+'^gadget,30.04[0-9]*,.*,0,0,1,1\$' '$TMP/nofit/summary.csv'"
+check "unschedulable: the re-simulation agrees" $CHK \
+    "$TMP/nofit/schedule.json" $PH/nodes.csv
 expect_err "a job that fits on no GPU" 3 "dlplan: $D/nomem.csv:2: job \
 'huge' can never run: one replica of gpt3-175b (batch 1) fits on no GPU of \
 the cluster" -- dlplan schedule -c $PH --jobs $D/nomem.csv
@@ -111,5 +120,5 @@ expect_err "bad policy" 1 "dlplan: option '--policy': 'best' is not one \
 of gadget|fifo|random|tiresias|srtf" -- dlplan schedule -c $PH --jobs $TR \
     --policy best
 expect_run "nothing written on error" 3 - - -- dlplan schedule -c $PH \
-    --jobs $D/nofit.csv -o "$TMP/none"
+    --jobs $D/nomem.csv -o "$TMP/none"
 check "no output directory" test ! -e "$TMP/none"
