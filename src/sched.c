@@ -62,7 +62,9 @@ consider(struct greedy *g, size_t a, int t, const int *cnt)
 	    g->pb->prev + a * g->nn);
 	double gain = (u - g->ucur[a]) / (t - g->n[a]);
 
-	if (gain > g->gain[a] + GAIN_EPS) {
+	/* Relative: a job with 1e15 iterations left gains ~1e-12 a slot. */
+	if (u - g->ucur[a] > GAIN_EPS * u && gain > g->gain[a] *
+	    (1 + GAIN_EPS)) {
 		g->gain[a] = gain;
 		g->ucand[a] = u;
 		g->cn[a] = t;
@@ -145,7 +147,7 @@ sched_slot_greedy(struct sched *s, const struct sched_params *sp,
 		int ok = 1;
 
 		for (size_t a = 0; a < na; a++)
-			if (g.gain[a] > GAIN_EPS && (best == na ||
+			if (g.gain[a] > 0 && (best == na ||
 			    g.gain[a] > g.gain[best]))
 				best = a;
 		if (best == na)
