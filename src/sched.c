@@ -528,7 +528,7 @@ stable_slot(struct sched *s, const struct sched_params *sp,
 		const int *prev = pb->prev + a * nn;
 		double r;
 
-		if (sched_gpus(prev, nn) == 0) {
+		if (sched_held(pb, a, nn) == 0) {
 			wait[nw++] = a;
 			continue;
 		}
@@ -868,7 +868,7 @@ summarise(struct sched *s, struct sched_result *r, long nslots)
 
 /* Scratch of one decision: the active jobs' problem and the answer. */
 struct dscratch {
-	int *cnt, *prev, *job, *freev;
+	int *cnt, *prev, *job, *freev, *held;	/* prev: zero but in decide() */
 	double *left, *served;
 };
 
@@ -887,7 +887,9 @@ decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 		d->job[a] = (int)j;
 		d->left[a] = m->left[j];
 		d->served[a] = m->r->jobs[j].gpu_s;
-		memcpy(d->prev + a * nn, m->prevcnt + j * nn, nn * sizeof(int));
+		if ((d->held[a] = m->pn[j]) > 0)
+			memcpy(d->prev + a * nn, m->prevcnt + j * nn,
+			    nn * sizeof(int));
 	}
 	memset(&pb, 0, sizeof(pb));
 	pb.njobs = m->na;
@@ -896,6 +898,7 @@ decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 	pb.prev = d->prev;
 	pb.free_gpus = d->freev;
 	pb.served = d->served;
+	pb.held = d->held;
 	if (m->policy == SCHED_GADGET)
 		stable_slot(m->s, m->sp, &pb, d->cnt, m->sp->explain ?
 		    &m->log : NULL, (double)k * m->sp->slot_s);
@@ -905,9 +908,13 @@ decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 	for (size_t a = 0; a < m->na; a++) {
 		size_t j = m->act[a];
 
+		if (d->held[a] > 0)
+			memset(d->prev + a * nn, 0, nn * sizeof(int));
 		if (sched_gpus(d->cnt + a * nn, nn) == 0) {
+			if (m->pn[j] > 0)
+				memset(m->prevcnt + j * nn, 0,
+				    nn * sizeof(int));
 			m->pn[j] = 0;
-			memset(m->prevcnt + j * nn, 0, nn * sizeof(int));
 			continue;
 		}
 		memcpy(m->runcnt + m->nrun * nn, d->cnt + a * nn,
@@ -1039,6 +1046,7 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 	d.freev = xcalloc(nn + 1, sizeof(int));
 	d.left = xcalloc(nj + 1, sizeof(double));
 	d.served = xcalloc(nj + 1, sizeof(double));
+	d.held = xcalloc(nj + 1, sizeof(int));
 	if (sp->max_slots == 0)
 		rc = never_ends(s, sp, e);
 	m.changed = 1;
@@ -1087,6 +1095,7 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 	free(d.freev);
 	free(d.left);
 	free(d.served);
+	free(d.held);
 	if (sp->explain && m.log.len > 0)
 		r->log = sb_detach(&m.log);
 	sim_free(&m);

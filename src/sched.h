@@ -108,6 +108,7 @@ struct sched_class {
 	long micro_batches;	/* global_batch / micro_batch */
 	char *fits;		/* per node: one replica fits in memory */
 	double *step_s;		/* per node: one micro-batch on one GPU */
+	double min_step_s;	/* the least step_s where one replica fits */
 };
 
 struct sched_job {
@@ -258,6 +259,7 @@ struct sched_slotprob {
 	const int *prev;
 	const int *free_gpus;
 	const double *served;	/* GPU-seconds held so far (tiresias) */
+	const int *held;	/* GPUs in each prev row, or NULL: sum them */
 };
 double sched_slot_greedy(struct sched *s, const struct sched_params *sp,
     const struct sched_slotprob *sp_, int *out);
@@ -283,6 +285,8 @@ void sched_order(size_t n, const double *key, size_t *order);
  * the GPUs are not there.
  */
 int sched_gpus(const int *cnt, size_t nn);	/* the sum of cnt[] */
+/* The GPUs active job a of pb held in the previous slot. */
+int sched_held(const struct sched_slotprob *pb, size_t a, size_t nn);
 int sched_place_pack(const struct sched *s, const struct sched_class *k,
     int n, const int *avail, const int *prev, int *out);
 int sched_place_extend(const struct sched *s, const struct sched_class *k,

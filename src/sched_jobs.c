@@ -172,9 +172,13 @@ fix_classes(struct sched *s)
 
 		k->x.o = &k->opts;
 		k->x.m = &s->models[k->model].m;
-		for (size_t n = 0; n < s->c->nnodes; n++)
+		k->min_step_s = HUGE_VAL;
+		for (size_t n = 0; n < s->c->nnodes; n++) {
 			k->step_s[n] = cost_stage_compute(&k->x, (int)n, 1, 0,
 			    L - 1);
+			if (k->fits[n] && k->step_s[n] < k->min_step_s)
+				k->min_step_s = k->step_s[n];
+		}
 	}
 }
 
@@ -493,14 +497,10 @@ sched_iter_time(struct sched *s, int cls, const int *cnt)
 double
 sched_iter_floor(const struct sched *s, int j, int n)
 {
-	const struct sched_job *jb = &s->jobs[j];
-	const struct sched_class *k = &s->classes[jb->cls];
-	double best = HUGE_VAL;
+	const struct sched_class *k = &s->classes[s->jobs[j].cls];
 
-	for (size_t v = 0; v < s->c->nnodes; v++)
-		if (k->fits[v] && k->step_s[v] < best)
-			best = k->step_s[v];
-	return n > 0 ? (double)k->micro_batches * best / n : HUGE_VAL;
+	return n > 0 ? (double)k->micro_batches * k->min_step_s / n :
+	    HUGE_VAL;
 }
 
 int

@@ -155,3 +155,9 @@ sched_gpus(const int *cnt, size_t nn)
 		n += cnt[v];
 	return n;
 }
+
+int
+sched_held(const struct sched_slotprob *pb, size_t a, size_t nn)
+{
+	return pb->held ? pb->held[a] : sched_gpus(pb->prev + a * nn, nn);
+}

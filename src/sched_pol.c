@@ -44,11 +44,7 @@ keep_slot(struct sched *s, int policy, const struct sched_slotprob *pb,
 
 	memset(out, 0, na * nn * sizeof(int));
 	for (size_t a = 0; a < na; a++) {
-		int held = 0;
-
-		for (size_t v = 0; v < nn; v++)
-			held += pb->prev[a * nn + v];
-		if (held == 0) {
+		if (sched_held(pb, a, nn) == 0) {
 			order[nw++] = a;
 			continue;
 		}
@@ -179,7 +175,7 @@ prio_slot(struct sched *s, int policy, const struct sched_slotprob *pb,
 	for (size_t a = 0; a < na; a++) {
 		const struct sched_job *jb = &s->jobs[pb->job[a]];
 
-		for (size_t v = 0; v < nn; v++)
+		for (size_t v = 0; sched_held(pb, a, nn) > 0 && v < nn; v++)
 			untouched[v] -= pb->prev[a * nn + v];
 		if (policy == SCHED_LAS)
 			key[a] = las_queue(pb->served[a]);
