@@ -576,6 +576,9 @@ struct sim {
 	size_t *run, nrun;	/* the jobs that run, their GPUs per node: */
 	int *runcnt;		/* nrun x nn */
 	int changed;		/* an event for the next slot */
+	struct sched_slot scr;	/* forget: the one record, its GPUs in */
+	int *pool;		/* node[], gpu[] of each entry in turn */
+	long pool_used;
 	struct strbuf log;
 };
 
@@ -676,40 +679,51 @@ run_job(struct sim *m, long k, struct sched_entry *en, size_t j,
 	memcpy(m->prevcnt + j * m->nn, cnt, m->nn * sizeof(int));
 }
 
-/* With forget: drop the record just made (its statistics stay). */
-static void
-forget_slot(struct sim *m)
-{
-	struct sched_result *r = m->r;
-	struct sched_slot *sl = &r->slots[r->nslots - 1];
-
-	if (!m->sp->forget)
-		return;
-	for (size_t i = 0; i < sl->n; i++) {
-		free(sl->e[i].node);
-		free(sl->e[i].gpu);
-	}
-	free(sl->e);
-	r->nslots--;
-}
-
-/* A new record for slots k .. k+repeat-1, one entry per running job. */
+/*
+ * A new record for slots k .. k+repeat-1, one entry per running job; with
+ * forget, the one scratch record, its GPUs in one pool (a job runs on at
+ * least one GPU, so the entries and their GPUs fit the cluster's).
+ */
 static struct sched_slot *
 new_slot(struct sim *m, long k, long repeat)
 {
 	struct sched_result *r = m->r;
-	struct sched_slot *sl;
+	struct sched_slot *sl = &m->scr;
 
-	if (r->nslots == m->cap)
-		r->slots = xgrow(r->slots, &m->cap, r->nslots + 1,
-		    sizeof(*r->slots));
-	sl = &r->slots[r->nslots++];
-	memset(sl, 0, sizeof(*sl));
+	if (!m->sp->forget) {
+		if (r->nslots == m->cap)
+			r->slots = xgrow(r->slots, &m->cap, r->nslots + 1,
+			    sizeof(*r->slots));
+		sl = &r->slots[r->nslots++];
+		memset(sl, 0, sizeof(*sl));
+		sl->e = xcalloc(m->nrun + 1, sizeof(*sl->e));
+	} else {
+		memset(sl->e, 0, m->nrun * sizeof(*sl->e));
+		m->pool_used = 0;
+	}
 	sl->index = k;
 	sl->repeat = repeat;
 	sl->n = m->nrun;
-	sl->e = xcalloc(m->nrun + 1, sizeof(*sl->e));
 	return sl;
+}
+
+/* Room for n GPUs of entry en, a copy of node[] and gpu[] unless NULL. */
+static void
+entry_gpus(struct sim *m, struct sched_entry *en, int n, const int *node,
+    const int *gpu)
+{
+	if (m->sp->forget) {
+		en->node = m->pool + 2 * m->pool_used;
+		en->gpu = en->node + n;
+		m->pool_used += n;
+	} else {
+		en->node = xcalloc(n + 1, sizeof(int));
+		en->gpu = xcalloc(n + 1, sizeof(int));
+	}
+	if (node != NULL) {
+		memcpy(en->node, node, n * sizeof(int));
+		memcpy(en->gpu, gpu, n * sizeof(int));
+	}
 }
 
 /* Record slot k for the jobs in run[] (fresh: their GPUs were decided in
@@ -733,8 +747,7 @@ record_slot(struct sim *m, long k, int fresh)
 		en->job = (int)j;
 		en->ngpus = n;
 		if (fresh) {
-			en->node = xcalloc(n, sizeof(int));
-			en->gpu = xcalloc(n, sizeof(int));
+			entry_gpus(m, en, n, NULL, NULL);
 			for (size_t v = 0; v < nn; v++)
 				for (int g = 0; g < m->s->c->nodes[v].gpus; g++)
 					if (m->owner[m->goff[v] + g] == (int)j) {
@@ -742,12 +755,10 @@ record_slot(struct sim *m, long k, int fresh)
 						en->gpu[i++] = g;
 					}
 		} else {
-			en->node = xmemdup(m->pnode[j], n, sizeof(int));
-			en->gpu = xmemdup(m->pgpu[j], n, sizeof(int));
+			entry_gpus(m, en, n, m->pnode[j], m->pgpu[j]);
 		}
 		run_job(m, k, en, j, m->runcnt + a * nn);
 	}
-	forget_slot(m);
 	if (!m->changed)
 		return;
 	for (size_t a = 0; a < m->nrun; a++)
@@ -814,8 +825,7 @@ record_span(struct sim *m, long k, long span)
 
 		en->job = (int)j;
 		en->ngpus = m->pn[j];
-		en->node = xmemdup(m->pnode[j], m->pn[j], sizeof(int));
-		en->gpu = xmemdup(m->pgpu[j], m->pn[j], sizeof(int));
+		entry_gpus(m, en, m->pn[j], m->pnode[j], m->pgpu[j]);
 		en->iter_s = sched_iter_time(m->s, m->s->jobs[j].cls,
 		    m->runcnt + a * m->nn);
 		en->run_s = S;
@@ -824,7 +834,6 @@ record_span(struct sim *m, long k, long span)
 		st->done += (double)span * en->iters;
 		st->gpu_s += (double)span * en->ngpus * S;
 	}
-	forget_slot(m);
 }
 
 static void
@@ -940,6 +949,8 @@ sim_free(struct sim *m)
 	free(m->act);
 	free(m->run);
 	free(m->runcnt);
+	free(m->scr.e);
+	free(m->pool);
 	sb_free(&m->log);
 }
 
@@ -1022,6 +1033,8 @@ sim_init(struct sim *m, struct sched *s, int policy,
 	m->act = xcalloc(nj + 1, sizeof(size_t));
 	m->run = xcalloc(nj + 1, sizeof(size_t));
 	m->runcnt = xcalloc(nj * nn + 1, sizeof(int));
+	m->scr.e = xcalloc(s->ngpus + 1, sizeof(*m->scr.e));
+	m->pool = xcalloc(2 * s->ngpus + 1, sizeof(int));
 	for (size_t j = 0; j < nj; j++)
 		m->left[j] = s->jobs[j].iterations;
 }
