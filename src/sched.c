@@ -575,7 +575,9 @@ struct sim {
 	size_t *act, na;	/* active jobs, by arrival */
 	size_t *run, nrun;	/* the jobs that run, their GPUs per node: */
 	int *runcnt;		/* nrun x nn */
+	double *runt;		/* nrun: their iteration times */
 	int changed;		/* an event for the next slot */
+	int ended;		/* a job ended in this slot */
 	struct sched_slot scr;	/* forget: the one record, its GPUs in */
 	int *pool;		/* node[], gpu[] of each entry in turn */
 	long pool_used;
@@ -625,7 +627,7 @@ assign_gpus(struct sim *m)
 /* The entry of job j (slot index k), its progress and statistics. */
 static void
 run_job(struct sim *m, long k, struct sched_entry *en, size_t j,
-    const int *cnt)
+    const int *cnt, double T)
 {
 	struct sched_jobstat *st = &m->r->jobs[j];
 	const struct sched_params *sp = m->sp;
@@ -636,7 +638,7 @@ run_job(struct sim *m, long k, struct sched_entry *en, size_t j,
 		launch = en->node[i] != m->pnode[j][i] ||
 		    en->gpu[i] != m->pgpu[j][i];
 	en->launch = launch;
-	en->iter_s = sched_iter_time(m->s, m->s->jobs[j].cls, cnt);
+	en->iter_s = T;
 	lost = launch ? sp->restart_s : 0;
 	if (lost > sp->slot_s)
 		lost = sp->slot_s;
@@ -656,6 +658,7 @@ run_job(struct sim *m, long k, struct sched_entry *en, size_t j,
 		st->gpu_s += en->ngpus * (lost + en->run_s);
 		m->left[j] = 0;
 		m->changed = 1;
+		m->ended = 1;
 	} else {
 		en->iters = d;
 		en->run_s = sp->slot_s - lost;
@@ -757,14 +760,16 @@ record_slot(struct sim *m, long k, int fresh)
 		} else {
 			entry_gpus(m, en, n, m->pnode[j], m->pgpu[j]);
 		}
-		run_job(m, k, en, j, m->runcnt + a * nn);
+		run_job(m, k, en, j, m->runcnt + a * nn, m->runt[a]);
 	}
-	if (!m->changed)
+	if (!m->ended)
 		return;
+	m->ended = 0;
 	for (size_t a = 0; a < m->nrun; a++)
 		if (m->left[m->run[a]] > 0) {
 			memmove(m->runcnt + keep * nn, m->runcnt + a * nn,
 			    nn * sizeof(int));
+			m->runt[keep] = m->runt[a];
 			m->run[keep++] = m->run[a];
 		}
 	m->nrun = keep;
@@ -793,7 +798,7 @@ plain_slots(struct sim *m, long k, size_t ai)
 	for (size_t a = 0; a < m->nrun; a++) {
 		size_t j = m->run[a];
 		const int *cnt = m->runcnt + a * m->nn;
-		double d = S / sched_iter_time(m->s, s->jobs[j].cls, cnt);
+		double d = S / m->runt[a];
 		double p = floor(m->left[j] / d * (1 - 1e-12)), q, held;
 
 		if (p < span)
@@ -826,8 +831,7 @@ record_span(struct sim *m, long k, long span)
 		en->job = (int)j;
 		en->ngpus = m->pn[j];
 		entry_gpus(m, en, m->pn[j], m->pnode[j], m->pgpu[j]);
-		en->iter_s = sched_iter_time(m->s, m->s->jobs[j].cls,
-		    m->runcnt + a * m->nn);
+		en->iter_s = m->runt[a];
 		en->run_s = S;
 		en->iters = S / en->iter_s;
 		m->left[j] -= (double)span * en->iters;
@@ -928,6 +932,8 @@ decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 		}
 		memcpy(m->runcnt + m->nrun * nn, d->cnt + a * nn,
 		    nn * sizeof(int));
+		m->runt[m->nrun] = sched_iter_time(m->s, m->s->jobs[j].cls,
+		    d->cnt + a * nn);
 		m->run[m->nrun++] = j;
 	}
 }
@@ -949,6 +955,7 @@ sim_free(struct sim *m)
 	free(m->act);
 	free(m->run);
 	free(m->runcnt);
+	free(m->runt);
 	free(m->scr.e);
 	free(m->pool);
 	sb_free(&m->log);
@@ -1033,6 +1040,7 @@ sim_init(struct sim *m, struct sched *s, int policy,
 	m->act = xcalloc(nj + 1, sizeof(size_t));
 	m->run = xcalloc(nj + 1, sizeof(size_t));
 	m->runcnt = xcalloc(nj * nn + 1, sizeof(int));
+	m->runt = xcalloc(nj + 1, sizeof(double));
 	m->scr.e = xcalloc(s->ngpus + 1, sizeof(*m->scr.e));
 	m->pool = xcalloc(2 * s->ngpus + 1, sizeof(int));
 	for (size_t j = 0; j < nj; j++)
