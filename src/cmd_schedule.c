@@ -1,13 +1,14 @@
 /*
  * cmd_schedule.c - "dlplan schedule": many data-parallel jobs on one
- * cluster, slot by slot (sched.h), with the FIFO and random baselines.
+ * cluster, slot by slot (sched.h), beside the fifo, random, tiresias
+ * and srtf baselines.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Every policy is simulated; the chosen one's schedule is written to
  * OUTDIR (schedule.json, jobs.csv, summary.csv, plans/JOB.json for the
  * first slot each job runs, models/PRESET.csv for the preset models those
- * plans name), and the summary of all three goes to standard output.
+ * plans name), and the summary of all of them goes to standard output.
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -66,7 +67,7 @@ summary_json(const struct sched_result *r)
 {
 	const struct sched_summary *u = &r->sum;
 
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:I}",
 	    "policy", sched_policy_name(r->policy),
 	    "avg_jct_s", cmd_json_real(u->avg_jct_s),
 	    "p95_jct_s", cmd_json_real(u->p95_jct_s),
@@ -74,6 +75,7 @@ summary_json(const struct sched_result *r)
 	    "gpu_utilisation", cmd_json_real(u->utilisation),
 	    "restarts", (json_int_t)u->restarts,
 	    "unfinished", (json_int_t)u->unfinished,
+	    "unschedulable", (json_int_t)u->unschedulable,
 	    "slots", (json_int_t)u->slots);
 }
 
@@ -81,7 +83,7 @@ static void
 summary_csv(struct strbuf *sb, const struct sched_result *res)
 {
 	sb_adds(sb, "policy,avg_jct_s,p95_jct_s,makespan_s,gpu_utilisation,"
-	    "restarts,unfinished,slots\n");
+	    "restarts,unfinished,unschedulable,slots\n");
 	for (int i = 0; i < SCHED_NPOLICY; i++) {
 		const struct sched_summary *u = &res[i].sum;
 
@@ -93,8 +95,8 @@ summary_csv(struct strbuf *sb, const struct sched_result *res)
 		sb_adddbl(sb, u->makespan_s);
 		sb_addc(sb, ',');
 		sb_adddbl(sb, u->utilisation);
-		sb_addf(sb, ",%ld,%ld,%ld\n", u->restarts, u->unfinished,
-		    u->slots);
+		sb_addf(sb, ",%ld,%ld,%ld,%ld\n", u->restarts, u->unfinished,
+		    u->unschedulable, u->slots);
 	}
 }
 
@@ -116,6 +118,10 @@ print_table(const struct sched *s, const struct sched_result *res,
 		    u->makespan_s, 100 * u->utilisation, u->restarts,
 		    u->unfinished, i == rq->policy ? "  (chosen)" : "");
 	}
+	for (size_t j = 0; j < s->njobs; j++)
+		if (s->jobs[j].why)
+			printf("never     job '%s' (line %ld): %s\n", s->jobs[j].id,
+			    s->jobs[j].line, s->jobs[j].why);
 	if (rq->outdir)
 		printf("wrote     %s/schedule.json jobs.csv summary.csv plans/\n",
 		    rq->outdir);
@@ -157,7 +163,7 @@ jobs_json(const struct sched *s, const struct sched_result *r)
 
 		snprintf(plan, sizeof(plan), "plans/%s.json", jb->id);
 		json_array_append_new(a, json_pack("{s:s, s:o, s:s, s:I, s:I, "
-		    "s:o, s:i, s:i, s:o, s:o}", "job", jb->id,
+		    "s:o, s:i, s:i, s:o, s:o, s:o}", "job", jb->id,
 		    "arrival_s", cmd_json_real(jb->arrival_s),
 		    "model", s->models[k->model].name,
 		    "global_batch", (json_int_t)k->opts.global_batch,
@@ -166,7 +172,8 @@ jobs_json(const struct sched *s, const struct sched_result *r)
 		    "min_gpus", jb->min_gpus, "max_gpus", jb->max_gpus,
 		    "weight", cmd_json_real(jb->weight),
 		    "plan", r->jobs[j].first_slot >= 0 ? json_string(plan) :
-		    json_null()));
+		    json_null(), "unschedulable", jb->why ?
+		    json_string(jb->why) : json_null()));
 	}
 	return a;
 }
@@ -182,7 +189,7 @@ schedule_json(const struct sched *s, const struct sched_result *res,
 	struct strbuf sb = STRBUF_INIT;
 	char *txt;
 
-	json_object_set_new(o, "schema", json_string("dlplan.schedule/1"));
+	json_object_set_new(o, "schema", json_string("dlplan.schedule/2"));
 	json_object_set_new(o, "generator", json_string("dlplan "
 	    DLPLAN_VERSION));
 	json_object_set_new(o, "policy", json_string(sched_policy_name(
@@ -202,8 +209,9 @@ schedule_json(const struct sched *s, const struct sched_result *res,
 
 		for (size_t k = 0; k < sl->n; k++)
 			json_array_append_new(e, entry_json(s, &sl->e[k]));
-		json_array_append_new(slots, json_pack("{s:I, s:o, s:o}",
-		    "slot", (json_int_t)sl->index, "start_s",
+		json_array_append_new(slots, json_pack("{s:I, s:I, s:o, s:o}",
+		    "slot", (json_int_t)sl->index, "repeat",
+		    (json_int_t)sl->repeat, "start_s",
 		    cmd_json_real((double)sl->index * rq->sp.slot_s),
 		    "jobs", e));
 	}
@@ -228,7 +236,7 @@ jobs_csv(const struct sched *s, const struct sched_result *r)
 	struct strbuf sb = STRBUF_INIT;
 
 	sb_adds(&sb, "job,arrival_s,start_s,finish_s,jct_s,gpu_hours,"
-	    "restarts,iterations\n");
+	    "restarts,iterations,unschedulable\n");
 	for (size_t j = 0; j < s->njobs; j++) {
 		const struct sched_jobstat *st = &r->jobs[j];
 		double arr = s->jobs[j].arrival_s;
@@ -250,6 +258,16 @@ jobs_csv(const struct sched *s, const struct sched_result *r)
 		sb_adddbl(&sb, st->gpu_s / 3600);
 		sb_addf(&sb, ",%d,", st->restarts);
 		sb_adddbl(&sb, st->done);
+		sb_addc(&sb, ',');
+		if (s->jobs[j].why) {
+			sb_addc(&sb, '"');
+			for (const char *c = s->jobs[j].why; *c; c++) {
+				if (*c == '"')
+					sb_addc(&sb, '"');
+				sb_addc(&sb, *c);
+			}
+			sb_addc(&sb, '"');
+		}
 		sb_addc(&sb, '\n');
 	}
 	return sb_detach(&sb);
@@ -541,12 +559,18 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 		return rc < 0 ? DL_OK : opt_usage_error(cmd, &e);
 	if ((rc = cluster_load(&c, &rq.cp, &e)) != DL_OK)
 		return cmd_fail(&e);
+	rq.sp.explain = dl_verbose > 0;
 	if ((rc = sched_load(&s, &c, rq.jobs, &e)) != DL_OK) {
 		cluster_free(&c);
 		return cmd_fail(&e);
 	}
-	for (int i = 0; i < SCHED_NPOLICY && rc == DL_OK; i++, n++)
-		rc = sched_run(&s, i, &rq.sp, &res[i], &e);
+	/* Only the schedule written is kept slot by slot. */
+	for (int i = 0; i < SCHED_NPOLICY && rc == DL_OK; i++, n++) {
+		struct sched_params sp = rq.sp;
+
+		sp.forget = i != rq.policy || rq.outdir == NULL;
+		rc = sched_run(&s, i, &sp, &res[i], &e);
+	}
 	/* A job that runs too long is named by its line in JOBS.csv. */
 	if (rc == DL_EDATA && e.file[0] == '\0' && e.line > 0)
 		snprintf(e.file, sizeof(e.file), "%s",
@@ -562,11 +586,17 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 			cmd_set_end(rq.outdir, "", 0, NULL);
 	}
 	if (rc == DL_OK) {
-		if (dl_verbose > 0)
-			fprintf(stderr, "dlplan: %ld iteration times computed; "
-			    "%.3g s gadget, %.3g s fifo, %.3g s random\n",
-			    s.evals, res[0].time_s, res[1].time_s,
-			    res[2].time_s);
+		if (dl_verbose > 0) {
+			if (res[rq.policy].log)
+				fputs(res[rq.policy].log, stderr);
+			fprintf(stderr, "dlplan: %ld iteration times computed;",
+			    s.evals);
+			for (int i = 0; i < SCHED_NPOLICY; i++)
+				fprintf(stderr, "%s %s %.3g s (%ld events)",
+				    i ? "," : "", sched_policy_name(i),
+				    res[i].time_s, res[i].events);
+			fputc('\n', stderr);
+		}
 		print_summary(&s, res, &rq);
 	}
 	for (int i = 0; i < n; i++)

@@ -21,21 +21,47 @@
  * restart_s seconds; in the rest the job does (slot_s - restart) / T(A)
  * iterations until it has done all of them.
  *
- * Policies:
- *   SCHED_GADGET  per slot, greedy by marginal utility per GPU: start from
- *                 nothing, and repeatedly give the job whose next step
- *                 (one more GPU, doubling, or its previous allocation)
- *                 adds the most utility per added GPU; steps are placed on
- *                 the job's previous GPUs first, then its nodes, then its
- *                 sites, then the nodes with the most free GPUs (a ring on
- *                 few servers and fast links), or repacked on one node or
- *                 site when that is better.  Preemptive and elastic.
+ * Policies.  Every policy decides only at an event: a slot in which a
+ * job arrives, the slot after one finished, and (tiresias) the slot after
+ * a running job crossed a queue threshold; in the slots between, every
+ * running job keeps its GPUs.  So a schedule costs time per event, not
+ * per slot times waiting jobs.
+ *   SCHED_GADGET  stable greedy.  A running job keeps its GPUs.  Waiting
+ *                 jobs (the shortest first, at most one per free GPU)
+ *                 share the free GPUs greedily by marginal utility per
+ *                 GPU: repeatedly the job whose next step (one more GPU,
+ *                 doubling, its largest) adds the most utility per added
+ *                 GPU, placed next to what it has, else on the fewest
+ *                 servers.  A waiting job left without GPUs may take
+ *                 min_gpus GPUs from a running job that keeps at least
+ *                 its own min_gpus, when its weighted wait saved (the
+ *                 time until the first running job ends) beats the
+ *                 victim's weighted loss (restart_s plus its slowdown over
+ *                 its remaining iterations).  Free GPUs left go to a
+ *                 running job when its remaining time shrinks by more
+ *                 than restart_s.  Preemptive (by shrinking) and elastic.
  *   SCHED_FIFO    first come, first fit: in arrival order, a waiting job
  *                 starts when its whole request (max_gpus) is free, packed
  *                 on the fewest nodes; it keeps its GPUs until it ends.
- *   SCHED_RANDOM  waiting jobs in a random order each slot get a random
- *                 number of GPUs in [min_gpus, max_gpus] on random free
- *                 GPUs (seeded, so deterministic); kept until the end.
+ *   SCHED_RANDOM  waiting jobs in a random order get a random number of
+ *                 GPUs in [min_gpus, max_gpus] on random free GPUs
+ *                 (seeded, so deterministic); kept until the end.
+ *   SCHED_LAS     Tiresias's discretised two-dimensional least attained
+ *                 service: a job's attained service is the GPU-seconds it
+ *                 has held; queue 0 below SCHED_LAS_Q1, queue 1 below
+ *                 SCHED_LAS_Q2, queue 2 above; jobs by queue, then arrival,
+ *                 each get their whole request packed (a running job keeps
+ *                 its GPUs when they are still free), skipping a job that
+ *                 does not fit; a running job whose GPUs a job before it
+ *                 took is suspended.  Preemptive, not elastic; no
+ *                 starvation guard.
+ *   SCHED_SRTF    elastic shortest remaining time: jobs by remaining
+ *                 iterations times the least iteration time on max_gpus
+ *                 GPUs (sched_iter_floor) over weight; each in turn keeps
+ *                 its GPUs when they are still free, else gets as many as
+ *                 are free, up to max_gpus and at least min_gpus, on the
+ *                 GPUs no later running job holds when they suffice.
+ *                 Preemptive and elastic.
  *
  * Utility of a job j in a slot, with d = iterations done in the slot,
  * R = iterations left before it, I = all its iterations, w = weight:
@@ -54,11 +80,15 @@
 #include "plan.h"
 #include "route.h"
 
-enum { SCHED_GADGET, SCHED_FIFO, SCHED_RANDOM, SCHED_NPOLICY };
+enum { SCHED_GADGET, SCHED_FIFO, SCHED_RANDOM, SCHED_LAS, SCHED_SRTF,
+    SCHED_NPOLICY };
+/* Tiresias queue thresholds, in GPU-seconds of attained service. */
+#define SCHED_LAS_Q1 3600.0
+#define SCHED_LAS_Q2 36000.0
 enum { SCHED_JCT, SCHED_UTILITY };
 
 /* The option words, in enum order. */
-#define SCHED_POLICY_WORDS "gadget|fifo|random"
+#define SCHED_POLICY_WORDS "gadget|fifo|random|tiresias|srtf"
 #define SCHED_OBJECTIVE_WORDS "jct|utility"
 const char *sched_policy_name(int policy);
 
@@ -78,6 +108,7 @@ struct sched_class {
 	long micro_batches;	/* global_batch / micro_batch */
 	char *fits;		/* per node: one replica fits in memory */
 	double *step_s;		/* per node: one micro-batch on one GPU */
+	double min_step_s;	/* the least step_s where one replica fits */
 };
 
 struct sched_job {
@@ -88,6 +119,7 @@ struct sched_job {
 	int min_gpus, max_gpus;	/* max_gpus: as usable (capped) */
 	double weight;
 	long line;		/* in JOBS.csv */
+	char *why;		/* why it can never run, or NULL */
 };
 
 struct sched {
@@ -110,9 +142,10 @@ struct sched {
  * Read JOBS.csv (dlplan-formats(5)): job,arrival_s,model,global_batch,
  * micro_batch,iterations[,min_gpus,max_gpus,weight].  A model is a path
  * relative to JOBS.csv's directory, or a "dlplan model" preset name when
- * no such file exists.  Errors name FILE:LINE:COLUMN (DL_EDATA); a job
+ * no such file exists.  Errors name FILE:LINE:COLUMN (DL_EDATA).  A job
  * that fits on no GPU of c, or whose min_gpus exceeds what it can use,
- * is DL_EINFEAS naming the job.  c must outlive s.
+ * is unschedulable: its why says so, and the policies pass it over;
+ * DL_EINFEAS (the first one's why) when every job is.  c must outlive s.
  */
 int sched_load(struct sched *s, const struct dl_cluster *c,
     const char *jobs_path, struct dl_err *e);
@@ -133,6 +166,12 @@ double sched_iter_time(struct sched *s, int cls, const int *cnt);
  * evaluated with cost_eval(); p is initialised here.  Its inputs are the
  * cluster's files and the job's model file.
  */
+/*
+ * A lower bound of job j's iteration time on n GPUs: its micro-batches on
+ * n GPUs of the fastest kind it fits on, no communication.
+ */
+double sched_iter_floor(const struct sched *s, int j, int n);
+
 int sched_job_plan(struct sched *s, int job, size_t n, const int *node,
     const int *gpu, struct dl_plan *p, struct dl_err *e);
 
@@ -142,6 +181,8 @@ struct sched_params {
 	double restart_s;	/* lost at every launch */
 	int objective;		/* SCHED_JCT, SCHED_UTILITY */
 	unsigned long seed;	/* SCHED_RANDOM */
+	int explain;		/* gadget: log why jobs move (result.log) */
+	int forget;		/* keep no slots (result.nslots stays 0) */
 };
 
 /* One job's share of one slot. */
@@ -158,6 +199,8 @@ struct sched_entry {
 
 struct sched_slot {
 	long index;		/* slot number: start = index * slot_s */
+	long repeat;		/* it stands for slots index .. index+repeat-1,
+				 * alike (repeat > 1: no launch, no finish) */
 	size_t n;
 	struct sched_entry *e;
 };
@@ -172,7 +215,7 @@ struct sched_jobstat {
 
 struct sched_summary {
 	double avg_jct_s, p95_jct_s, makespan_s, utilisation;
-	long restarts, unfinished, slots;
+	long restarts, unfinished, unschedulable, slots;
 };
 
 struct sched_result {
@@ -182,15 +225,21 @@ struct sched_result {
 	struct sched_jobstat *jobs;	/* per job of s */
 	struct sched_summary sum;
 	double time_s;		/* wall time of the run */
+	long events;		/* slots in which the policy decided */
+	char *log;		/* with explain: one line per move; else NULL */
 };
 
 /*
- * Simulate one policy over the whole trace.  Without max_slots, at most
- * SCHED_MAX_SLOTS slots in which jobs run are simulated (time and memory
- * grow with them): DL_EDATA naming the job that still runs beyond, with
- * its line in the jobs file (e->file left empty for the caller).
+ * Simulate one policy over the whole trace.  Time and memory grow with
+ * the events (at most two per job, four under tiresias), not with the
+ * slots: the slots between two events are one record with a repeat
+ * count.  Slot numbers stop at SCHED_MAX_SLOTS (without max_slots): a job
+ * that cannot end before even alone on its max_gpus (sched_iter_floor) is
+ * refused before anything runs, and one that still runs there (it
+ * waited) stops the run; both DL_EDATA naming the job with its line in
+ * the jobs file (e->file left empty for the caller).
  */
-#define SCHED_MAX_SLOTS 100000
+#define SCHED_MAX_SLOTS 1000000000000L
 int sched_run(struct sched *s, int policy, const struct sched_params *sp,
     struct sched_result *r, struct dl_err *e);
 void sched_result_free(struct sched_result *r);
@@ -204,16 +253,45 @@ void sched_result_free(struct sched_result *r);
  * out[j * nnodes + node] and return the total utility.
  */
 struct sched_slotprob {
-	size_t njobs;
+	size_t njobs;		/* in arrival order */
 	const int *job;
 	const double *left;
 	const int *prev;
 	const int *free_gpus;
+	const double *served;	/* GPU-seconds held so far (tiresias) */
+	const int *held;	/* GPUs in each prev row, or NULL: sum them */
 };
 double sched_slot_greedy(struct sched *s, const struct sched_params *sp,
     const struct sched_slotprob *sp_, int *out);
 double sched_slot_best(struct sched *s, const struct sched_params *sp,
     const struct sched_slotprob *sp_, int *out);
+/*
+ * The baselines' decision for one event (fifo, random, tiresias, srtf);
+ * rng: the random policy's state.
+ */
+void sched_baseline_slot(struct sched *s, int policy,
+    const struct sched_slotprob *pb, unsigned long long *rng, int *out);
+
+/* order[] := 0..n-1 by key[], ties to the lower index (arrival). */
+void sched_order(size_t n, const double *key, size_t *order);
+
+/*
+ * Placement (sched_place.c), as GPUs per node into out[]:
+ * sched_place_pack() puts n GPUs from avail[] on the fewest servers (prev
+ * when it has exactly n available GPUs; else the smallest node holding
+ * them; else the site needing the fewest nodes); sched_place_extend()
+ * grows cur by d GPUs from avail[] (free, not counting cur): on prev's
+ * GPUs first, then cur's nodes, its sites, anywhere.  Both return 0 when
+ * the GPUs are not there.
+ */
+int sched_gpus(const int *cnt, size_t nn);	/* the sum of cnt[] */
+/* The GPUs active job a of pb held in the previous slot. */
+int sched_held(const struct sched_slotprob *pb, size_t a, size_t nn);
+int sched_place_pack(const struct sched *s, const struct sched_class *k,
+    int n, const int *avail, const int *prev, int *out);
+int sched_place_extend(const struct sched *s, const struct sched_class *k,
+    const int *cur, const int *prev, int d, const int *avail, int *out);
+
 /* The utility of job j with cnt GPUs per node (see the header comment). */
 double sched_utility(struct sched *s, const struct sched_params *sp, int j,
     double left, const int *cnt, const int *prev);

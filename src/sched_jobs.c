@@ -33,7 +33,8 @@ enum { C_JOB, C_ARR, C_MODEL, C_GB, C_MB, C_ITER, C_MIN, C_MAX, C_W };
 const char *
 sched_policy_name(int policy)
 {
-	static const char *const names[] = { "gadget", "fifo", "random" };
+	static const char *const names[] = { "gadget", "fifo", "random",
+	    "tiresias", "srtf" };
 
 	return policy >= 0 && policy < SCHED_NPOLICY ? names[policy] : "?";
 }
@@ -171,19 +172,26 @@ fix_classes(struct sched *s)
 
 		k->x.o = &k->opts;
 		k->x.m = &s->models[k->model].m;
-		for (size_t n = 0; n < s->c->nnodes; n++)
+		k->min_step_s = HUGE_VAL;
+		for (size_t n = 0; n < s->c->nnodes; n++) {
 			k->step_s[n] = cost_stage_compute(&k->x, (int)n, 1, 0,
 			    L - 1);
+			if (k->fits[n] && k->step_s[n] < k->min_step_s)
+				k->min_step_s = k->step_s[n];
+		}
 	}
 }
 
 /* One row of JOBS.csv into job j. */
 static int
 read_job(struct sched *s, const struct csv_table *t, size_t r,
-    const char *dir, struct sched_job *j, struct dl_err *e)
+    const char *dir, struct kcache *ids, struct dl_err *e)
 {
+	struct sched_job *j = &s->jobs[r];
 	long gb = (long)csv_num(t, r, C_GB), mb = (long)csv_num(t, r, C_MB);
 	int model, usable = 0;
+	size_t first;
+	struct strbuf why = STRBUF_INIT;
 
 	j->id = xstrdup(csv_str(t, r, C_JOB));
 	j->line = t->line[r];
@@ -193,11 +201,10 @@ read_job(struct sched *s, const struct csv_table *t, size_t r,
 	if (gb % mb != 0)
 		return csv_cellerr(t, r, C_MB, e, "job '%s': micro_batch %ld "
 		    "does not divide global_batch %ld", j->id, mb, gb);
-	for (size_t i = 0; i < r; i++)
-		if (strcmp(s->jobs[i].id, j->id) == 0)
-			return csv_cellerr(t, r, C_JOB, e, "job '%s' given "
-			    "twice (first on line %ld)", j->id,
-			    s->jobs[i].line);
+	if (kc_findi(ids, j->id, strlen(j->id), &first))
+		return csv_cellerr(t, r, C_JOB, e, "job '%s' given twice "
+		    "(first on line %ld)", j->id, s->jobs[first].line);
+	kc_puti(ids, j->id, strlen(j->id), r);
 	if ((model = find_model(s, t, r, dir, e)) < 0)
 		return e->code;
 	if ((j->cls = find_class(s, model, gb, mb, e)) < 0)
@@ -211,17 +218,21 @@ read_job(struct sched *s, const struct csv_table *t, size_t r,
 	for (size_t n = 0; n < s->c->nnodes; n++)
 		if (s->classes[j->cls].fits[n])
 			usable += s->c->nodes[n].gpus;
-	if (usable == 0)
-		return dl_seterr(e, DL_EINFEAS, t->file, j->line, 0, "job '%s' "
-		    "can never run: one replica of %s (batch %ld) fits on no "
-		    "GPU of the cluster", j->id, s->models[model].name, mb);
+	if (usable == 0) {
+		sb_addf(&why, "one replica of %s (batch %ld) fits on no "
+		    "GPU of the cluster", s->models[model].name, mb);
+		j->why = sb_detach(&why);
+		return DL_OK;
+	}
 	if (usable > s->classes[j->cls].micro_batches)
 		usable = (int)s->classes[j->cls].micro_batches;
-	if (j->min_gpus > usable)
-		return dl_seterr(e, DL_EINFEAS, t->file, j->line, 0, "job '%s' "
-		    "can never run: it needs %d GPUs and can use at most %d "
-		    "(GPUs it fits on, %ld micro-batches)", j->id, j->min_gpus,
-		    usable, s->classes[j->cls].micro_batches);
+	if (j->min_gpus > usable) {
+		sb_addf(&why, "it needs %d GPUs and can use at most %d "
+		    "(GPUs it fits on, %ld micro-batches)", j->min_gpus, usable,
+		    s->classes[j->cls].micro_batches);
+		j->why = sb_detach(&why);
+		return DL_OK;
+	}
 	if (j->max_gpus > usable)
 		j->max_gpus = usable;
 	return DL_OK;
@@ -237,12 +248,33 @@ cmp_arrival(const void *a, const void *b)
 	return (x->line > y->line) - (x->line < y->line);
 }
 
+/* DL_EINFEAS naming the first job in the file when none can run. */
+static int
+all_unschedulable(struct sched *s, const char *path, struct dl_err *e)
+{
+	const struct sched_job *first = NULL;
+	int rc;
+
+	for (size_t j = 0; j < s->njobs; j++) {
+		if (s->jobs[j].why == NULL)
+			return DL_OK;
+		if (first == NULL || s->jobs[j].line < first->line)
+			first = &s->jobs[j];
+	}
+	rc = dl_seterr(e, DL_EINFEAS, path, first->line, 0, "job '%s' can "
+	    "never run: %s%s", first->id, first->why, s->njobs > 1 ?
+	    " (and no other job can)" : "");
+	sched_free(s);
+	return rc;
+}
+
 int
 sched_load(struct sched *s, const struct dl_cluster *c,
     const char *jobs_path, struct dl_err *e)
 {
 	struct dl_route_opts ro = { 3, 1, FM_GMC };
 	struct csv_table t;
+	struct kcache ids = { 0 };
 	char *dir = xstrdup(jobs_path), *slash = strrchr(dir, '/');
 	int rc;
 
@@ -271,9 +303,10 @@ sched_load(struct sched *s, const struct dl_cluster *c,
 		    "no jobs (expected at least one row after the header)");
 	s->jobs = xcalloc(t.nrows + 1, sizeof(*s->jobs));
 	for (size_t r = 0; r < t.nrows && rc == DL_OK; r++) {
-		rc = read_job(s, &t, r, dir, &s->jobs[r], e);
+		rc = read_job(s, &t, r, dir, &ids, e);
 		s->njobs = r + 1;
 	}
+	kc_free(&ids);
 	csvin_free(&t);
 	free(dir);
 	if (rc != DL_OK) {
@@ -282,14 +315,16 @@ sched_load(struct sched *s, const struct dl_cluster *c,
 	}
 	fix_classes(s);
 	qsort(s->jobs, s->njobs, sizeof(*s->jobs), cmp_arrival);
-	return DL_OK;
+	return all_unschedulable(s, jobs_path, e);
 }
 
 void
 sched_free(struct sched *s)
 {
-	for (size_t i = 0; i < s->njobs; i++)
+	for (size_t i = 0; i < s->njobs; i++) {
 		free(s->jobs[i].id);
+		free(s->jobs[i].why);
+	}
 	free(s->jobs);
 	for (size_t i = 0; i < s->nclasses; i++) {
 		cost_free(&s->classes[i].x);
@@ -457,6 +492,15 @@ sched_iter_time(struct sched *s, int cls, const int *cnt)
 	kc_put(&s->memo, key.buf, key.len, hit);
 	sb_free(&key);
 	return t;
+}
+
+double
+sched_iter_floor(const struct sched *s, int j, int n)
+{
+	const struct sched_class *k = &s->classes[s->jobs[j].cls];
+
+	return n > 0 ? (double)k->micro_batches * k->min_step_s / n :
+	    HUGE_VAL;
 }
 
 int

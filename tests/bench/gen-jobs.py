@@ -1,9 +1,15 @@
 #!/usr/bin/python3
 """Write a synthetic JOBS.csv for "dlplan schedule" benchmarks.
 
-usage: gen-jobs.py NJOBS [--seed S] [--gap SECONDS]
+usage: gen-jobs.py NJOBS [--seed S] [--gap SECONDS | --load L [--gpus G]]
 
-Poisson arrivals (mean gap --gap, default 60 s); the GPU request follows
+Poisson arrivals (mean gap --gap, default 60 s; or the gap that offers
+the load --load L to a cluster of --gpus G GPUs, default 64: mean work
+per job over G times L, the work being iterations times the one-GPU
+iteration time averaged over philly-64's V100 and P100 halves, measured
+with "dlplan schedule --policy fifo" on one GPU: resnet50 0.1256 s and
+0.8397 s, bert-large 0.7067 s and 4.7241 s; perfect scaling assumed, so
+the busy fraction a policy reaches differs); the GPU request follows
 the Philly mix (mostly 1-8 GPUs, a few 16-64): 1 (40%), 2 (10%), 4 (20%),
 8 (20%), 16 (6%), 32 (3%), 64 (1%); models resnet50 (batch 256) and
 bert-large (batch 32, so at most 8 replicas) half each; iterations
@@ -14,17 +20,29 @@ import random
 import sys
 
 
+def take(args, name, conv, default):
+    """Remove "NAME VALUE" from args; the value converted, or default."""
+    if name not in args:
+        return default
+    i = args.index(name)
+    value = conv(args[i + 1])
+    del args[i:i + 2]
+    return value
+
+
 def main():
     args = sys.argv[1:]
-    seed, gap = 1, 60.0
-    if "--seed" in args:
-        i = args.index("--seed")
-        seed = int(args[i + 1])
-        del args[i:i + 2]
-    if "--gap" in args:
-        i = args.index("--gap")
-        gap = float(args[i + 1])
-        del args[i:i + 2]
+    seed = take(args, "--seed", int, 1)
+    gap = take(args, "--gap", float, 60.0)
+    gpus = take(args, "--gpus", int, 64)
+    load = take(args, "--load", float, None)
+    if load is not None:
+        if not load > 0 or gpus < 1:
+            sys.exit("gen-jobs: --load must be > 0 and --gpus >= 1")
+        # one-GPU seconds per iteration, mean of the V100 and P100 halves
+        t1 = 0.5 * ((0.1256 + 0.8397) / 2 + (0.7067 + 4.7241) / 2)
+        mean_iters = (200000 - 2000) / math.log(200000 / 2000)
+        gap = mean_iters * t1 / (load * gpus)
     n = int(args[0])
     rnd = random.Random(seed)
     sizes = [(1, .40), (2, .10), (4, .20), (8, .20), (16, .06), (32, .03),

@@ -598,13 +598,17 @@ bounded "predict --backtest, 20,000 points, horizon 1,000" 120 262144 0 -- \
     "$DLPLAN" predict -H "$TMP/bt.csv" --backtest --horizon 1000
 
 # schedule: a job of 1e15 iterations (in the documented range) ran
-# forever and grew ~8 MB/s (issue 34); now at most 100,000 slots in
-# which jobs run are simulated, then exit 2 naming the job's line.
+# forever and grew ~8 MB/s (issue 34); the slots between two events are
+# now one record, so it ends at once, and a job that cannot end within
+# 1e12 slots is refused up front with exit 2 naming its line.
 printf 'job,arrival_s,model,global_batch,micro_batch,iterations\nj1,0,resnet50,256,4,1e15\n' \
     >"$TMP/it15.csv"
-bounded "schedule, a job of 1e15 iterations" 120 262144 2 -- \
+bounded "schedule, a job of 1e15 iterations" 120 262144 0 -- \
     "$DLPLAN" schedule -c "$SRCDIR/datasets/clusters/philly-64" \
     --jobs "$TMP/it15.csv"
-check "... refused naming its line" grep -q \
-    "^dlplan: $TMP/it15.csv:2: gadget schedule: job 'j1' (1e+15 iterations) still runs after 100000 slots" \
+bounded "schedule, 1e15 iterations in slots of 1 ms" 120 262144 2 -- \
+    "$DLPLAN" schedule -c "$SRCDIR/datasets/clusters/philly-64" \
+    --jobs "$TMP/it15.csv" --slot-seconds 0.001
+check "... refused up front naming its line" grep -q \
+    "^dlplan: $TMP/it15.csv:2: job 'j1' needs at least .* more than the 1000000000000 slots of 0.001 s" \
     "$TMP/err"

@@ -6,9 +6,12 @@ usage: schedule-check.py SCHEDULE.json NODES.csv
 Checks every slot: no GPU given to two jobs, every GPU exists, no job
 over its max_gpus or under its min_gpus, a job runs only after it
 arrived; that a launch is flagged exactly when the GPUs differ from the
-job's previous slot and costs restart_s; that run_s * rate = iterations
+job's previous slot and costs restart_s; that a slot standing for several
+(repeat > 1) has neither launch nor finish and comes before the next
+record; that run_s * rate = iterations
 (up to rounding) and run_s + restart fits in the slot; that every job
-finishes, with its iterations adding up to the trace's; and that the
+finishes, with its iterations adding up to the trace's, except the
+unschedulable ones, which never run; and that the
 summary's average JCT agrees with the slots.  Prints the number of slots
 and jobs checked; exits 1 with a message on the first violation.
 """
@@ -33,10 +36,12 @@ def main():
     done = {j: 0.0 for j in jobs}
     prev = {j: None for j in jobs}
     finish = {}
-    last_slot = -1
+    if d["schema"] != "dlplan.schedule/2":
+        fail("schema %s" % d["schema"])
+    next_slot = 0
     for sl in d["slots"]:
-        k, t0 = sl["slot"], sl["start_s"]
-        if k <= last_slot or abs(t0 - k * S) > 1e-6 * max(1, t0):
+        k, t0, rep = sl["slot"], sl["start_s"], sl["repeat"]
+        if k < next_slot or abs(t0 - k * S) > 1e-6 * max(1, t0) or rep < 1:
             fail("slot %d out of order or misplaced" % k)
         seen = set()
         ran = set()
@@ -62,6 +67,9 @@ def main():
             launch = prev[name] != sorted(g)
             if launch != e["launch"]:
                 fail("slot %d: %s launch flag is wrong" % (k, name))
+            if rep > 1 and (launch or e["finished"]):
+                fail("slot %d: %s launches or ends in a repeated slot" % (
+                    k, name))
             lost = min(R, S) if launch else 0
             if e["run_s"] + lost > S * (1 + 1e-9):
                 fail("slot %d: %s runs longer than the slot" % (k, name))
@@ -69,7 +77,7 @@ def main():
             if abs(it - e["iterations"]) > 1e-6 * max(1, it):
                 fail("slot %d: %s iterations %g, run_s / T %g" % (
                     k, name, e["iterations"], it))
-            done[name] += e["iterations"]
+            done[name] += e["iterations"] * rep
             if e["finished"]:
                 finish[name] = t0 + lost + e["run_s"]
             elif abs(e["run_s"] + lost - S) > 1e-6 * S:
@@ -79,7 +87,12 @@ def main():
         for name in jobs:
             if name not in ran:
                 prev[name] = None
-        last_slot = k
+        next_slot = k + rep
+    never = {n for n, j in jobs.items() if j["unschedulable"] is not None}
+    if never & set(finish) or never & {n for n in done if done[n] > 0}:
+        fail("an unschedulable job runs")
+    for n in never:
+        del jobs[n]
     for name, j in jobs.items():
         if name not in finish:
             fail("%s never finishes" % name)

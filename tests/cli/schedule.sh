@@ -10,7 +10,7 @@ CHK="/usr/bin/python3 $SRCDIR/tests/cli/schedule-check.py"
 
 expect_run "bundled trace, csv summary" 0 schedule-philly.csv - -- \
     dlplan schedule -c $PH --jobs $TR --format csv
-for p in gadget fifo random; do
+for p in gadget fifo random tiresias srtf; do
 	expect_run "$p schedule written" 0 - - -- dlplan schedule -c $PH \
 	    --jobs $TR --policy $p -o "$TMP/$p" -q
 	check "$p: the re-simulation agrees (GPUs, max_gpus, iterations)" $CHK "$TMP/$p/schedule.json" \
@@ -28,7 +28,8 @@ check "same inputs, same schedule.json" cmp "$TMP/gadget/schedule.json" \
 check "same inputs, same jobs.csv" cmp "$TMP/gadget/jobs.csv" \
     "$TMP/again/jobs.csv"
 check "jobs.csv header" sh -c "head -1 '$TMP/gadget/jobs.csv' | grep -qx \
-'job,arrival_s,start_s,finish_s,jct_s,gpu_hours,restarts,iterations'"
+'job,arrival_s,start_s,finish_s,jct_s,gpu_hours,restarts,iterations,\
+unschedulable'"
 check "a plan per job" test "$(ls "$TMP/gadget/plans" | wc -l)" -eq 120
 expect_run "emit takes a job's plan" 0 - - -- dlplan emit \
     "$TMP/gadget/plans/j0001.json" --launcher hostfile -o "$TMP/l1" \
@@ -45,12 +46,50 @@ t = [x['iteration_s'] for sl in s['slots'] for x in sl['jobs']
 assert abs(t - e) <= 1e-12 * e, (t, e)"
 expect_run "json summary" 0 - - -- dlplan schedule -c $PH --jobs $TR \
     --format json --slots 50
-check "json summary lists the three policies" /usr/bin/python3 -c "
+check "json summary lists the five policies" /usr/bin/python3 -c "
 import json
 d = json.load(open('$TMP/out'))
-assert [x['policy'] for x in d] == ['gadget', 'fifo', 'random']"
+assert [x['policy'] for x in d] == ['gadget', 'fifo', 'random', 'tiresias',
+    'srtf']"
+
+expect_run "demand never above the GPUs" 0 - - -- dlplan schedule -c $PH \
+    --jobs $D/light.csv --format csv
+check "no restart when the GPUs never run short" sh -c \
+    "grep '^gadget,' '$TMP/out' | cut -d, -f7 | grep -qx 0"
+expect_run "a short job meets a long one on one server" 0 - - -- dlplan \
+    schedule --nodes $D/one-dgx/nodes.csv --jobs $D/shrink.csv -v \
+    -o "$TMP/sh"
+check "-v: the long job shrinks for the short one, with gain and cost" \
+    grep -q "^t=300 s: job 'long' shrinks from 8 to 2 GPUs for job 'short'.*\
+gain [0-9]* s against [0-9]* s that 'long' loses" "$TMP/err"
+check "-v: it grows back once the short job ends, past the restart" \
+    grep -q "^t=600 s: job 'long' grows from 2 to 8 GPUs: .* more than the \
+30 s restart" "$TMP/err"
+check "shrink and grow: the re-simulation agrees" $CHK "$TMP/sh/schedule.json" \
+    $D/one-dgx/nodes.csv
+for p in tiresias srtf; do
+	expect_run "$p preempts on one server" 0 - - -- dlplan schedule \
+	    --nodes $D/one-dgx/nodes.csv --jobs $D/shrink.csv --policy $p \
+	    -o "$TMP/sh-$p" -q
+	check "$p preemption: the re-simulation agrees" $CHK \
+	    "$TMP/sh-$p/schedule.json" $D/one-dgx/nodes.csv
+done
+expect_run "1e15 iterations: whole slots between events are one record" 0 \
+    - - -- dlplan schedule -c $PH --jobs $D/forever.csv -o "$TMP/fe" -q
+check "1e15 iterations: the re-simulation agrees" $CHK \
+    "$TMP/fe/schedule.json" $PH/nodes.csv
+check "1e15 iterations: a handful of records" /usr/bin/python3 -c "
+import json
+s = json.load(open('$TMP/fe/schedule.json'))
+assert len(s['slots']) < 10 and max(x['repeat'] for x in s['slots']) > 1e9"
 
 # --- bad inputs ---------------------------------------------------------
+expect_err "a job that cannot end within the slots dlplan simulates" 2 \
+    "dlplan: $D/forever.csv:2: job 'long' needs at least 1.57025e+13 s \
+(1e+15 iterations of at least 0.0157025 s on 8 GPUs), more than the \
+1000000000000 slots of 0.001 s dlplan simulates (give fewer iterations, \
+longer --slot-seconds, or --slots N to stop early)" -- dlplan schedule \
+    -c $PH --jobs $D/forever.csv --slot-seconds 0.001
 expect_err "negative arrival" 2 "dlplan: $D/neg.csv:2:2: column \
 'arrival_s': '-5' is out of range (expected a number in [0, 1000000000000] \
 (seconds))" -- dlplan schedule -c $PH --jobs $D/neg.csv
@@ -58,10 +97,18 @@ expect_err "unknown model" 2 "dlplan: $D/unknown.csv:2:3: column 'model': \
 unknown model 'nosuch-model' (not a file relative to the jobs file, nor a \
 preset: gpt2-xl|gpt3-175b|llama2-7b|llama2-13b|llama2-70b|bert-large|resnet50)" \
     -- dlplan schedule -c $PH --jobs $D/unknown.csv
-expect_err "a job that needs more GPUs than it can use" 3 "dlplan: \
-$D/nofit.csv:3: job 'big' can never run: it needs 100 GPUs and can use at \
-most 16 (GPUs it fits on, 16 micro-batches)" -- dlplan schedule -c $PH \
-    --jobs $D/nofit.csv
+expect_run "a job that needs more GPUs than it can use is reported" 0 - - \
+    -- dlplan schedule -c $PH --jobs $D/nofit.csv -o "$TMP/nofit"
+check "the table names it" grep -qx "never     job 'big' (line 3): it \
+needs 100 GPUs and can use at most 16 (GPUs it fits on, 16 micro-batches)" \
+    "$TMP/out"
+WHY='"it needs 100 GPUs and can use at most 16 (GPUs it fits on, 16 '
+WHY="${WHY}micro-batches)\""
+check "jobs.csv says why" grep -qxF "big,5,,,,0,0,0,$WHY" "$TMP/nofit/jobs.csv"
+check "summary.csv counts it, and the other job ran" sh -c "grep -q \
+'^gadget,30.04[0-9]*,.*,0,0,1,1\$' '$TMP/nofit/summary.csv'"
+check "unschedulable: the re-simulation agrees" $CHK \
+    "$TMP/nofit/schedule.json" $PH/nodes.csv
 expect_err "a job that fits on no GPU" 3 "dlplan: $D/nomem.csv:2: job \
 'huge' can never run: one replica of gpt3-175b (batch 1) fits on no GPU of \
 the cluster" -- dlplan schedule -c $PH --jobs $D/nomem.csv
@@ -70,8 +117,8 @@ No such file or directory" -- dlplan schedule -c $PH --jobs $D/none.csv
 expect_err "no --jobs" 1 "dlplan: no jobs given (use --jobs JOBS.csv)" -- \
     dlplan schedule -c $PH
 expect_err "bad policy" 1 "dlplan: option '--policy': 'best' is not one \
-of gadget|fifo|random" -- dlplan schedule -c $PH --jobs $TR \
+of gadget|fifo|random|tiresias|srtf" -- dlplan schedule -c $PH --jobs $TR \
     --policy best
 expect_run "nothing written on error" 3 - - -- dlplan schedule -c $PH \
-    --jobs $D/nofit.csv -o "$TMP/none"
+    --jobs $D/nomem.csv -o "$TMP/none"
 check "no output directory" test ! -e "$TMP/none"

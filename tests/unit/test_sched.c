@@ -93,7 +93,7 @@ test_iter_time(struct fixture *f, struct sched *s)
 static void
 test_brute(struct fixture *f, struct sched *s)
 {
-	struct sched_params sp = { 300, 0, 30, SCHED_JCT, 1 };
+	struct sched_params sp = { 300, 0, 30, SCHED_JCT, 1, 0, 0 };
 	size_t nn = s->c->nnodes;
 	double minr = 1, sum = 0, above = 0;
 	int n = 0, below_half = 0;
@@ -146,7 +146,7 @@ test_brute(struct fixture *f, struct sched *s)
 static void
 test_runs(struct sched *s)
 {
-	struct sched_params sp = { 300, 0, 30, SCHED_JCT, 7 };
+	struct sched_params sp = { 300, 0, 30, SCHED_JCT, 7, 0, 0 };
 
 	for (int pol = 0; pol < SCHED_NPOLICY; pol++) {
 		struct sched_result r;
@@ -168,7 +168,8 @@ test_runs(struct sched *s)
 				over |= en->ngpus > s->jobs[en->job].max_gpus;
 				for (int q = 0; q < en->ngpus; q++)
 					twice |= used[en->node[q]][en->gpu[q]]++;
-				done[en->job] += en->iters;
+				done[en->job] += en->iters *
+				    (double)r.slots[i].repeat;
 			}
 		}
 		for (size_t j = 0; j < s->njobs; j++)

@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+"""Sweep "dlplan schedule" over offered loads and seeds; print a table.
+
+usage: sched-sweep.py [--dlplan PATH] [--jobs N] [--loads L,L,...]
+                      [--seeds S,S,...] [--cluster DIR]
+
+For every load and seed, tests/bench/gen-jobs.py writes N jobs (default
+300) of Poisson arrivals offering that load to the cluster (default
+datasets/clusters/philly-64); every policy's summary comes from one
+"dlplan schedule --format csv".  Then the bundled Philly trace
+(datasets/jobs/philly-gavel-120.csv).  Per load, the table gives each
+policy's mean over the seeds of the average JCT, p95 JCT, makespan,
+GPU utilisation and restarts, then two checks per load and seed:
+gadget's average JCT at most the best baseline's, and at most 0.9 x
+fifo's where fifo keeps the cluster over 50 % busy.  Exit 1 when a check
+fails.  Also prints the worst ratios of gadget's average JCT to fifo's
+and to the best baseline's.  Nothing here is timed.
+"""
+import argparse
+import csv
+import io
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+COLS = ["avg_jct_s", "p95_jct_s", "makespan_s", "gpu_utilisation",
+        "restarts"]
+
+
+def summary(dlplan, cluster, jobs_text, path):
+    with open(path, "w") as fp:
+        fp.write(jobs_text)
+    out = subprocess.run([dlplan, "schedule", "-c", cluster, "--jobs", path,
+                          "--format", "csv"], check=True,
+                         capture_output=True, text=True).stdout
+    return {r["policy"]: {c: float(r[c]) for c in COLS}
+            for r in csv.DictReader(io.StringIO(out))}
+
+
+def checks(s):
+    """(gadget <= best baseline, gadget <= 0.9 fifo or fifo <= 50 % busy)"""
+    g = s["gadget"]["avg_jct_s"]
+    best = min(v["avg_jct_s"] for p, v in s.items() if p != "gadget")
+    busy = s["fifo"]["gpu_utilisation"] > 0.5
+    return g <= best, (not busy) or g <= 0.9 * s["fifo"]["avg_jct_s"]
+
+
+RATIOS = []
+
+
+def row(label, runs, failed):
+    pols = list(runs[0].keys())
+    for p in pols:
+        m = {c: sum(r[p][c] for r in runs) / len(runs) for c in COLS}
+        print("| %s | %s | %.0f | %.0f | %.0f | %.1f %% | %.1f |" % (
+            label, p, m["avg_jct_s"], m["p95_jct_s"], m["makespan_s"],
+            100 * m["gpu_utilisation"], m["restarts"]))
+        label = ""
+    for r in runs:
+        a, b = checks(r)
+        failed += (not a) + (not b)
+        g = r["gadget"]["avg_jct_s"]
+        RATIOS.append((g / r["fifo"]["avg_jct_s"], g / min(
+            v["avg_jct_s"] for p, v in r.items() if p != "gadget")))
+    return failed
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dlplan", default=os.path.join(ROOT, "dlplan"))
+    ap.add_argument("--jobs", type=int, default=300)
+    ap.add_argument("--loads", default="0.3,0.6,0.9,1.2,1.5")
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--cluster", default=os.path.join(
+        ROOT, "datasets/clusters/philly-64"))
+    a = ap.parse_args()
+    dlplan, njobs, cluster = a.dlplan, a.jobs, a.cluster
+    loads, seeds = a.loads.split(","), a.seeds.split(",")
+    tmp = os.path.join(ROOT, "tests/bench/out")
+    os.makedirs(tmp, exist_ok=True)
+    gen = os.path.join(ROOT, "tests/bench/gen-jobs.py")
+    print("| load | policy | avg JCT s | p95 JCT s | makespan s | util | "
+          "restarts |")
+    print("|---|---|---|---|---|---|---|")
+    failed = 0
+    for load in loads:
+        runs = []
+        for seed in seeds:
+            text = subprocess.run([sys.executable, gen, str(njobs), "--load",
+                                   load, "--seed", seed], check=True,
+                                  capture_output=True, text=True).stdout
+            runs.append(summary(dlplan, cluster, text, os.path.join(
+                tmp, "sweep-%s-%s.csv" % (load, seed))))
+        failed = row(load, runs, failed)
+    with open(os.path.join(ROOT, "datasets/jobs/philly-gavel-120.csv")) as fp:
+        philly = fp.read()
+    failed = row("philly-gavel-120", [summary(dlplan, cluster, philly,
+                 os.path.join(tmp, "sweep-philly.csv"))], failed)
+    print("\nworst gadget / fifo %.3f, worst gadget / best baseline %.3f" % (
+        max(x[0] for x in RATIOS), max(x[1] for x in RATIOS)))
+    print("%d of %d checks failed" % (failed,
+                                         2 * (len(loads) * len(seeds) + 1)))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
