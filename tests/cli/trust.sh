@@ -47,8 +47,10 @@ cd "$SRCDIR" || exit 1
 # plan/d holds the inputs; outside/ holds a nodes.csv whose first line is
 # a secret (an error would quote it).  A helper swaps plan/d for a link to
 # ../outside and back as fast as it can while eval runs 150 times with
-# the digests and 150 times with --ignore-digests: the secret must never
-# show, and some runs must still read plan/d.
+# the digests and 150 times with --ignore-digests, then emit and replan
+# (the other readers of a plan's inputs) 40 times each, half of them
+# with --ignore-digests: the secret must never show, and some runs must
+# still read plan/d.
 R=$TMP/race
 mkdir -p "$R/plan/d" "$R/outside"
 cp "$DATA/eval/one/nodes.csv" "$DATA/eval/m4.csv" "$R/plan/d/"
@@ -79,9 +81,26 @@ while [ $i -lt 300 ]; do
 	"$DLPLAN" eval $a "$R/plan/plan.json" >>"$R/out" 2>&1 && ok=$((ok + 1))
 	i=$((i + 1))
 done
+# A step log of the plan's 4 ranks for replan.
+printf 'rank,step,seconds\n' >"$R/steps.csv"
+for r in 0 1 2 3; do
+	for s in 1 2 3 4 5 6 7 8; do
+		echo "$r,$s,1.0" >>"$R/steps.csv"
+	done
+done
+okr=0
+i=0
+while [ $i -lt 40 ]; do
+	if [ $i -lt 20 ]; then a=; else a=--ignore-digests; fi
+	"$DLPLAN" emit $a "$R/plan/plan.json" --launcher hostfile \
+	    -o "$R/em" -- python3 t.py >>"$R/out" 2>&1 && okr=$((okr + 1))
+	"$DLPLAN" replan $a "$R/plan/plan.json" --observed "$R/steps.csv" \
+	    -o "$R/re" >>"$R/out" 2>&1 && okr=$((okr + 1))
+	i=$((i + 1))
+done
 : >"$R/stop"
 wait $swapper
-echo "# race: $(cat "$R/stop.n" 2>/dev/null) swaps, $ok of 300 evals read plan/d"
+echo "# race: $(cat "$R/stop.n" 2>/dev/null) swaps, $ok of 300 evals and $okr of 80 emits and replans read plan/d"
 check "race: never a read outside the plan's tree" \
     sh -c "! grep -q SECRET '$R/out'"
 check "race: the swapper ran" test -s "$R/stop.n"
