@@ -1,5 +1,6 @@
 /*
- * partition.c - layer partition (DESIGN.md 5.3) and data split (5.2).
+ * partition.c - the layer partition of one pipeline (see partition.h):
+ * its dynamic programmes, the front of candidate cuts, and its MILP.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */

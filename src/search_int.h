@@ -1,7 +1,8 @@
 /*
  * search_int.h - what the files of the plan search share (search.c,
  * search_ctx.c, search_structured.c, search_stripe.c, search_exhaustive.c,
- * search_dump.c); nothing outside them includes it.
+ * search_improve.c, search_explain.c, search_dump.c, search_runtime.c);
+ * nothing outside them includes it.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -11,6 +12,8 @@
  *	search_structured.c	the structured mode (DESIGN.md 5.6)
  *	search_stripe.c		the structured mode's striped shapes
  *	search_exhaustive.c	the exhaustive mode (the exact optimum)
+ *	search_improve.c	search_improve(): local moves from the best plan
+ *	search_explain.c	search_left_out(): what left-out nodes would cost
  *	search_dump.c		search_dump(): a plan's MILPs as LP files
  *	search_runtime.c	the search restricted to one framework
  *	search_ctx.c		the search context, the scoring of candidates,
@@ -197,6 +200,19 @@ size_t search_node_units(const struct dl_costctx *x, int node, int k,
     struct unit *u);
 /* qsort order of unit pointers: faster first, then node, then GPU. */
 int search_cmp_unit(const void *a, const void *b);
+
+/*
+ * search_improve.c, also used by search_explain.c.  The units of the
+ * nodes best does not use, cut at most wmax GPUs wide (0: no limit), into
+ * lo[] (room for every GPU); marks used[] (room for every node) and
+ * returns their number.
+ */
+size_t search_left_units(const struct dl_costctx *x, const struct dl_plan *best,
+    char *used, struct unit *lo, int wmax);
+/* best's stages as units followed by room for nmore units, their number
+ * in *n; NULL when a stage's GPUs are not one contiguous run. */
+struct unit *search_plan_units(const struct dl_costctx *x,
+    const struct dl_plan *best, size_t nmore, size_t *n);
 
 /*
  * Run jobs 0 .. njobs - 1 as run(C, j, arg) on nt threads (nt <= 1: on C
