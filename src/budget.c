@@ -1,5 +1,6 @@
 /*
- * budget.c - the long-term cost schedule (DESIGN.md 5.6) and sub-clusters.
+ * budget.c - the long-term cost schedule and sub-clusters
+ * (dlplan(1) ALGORITHMS, Cost schedule).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *

@@ -14,7 +14,8 @@
  * DESCRIPTION
  *	Reads a plan (written by "dlplan plan" or by hand, see
  *	dlplan-formats(5)), checks its structure against the cluster and
- *	the model, and prices it with the cost model of DESIGN.md section 4:
+ *	the model, and prices it with the cost model of dlplan(1)
+ *	ALGORITHMS, Cost model:
  *	stage compute times, routed pipeline and sync transfers, the time of
  *	every group, the sync time, the iteration time T, the lower bound
  *	T_lb and the efficiency T_lb / T.
@@ -30,8 +31,8 @@
  *	trusted; --ignore-digests evaluates it anyway ("what if the cluster
  *	changed"), with the plan's own files then confined to its directory
  *	unless --trust-paths.  A plan without
- *	a "forecast" gets one from load.csv (section 5.1, the plan's
- *	horizon).
+ *	a "forecast" gets one from load.csv (the forecast of dlplan(1),
+ *	ALGORITHMS; the plan's horizon).
  *
  *	The table lists, per group, T_g (the 1F1B makespan, pipesched.h)
  *	split into compute (sum of t), p2p (sum of c) and the steady-state
@@ -48,8 +49,8 @@
  *	--baselines also prices two data-parallel layouts over the same
  *	GPUs.  "The same GPUs" are the GPUs the plan uses, each made its own
  *	replica: TP degree 1, one stage holding every layer, in rank order.
- *	This is the classic one-process-per-GPU DDP layout that seed 003
- *	starts from; it may not fit in memory (the table says so; its time
+ *	This is the classic one-process-per-GPU DDP layout that Chao, Liao and
+ *	Gao start from; it may not fit in memory (the table says so; its time
  *	is still given).  The global batch's M = global/micro micro-batches
  *	are split
  *	    even:	   M/n per GPU, the first M mod n GPUs one more;

@@ -1,6 +1,6 @@
 /*
  * cmd_replan.c - "dlplan replan": a new plan from the step times a
- * running job logged (DESIGN.md 5.7; the estimator is in replan.h).
+ * running job logged (dlplan(1), dlplan replan; the estimator is in replan.h).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */

@@ -4,9 +4,9 @@
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
- * DESIGN.md section 3 (plan space) and section 6 (outputs).  A plan owns
- * all its arrays; plan_free() releases them.  Node indices refer to the
- * cluster the plan was made for (nodes.csv order); a plan read from JSON
+ * the plan space of src/DESIGN-NOTES and plan.json of dlplan-formats(5).  A
+ * plan owns all its arrays; plan_free() releases them.  Node indices refer to
+ * the cluster the plan was made for (nodes.csv order); a plan read from JSON
  * is resolved against a loaded cluster by node id.
  */
 #ifndef DL_PLAN_H
@@ -22,14 +22,15 @@
 
 /*
  * The training framework a plan is made for (plan --runtime): dlplan runs
- * any plan of section 3; the others only plans whose groups share one
- * shape (search_runtime.c).  Names in this order, for opt_choice.
+ * any plan of the plan space (src/DESIGN-NOTES); the others only plans whose
+ * groups share one shape (search_runtime.c).  Names in this order, for
+ * opt_choice.
  */
 enum { RUNTIME_DLPLAN, RUNTIME_MEGATRON, RUNTIME_DEEPSPEED,
 	RUNTIME_TORCHTITAN };
 #define PLAN_RUNTIMES "dlplan|megatron|deepspeed|torchtitan"
 
-/* Job options (DESIGN.md section 1) with their defaults. */
+/* Job options (dlplan(1), dlplan plan) with their defaults. */
 struct dl_opts {
 	long global_batch;	/* samples per iteration */
 	long micro_batch;	/* samples per micro-batch */
@@ -69,7 +70,7 @@ struct dl_group {
 	double period_s;		/* its 1F1B steady period */
 };
 
-/* A flow routed through the network (DESIGN.md 4, 5.4). */
+/* A flow routed through the network (dlplan(1) ALGORITHMS, Routing). */
 enum { DL_PHASE_PIPE = 0, DL_PHASE_SYNC = 1 };
 struct dl_flow {
 	int phase;
@@ -92,7 +93,7 @@ struct dl_flow {
 					   -1 when intra (not routed) */
 };
 
-/* A sync segment and its ring (DESIGN.md 4, 5.5). */
+/* A sync segment and its ring (dlplan(1) ALGORITHMS, Routing). */
 struct dl_ring {
 	int first, last;		/* layer range of the segment */
 	double params;			/* P_q */
@@ -346,7 +347,7 @@ int plan_set_inputs(struct dl_plan *p, const struct dl_cluster *c,
 int plan_json_string(const struct dl_plan *p, const struct dl_cluster *c,
     const struct dl_model *m, const char *base_dir, char **out,
     struct dl_err *e);
-/* CSV: one row per rank, header per DESIGN.md section 8. */
+/* CSV: one row per rank, header per dlplan-formats(5), plan.csv. */
 int plan_write_csv(const struct dl_plan *p, const struct dl_cluster *c,
     const char *path, struct dl_err *e);
 /*

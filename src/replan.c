@@ -1,5 +1,5 @@
 /*
- * replan.c - re-plan from measured step times (DESIGN.md 5.7).
+ * replan.c - re-plan from measured step times (dlplan(1), dlplan replan).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *

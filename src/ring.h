@@ -1,5 +1,6 @@
 /*
- * ring.h - the order of a data-parallel sync ring (DESIGN.md 5.5).
+ * ring.h - the order of a data-parallel sync ring (dlplan(1) ALGORITHMS,
+ * Routing).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *

@@ -1,7 +1,7 @@
 /*
- * search.c - "tentative searching + linear solving" (DESIGN.md 5.6): the
- * public entry that runs the two modes and explains a search that found
- * nothing.  search_int.h says which file does what.
+ * search.c - "tentative searching + linear solving" (dlplan(1) ALGORITHMS,
+ * Solver): the public entry that runs the two modes and explains a search that
+ * found nothing.  search_int.h says which file does what.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */

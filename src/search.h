@@ -1,21 +1,23 @@
 /*
- * search.h - the plan search of DESIGN.md 5.6: tentative searching over
- * structures plus linear solving of the partition and the data split.
+ * search.h - the plan search of dlplan(1) ALGORITHMS, Solver: tentative
+ * searching over structures plus linear solving of the partition and the data
+ * split.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Two modes.  The exhaustive mode enumerates the whole plan space of
- * section 3 (every split of each node's GPUs into TP units, every subset
- * of units, every grouping into ordered pipelines and every order of the
- * groups, every micro-batch split and every layer boundary), prunes with
- * exact compute-only lower bounds, and scores the survivors with the full
- * cost model, so its answer is the optimum of section 4; it is used when
- * the cluster has at most 6 GPUs (or when asked).  The structured mode
- * tries, per TP degree and stage count, pipelines of units kept inside a
- * node or site, partitions each distinct pipeline with the layer-partition
- * MILP (warm-started by the exact DP), splits the micro-batches with the
- * data-split MILP, alternates the two until the split stops changing,
- * and scores each result with the cost model.  Both are deterministic.
+ * the plan space of src/DESIGN-NOTES (every split of each node's GPUs into TP
+ * units, every subset of units, every grouping into ordered pipelines and
+ * every order of the groups, every micro-batch split and every layer
+ * boundary), prunes with exact compute-only lower bounds, and scores the
+ * survivors with the full cost model, so its answer is the optimum of the cost
+ * model; it is used when the cluster has at most 6 GPUs (or when asked).  The
+ * structured mode tries, per TP degree and stage count, pipelines of units
+ * kept inside a node or site, partitions each distinct pipeline with the
+ * layer-partition MILP (warm-started by the exact DP), splits the
+ * micro-batches with the data-split MILP, alternates the two until the split
+ * stops changing, and scores each result with the cost model.  Both are
+ * deterministic.
  */
 #ifndef DL_SEARCH_H
 #define DL_SEARCH_H

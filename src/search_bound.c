@@ -5,10 +5,11 @@
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
- * The proof, for a plan of G groups (DESIGN.md 3 and 4).  Write mu for
- * the micro-batch, B for the global batch, W for the FLOPs of one sample
- * through every layer, s_U for the speed of unit U (the sum over its
- * GPUs) and S_g for the sum of s_U over the stages of group g.
+ * The proof, for a plan of G groups (src/DESIGN-NOTES, dlplan(1) ALGORITHMS,
+ * Cost model).  Write mu for the micro-batch, B for the global batch, W for
+ * the FLOPs of one sample through every layer, s_U for the speed of unit U
+ * (the sum over its GPUs) and S_g for the sum of s_U over the stages of group
+ * g.
  *
  * Fill.  sum_j t_j of a group is at least F0 = sum over layers l of the
  * least time any unit takes for l (compute and TP all-reduce are linear

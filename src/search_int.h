@@ -9,7 +9,7 @@
  * The files call one another downward only:
  *
  *	search.c		search_plan(): runs the modes, explains failure
- *	search_structured.c	the structured mode (DESIGN.md 5.6)
+ *	search_structured.c	the structured mode
  *	search_stripe.c		the structured mode's striped shapes
  *	search_exhaustive.c	the exhaustive mode (the exact optimum)
  *	search_improve.c	search_improve(): local moves from the best plan

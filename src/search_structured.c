@@ -1,7 +1,8 @@
 /*
- * search_structured.c - the structured mode of the plan search (DESIGN.md
- * 5.6): pipelines of units kept inside a node or site, partitioned by the
- * layer-partition MILP and split by the data-split MILP, alternately.
+ * search_structured.c - the structured mode of the plan search
+ * (dlplan(1) ALGORITHMS, Solver): pipelines of units kept inside a node or
+ * site, partitioned by the layer-partition MILP and split by the data-split
+ * MILP, alternately.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Exit status and module return codes (DESIGN.md section 1). */
+/* Exit status and module return codes (dlplan(1), EXIT STATUS). */
 enum {
 	DL_OK = 0,
 	DL_EUSAGE = 1,	/* bad command line */

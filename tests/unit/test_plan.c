@@ -271,7 +271,7 @@ ranks_and_csv(struct env *v)
 	is_int(plan_write_csv(&p, &v->c, path, &e), DL_OK, "csv: written");
 	csv = slurp(path);
 	ok(csv && strncmp(csv, CSV_HEAD, strlen(CSV_HEAD)) == 0,
-	    "csv: the header of DESIGN.md 8");
+	    "csv: the header of dlplan-formats(5)");
 	ok(csv && strstr(csv, "\n0,a,1,0,0,0,1,3,0.25,2,0,a,s\n") &&
 	    strstr(csv, "\n2,b,0,0,1,2,3,3,1,1,0,b,s\n"), "csv: rows");
 	free(csv);

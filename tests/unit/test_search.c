@@ -1,7 +1,7 @@
 /*
  * test_search.c - the plan search against a brute-force oracle.
  *
- * The oracle enumerates the whole plan space of DESIGN.md section 3 in
+ * The oracle enumerates the whole plan space of src/DESIGN-NOTES in
  * its own way (every subset of units, every permutation of the subset,
  * every cut of the permutation into consecutive pipelines, every split of
  * the micro-batches with each group >= 1, every layer boundary) and
