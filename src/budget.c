@@ -270,10 +270,10 @@ lift(struct dl_plan *dst, const struct dl_plan *src, const int *vmap,
 			d->stages[j].node = vmap[d->stages[j].node];
 		}
 	}
-	snprintf(dst->status, sizeof(dst->status), "%s", src->status);
+	dst->status = src->status;
 	dst->gap = src->gap;
 	dst->bound_s = src->bound_s;
-	memcpy(dst->bound_method, src->bound_method, sizeof(dst->bound_method));
+	dst->bound_method = src->bound_method;
 	dst->solve_s = src->solve_s;
 }
 

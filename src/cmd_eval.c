@@ -265,7 +265,8 @@ print_table(const struct ev *v, int baselines)
 	const struct dl_estimate *E = &p->est;
 	char a[32], b[32], c[32], d[32];
 
-	printf("plan       %s (%s)\n", v->plan_path, p->status);
+	printf("plan       %s (%s)\n", v->plan_path,
+	    plan_status_names[p->status]);
 	for (size_t i = 0; i < p->ninputs; i++)
 		printf("%-10s %-8s %s\n", i ? "" : "inputs", p->inputs[i].kind,
 		    p->inputs[i].path);
@@ -274,9 +275,10 @@ print_table(const struct ev *v, int baselines)
 	    p->opts.global_batch / p->opts.micro_batch, p->opts.micro_batch,
 	    p->ngroups, p->ngroups == 1 ? "" : "s", plan_ranks(p),
 	    plan_ranks(p) == 1 ? "" : "s");
-	if (p->runtime[0])
+	if (p->runtime != RUNTIME_DLPLAN)
 		printf("runtime    %s (made with plan --runtime %s)\n",
-		    p->runtime, p->runtime);
+		    plan_runtime_names[p->runtime],
+		    plan_runtime_names[p->runtime]);
 	if (v->forecast_given)
 		printf("forecast   node loads given in the plan\n");
 	else if (v->c.has_load)
@@ -311,8 +313,8 @@ print_table(const struct ev *v, int baselines)
 	    E->pipeline_s));
 	printf("bound      T_lb  %s s (every GPU of the cluster busy)\n",
 	    fmt_s(a, E->lower_bound_s));
-	if (strcmp(p->bound_method, "combinatorial") == 0 ||
-	    strcmp(p->bound_method, "lp") == 0)
+	if (p->bound_method == BOUND_COMBINATORIAL ||
+	    p->bound_method == BOUND_LP)
 		printf("bound      plan  %s s (the search's, with fill, "
 		    "transfers and sync)\n", fmt_s(a, p->bound_s));
 	printf("efficiency       %.2f %%\n", 100 * E->efficiency);

@@ -967,7 +967,7 @@ cost_baseline(const struct dl_costctx *x, const struct dl_plan *p, int kind,
 	}
 	plan_init(out);
 	out->opts = p->opts;
-	snprintf(out->status, sizeof(out->status), "given");
+	out->status = PLAN_GIVEN;
 	out->groups = xcalloc(n + 1, sizeof(*out->groups));
 	for (long i = 0; i < n; i++) {
 		struct dl_group *gr;

@@ -93,7 +93,7 @@ struct emit_fw {
 	int *blocks;		/* per stage: its transformer blocks
 				   (model_blocks()); NULL without a model */
 };
-int emit_fw_shape(const struct emit_ctx *x, const char *runtime,
+int emit_fw_shape(const struct emit_ctx *x, enum dl_runtime rt,
     struct emit_fw *f, struct dl_err *e);
 void emit_fw_free(struct emit_fw *f);
 /*

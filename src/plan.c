@@ -17,6 +17,30 @@
 #include "plan.h"
 #include "util_io.h"
 
+/* The names of the enums of plan.h, as plan.json and the options write
+ * them; plan_name_find() goes back. */
+const char *const plan_runtime_names[DL_NRUNTIMES] = {
+	"dlplan", "megatron", "deepspeed", "torchtitan"
+};
+const char *const plan_strategy_names[DL_NSTRATEGIES] = {
+	"auto", "dp", "pp", "hybrid"
+};
+const char *const plan_status_names[DL_NSTATUSES] = {
+	"given", "feasible", "optimal"
+};
+const char *const plan_bound_names[DL_NBOUNDS] = {
+	"", "exhaustive", "combinatorial", "lp", "T_lb"
+};
+
+int
+plan_name_find(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	return -1;
+}
+
 const char *const plan_input_kinds[DL_NINPUT_KINDS] = {
 	"nodes", "links", "load", "traffic", "model"
 };
@@ -45,7 +69,10 @@ plan_init(struct dl_plan *p)
 	memset(p, 0, sizeof(*p));
 	p->generator = xstrdup("dlplan " DLPLAN_VERSION);
 	plan_opts_default(&p->opts);
-	snprintf(p->status, sizeof(p->status), "given");
+	p->status = PLAN_GIVEN;
+	p->bound_method = BOUND_NONE;
+	p->strategy = STRAT_NONE;
+	p->runtime = RUNTIME_DLPLAN;
 }
 
 void
@@ -92,7 +119,6 @@ plan_free(struct dl_plan *p)
 	free(p->uhat);
 	free(p->left_out);
 	free(p->generator);
-	free(p->strategy);
 	free(p->parent);
 	plan_schedule_free(p->schedule);
 	plan_lineage_free(p->lineage);
@@ -107,7 +133,6 @@ plan_copy(struct dl_plan *dst, const struct dl_plan *src)
 {
 	*dst = *src;
 	dst->generator = xstrdup_or_null(src->generator);
-	dst->strategy = xstrdup_or_null(src->strategy);
 	dst->parent = xstrdup_or_null(src->parent);
 	dst->schedule = plan_schedule_dup(src->schedule);
 	dst->lineage = plan_lineage_dup(src->lineage);

@@ -26,9 +26,36 @@
  * groups share one shape (search_runtime.c).  Names in this order, for
  * opt_choice.
  */
-enum { RUNTIME_DLPLAN, RUNTIME_MEGATRON, RUNTIME_DEEPSPEED,
-	RUNTIME_TORCHTITAN };
+enum dl_runtime { RUNTIME_DLPLAN, RUNTIME_MEGATRON, RUNTIME_DEEPSPEED,
+	RUNTIME_TORCHTITAN, DL_NRUNTIMES };
 #define PLAN_RUNTIMES "dlplan|megatron|deepspeed|torchtitan"
+extern const char *const plan_runtime_names[DL_NRUNTIMES];
+
+/*
+ * The plan space a search may return (plan --strategy): any plan, pure
+ * data parallelism, one pipeline, or neither of those alone.
+ * STRAT_NONE: not known (a plan read without it).  Names in this order,
+ * for opt_choice.
+ */
+enum dl_strategy { STRAT_NONE = -1, STRAT_AUTO, STRAT_DP, STRAT_PP,
+	STRAT_HYBRID, DL_NSTRATEGIES };
+#define PLAN_STRATEGIES "auto|dp|pp|hybrid"
+extern const char *const plan_strategy_names[DL_NSTRATEGIES];
+
+/* What the solver says of a plan: given (read or priced, not searched),
+ * the best found, or the proven optimum of the cost model. */
+enum dl_status { PLAN_GIVEN, PLAN_FEASIBLE, PLAN_OPTIMAL, DL_NSTATUSES };
+extern const char *const plan_status_names[DL_NSTATUSES];
+
+/* How a plan's bound_s was proven (search_bound.c); BOUND_NONE: not
+ * known, its name "". */
+enum dl_bound { BOUND_NONE, BOUND_EXHAUSTIVE, BOUND_COMBINATORIAL,
+	BOUND_LP, BOUND_T_LB, DL_NBOUNDS };
+extern const char *const plan_bound_names[DL_NBOUNDS];
+
+/* The index of s in names[0 .. n - 1], or -1: the one way from a name
+ * of the tables above to its enum. */
+int plan_name_find(const char *const *names, int n, const char *s);
 
 /* Job options (dlplan(1), dlplan plan) with their defaults. */
 struct dl_opts {
@@ -230,15 +257,13 @@ struct dl_plan {
 	double even_s, proportional_s;
 	int even_fits, proportional_fits;	/* fit in memory */
 	/* Solver status. */
-	char status[16];		/* "optimal", "feasible", "given" */
+	enum dl_status status;
 	double gap;			/* relative gap to the best bound */
 	double bound_s;			/* best proven bound on T */
-	/* How bound_s was proven: "exhaustive", "combinatorial" (see
-	 * search_bound()) or "T_lb"; "" when not known. */
-	char bound_method[16];
+	enum dl_bound bound_method;	/* how bound_s was proven */
 	double solve_s;			/* wall time of the search */
-	char *strategy;
-	char runtime[16];		/* "" for dlplan, else its name */
+	enum dl_strategy strategy;	/* the plan space searched */
+	enum dl_runtime runtime;	/* the framework it was made for */
 	char *parent;			/* sha256 of the parent plan, or NULL */
 	/* Owned; NULL when absent.  JSON "schedule" and "replan". */
 	struct dl_schedule *schedule;	/* plan --budget */

@@ -372,7 +372,7 @@ w_estimate(const struct dl_plan *p)
 	set(o, "iteration_s", jreal(s->iteration_s));
 	set(o, "lower_bound_s", jreal(s->lower_bound_s));
 	/* The search's bound (solver.bound_method says which). */
-	if (p->bound_method[0])
+	if (p->bound_method != BOUND_NONE)
 		set(o, "bound_s", jreal(p->bound_s));
 	set(o, "efficiency", jreal(s->efficiency));
 	set(o, "throughput", jreal(s->throughput));
@@ -469,20 +469,22 @@ plan_to_json(const struct dl_plan *p, const struct dl_cluster *c,
 		set(o, "estimate", w_estimate(p));
 	}
 	sv = json_object();
-	set(sv, "status", json_string(p->status));
-	if (strcmp(p->status, "given") != 0) {
+	set(sv, "status", json_string(plan_status_names[p->status]));
+	if (p->status != PLAN_GIVEN) {
 		set(sv, "gap", jreal(p->gap));
 		set(sv, "bound_s", jreal(p->bound_s));
-		if (p->bound_method[0])
-			set(sv, "bound_method", json_string(p->bound_method));
+		if (p->bound_method != BOUND_NONE)
+			set(sv, "bound_method",
+			    json_string(plan_bound_names[p->bound_method]));
 		set(sv, "time_s", jreal(p->solve_s));
 	}
-	if (p->strategy)
-		set(sv, "strategy", json_string(p->strategy));
+	if (p->strategy != STRAT_NONE)
+		set(sv, "strategy",
+		    json_string(plan_strategy_names[p->strategy]));
 	set(o, "solver", sv);
 	/* Only plans restricted to one framework name it (plan --runtime). */
-	if (p->runtime[0])
-		set(o, "runtime", json_string(p->runtime));
+	if (p->runtime != RUNTIME_DLPLAN)
+		set(o, "runtime", json_string(plan_runtime_names[p->runtime]));
 	/* Budgeted schedule and re-plan record. */
 	if (p->schedule)
 		set(o, "schedule", plan_schedule_json(p->schedule, c,

@@ -742,12 +742,12 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 	struct sim m;
 	size_t nj = s->njobs, nn = s->c->nnodes, ai = 0, left_jobs = nj;
 	unsigned long long rng = 0x9E3779B97F4A7C15ULL * (sp->seed + 1) | 1;
-	struct timespec t0, t1;
+	double t0;
 	int *cnt, *prev, *job, rc = DL_OK;
 	double *left;
 	long k = 0, steps = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = mono_now();
 	memset(r, 0, sizeof(*r));
 	memset(&m, 0, sizeof(m));
 	r->policy = policy;
@@ -808,9 +808,7 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 	free(left);
 	sim_free(&m);
 	summarise(s, r, k);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	r->time_s = (double)(t1.tv_sec - t0.tv_sec) +
-	    1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+	r->time_s = mono_now() - t0;
 	return rc;
 }
 

@@ -490,7 +490,7 @@ sched_job_plan(struct sched *s, int job, size_t n, const int *node,
 		return rc;
 	p->nnodes = s->c->nnodes;
 	p->uhat = xmemdup(s->uhat, s->c->nnodes, sizeof(double));
-	p->strategy = xstrdup("dp");
-	snprintf(p->status, sizeof(p->status), "given");
+	p->strategy = STRAT_DP;
+	p->status = PLAN_GIVEN;
 	return DL_OK;
 }

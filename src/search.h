@@ -25,8 +25,6 @@
 #include "cost.h"
 #include "plan.h"
 
-enum { STRAT_AUTO, STRAT_DP, STRAT_PP, STRAT_HYBRID };
-
 /*
  * How far a structured search is, for a progress line: jobs (a TP degree,
  * stage count and set of units each) done of the total (a bound may cut
@@ -42,12 +40,12 @@ struct search_progress {
 };
 
 struct search_opts {
-	int strategy;		/* STRAT_* */
+	enum dl_strategy strategy;
 	int exact;		/* -1 auto (<= 6 GPUs), 0 never, 1 always */
 	const char *dump_dir;	/* write the final plan's MILPs here */
 	double time_limit;	/* seconds per MILP */
 	int jobs;		/* threads for the structured mode (0, 1: one) */
-	int runtime;		/* RUNTIME_*: restrict to that framework */
+	enum dl_runtime runtime; /* restrict to that framework */
 	/*
 	 * Optional (NULL: none): called after every job of the structured
 	 * mode, from whichever thread ran it but never two at once.  It only
@@ -121,15 +119,13 @@ void search_improve(const struct dl_costctx *x, const struct search_opts *so,
  * in search_bound.c.  0 when no plan can fit.
  */
 double search_bound(const struct dl_costctx *x, const struct search_opts *so);
-#define SEARCH_BOUND_METHOD "combinatorial"
 /*
- * The same, and in *method which argument set it: SEARCH_BOUND_METHOD,
- * or SEARCH_BOUND_LP where a linear relaxation of the plans inside one
- * site (search_bound_lp.c) raised it.
+ * The same, and in *method which argument set it: BOUND_COMBINATORIAL,
+ * or BOUND_LP where a linear relaxation of the plans inside one site
+ * (search_bound_lp.c) raised it.
  */
-#define SEARCH_BOUND_LP "lp"
 double search_bound_method(const struct dl_costctx *x,
-    const struct search_opts *so, const char **method);
+    const struct search_opts *so, enum dl_bound *method);
 /*
  * The same bound per class of plans (the classes of search_bound.c, for
  * the tests): every unit in one site; groups each inside one site, in

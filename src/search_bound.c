@@ -1035,20 +1035,20 @@ static double bound_all(const struct dl_costctx *,
 double
 search_bound(const struct dl_costctx *x, const struct search_opts *so)
 {
-	const char *method;
+	enum dl_bound method;
 
 	return search_bound_method(x, so, &method);
 }
 
 double
 search_bound_method(const struct dl_costctx *x, const struct search_opts *so,
-    const char **method)
+    enum dl_bound *method)
 {
 	double cls[BOUND_NCLASS], t;
 	int lp;
 
 	t = bound_all(x, so, cls, &lp);
-	*method = lp ? SEARCH_BOUND_LP : SEARCH_BOUND_METHOD;
+	*method = lp ? BOUND_LP : BOUND_COMBINATORIAL;
 	return t;
 }
 

@@ -92,6 +92,10 @@ char *xstrndup(const char *s, size_t n);
 /* Grow *p (holding *cap elements of size sz) to hold at least need. */
 void *xgrow(void *p, size_t *cap, size_t need, size_t sz);
 
+/* Seconds on the monotonic clock, for the time a step took (the one
+ * clock of the program's timings). */
+double mono_now(void);
+
 /* qsort() comparators of doubles: ascending, and descending. */
 int cmp_double(const void *a, const void *b);
 int cmp_double_desc(const void *a, const void *b);

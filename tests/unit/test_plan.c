@@ -75,11 +75,11 @@ make_plan(struct dl_plan *p)
 	p->uhat = xcalloc(2, sizeof(double));
 	p->uhat[0] = 0.1;
 	p->uhat[1] = 1.0 / 3;
-	snprintf(p->status, sizeof(p->status), "optimal");
+	p->status = PLAN_OPTIMAL;
 	p->gap = 0.125;
 	p->bound_s = 0.001;
 	p->solve_s = 1.5;
-	p->strategy = xstrdup("hybrid");
+	p->strategy = STRAT_HYBRID;
 }
 
 static int
@@ -187,9 +187,9 @@ round_trip(struct env *v)
 	    q.opts.micro_batch == 2, "rt: options");
 	ok(q.est.iteration_s == p.est.iteration_s &&
 	    q.est.efficiency == p.est.efficiency, "rt: estimate exactly");
-	ok(strcmp(q.status, "optimal") == 0 && q.gap == 0.125 &&
-	    q.solve_s == 1.5 && q.strategy &&
-	    strcmp(q.strategy, "hybrid") == 0, "rt: solver status");
+	ok(q.status == PLAN_OPTIMAL && q.gap == 0.125 &&
+	    q.solve_s == 1.5 && q.strategy == STRAT_HYBRID,
+	    "rt: solver status");
 	{
 		char want[700];
 

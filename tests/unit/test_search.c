@@ -648,12 +648,12 @@ main(void)
 				printf("# seed %d: search %.17g beats oracle "
 				    "%.17g\n", seed, t, O->best);
 			}
-			if (t <= O->best * 1.001 && strcmp(p.status, "optimal")
-			    == 0)
+			if (t <= O->best * 1.001 && p.status == PLAN_OPTIMAL)
 				match++;
 			else
 				printf("# seed %d: search %.17g (%s) oracle "
-				    "%.17g\n", seed, t, p.status, O->best);
+				    "%.17g\n", seed, t,
+				    plan_status_names[p.status], O->best);
 		}
 		plan_free(&p);
 		inst_free(&in);
