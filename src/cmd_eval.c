@@ -373,6 +373,15 @@ evaluate(struct ev *v, int baselines, struct dl_err *e)
 		rc = forecast_node_loads(&v->c, p->opts.horizon,
 		    p->opts.forecast, p->uhat, e);
 	}
+	if (rc == DL_OK) {
+		/* What a forecast from load.csv uses (plan.json's
+		 * forecast_methods), for eval --format json. */
+		char **used = forecast_node_used(&v->c, p->opts.horizon,
+		    p->opts.forecast);
+
+		plan_set_uhat_used(p, used, v->c.nnodes);
+		forecast_used_free(used, v->c.nnodes);
+	}
 	if (rc == DL_OK)
 		rc = router_new(&v->router, &v->c, &ro, e);
 	if (rc == DL_OK)

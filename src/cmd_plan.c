@@ -401,7 +401,7 @@ write_budget_outputs(const struct dl_plan *plans,
 	sb_addf(&v, "%s/plan.csv", outdir);
 	if (rc == DL_OK)
 		rc = plan_write_files(n, jp, (const char *const *)jpaths, p,
-		    v.buf, c, m, e);
+		    v.buf, c, m, NULL, e);
 	for (size_t i = 0; i < n; i++)
 		free(jpaths[i]);
 	free(jpaths);
@@ -414,7 +414,7 @@ static int
 plan_budget(const struct dl_cluster *c, const struct dl_model *m,
     const struct dl_opts *o, struct dl_router *router,
     const struct budget_opts *bo, enum dl_strategy strategy,
-    const char *outdir, int fmt, struct dl_err *e)
+    char *const *used, const char *outdir, int fmt, struct dl_err *e)
 {
 	struct dl_plan *plans = xcalloc((size_t)bo->nslots, sizeof(*plans));
 	struct dl_schedule s;
@@ -426,6 +426,7 @@ plan_budget(const struct dl_cluster *c, const struct dl_model *m,
 	rc = budget_run(c, m, o, router, bo, &s, plans, &bs, e);
 	for (int t = 0; t < bo->nslots && rc == DL_OK; t++) {
 		plans[t].strategy = strategy;
+		plan_set_uhat_used(&plans[t], used, c->nnodes);
 		rc = plan_set_inputs(&plans[t], c, m, e);
 	}
 	if (rc == DL_OK && outdir)
@@ -799,13 +800,14 @@ load_inputs(const struct plan_args *a, struct dl_cluster *c,
 /* One plan (no --budget): search, baselines, then the outputs. */
 static int
 plan_one(struct plan_args *a, const struct dl_cluster *c,
-    const struct dl_model *m, const double *uhat, struct dl_router *router,
-    struct dl_err *e)
+    const struct dl_model *m, const double *uhat, char *const *used,
+    struct dl_router *router, struct dl_err *e)
 {
 	struct search_stats st;
 	struct dl_costctx x;
 	struct dl_plan p;
 	double free_t = 0, t0 = 0;
+	char *js = NULL;
 	int rc;
 
 	plan_init(&p);
@@ -839,6 +841,7 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 		p.generator = xstrdup("dlplan " DLPLAN_VERSION);
 		p.strategy = a->so.strategy;
 		p.runtime = a->so.runtime;
+		plan_set_uhat_used(&p, used, c->nnodes);
 		rc = plan_set_inputs(&p, c, m, e);
 	}
 	/*
@@ -849,7 +852,8 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 	if (rc == DL_OK && a->outdir) {
 		cmd_set_begin();
 		if ((rc = cmd_lock_outdir(a->outdir, e)) == DL_OK)
-			rc = cmd_write_plan(&p, c, m, a->outdir, e);
+			rc = cmd_write_plan(&p, c, m, a->outdir,
+			    a->fmt == 1 ? &js : NULL, e);
 		if (rc == DL_OK && a->launch >= 0) {
 			struct strbuf pj = STRBUF_INIT;
 
@@ -866,13 +870,11 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 	}
 	if (rc == DL_OK) {
 		if (a->fmt == 1) {
-			char *js;
-
-			rc = plan_json_string(&p, c, m, NULL, &js, e);
-			if (rc == DL_OK) {
+			/* Built with plan.json when -o wrote it. */
+			if (js == NULL)
+				rc = plan_json_string(&p, c, m, NULL, &js, e);
+			if (rc == DL_OK)
 				fputs(js, stdout);
-				free(js);
-			}
 		} else if (dl_verbose >= 0) {
 			print_summary(&p, c, m, &st, a->outdir);
 			if (free_t > 0)
@@ -883,6 +885,7 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 				    p.est.iteration_s / free_t);
 		}
 	}
+	free(js);
 	plan_free(&p);
 	return rc;
 }
@@ -898,6 +901,7 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 	struct dl_model m;
 	struct dl_router *router = NULL;
 	double *uhat;
+	char **used;
 	int id, rc;
 
 	args_init(&a);
@@ -926,6 +930,8 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 	}
 	uhat = xcalloc(c.nnodes, sizeof(double));
 	rc = forecast_node_loads(&c, a.o.horizon, a.o.forecast, uhat, &e);
+	used = rc == DL_OK ? forecast_node_used(&c, a.o.horizon, a.o.forecast) :
+	    NULL;
 	if (rc == DL_OK) {
 		struct dl_route_opts ro = { a.o.states, a.o.horizon,
 		    a.o.forecast };
@@ -935,10 +941,11 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 	if (rc == DL_OK && a.bo.budget > 0) {
 		a.bo.so = a.so;
 		rc = plan_budget(&c, &m, &a.o, router, &a.bo, a.so.strategy,
-		    a.outdir, a.fmt, &e);
+		    used, a.outdir, a.fmt, &e);
 	} else if (rc == DL_OK) {
-		rc = plan_one(&a, &c, &m, uhat, router, &e);
+		rc = plan_one(&a, &c, &m, uhat, used, router, &e);
 	}
+	forecast_used_free(used, c.nnodes);
 	/* The operands (the launch command) were in use until here. */
 	opt_free(&sto);
 	if (rc != DL_OK)

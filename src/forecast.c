@@ -89,6 +89,30 @@ forecast_used(const struct dl_series *s, int m, int horizon,
 	return sb_detach(&sb);
 }
 
+char **
+forecast_node_used(const struct dl_cluster *c, int horizon, int m)
+{
+	char **used;
+
+	if (c->load == NULL)
+		return NULL;
+	used = xcalloc(c->nnodes + 1, sizeof(*used));
+	for (size_t i = 0; i < c->nnodes; i++) {
+		struct dl_err e = { 0 };
+
+		used[i] = forecast_used(&c->load[i], m, horizon, &e);
+	}
+	return used;
+}
+
+void
+forecast_used_free(char **used, size_t n)
+{
+	for (size_t i = 0; used != NULL && i < n; i++)
+		free(used[i]);
+	free(used);
+}
+
 int
 forecast_node_loads(const struct dl_cluster *c, int horizon, int m,
     double *uhat, struct dl_err *e)

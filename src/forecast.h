@@ -48,6 +48,15 @@ char *forecast_used(const struct dl_series *s, int m, int horizon,
     struct dl_err *e);
 
 /*
+ * What the forecast of each node of c used (forecast_used() of its load
+ * history with method m over horizon steps): a new array of c->nnodes
+ * strings, NULL where the forecast fails; NULL when c has no load
+ * histories.  Free it with forecast_used_free(used, c->nnodes).
+ */
+char **forecast_node_used(const struct dl_cluster *c, int horizon, int m);
+void forecast_used_free(char **used, size_t n);
+
+/*
  * uhat[i] for every node i of c (c->nnodes values): forecast_mean() of
  * its load history with method m, clamped to [0, FORECAST_LOAD_MAX]; 0 for a node
  * without history.  On failure e names the node.

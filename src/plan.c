@@ -117,12 +117,27 @@ plan_free(struct dl_plan *p)
 		free(p->groups[g].stages);
 	free(p->groups);
 	free(p->uhat);
+	plan_set_uhat_used(p, NULL, 0);
 	free(p->left_out);
 	free(p->generator);
 	free(p->parent);
 	plan_schedule_free(p->schedule);
 	plan_lineage_free(p->lineage);
 	memset(p, 0, sizeof(*p));
+}
+
+void
+plan_set_uhat_used(struct dl_plan *p, char *const *used, size_t n)
+{
+	for (size_t i = 0; p->uhat_used != NULL && i < p->nnodes; i++)
+		free(p->uhat_used[i]);
+	free(p->uhat_used);
+	p->uhat_used = NULL;
+	if (used != NULL) {
+		p->uhat_used = xcalloc(p->nnodes + 1, sizeof(char *));
+		for (size_t i = 0; i < p->nnodes && i < n; i++)
+			p->uhat_used[i] = xstrdup_or_null(used[i]);
+	}
 }
 
 /* xmemdup(), keeping NULL for an array that is absent. */
@@ -137,6 +152,11 @@ plan_copy(struct dl_plan *dst, const struct dl_plan *src)
 	dst->schedule = plan_schedule_dup(src->schedule);
 	dst->lineage = plan_lineage_dup(src->lineage);
 	dst->uhat = DUP(src->uhat, src->nnodes);
+	if (src->uhat_used) {
+		dst->uhat_used = xcalloc(src->nnodes + 1, sizeof(char *));
+		for (size_t i = 0; i < src->nnodes; i++)
+			dst->uhat_used[i] = xstrdup_or_null(src->uhat_used[i]);
+	}
 	dst->left_out = DUP(src->left_out, src->nleft_out);
 	dst->inputs = DUP(src->inputs, src->ninputs);
 	for (size_t i = 0; i < src->ninputs; i++) {

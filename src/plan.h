@@ -245,7 +245,10 @@ struct dl_plan {
 	size_t ninputs;
 	struct dl_input *inputs;
 	double *uhat;			/* forecast load per node, [0, 0.95] */
-	size_t nnodes;			/* length of uhat */
+	/* Per node, what its forecast used (forecast_node_used(): "gmc",
+	 * "auto:last,...", NULL where not known); NULL when not known. */
+	char **uhat_used;
+	size_t nnodes;			/* length of uhat and uhat_used */
 	int ngroups;
 	struct dl_group *groups;
 	int nrings;
@@ -281,6 +284,12 @@ struct dl_plan {
 
 void plan_init(struct dl_plan *p);
 void plan_free(struct dl_plan *p);
+/*
+ * Record in p what the forecast of each of its nodes used: copies of the
+ * n strings used[] (forecast_node_used()) for its first nnodes nodes,
+ * replacing what p had; used NULL: not known.
+ */
+void plan_set_uhat_used(struct dl_plan *p, char *const *used, size_t n);
 /* Deep copy (for keeping the best plan during a search). */
 void plan_copy(struct dl_plan *dst, const struct dl_plan *src);
 /*
@@ -372,16 +381,27 @@ int plan_set_inputs(struct dl_plan *p, const struct dl_cluster *c,
 int plan_json_string(const struct dl_plan *p, const struct dl_cluster *c,
     const struct dl_model *m, const char *base_dir, char **out,
     struct dl_err *e);
+/*
+ * The same, and when plain is not NULL also the text for base_dir NULL
+ * into *plain (what --format json prints), from one JSON tree: only the
+ * input paths differ.
+ */
+int plan_json_strings(const struct dl_plan *p, const struct dl_cluster *c,
+    const struct dl_model *m, const char *base_dir, char **out,
+    char **plain, struct dl_err *e);
 /* CSV: one row per rank, header per dlplan-formats(5), plan.csv. */
 int plan_write_csv(const struct dl_plan *p, const struct dl_cluster *c,
     const char *path, struct dl_err *e);
 /*
  * n plans as JSON (jp[i] to jpaths[i]) and cp as CSV to cpath, as one
  * output (af_write_files): either every file is replaced or, when a
- * write fails, none.
+ * write fails, none.  plain (may be NULL) gets, from the same JSON tree
+ * as jp[0]'s file, the text plan_json_string() gives for no base
+ * directory (NULL when a write fails).
  */
 int plan_write_files(size_t n, const struct dl_plan *const *jp,
     const char *const *jpaths, const struct dl_plan *cp, const char *cpath,
-    const struct dl_cluster *c, const struct dl_model *m, struct dl_err *e);
+    const struct dl_cluster *c, const struct dl_model *m, char **plain,
+    struct dl_err *e);
 
 #endif

@@ -45,7 +45,6 @@
 #include <jansson.h>
 
 #include "fmethod.h"
-#include "forecast.h"
 #include "plan.h"
 #include "plan_json.h"
 #include "util_io.h"
@@ -130,26 +129,20 @@ w_options(const struct dl_opts *o)
 }
 
 /*
- * What each node's load forecast used (forecast_used()), for the nodes of
- * the forecast map; NULL without load histories.
+ * What each node's load forecast used, as the plan recorded it when the
+ * forecast was made (uhat_used); NULL when not recorded.
  */
 static json_t *
 w_forecast_methods(const struct dl_plan *p, const struct dl_cluster *c)
 {
 	json_t *f;
 
-	if (c->load == NULL)
+	if (p->uhat_used == NULL)
 		return NULL;
 	f = json_object();
-	for (size_t i = 0; i < p->nnodes && i < c->nnodes; i++) {
-		struct dl_err e = { 0 };
-		char *u = forecast_used(&c->load[i], p->opts.forecast,
-		    p->opts.horizon, &e);
-
-		if (u != NULL)
-			set(f, c->nodes[i].id, json_string(u));
-		free(u);
-	}
+	for (size_t i = 0; i < p->nnodes && i < c->nnodes; i++)
+		if (p->uhat_used[i] != NULL)
+			set(f, c->nodes[i].id, json_string(p->uhat_used[i]));
 	return f;
 }
 
@@ -494,23 +487,14 @@ plan_to_json(const struct dl_plan *p, const struct dl_cluster *c,
 	return o;
 }
 
-int
-plan_json_string(const struct dl_plan *p, const struct dl_cluster *c,
-    const struct dl_model *m, const char *base_dir, char **out,
-    struct dl_err *e)
+/* The text of o with a final newline, into *out. */
+static int
+json_text(const json_t *o, char **out, struct dl_err *e)
 {
-	char *abs = base_dir ? path_abs(base_dir, 1, e) : NULL;
-	json_t *o = base_dir && abs == NULL ? NULL :
-	    plan_to_json(p, c, m, abs, e);
-	char *s;
+	char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+	    JSON_REAL_PRECISION(17));
 	size_t n;
 
-	free(abs);
-	if (o == NULL)
-		return e->code ? e->code : DL_ESYS;
-	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-	    JSON_REAL_PRECISION(17));
-	json_decref(o);
 	if (s == NULL)
 		return dl_seterr(e, DL_ESYS, NULL, 0, 0, "cannot encode the "
 		    "plan as JSON");
@@ -521,6 +505,47 @@ plan_json_string(const struct dl_plan *p, const struct dl_cluster *c,
 	(*out)[n + 1] = '\0';
 	free(s);
 	return DL_OK;
+}
+
+int
+plan_json_strings(const struct dl_plan *p, const struct dl_cluster *c,
+    const struct dl_model *m, const char *base_dir, char **out,
+    char **plain, struct dl_err *e)
+{
+	char *abs = base_dir ? path_abs(base_dir, 1, e) : NULL;
+	json_t *o = base_dir && abs == NULL ? NULL :
+	    plan_to_json(p, c, m, abs, e), *in;
+	int rc;
+
+	free(abs);
+	if (o == NULL)
+		return e->code ? e->code : DL_ESYS;
+	rc = json_text(o, out, e);
+	if (rc == DL_OK && plain != NULL) {
+		/* Only the input paths depend on the base directory. */
+		if (base_dir == NULL)
+			*plain = xstrdup(*out);
+		else if ((in = w_inputs(p, c, m, NULL, e)) == NULL)
+			rc = e->code ? e->code : DL_ESYS;
+		else {
+			set(o, "inputs", in);
+			rc = json_text(o, plain, e);
+		}
+		if (rc != DL_OK) {
+			free(*out);
+			*out = NULL;
+		}
+	}
+	json_decref(o);
+	return rc;
+}
+
+int
+plan_json_string(const struct dl_plan *p, const struct dl_cluster *c,
+    const struct dl_model *m, const char *base_dir, char **out,
+    struct dl_err *e)
+{
+	return plan_json_strings(p, c, m, base_dir, out, NULL, e);
 }
 
 int
@@ -579,7 +604,8 @@ plan_write_csv(const struct dl_plan *p, const struct dl_cluster *c,
 int
 plan_write_files(size_t n, const struct dl_plan *const *jp,
     const char *const *jpaths, const struct dl_plan *cp, const char *cpath,
-    const struct dl_cluster *c, const struct dl_model *m, struct dl_err *e)
+    const struct dl_cluster *c, const struct dl_model *m, char **plain,
+    struct dl_err *e)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char **data = xcalloc(n + 1, sizeof(*data));
@@ -587,10 +613,13 @@ plan_write_files(size_t n, const struct dl_plan *const *jp,
 	size_t *lens = xcalloc(n + 1, sizeof(*lens));
 	int rc = DL_OK;
 
+	if (plain != NULL)
+		*plain = NULL;
 	for (size_t i = 0; i < n && rc == DL_OK; i++) {
 		char *dir = path_dir(jpaths[i]);
 
-		rc = plan_json_string(jp[i], c, m, dir, &data[i], e);
+		rc = plan_json_strings(jp[i], c, m, dir, &data[i],
+		    i == 0 ? plain : NULL, e);
 		free(dir);
 		if (rc == DL_OK) {
 			paths[i] = jpaths[i];
@@ -610,6 +639,10 @@ plan_write_files(size_t n, const struct dl_plan *const *jp,
 	free(data);
 	free(paths);
 	free(lens);
+	if (rc != DL_OK && plain != NULL) {
+		free(*plain);
+		*plain = NULL;
+	}
 	return rc;
 }
 

@@ -490,6 +490,8 @@ sched_job_plan(struct sched *s, int job, size_t n, const int *node,
 		return rc;
 	p->nnodes = s->c->nnodes;
 	p->uhat = xmemdup(s->uhat, s->c->nnodes, sizeof(double));
+	p->uhat_used = forecast_node_used(s->c, p->opts.horizon,
+	    p->opts.forecast);
 	p->strategy = STRAT_DP;
 	p->status = PLAN_GIVEN;
 	return DL_OK;
