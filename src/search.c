@@ -146,7 +146,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	C.best = best;
 	C.bound = exact ? 0 : search_bound_method(x, so, &bmethod);
 	if (exact && gpus > 12) {
-		plan_free(&C.work);
+		search_ctx_free(&C);
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "exhaustive search "
 		    "is limited to 12 GPUs (this cluster has %ld)", gpus);
 	}
@@ -156,7 +156,6 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 		search_runtime(&C);
 		if (!C.have_best && !C.failed) {
 			search_ctx_free(&C);
-			plan_free(&C.work);
 			return runtime_none(&C, e);
 		}
 	} else
@@ -170,7 +169,6 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	search_ctx_free(&C);
 	if (none) {
 		/* No plan, so no pass beat one: prev[] is empty. */
-		plan_free(&C.work);
 		if (C.have_best) {
 			/* Only the strategy or the limits kept it out. */
 			plan_free(best);
@@ -194,7 +192,6 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "no plan fits the "
 		    "strategy and limits given");
 	}
-	plan_free(&C.work);
 	if (C.failed) {
 		for (int i = 0; i < nprev; i++)
 			plan_free(&prev[i]);

@@ -60,7 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "search.h"
+#include "search_bound_int.h"
 
 /* The widest TP degree the options allow on node n, as the units of
  * search_make_units() have it (max_tp is a power of two). */

@@ -416,16 +416,11 @@ search_ctx_free(struct ctx *C)
 	cids_free(&C->cid);
 	cost_sitebound_free(&C->sb);
 	kc_free(&C->rings);
-	free(C->units);
-	free(C->ord);
-	free(C->fast);
-	free(C->shS);
-	free(C->shoff);
-	free(C->sunits);
-	free(C->sord);
-	C->units = C->sunits = NULL;
-	C->ord = C->fast = C->sord = NULL;
-	C->shS = C->shoff = NULL;
+	if (C->scratch_free != NULL)
+		C->scratch_free(C->scratch);
+	C->scratch = NULL;
+	C->scratch_free = NULL;
+	plan_free(&C->work);
 }
 
 /*
@@ -547,7 +542,6 @@ search_pool_run(struct ctx *C, size_t njobs, int nt,
 		C->st->evaluated += ws[i].evaluated;
 		C->st->pruned += ws[i].pruned;
 		C->st->milps += ws[i].milps;
-		plan_free(&W[i].work);
 		search_ctx_free(&W[i]);
 		router_free(xc->router);
 		free(xc);

@@ -118,7 +118,6 @@ search_left_out(const struct dl_costctx *x, const struct search_opts *so,
 		if (C.have_best && !C.failed)
 			best->left_out_t_s = with.est.iteration_s;
 		search_ctx_free(&C);
-		plan_free(&C.work);
 		plan_free(&with);
 	}
 	free(sh.S);

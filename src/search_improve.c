@@ -588,7 +588,6 @@ improve_line(const struct dl_costctx *x, const struct search_opts *so,
 		nlo = search_left_units(x, best, used, lo, wmax);
 	}
 	search_ctx_free(&C);
-	plan_free(&C.work);
 	free(m.u);
 	free(m.grp);
 	free(m.goff);

@@ -29,6 +29,26 @@
 #define DL_SEARCH_INT_H
 
 #include "search.h"
+#include "search_bound_int.h"
+
+/*
+ * The improvement phase: from best, a deterministic local search of at
+ * most IMPROVE_SHAPES shapes, each solved as the structured mode solves
+ * one: swap the units at one stage position of two groups (the members of
+ * one sync ring), then any two units; split a unit of k GPUs into two
+ * halves whose second joins another group or follows the first as a
+ * stage; move a unit to another group; add the left-out nodes' units as
+ * one more pipeline, or one of them to a group; merge two consecutive
+ * stages on the two halves of one wider unit, then any two of one degree
+ * on one node (its units packed again).  The first move that makes T
+ * strictly smaller is kept and the moves start again from the new plan,
+ * until none helps or the budget is spent.  best is replaced only by a
+ * faster plan.
+ */
+#define IMPROVE_SHAPES 1000
+#define IMPROVE_MAX_GPUS 512
+void search_improve(const struct dl_costctx *x, const struct search_opts *so,
+    struct dl_plan *best, struct search_stats *st);
 
 /* A unit: k GPUs of one node, local indices gpu0 .. gpu0 + k - 1. */
 struct unit {
@@ -75,7 +95,8 @@ struct pool;
 
 /*
  * The context of one search thread.  The caller keeps x, so, st and best;
- * the context owns its caches and its scratch (search_ctx_free()).
+ * the context owns its caches, its scratch and work, the candidate a mode
+ * builds (search_ctx_free() releases them).
  */
 struct ctx {
 	const struct dl_costctx *x;
@@ -113,12 +134,13 @@ struct ctx {
 	int best_round, infeas_round;
 	struct dl_err gerr;	/* the first failure of any thread */
 	int gfailed;
-	/* The units of the last job run (run_job()), and of the last stripe. */
-	struct unit *units, *sunits;
-	const struct unit **ord, **fast, **sord;
-	int *shS, *shoff;
-	int cur_use, cur_k;
-	size_t cur_n;
+	/*
+	 * A mode's scratch (the structured mode's units of its last job,
+	 * search_structured.c), owned by the context: search_ctx_free()
+	 * releases it with scratch_free.
+	 */
+	void *scratch;
+	void (*scratch_free)(void *scratch);
 	/*
 	 * Progress over several runs of the pool: jobs done in the runs
 	 * before, jobs in all of them (0: this run's), and whether a run

@@ -15,7 +15,7 @@
 #include "fixture.h"
 #include "forecast.h"
 #include "route.h"
-#include "search.h"
+#include "search_bound_int.h"
 #include "tap.h"
 
 struct ounit {
