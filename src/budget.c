@@ -14,6 +14,7 @@
 #include "cost.h"
 #include "forecast.h"
 #include "gmc.h"
+#include "sb.h"
 
 /*
  * Sub-clusters.

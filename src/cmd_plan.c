@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "af.h"
 #include "budget.h"
 #include "cmds.h"
 #include "cmdutil.h"
@@ -19,6 +20,7 @@
 #include "partition.h"
 #include "route.h"
 #include "emit.h"
+#include "sb.h"
 #include "search.h"
 
 enum {

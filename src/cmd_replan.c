@@ -19,6 +19,7 @@
 #include "partition.h"
 #include "replan.h"
 #include "route.h"
+#include "sb.h"
 #include "util_io.h"
 
 enum {

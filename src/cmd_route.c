@@ -17,6 +17,7 @@
 #include "fmethod.h"
 #include "gmc.h"
 #include "route.h"
+#include "sb.h"
 
 enum { O_FLOWS = 1, O_HORIZON, O_STATES, O_FORMAT, O_REGIMES, O_FORECAST };
 enum { F_TABLE, F_CSV, F_JSON };

@@ -12,8 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "af.h"
 #include "cmdutil.h"
-#include "util_af.h"
+#include "path.h"
+#include "sb.h"
 #include "util_io.h"
 
 int

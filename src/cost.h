@@ -8,6 +8,7 @@
 #define DL_COST_H
 
 #include "cluster.h"
+#include "kc.h"
 #include "model.h"
 #include "plan.h"
 #include "route.h"

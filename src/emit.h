@@ -93,6 +93,7 @@
 #include "cluster.h"
 #include "model.h"
 #include "plan.h"
+#include "sb.h"
 #include "util.h"
 
 /* Launchers, in the order of EMIT_LAUNCHERS (for opt_choice). */

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "emit_int.h"
+#include "sb.h"
 #include "search.h"
 
 /* Whether f's stages are DeepSpeed's uniform partition of its layers. */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "emit_int.h"
+#include "sb.h"
 #include "search.h"
 
 /* Whether group g has group 0's shape: stages, units, layers, batches. */

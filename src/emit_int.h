@@ -13,6 +13,7 @@
 #define DL_EMIT_INT_H
 
 #include "emit.h"
+#include "sb.h"
 
 /* A set of files being generated.  Paths in scripts are absolute. */
 struct emit_file {

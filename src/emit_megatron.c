@@ -61,6 +61,7 @@
 #include <string.h>
 
 #include "emit_int.h"
+#include "sb.h"
 #include "search.h"
 
 /* One argument with a number. */

@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "emit_int.h"
+#include "sb.h"
 
 /* The module names of rows first .. last, torchtitan's numbering. */
 static void

@@ -9,6 +9,7 @@
 #include "forecast.h"
 #include "gmc.h"
 #include "fmethod.h"
+#include "sb.h"
 
 int
 forecast_steps(const struct dl_series *s, int m, int horizon, double *fc,

@@ -12,6 +12,7 @@
 #include <glpk.h>
 #include <pthread.h>
 
+#include "af.h"
 #include "lp.h"
 
 struct col {

@@ -44,9 +44,12 @@
 
 #include <jansson.h>
 
+#include "af.h"
 #include "fmethod.h"
+#include "path.h"
 #include "plan.h"
 #include "plan_json.h"
+#include "sb.h"
 #include "util_io.h"
 
 /*

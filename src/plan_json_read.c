@@ -13,8 +13,10 @@
 #include <jansson.h>
 
 #include "fmethod.h"
+#include "path.h"
 #include "plan.h"
 #include "plan_json.h"
+#include "sb.h"
 #include "util_io.h"
 
 /*

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kc.h"
 #include "ring.h"
 
 #define RING_EXACT_MAX	8	/* rings enumerated up to this size */

@@ -16,6 +16,7 @@
 #define DL_RING_H
 
 #include "cluster.h"
+#include "kc.h"
 #include "util.h"
 
 struct ring_spec {

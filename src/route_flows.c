@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "csvin.h"
+#include "kc.h"
 #include "route.h"
+#include "sb.h"
 
 /* FLOWS.csv (dlplan-formats(5), flows.csv): flow,src,dst,mb; flow optional. */
 static const struct csv_col flows_cols[] = {

@@ -50,6 +50,7 @@
 
 #include "cluster.h"
 #include "cost.h"
+#include "kc.h"
 #include "model.h"
 #include "plan.h"
 #include "route.h"

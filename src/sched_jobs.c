@@ -12,7 +12,9 @@
 #include "csvin.h"
 #include "fmethod.h"
 #include "forecast.h"
+#include "kc.h"
 #include "modelgen.h"
+#include "sb.h"
 #include "sched.h"
 
 static const struct csv_col jobs_cols[] = {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kc.h"
 #include "partition.h"
 #include "pipesched.h"
 #include "search_int.h"
@@ -59,7 +60,7 @@ tc_free(struct tcache *t)
 }
 
 /*
- * Partition caches (struct kcache, util.h), keyed by everything the
+ * Partition caches (struct kcache, kc.h), keyed by everything the
  * programs see: the stage count, the micro-batches, each stage's speed,
  * TP degree, memory and intra-node bandwidth, and each boundary's
  * transfer prices (as the id of its price vector, see struct cids).

@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kc.h"
 #include "partition.h"
 #include "pipesched.h"
+#include "sb.h"
 #include "search_int.h"
 #include "split.h"
 

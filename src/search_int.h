@@ -28,6 +28,7 @@
 #ifndef DL_SEARCH_INT_H
 #define DL_SEARCH_INT_H
 
+#include "kc.h"
 #include "search.h"
 #include "search_bound_int.h"
 

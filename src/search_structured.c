@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kc.h"
 #include "partition.h"
 #include "search_int.h"
 #include "split.h"

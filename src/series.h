@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "csvin.h"
+#include "kc.h"
 #include "util.h"
 
 /* A history: n points sorted by step t (steps need not be contiguous). */

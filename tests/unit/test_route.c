@@ -13,6 +13,7 @@
 #include "forecast.h"
 #include "ring.h"
 #include "route.h"
+#include "sb.h"
 #include "tap.h"
 
 #define NODEH "node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps\n"

@@ -15,6 +15,7 @@
 #include "fixture.h"
 #include "forecast.h"
 #include "route.h"
+#include "sb.h"
 #include "search_bound_int.h"
 #include "tap.h"
 

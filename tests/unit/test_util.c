@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "kc.h"
+#include "sha256.h"
 #include "tap.h"
 #include "util_io.h"
 #include "util.h"
