@@ -140,10 +140,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	memset(st, 0, sizeof(*st));
 	plan_init(best);
 	/* The same context, with a cache of ring orders of its own. */
-	xl = *x;
-	search_ctx_init(&C, &xl, so, st);
-	xl.rings = &C.rings;
-	C.best = best;
+	search_ctx_open(&C, &xl, x, so, st, best);
 	C.bound = exact ? 0 : search_bound_method(x, so, &bmethod);
 	if (exact && gpus > 12) {
 		search_ctx_free(&C);

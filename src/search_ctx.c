@@ -409,6 +409,17 @@ search_ctx_init(struct ctx *C, const struct dl_costctx *x,
 }
 
 void
+search_ctx_open(struct ctx *C, struct dl_costctx *xl,
+    const struct dl_costctx *x, const struct search_opts *so,
+    struct search_stats *st, struct dl_plan *best)
+{
+	*xl = *x;
+	search_ctx_init(C, xl, so, st);
+	xl->rings = &C->rings;
+	C->best = best;
+}
+
+void
 search_ctx_free(struct ctx *C)
 {
 	tc_free(&C->tc);

@@ -104,16 +104,14 @@ search_left_out(const struct dl_costctx *x, const struct search_opts *so,
 	sh.u = ord;
 	if (sh.G > best->ngroups && search_strategy_allows(so->strategy,
 	    &sh)) {
-		struct dl_costctx xl = *x;
+		struct dl_costctx xl;
 		struct search_stats st;
 		struct dl_plan with;
 		struct ctx C;
 
 		memset(&st, 0, sizeof(st));
 		plan_init(&with);
-		search_ctx_init(&C, &xl, so, &st);
-		xl.rings = &C.rings;
-		C.best = &with;
+		search_ctx_open(&C, &xl, x, so, &st, &with);
 		search_solve_shape(&C, &sh);
 		if (C.have_best && !C.failed)
 			best->left_out_t_s = with.est.iteration_s;

@@ -566,7 +566,7 @@ static void
 improve_line(const struct dl_costctx *x, const struct search_opts *so,
     struct dl_plan *best, struct search_stats *st, int wmax)
 {
-	struct dl_costctx xl = *x;
+	struct dl_costctx xl;
 	struct mv m = { 0 };
 	struct ctx C;
 	char *used = xcalloc(x->c->nnodes + 1, 1);
@@ -574,9 +574,7 @@ improve_line(const struct dl_costctx *x, const struct search_opts *so,
 	size_t nlo = search_left_units(x, best, used, lo, wmax);
 	long left = IMPROVE_SHAPES;
 
-	search_ctx_init(&C, &xl, so, st);
-	xl.rings = &C.rings;
-	C.best = best;
+	search_ctx_open(&C, &xl, x, so, st, best);
 	C.have_best = 1;
 	C.best_t = best->est.iteration_s;
 	/* Ties keep the plan found: a move must be strictly faster. */

@@ -169,6 +169,14 @@ struct commctx {
  */
 void search_ctx_init(struct ctx *C, const struct dl_costctx *x,
     const struct search_opts *so, struct search_stats *st);
+/*
+ * A search of its own from x: *xl becomes a copy of x whose ring orders
+ * are cached in C (x's cache is left alone), C a context on xl whose
+ * best plan is best.  The caller keeps xl, so, st and best.
+ */
+void search_ctx_open(struct ctx *C, struct dl_costctx *xl,
+    const struct dl_costctx *x, const struct search_opts *so,
+    struct search_stats *st, struct dl_plan *best);
 void search_ctx_free(struct ctx *C);
 
 /* The one-way times of a boundary from node a to node b (each way
