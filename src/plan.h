@@ -33,7 +33,8 @@ extern const char *const plan_runtime_names[DL_NRUNTIMES];
 
 /*
  * The plan space a search may return (plan --strategy): any plan, pure
- * data parallelism, one pipeline, or neither of those alone.
+ * data parallelism (one stage per group), one pipeline (one group), or
+ * several groups of which one has two stages or more.
  * STRAT_NONE: not known (a plan read without it).  Names in this order,
  * for opt_choice.
  */
