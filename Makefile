@@ -84,7 +84,7 @@ demo:
 datasets: dlplan
 	DLPLAN=$(CURDIR)/$(BIN) sh datasets/models/regen.sh
 
-# Regenerate the example plans in plans/ (tests/cli/plans.sh checks them).
+# Regenerate the example plans in plans/ (tests/cli/plan.sh checks them).
 plans: dlplan
 	DLPLAN=$(CURDIR)/$(BIN) sh plans/regen.sh
 

@@ -60,7 +60,7 @@ CLUSTERS = [
     ("geo-8", {"steps": 192, "step_min": 15}),        # 2 days, 15-minute steps
 ]
 
-# Monitoring gaps (missing samples), allowed by DESIGN.md section 2.
+# Monitoring gaps (missing samples), allowed by dlplan-formats(5), load.csv.
 GAPS = {
     ("hetero-lab", "lab-t4-1"): range(100, 103),   # agent restart: 45 minutes lost
 }

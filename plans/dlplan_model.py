@@ -8,7 +8,7 @@ a tied head would need one more gradient sync between the first and the
 last stage of every group, which this reference executor leaves out.
 
 Tensor parallelism (Megatron-LM, Shoeybi et al. 2019): inside a stage of
-k GPUs every weight matrix is split by the stage's TP shares (seed 000's
+k GPUs every weight matrix is split by the stage's TP shares (Li, Ji and Su's
 capacity-weighted decomposition; uneven when the shares are):
 
     embedding   token rows by vocabulary ranges; the learned positions

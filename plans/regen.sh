@@ -4,7 +4,7 @@
 #
 #	DLPLAN=./dlplan sh plans/regen.sh [OUTDIR]
 #
-# "make plans" runs it; tests/cli/plans.sh runs it into a scratch
+# "make plans" runs it; tests/cli/plan.sh runs it into a scratch
 # directory and fails when plans/ is stale.  The job options are fixed
 # here so the plans only change when dlplan or its inputs do.
 set -eu

@@ -1,5 +1,6 @@
 /*
- * budget.c - the long-term cost schedule (DESIGN.md 5.6) and sub-clusters.
+ * budget.c - the long-term cost schedule and sub-clusters
+ * (dlplan(1) ALGORITHMS, Cost schedule).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -13,6 +14,7 @@
 #include "cost.h"
 #include "forecast.h"
 #include "gmc.h"
+#include "sb.h"
 
 /*
  * Sub-clusters.
@@ -269,10 +271,10 @@ lift(struct dl_plan *dst, const struct dl_plan *src, const int *vmap,
 			d->stages[j].node = vmap[d->stages[j].node];
 		}
 	}
-	snprintf(dst->status, sizeof(dst->status), "%s", src->status);
+	dst->status = src->status;
 	dst->gap = src->gap;
 	dst->bound_s = src->bound_s;
-	memcpy(dst->bound_method, src->bound_method, sizeof(dst->bound_method));
+	dst->bound_method = src->bound_method;
 	dst->solve_s = src->solve_s;
 }
 

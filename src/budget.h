@@ -1,5 +1,6 @@
 /*
- * budget.h - the long-term cost schedule of DESIGN.md 5.6 (seed 001's
+ * budget.h - the long-term cost schedule of dlplan(1) ALGORITHMS, Cost
+ * schedule (Ling et al.'s
  * time-averaged cost constraint, solved slot by slot with Lyapunov
  * drift-plus-penalty), and sub-clusters restricted to a set of nodes.
  *
@@ -9,7 +10,7 @@
  * ("plan --budget C --slots N --slot-steps K --tradeoff V").  Slot t
  * (1-based) sees the mean of the GMC load forecast over steps
  * (t-1)K+1 .. tK of every node (budget_slot_loads()); that gives the
- * node speeds of section 4 for the slot.  (Link congestion is not
+ * node speeds of the cost model for the slot.  (Link congestion is not
  * forecast per slot: the router's start regime is the plan's --horizon
  * forecast in every slot, since route.h takes a mean from step 1 only.)
  * Its candidates are node subsets:
@@ -35,7 +36,7 @@
  * slot lasts the same wall time (K history steps), so the time average of
  * cost_t over the slots is the average spending rate, and money spent over
  * the job is that average times its duration; the budget C is such a
- * rate.  This is seed 001's time-averaged constraint
+ * rate.  This is Ling et al.'s time-averaged constraint
  * lim (1/N) sum_t cost_t <= C with fixed-length slots.
  *
  * Choice (drift-plus-penalty).  With the virtual queue Q_1 = 0, slot t
@@ -90,7 +91,7 @@ void budget_subcluster(struct dl_cluster *sub, const struct dl_cluster *c,
 
 /*
  * uhat[t * c->nnodes + i], t = 0..nslots-1: the mean of node i's GMC
- * forecast over steps t K + 1 .. (t + 1) K (section 5.1 defaults),
+ * forecast over steps t K + 1 .. (t + 1) K (the forecast's defaults),
  * clamped to [0, FORECAST_LOAD_MAX], with forecast.h's rule for short
  * histories (none: 0; 1 to 3 points: the last value).  For one slot with
  * K = h it equals forecast_node_loads() with horizon h.

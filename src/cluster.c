@@ -10,6 +10,8 @@
 
 #include "cluster.h"
 #include "csvin.h"
+#include "kc.h"
+#include "sb.h"
 #include "series.h"
 
 #define INF HUGE_VAL
@@ -65,7 +67,7 @@ const struct csv_schema dl_links_schema = { "links.csv", links_cols };
 
 /* The history schemas (load.csv, traffic.csv) are series.c's. */
 
-/* The index of vertex id in vm (id -> index, util.h), or -1. */
+/* The index of vertex id in vm (id -> index, kc.h), or -1. */
 static int
 vertex_index(const struct kcache *vm, const char *id)
 {

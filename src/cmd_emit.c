@@ -21,6 +21,7 @@
 #include "emit.h"
 #include "model.h"
 #include "plan.h"
+#include "sb.h"
 #include "util_io.h"
 
 enum {

@@ -14,7 +14,8 @@
  * DESCRIPTION
  *	Reads a plan (written by "dlplan plan" or by hand, see
  *	dlplan-formats(5)), checks its structure against the cluster and
- *	the model, and prices it with the cost model of DESIGN.md section 4:
+ *	the model, and prices it with the cost model of dlplan(1)
+ *	ALGORITHMS, Cost model:
  *	stage compute times, routed pipeline and sync transfers, the time of
  *	every group, the sync time, the iteration time T, the lower bound
  *	T_lb and the efficiency T_lb / T.
@@ -30,8 +31,8 @@
  *	trusted; --ignore-digests evaluates it anyway ("what if the cluster
  *	changed"), with the plan's own files then confined to its directory
  *	unless --trust-paths.  A plan without
- *	a "forecast" gets one from load.csv (section 5.1, the plan's
- *	horizon).
+ *	a "forecast" gets one from load.csv (the forecast of dlplan(1),
+ *	ALGORITHMS; the plan's horizon).
  *
  *	The table lists, per group, T_g (the 1F1B makespan, pipesched.h)
  *	split into compute (sum of t), p2p (sum of c) and the steady-state
@@ -48,8 +49,8 @@
  *	--baselines also prices two data-parallel layouts over the same
  *	GPUs.  "The same GPUs" are the GPUs the plan uses, each made its own
  *	replica: TP degree 1, one stage holding every layer, in rank order.
- *	This is the classic one-process-per-GPU DDP layout that seed 003
- *	starts from; it may not fit in memory (the table says so; its time
+ *	This is the classic one-process-per-GPU DDP layout that Chao, Liao and
+ *	Gao start from; it may not fit in memory (the table says so; its time
  *	is still given).  The global batch's M = global/micro micro-batches
  *	are split
  *	    even:	   M/n per GPU, the first M mod n GPUs one more;
@@ -264,7 +265,8 @@ print_table(const struct ev *v, int baselines)
 	const struct dl_estimate *E = &p->est;
 	char a[32], b[32], c[32], d[32];
 
-	printf("plan       %s (%s)\n", v->plan_path, p->status);
+	printf("plan       %s (%s)\n", v->plan_path,
+	    plan_status_names[p->status]);
 	for (size_t i = 0; i < p->ninputs; i++)
 		printf("%-10s %-8s %s\n", i ? "" : "inputs", p->inputs[i].kind,
 		    p->inputs[i].path);
@@ -273,9 +275,10 @@ print_table(const struct ev *v, int baselines)
 	    p->opts.global_batch / p->opts.micro_batch, p->opts.micro_batch,
 	    p->ngroups, p->ngroups == 1 ? "" : "s", plan_ranks(p),
 	    plan_ranks(p) == 1 ? "" : "s");
-	if (p->runtime[0])
+	if (p->runtime != RUNTIME_DLPLAN)
 		printf("runtime    %s (made with plan --runtime %s)\n",
-		    p->runtime, p->runtime);
+		    plan_runtime_names[p->runtime],
+		    plan_runtime_names[p->runtime]);
 	if (v->forecast_given)
 		printf("forecast   node loads given in the plan\n");
 	else if (v->c.has_load)
@@ -310,8 +313,8 @@ print_table(const struct ev *v, int baselines)
 	    E->pipeline_s));
 	printf("bound      T_lb  %s s (every GPU of the cluster busy)\n",
 	    fmt_s(a, E->lower_bound_s));
-	if (strcmp(p->bound_method, "combinatorial") == 0 ||
-	    strcmp(p->bound_method, "lp") == 0)
+	if (p->bound_method == BOUND_COMBINATORIAL ||
+	    p->bound_method == BOUND_LP)
 		printf("bound      plan  %s s (the search's, with fill, "
 		    "transfers and sync)\n", fmt_s(a, p->bound_s));
 	printf("efficiency       %.2f %%\n", 100 * E->efficiency);
@@ -369,6 +372,15 @@ evaluate(struct ev *v, int baselines, struct dl_err *e)
 		p->uhat = xcalloc(v->c.nnodes + 1, sizeof(double));
 		rc = forecast_node_loads(&v->c, p->opts.horizon,
 		    p->opts.forecast, p->uhat, e);
+	}
+	if (rc == DL_OK) {
+		/* What a forecast from load.csv uses (plan.json's
+		 * forecast_methods), for eval --format json. */
+		char **used = forecast_node_used(&v->c, p->opts.horizon,
+		    p->opts.forecast);
+
+		plan_set_uhat_used(p, used, v->c.nnodes);
+		forecast_used_free(used, v->c.nnodes);
 	}
 	if (rc == DL_OK)
 		rc = router_new(&v->router, &v->c, &ro, e);

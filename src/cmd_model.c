@@ -11,6 +11,7 @@
 #include "cmds.h"
 #include "cmdutil.h"
 #include "modelgen.h"
+#include "sb.h"
 
 /* Every architecture option has id O_DIM; its name is its mg_fields[] name. */
 enum { O_PRESET = 1, O_TIED, O_FORMAT, O_OUTPUT, O_DIM };

@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "af.h"
 #include "budget.h"
 #include "cmds.h"
 #include "cmdutil.h"
@@ -20,6 +20,7 @@
 #include "partition.h"
 #include "route.h"
 #include "emit.h"
+#include "sb.h"
 #include "search.h"
 
 enum {
@@ -94,7 +95,7 @@ static const struct optspec plan_opts[] = {
 	    "plan a schedule of N slots under --budget" },
 	{ "states", 0, O_STATES, "K", NULL,
 	    "congestion regimes for routing (3)" },
-	{ "strategy", 0, O_STRAT, "S", "auto|dp|pp|hybrid",
+	{ "strategy", 0, O_STRAT, "S", PLAN_STRATEGIES,
 	    "restrict the plan space (auto)" },
 	{ "time-limit", 0, O_TLIM, "S", NULL,
 	    "time limit of each MILP in seconds (60)" },
@@ -116,10 +117,6 @@ const struct dl_cmd dl_cmd_plan = {
 	"find the fastest plan for a cluster and a model",
 	plan_opts, 0
 };
-
-static const char *strategy_names[] = { "auto", "dp", "pp", "hybrid" };
-static const char *runtime_names[] = { "dlplan", "megatron", "deepspeed",
-	"torchtitan" };
 
 /*
  * When no plan of a framework fits: add to e's reason what the framework
@@ -243,7 +240,7 @@ print_summary(const struct dl_plan *p, const struct dl_cluster *c,
 
 	printf("plan      %d group%s, %ld GPUs", p->ngroups,
 	    p->ngroups == 1 ? "" : "s", plan_ranks(p));
-	printf(" (%s)\n", p->status);
+	printf(" (%s)\n", plan_status_names[p->status]);
 	for (int g = 0; g < p->ngroups; g++) {
 		const struct dl_group *gr = &p->groups[g];
 
@@ -276,13 +273,14 @@ print_summary(const struct dl_plan *p, const struct dl_cluster *c,
 	printf("search    %s, %ld structures, %ld plans scored, %ld MILPs, "
 	    "%.3g s\n", st->exact ? "exhaustive (optimal)" : "structured",
 	    st->structures, st->evaluated, st->milps, st->time_s);
-	if (!st->exact && strcmp(p->bound_method, "T_lb") == 0)
+	if (!st->exact && p->bound_method == BOUND_T_LB)
 		printf("gap       at most %.1f%% to the lower bound T_lb\n",
 		    100 * p->gap);
 	else if (!st->exact)
 		printf("gap       at most %.1f%% to the bound %.6g s (%s: "
 		    "fill, transfers, sync); %.1f%% to T_lb\n", 100 * p->gap,
-		    p->bound_s, p->bound_method, 100 * (1 - E->efficiency));
+		    p->bound_s, plan_bound_names[p->bound_method],
+		    100 * (1 - E->efficiency));
 	print_left_out(p, c);
 	if (nw > 0)
 		printf("warnings  %zu implausible value%s in the inputs (see "
@@ -405,7 +403,7 @@ write_budget_outputs(const struct dl_plan *plans,
 	sb_addf(&v, "%s/plan.csv", outdir);
 	if (rc == DL_OK)
 		rc = plan_write_files(n, jp, (const char *const *)jpaths, p,
-		    v.buf, c, m, e);
+		    v.buf, c, m, NULL, e);
 	for (size_t i = 0; i < n; i++)
 		free(jpaths[i]);
 	free(jpaths);
@@ -417,8 +415,8 @@ write_budget_outputs(const struct dl_plan *plans,
 static int
 plan_budget(const struct dl_cluster *c, const struct dl_model *m,
     const struct dl_opts *o, struct dl_router *router,
-    const struct budget_opts *bo, const char *strategy, const char *outdir,
-    int fmt, struct dl_err *e)
+    const struct budget_opts *bo, enum dl_strategy strategy,
+    char *const *used, const char *outdir, int fmt, struct dl_err *e)
 {
 	struct dl_plan *plans = xcalloc((size_t)bo->nslots, sizeof(*plans));
 	struct dl_schedule s;
@@ -429,8 +427,8 @@ plan_budget(const struct dl_cluster *c, const struct dl_model *m,
 	plan_init(&p);
 	rc = budget_run(c, m, o, router, bo, &s, plans, &bs, e);
 	for (int t = 0; t < bo->nslots && rc == DL_OK; t++) {
-		free(plans[t].strategy);
-		plans[t].strategy = xstrdup(strategy);
+		plans[t].strategy = strategy;
+		plan_set_uhat_used(&plans[t], used, c->nnodes);
 		rc = plan_set_inputs(&plans[t], c, m, e);
 	}
 	if (rc == DL_OK && outdir)
@@ -486,15 +484,6 @@ struct plan_args {
 /* When the last progress line was written (seconds, monotonic). */
 static double progress_last;
 static int progress_lines;
-
-static double
-mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /*
  * A progress line on stderr at most twice a second, and a last one when
@@ -749,11 +738,12 @@ check_args(struct plan_args *a, struct optstate *sto, struct dl_err *e)
 			return -1;
 		}
 		if (a->launch >= EMIT_MEGATRON && a->launch - EMIT_MEGATRON +
-		    RUNTIME_MEGATRON != a->so.runtime) {
+		    RUNTIME_MEGATRON != (int)a->so.runtime) {
 			dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option '--launcher "
-			    "%s' needs '--runtime %s'", runtime_names[a->launch -
-			    EMIT_MEGATRON + RUNTIME_MEGATRON], runtime_names[
-			    a->launch - EMIT_MEGATRON + RUNTIME_MEGATRON]);
+			    "%s' needs '--runtime %s'", plan_runtime_names[
+			    a->launch - EMIT_MEGATRON + RUNTIME_MEGATRON],
+			    plan_runtime_names[a->launch - EMIT_MEGATRON +
+			    RUNTIME_MEGATRON]);
 			return -1;
 		}
 		a->eo.args = sto->pos;
@@ -812,13 +802,14 @@ load_inputs(const struct plan_args *a, struct dl_cluster *c,
 /* One plan (no --budget): search, baselines, then the outputs. */
 static int
 plan_one(struct plan_args *a, const struct dl_cluster *c,
-    const struct dl_model *m, const double *uhat, struct dl_router *router,
-    struct dl_err *e)
+    const struct dl_model *m, const double *uhat, char *const *used,
+    struct dl_router *router, struct dl_err *e)
 {
 	struct search_stats st;
 	struct dl_costctx x;
 	struct dl_plan p;
 	double free_t = 0, t0 = 0;
+	char *js = NULL;
 	int rc;
 
 	plan_init(&p);
@@ -850,10 +841,9 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 	if (rc == DL_OK) {
 		free(p.generator);
 		p.generator = xstrdup("dlplan " DLPLAN_VERSION);
-		p.strategy = xstrdup(strategy_names[a->so.strategy]);
-		if (a->so.runtime != RUNTIME_DLPLAN)
-			snprintf(p.runtime, sizeof(p.runtime), "%s",
-			    runtime_names[a->so.runtime]);
+		p.strategy = a->so.strategy;
+		p.runtime = a->so.runtime;
+		plan_set_uhat_used(&p, used, c->nnodes);
 		rc = plan_set_inputs(&p, c, m, e);
 	}
 	/*
@@ -864,7 +854,8 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 	if (rc == DL_OK && a->outdir) {
 		cmd_set_begin();
 		if ((rc = cmd_lock_outdir(a->outdir, e)) == DL_OK)
-			rc = cmd_write_plan(&p, c, m, a->outdir, e);
+			rc = cmd_write_plan(&p, c, m, a->outdir,
+			    a->fmt == 1 ? &js : NULL, e);
 		if (rc == DL_OK && a->launch >= 0) {
 			struct strbuf pj = STRBUF_INIT;
 
@@ -881,22 +872,22 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 	}
 	if (rc == DL_OK) {
 		if (a->fmt == 1) {
-			char *js;
-
-			rc = plan_json_string(&p, c, m, NULL, &js, e);
-			if (rc == DL_OK) {
+			/* Built with plan.json when -o wrote it. */
+			if (js == NULL)
+				rc = plan_json_string(&p, c, m, NULL, &js, e);
+			if (rc == DL_OK)
 				fputs(js, stdout);
-				free(js);
-			}
 		} else if (dl_verbose >= 0) {
 			print_summary(&p, c, m, &st, a->outdir);
 			if (free_t > 0)
 				printf("runtime   %s %.6g s, unrestricted "
-				    "(dlplan) %.6g s (x%.3f)\n", p.runtime,
+				    "(dlplan) %.6g s (x%.3f)\n",
+				    plan_runtime_names[p.runtime],
 				    p.est.iteration_s, free_t,
 				    p.est.iteration_s / free_t);
 		}
 	}
+	free(js);
 	plan_free(&p);
 	return rc;
 }
@@ -912,6 +903,7 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 	struct dl_model m;
 	struct dl_router *router = NULL;
 	double *uhat;
+	char **used;
 	int id, rc;
 
 	args_init(&a);
@@ -940,6 +932,8 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 	}
 	uhat = xcalloc(c.nnodes, sizeof(double));
 	rc = forecast_node_loads(&c, a.o.horizon, a.o.forecast, uhat, &e);
+	used = rc == DL_OK ? forecast_node_used(&c, a.o.horizon, a.o.forecast) :
+	    NULL;
 	if (rc == DL_OK) {
 		struct dl_route_opts ro = { a.o.states, a.o.horizon,
 		    a.o.forecast };
@@ -948,11 +942,12 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 	}
 	if (rc == DL_OK && a.bo.budget > 0) {
 		a.bo.so = a.so;
-		rc = plan_budget(&c, &m, &a.o, router, &a.bo, strategy_names[
-		    a.so.strategy], a.outdir, a.fmt, &e);
+		rc = plan_budget(&c, &m, &a.o, router, &a.bo, a.so.strategy,
+		    used, a.outdir, a.fmt, &e);
 	} else if (rc == DL_OK) {
-		rc = plan_one(&a, &c, &m, uhat, router, &e);
+		rc = plan_one(&a, &c, &m, uhat, used, router, &e);
 	}
+	forecast_used_free(used, c.nnodes);
 	/* The operands (the launch command) were in use until here. */
 	opt_free(&sto);
 	if (rc != DL_OK)

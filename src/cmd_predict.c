@@ -14,7 +14,8 @@
  * A series needs at least 4 points (exit 2 naming it otherwise); only its
  * last --window points are fitted.  Forecasts are clamped to [0, 1].
  *
- * Forecast output: csv is the stable format of DESIGN.md section 8
+ * Forecast output: csv is the stable format of dlplan-formats(5),
+ * predict csv
  * (node,h,forecast,a,b,shift,ratio_ok,mre,C,P,grade; ratio_ok is 0 when
  * no shift passed the class-ratio test).  json is an object with schema
  * "dlplan.predict/1", the options, and series[] holding node, points,

@@ -1,6 +1,6 @@
 /*
  * cmd_replan.c - "dlplan replan": a new plan from the step times a
- * running job logged (DESIGN.md 5.7; the estimator is in replan.h).
+ * running job logged (dlplan(1), dlplan replan; the estimator is in replan.h).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -19,6 +19,7 @@
 #include "partition.h"
 #include "replan.h"
 #include "route.h"
+#include "sb.h"
 #include "util_io.h"
 
 enum {
@@ -188,6 +189,12 @@ run(const char *path, struct dl_plan *p, const struct dl_cluster *c,
 		cost_free(&x);
 	}
 	if (rc == DL_OK) {
+		/* What the forecast of the new plan's loads used. */
+		char **used = forecast_node_used(c, np->opts.horizon,
+		    np->opts.forecast);
+
+		plan_set_uhat_used(np, used, c->nnodes);
+		forecast_used_free(used, c->nnodes);
 		np->parent = xstrdup(sha);
 		np->lineage->parent_file = xstrdup(path);
 		np->lineage->observed = xstrdup(observed);
@@ -211,6 +218,7 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 	struct dl_model m;
 	struct dl_plan p, np;
 	const char *model = NULL, *outdir = NULL, *observed = NULL, *path;
+	char *js = NULL;
 	int id, fmt = 0, fmethod = -1, rc, flags = 0;
 	long v;
 
@@ -313,25 +321,25 @@ cmd_replan(const struct dl_cmd *cmd, int argc, char **argv)
 	if (rc == DL_OK && outdir) {
 		cmd_set_begin();
 		if ((rc = cmd_lock_outdir(outdir, &e)) == DL_OK)
-			rc = cmd_write_plan(&np, &c, &m, outdir, &e);
+			rc = cmd_write_plan(&np, &c, &m, outdir,
+			    fmt == 1 ? &js : NULL, &e);
 		if (rc == DL_OK)
 			rc = cmd_set_end(outdir, "", 1, &e);
 		else
 			cmd_set_end(outdir, "", 0, NULL);
 	}
 	if (rc == DL_OK && fmt == 1) {
-		char *js;
-
-		if ((rc = plan_json_string(&np, &c, &m, NULL, &js, &e)) ==
-		    DL_OK) {
+		/* Built with plan.json when -o wrote it. */
+		if (js == NULL)
+			rc = plan_json_string(&np, &c, &m, NULL, &js, &e);
+		if (rc == DL_OK)
 			fputs(js, stdout);
-			free(js);
-		}
 	} else if (rc == DL_OK && dl_verbose >= 0) {
 		print_summary(path, &p, &np, &c, outdir);
 	}
 	if (rc != DL_OK)
 		cmd_fail(&e);
+	free(js);
 	plan_free(&np);
 	plan_free(&p);
 	model_free(&m);

@@ -1,12 +1,12 @@
 /*
  * cmd_route.c - "dlplan route": MDP routes for a list of flows, or the
- * congestion regime model of a cluster (DESIGN.md section 5.4).
+ * congestion regime model of a cluster (dlplan(1) ALGORITHMS, Routing).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Flows are routed largest first (ties in file order), each seeing n_e of
  * those before it, and printed in file order.  Formats: csv is the stable
- * format of DESIGN.md section 8; json ("dlplan.route/1",
+ * format of dlplan-formats(5), route csv; json ("dlplan.route/1",
  * "dlplan.regimes/1") and the tables are described in dlplan(1).
  */
 #include <stdlib.h>
@@ -17,6 +17,7 @@
 #include "fmethod.h"
 #include "gmc.h"
 #include "route.h"
+#include "sb.h"
 
 enum { O_FLOWS = 1, O_HORIZON, O_STATES, O_FORMAT, O_REGIMES, O_FORECAST };
 enum { F_TABLE, F_CSV, F_JSON };

@@ -14,9 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "af.h"
 #include "cmds.h"
 #include "cmdutil.h"
+#include "sb.h"
 #include "sched.h"
+#include "sha256.h"
 #include "util_io.h"
 
 enum {

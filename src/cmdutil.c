@@ -12,8 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "af.h"
 #include "cmdutil.h"
-#include "util_af.h"
+#include "path.h"
+#include "sb.h"
 #include "util_io.h"
 
 int
@@ -284,18 +286,21 @@ cmd_warn_inputs(const struct dl_cluster *c, const struct dl_model *m)
 
 int
 cmd_write_plan(const struct dl_plan *p, const struct dl_cluster *c,
-    const struct dl_model *m, const char *outdir, struct dl_err *e)
+    const struct dl_model *m, const char *outdir, char **plain,
+    struct dl_err *e)
 {
 	struct strbuf j = STRBUF_INIT, v = STRBUF_INIT;
 	const char *jpath;
 	int rc;
 
+	if (plain != NULL)
+		*plain = NULL;
 	if ((rc = mkdir_p(outdir, e)) != DL_OK)
 		return rc;
 	sb_addf(&j, "%s/plan.json", outdir);
 	sb_addf(&v, "%s/plan.csv", outdir);
 	jpath = j.buf;
-	rc = plan_write_files(1, &p, &jpath, p, v.buf, c, m, e);
+	rc = plan_write_files(1, &p, &jpath, p, v.buf, c, m, plain, e);
 	sb_free(&j);
 	sb_free(&v);
 	return rc;

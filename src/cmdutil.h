@@ -123,10 +123,12 @@ int cmd_lock_outdir(const char *outdir, struct dl_err *e);
 /*
  * Write p as OUTDIR/plan.json and OUTDIR/plan.csv, making outdir when
  * missing: both files or, when a write fails, neither (never a new
- * plan.json beside an old plan.csv).
+ * plan.json beside an old plan.csv).  plain (may be NULL) gets the JSON
+ * text --format json prints, from the same tree (plan_write_files()).
  */
 int cmd_write_plan(const struct dl_plan *p, const struct dl_cluster *c,
-    const struct dl_model *m, const char *outdir, struct dl_err *e);
+    const struct dl_model *m, const char *outdir, char **plain,
+    struct dl_err *e);
 
 /*
  * Print the implausible values noted while loading c and m (either may be

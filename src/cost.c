@@ -1,9 +1,9 @@
 /*
- * cost.c - the cost model of DESIGN.md section 4.
+ * cost.c - the cost model of dlplan(1) ALGORITHMS, Cost model.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Every formula is written in the order DESIGN.md states it, so that an
+ * Every formula is written in the order dlplan(1) states it, so that an
  * independent transcription gives the same doubles.  Sums over a layer
  * range come from double-double prefix sums: each is the exact sum of the
  * per-layer terms rounded once (to within one unit in the last place),
@@ -640,7 +640,7 @@ cost_sitebound_init(struct dl_sitebound *sb, const struct dl_cluster *c)
 }
 
 /*
- * A lower bound on T_sync of plan p (section 4): a ring whose members sit
+ * A lower bound on T_sync of plan p (cost model): a ring whose members sit
  * in two or more sites has a hop from one of them to another, which takes
  * at least the site bound of that pair; other hops are bounded by 0.
  */
@@ -735,7 +735,7 @@ cost_sitebound_free(struct dl_sitebound *sb)
 }
 
 /*
- * Memory rows of section 4: fill mem_bytes of every stage and report the
+ * Memory rows of the cost model: fill mem_bytes of every stage and report the
  * first GPU (plan order) that does not fit.
  */
 static int
@@ -959,7 +959,7 @@ cost_baseline(const struct dl_costctx *x, const struct dl_plan *p, int kind,
 	}
 	plan_init(out);
 	out->opts = p->opts;
-	snprintf(out->status, sizeof(out->status), "given");
+	out->status = PLAN_GIVEN;
 	out->groups = xcalloc(n + 1, sizeof(*out->groups));
 	for (long i = 0; i < n; i++) {
 		struct dl_group *gr;

@@ -1,6 +1,6 @@
 /*
- * cost.h - the cost model of DESIGN.md section 4, shared by the planner,
- * eval and replan.
+ * cost.h - the cost model of dlplan(1) ALGORITHMS, Cost model, shared
+ * by the planner, eval and replan.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -8,6 +8,7 @@
 #define DL_COST_H
 
 #include "cluster.h"
+#include "kc.h"
 #include "model.h"
 #include "plan.h"
 #include "route.h"
@@ -146,15 +147,15 @@ void cost_pipe_inputs(const struct dl_costctx *x, const struct dl_plan *p,
     const int *base, double *f, double *b, double *xf, double *xb);
 
 /*
- * The data-parallel baselines of "eval --baselines" (DESIGN.md 4), over
- * the same GPUs as p: every GPU of p becomes its own replica (k = 1, one
+ * The data-parallel baselines of "eval --baselines" (dlplan(1), dlplan eval),
+ * over the same GPUs as p: every GPU of p becomes its own replica (k = 1, one
  * stage holding every layer), in rank order.  The M = global/micro
  * micro-batches are split
  *	COST_EVEN:		M/n each, the first M mod n replicas one more;
- *	COST_PROPORTIONAL:	in proportion to the GPUs' speeds s (seed 003
- *				static allocation): floor(M s_i / sum s), the
- *				rest one each by largest remainder, ties to
- *				the lower rank.
+ *	COST_PROPORTIONAL:	in proportion to the GPUs' speeds s (Chao,
+ *				Liao and Gao's static allocation):
+ *				floor(M s_i / sum s), the rest one each by
+ *				largest remainder, ties to the lower rank.
  * Replicas left with no micro-batch are dropped.  out is initialised
  * here and evaluated with cost_eval(); DL_EINFEAS when it does not fit in
  * memory (out->est is filled all the same).

@@ -16,6 +16,7 @@
 #include <csv.h>
 
 #include "csvin.h"
+#include "sb.h"
 #include "util_io.h"
 
 /*

@@ -14,7 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "af.h"
 #include "emit_int.h"
+#include "path.h"
+#include "sb.h"
 
 void
 emit_opts_init(struct emit_opts *o)

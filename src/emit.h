@@ -4,7 +4,7 @@
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
- * DESIGN.md section 6.  emit_launch() writes every file of one launcher
+ * dlplan(1), dlplan emit.  emit_launch() writes every file of one launcher
  * into OUTDIR/launch/ (the directory "dlplan plan -o OUTDIR" writes the
  * plan into), all or nothing: each file is first written to a temporary
  * file beside its target and only renamed into place when all of them
@@ -93,6 +93,7 @@
 #include "cluster.h"
 #include "model.h"
 #include "plan.h"
+#include "sb.h"
 #include "util.h"
 
 /* Launchers, in the order of EMIT_LAUNCHERS (for opt_choice). */

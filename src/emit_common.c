@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "emit_int.h"
+#include "sb.h"
 
 static int
 isdig(int c)

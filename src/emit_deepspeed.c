@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "emit_int.h"
+#include "sb.h"
 #include "search.h"
 
 /* Whether f's stages are DeepSpeed's uniform partition of its layers. */
@@ -140,7 +141,7 @@ emit_deepspeed(struct emit_ctx *x, struct dl_err *e)
 	int rc;
 
 	memset(&f, 0, sizeof(f));
-	if ((rc = emit_fw_shape(x, "deepspeed", &f, e)) != DL_OK)
+	if ((rc = emit_fw_shape(x, RUNTIME_DEEPSPEED, &f, e)) != DL_OK)
 		goto out;
 	if (!is_uniform(&f)) {
 		rc = dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the stages of "

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "emit_int.h"
+#include "sb.h"
 #include "search.h"
 
 /* Whether group g has group 0's shape: stages, units, layers, batches. */
@@ -35,17 +36,18 @@ same_shape(const struct dl_plan *p, int g, int k)
 }
 
 int
-emit_fw_shape(const struct emit_ctx *x, const char *runtime,
+emit_fw_shape(const struct emit_ctx *x, enum dl_runtime rt,
     struct emit_fw *f, struct dl_err *e)
 {
 	const struct dl_plan *p = x->p;
+	const char *runtime = plan_runtime_names[rt];
 
-	if (strcmp(p->runtime, runtime) != 0)
+	if (p->runtime != rt)
 		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the plan was made "
 		    "for runtime %s, not %s: %s cannot run groups of "
 		    "different shapes or uneven micro-batches (make the plan "
-		    "with 'dlplan plan --runtime %s')", p->runtime[0] ?
-		    p->runtime : "dlplan", runtime, runtime, runtime);
+		    "with 'dlplan plan --runtime %s')",
+		    plan_runtime_names[p->runtime], runtime, runtime, runtime);
 	if (p->ngroups < 1 || p->groups[0].nstages < 1)
 		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the plan has no "
 		    "stages to give %s", runtime);
@@ -95,7 +97,7 @@ emit_fw_model(const struct emit_ctx *x, int runtime,
 	if (m == NULL)
 		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the plan names "
 		    "no model: %s builds the model from its sizes (give "
-		    "--model)", x->p->runtime);
+		    "--model)", plan_runtime_names[x->p->runtime]);
 	if ((rc = search_runtime_model(m, runtime, e)) != DL_OK)
 		return rc;
 	if (f->blocks == NULL)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "emit_int.h"
+#include "sb.h"
 
 int
 emit_hostfile(struct emit_ctx *x, struct dl_err *e)

@@ -13,6 +13,7 @@
 #define DL_EMIT_INT_H
 
 #include "emit.h"
+#include "sb.h"
 
 /* A set of files being generated.  Paths in scripts are absolute. */
 struct emit_file {
@@ -93,7 +94,7 @@ struct emit_fw {
 	int *blocks;		/* per stage: its transformer blocks
 				   (model_blocks()); NULL without a model */
 };
-int emit_fw_shape(const struct emit_ctx *x, const char *runtime,
+int emit_fw_shape(const struct emit_ctx *x, enum dl_runtime rt,
     struct emit_fw *f, struct dl_err *e);
 void emit_fw_free(struct emit_fw *f);
 /*

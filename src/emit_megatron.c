@@ -61,6 +61,7 @@
 #include <string.h>
 
 #include "emit_int.h"
+#include "sb.h"
 #include "search.h"
 
 /* One argument with a number. */
@@ -162,7 +163,7 @@ emit_megatron(struct emit_ctx *x, struct dl_err *e)
 	int rc;
 
 	memset(&f, 0, sizeof(f));
-	if ((rc = emit_fw_shape(x, "megatron", &f, e)) != DL_OK ||
+	if ((rc = emit_fw_shape(x, RUNTIME_MEGATRON, &f, e)) != DL_OK ||
 	    (rc = emit_fw_model(x, RUNTIME_MEGATRON, &f, e)) != DL_OK)
 		goto out;
 	a = &x->o->model->arch;

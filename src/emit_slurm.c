@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "emit_int.h"
+#include "sb.h"
 
 /* Is s free of the characters #SBATCH values may not hold? */
 static int

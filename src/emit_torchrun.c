@@ -12,6 +12,7 @@
  * set for env://, and waits for them.
  */
 #include "emit_int.h"
+#include "sb.h"
 
 static void
 all_nodes(struct emit_ctx *x, struct strbuf *sb)

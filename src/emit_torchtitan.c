@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "emit_int.h"
+#include "sb.h"
 
 /* The module names of rows first .. last, torchtitan's numbering. */
 static void
@@ -157,7 +158,7 @@ emit_torchtitan(struct emit_ctx *x, struct dl_err *e)
 	int rc;
 
 	memset(&f, 0, sizeof(f));
-	if ((rc = emit_fw_shape(x, "torchtitan", &f, e)) != DL_OK ||
+	if ((rc = emit_fw_shape(x, RUNTIME_TORCHTITAN, &f, e)) != DL_OK ||
 	    (rc = emit_fw_model(x, RUNTIME_TORCHTITAN, &f, e)) != DL_OK)
 		goto out;
 	a = &x->o->model->arch;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "emit_int.h"
+#include "sb.h"
 
 /*
  * worker.sh: the rank table and the command.  Comments say what the

@@ -9,7 +9,7 @@
  * n = min(len, W) points of a series, oldest first.  Per method, the
  * forecast h steps ahead:
  *
- *	gmc	  DESIGN.md section 5.1 (gmc_forecast()), unchanged.
+ *	gmc	  the GMC of dlplan(1) ALGORITHMS, Forecast (gmc_forecast()).
  *	gm	  plain GM(1,1) with the same shift (gmc_plain()).
  *	last	  x(n).
  *	mean	  (x(1) + ... + x(n)) / n, summed oldest first.

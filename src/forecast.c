@@ -9,6 +9,7 @@
 #include "forecast.h"
 #include "gmc.h"
 #include "fmethod.h"
+#include "sb.h"
 
 int
 forecast_steps(const struct dl_series *s, int m, int horizon, double *fc,
@@ -87,6 +88,30 @@ forecast_used(const struct dl_series *s, int m, int horizon,
 	free(fc);
 	free(picks);
 	return sb_detach(&sb);
+}
+
+char **
+forecast_node_used(const struct dl_cluster *c, int horizon, int m)
+{
+	char **used;
+
+	if (c->load == NULL)
+		return NULL;
+	used = xcalloc(c->nnodes + 1, sizeof(*used));
+	for (size_t i = 0; i < c->nnodes; i++) {
+		struct dl_err e = { 0 };
+
+		used[i] = forecast_used(&c->load[i], m, horizon, &e);
+	}
+	return used;
+}
+
+void
+forecast_used_free(char **used, size_t n)
+{
+	for (size_t i = 0; used != NULL && i < n; i++)
+		free(used[i]);
+	free(used);
 }
 
 int

@@ -3,10 +3,10 @@
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
- * These apply gmc.h with the section 5.1 defaults (window 16, 3 states,
- * expectation correction, clamped to [0, 1]) to the histories of a loaded
- * cluster.  One rule for short histories, shared with the start regime of
- * section 5.4: a history with no points forecasts 0 (an idle node or
+ * These apply gmc.h with the forecast defaults of dlplan(1) (window 16, 3
+ * states, expectation correction, clamped to [0, 1]) to the histories of a
+ * loaded cluster.  One rule for short histories, shared with the start regime
+ * of routing: a history with no points forecasts 0 (an idle node or
  * link), one with 1 to 3 points forecasts its last value for every step.
  */
 #ifndef DL_FORECAST_H
@@ -20,12 +20,12 @@
 #include "series.h"
 #include "util.h"
 
-/* Highest node load the cost model accepts (section 4). */
+/* Highest node load the cost model accepts (dlplan(1) ALGORITHMS). */
 #define FORECAST_LOAD_MAX 0.95
 
 /*
  * The forecasts h = 1..horizon (horizon >= 1) of method m (fmethod.h) for
- * s with the section 5.1 defaults, into fc[0..horizon-1]; with the short
+ * s with the forecast defaults, into fc[0..horizon-1]; with the short
  * history rule above (picks then get -1).  picks (may be NULL) gets auto's
  * choice per step (m for the other methods).  Returns DL_OK, or DL_EDATA
  * with e filled when a value of s is not finite.
@@ -46,6 +46,15 @@ int forecast_mean(const struct dl_series *s, int m, int horizon, double *out,
  */
 char *forecast_used(const struct dl_series *s, int m, int horizon,
     struct dl_err *e);
+
+/*
+ * What the forecast of each node of c used (forecast_used() of its load
+ * history with method m over horizon steps): a new array of c->nnodes
+ * strings, NULL where the forecast fails; NULL when c has no load
+ * histories.  Free it with forecast_used_free(used, c->nnodes).
+ */
+char **forecast_node_used(const struct dl_cluster *c, int horizon, int m);
+void forecast_used_free(char **used, size_t n);
 
 /*
  * uhat[i] for every node i of c (c->nnodes values): forecast_mean() of
@@ -93,7 +102,7 @@ int forecast_run(const struct dl_series *s, const struct gmc_opts *o,
     int m, int horizon, struct forecast_result *r, struct dl_err *e);
 
 /*
- * Rolling-origin backtest (DESIGN.md section 5.1, step 7): for every
+ * Rolling-origin backtest (dlplan(1) ALGORITHMS, Forecast): for every
  * origin k = W..n-1 of s (W = o->window), fit the W points ending at k
  * and forecast h = 1..horizon as far as k + h <= n with every method of
  * fmethod.h (auto choosing from the origins before k), comparing with the

@@ -1,5 +1,6 @@
 /*
- * gmc.c - GM(1,1) with a Markov correction of its residuals (section 5.1).
+ * gmc.c - GM(1,1) with a Markov correction of its residuals
+ * (dlplan(1) ALGORITHMS, Forecast).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *

@@ -1,6 +1,6 @@
 /*
  * gmc.h - Grey Markov Chain (GMC) forecasting: GM(1,1) with a Markov
- * correction of its relative residuals (DESIGN.md section 5.1).
+ * correction of its relative residuals (dlplan(1) ALGORITHMS, Forecast).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -8,7 +8,7 @@
  * 1-based as in the design: x(1..n) are the last n = min(len, window)
  * points of a series, y(k) = x(k) + c the shifted series.
  *
- * gmc_fit() does all of section 5.1:
+ * gmc_fit() does all of it:
  *
  *  1. Window: the last min(len, window) points; at least GMC_MIN_POINTS.
  *  2. Shift: c = 0 when every x > 0 and the class-ratio test passes;
@@ -107,7 +107,7 @@ struct gmc_fit {
 	enum gmc_grade grade;
 };
 
-/* W = 16, K = 3, expect, clamp on: the section 5.1 defaults for loads. */
+/* W = 16, K = 3, expect, clamp on: the forecast defaults for loads. */
 void gmc_opts_default(struct gmc_opts *o);
 
 /* phi(a) = expm1(a)/a, phi(0) = 1. */

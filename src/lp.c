@@ -8,11 +8,11 @@
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <glpk.h>
 #include <pthread.h>
 
+#include "af.h"
 #include "lp.h"
 
 struct col {
@@ -273,15 +273,6 @@ callback(glp_tree *T, void *info)
 	}
 }
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int
 solve_locked(struct dl_lp *lp, const struct lp_params *prm,
     struct lp_result *res, struct dl_err *e)
@@ -289,7 +280,7 @@ solve_locked(struct dl_lp *lp, const struct lp_params *prm,
 	glp_prob *volatile P = NULL;
 	double *volatile start1 = NULL;
 	struct cbinfo cb;
-	double t0 = now();
+	double t0 = mono_now();
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -367,7 +358,7 @@ solve_locked(struct dl_lp *lp, const struct lp_params *prm,
 			/* The MIP gets what the relaxation left of the limit. */
 			if (ip.tm_lim < INT_MAX)
 				ip.tm_lim = (int)fmax(1, ip.tm_lim -
-				    (now() - t0) * 1000);
+				    (mono_now() - t0) * 1000);
 			if (rc == 0 && glp_get_status(P) == GLP_OPT)
 				rc = glp_intopt(P, &ip);
 			else if (rc == 0 && glp_get_status(P) == GLP_NOFEAS)
@@ -402,7 +393,7 @@ solve_locked(struct dl_lp *lp, const struct lp_params *prm,
 	free(start1);
 	res->gap = res->status == LP_FEASIBLE ? fabs(res->obj - res->bound) /
 	    fmax(fabs(res->obj), 1e-12) : 0;
-	res->time_s = now() - t0;
+	res->time_s = mono_now() - t0;
 	return DL_OK;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "af.h"
 #include "cluster.h"
 #include "cmds.h"
 #include "csvin.h"

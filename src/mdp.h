@@ -1,6 +1,6 @@
 /*
  * mdp.h - a generic finite Markov decision process and its value
- * iteration (DESIGN.md section 5.4 uses it for routing).
+ * iteration (dlplan(1) ALGORITHMS, Routing, uses it).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *

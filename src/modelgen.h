@@ -1,6 +1,6 @@
 /*
  * modelgen.h - analytic layer costs of standard architectures, the rows
- * of a model.csv (DESIGN.md section 2) for users without a profiler.
+ * of a model.csv (dlplan-formats(5), model.csv) for users without a profiler.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *

@@ -11,19 +11,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "partition.h"
 #include "partition_int.h"
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 void
 tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
@@ -919,7 +909,7 @@ part_front_query(struct part_front *F, long m, struct part_result *r)
 {
 	long max_scan = F->max_scan, bi = -1;
 	int S = F->g.S;
-	double t0 = now(), best = HUGE_VAL;
+	double t0 = mono_now(), best = HUGE_VAL;
 
 	memset(r, 0, sizeof(*r));
 	r->S = S;
@@ -978,7 +968,7 @@ part_front_query(struct part_front *F, long m, struct part_result *r)
 		    sizeof(double));
 	}
 out:
-	r->time_s = now() - t0;
+	r->time_s = mono_now() - t0;
 	return DL_OK;
 }
 
@@ -1008,13 +998,13 @@ int
 part_dp(const struct dl_costctx *x, const struct part_group *g,
     long max_scan, struct part_result *r)
 {
-	double t0 = now();
+	double t0 = mono_now();
 	struct part_front *F = part_front_new(x, g, max_scan);
 	int rc;
 
 	rc = part_front_query(F, g->m, r);
 	part_front_free(F);
-	r->time_s = now() - t0;
+	r->time_s = mono_now() - t0;
 	return rc;
 }
 

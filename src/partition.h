@@ -1,5 +1,6 @@
 /*
- * partition.h - the layer partition of one pipeline (DESIGN.md 5.3).
+ * partition.h - the layer partition of one pipeline (dlplan(1) ALGORITHMS,
+ * Solver).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *

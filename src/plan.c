@@ -17,6 +17,30 @@
 #include "plan.h"
 #include "util_io.h"
 
+/* The names of the enums of plan.h, as plan.json and the options write
+ * them; plan_name_find() goes back. */
+const char *const plan_runtime_names[DL_NRUNTIMES] = {
+	"dlplan", "megatron", "deepspeed", "torchtitan"
+};
+const char *const plan_strategy_names[DL_NSTRATEGIES] = {
+	"auto", "dp", "pp", "hybrid"
+};
+const char *const plan_status_names[DL_NSTATUSES] = {
+	"given", "feasible", "optimal"
+};
+const char *const plan_bound_names[DL_NBOUNDS] = {
+	"", "exhaustive", "combinatorial", "lp", "T_lb"
+};
+
+int
+plan_name_find(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	return -1;
+}
+
 const char *const plan_input_kinds[DL_NINPUT_KINDS] = {
 	"nodes", "links", "load", "traffic", "model"
 };
@@ -45,7 +69,10 @@ plan_init(struct dl_plan *p)
 	memset(p, 0, sizeof(*p));
 	p->generator = xstrdup("dlplan " DLPLAN_VERSION);
 	plan_opts_default(&p->opts);
-	snprintf(p->status, sizeof(p->status), "given");
+	p->status = PLAN_GIVEN;
+	p->bound_method = BOUND_NONE;
+	p->strategy = STRAT_NONE;
+	p->runtime = RUNTIME_DLPLAN;
 }
 
 void
@@ -90,13 +117,27 @@ plan_free(struct dl_plan *p)
 		free(p->groups[g].stages);
 	free(p->groups);
 	free(p->uhat);
+	plan_set_uhat_used(p, NULL, 0);
 	free(p->left_out);
 	free(p->generator);
-	free(p->strategy);
 	free(p->parent);
 	plan_schedule_free(p->schedule);
 	plan_lineage_free(p->lineage);
 	memset(p, 0, sizeof(*p));
+}
+
+void
+plan_set_uhat_used(struct dl_plan *p, char *const *used, size_t n)
+{
+	for (size_t i = 0; p->uhat_used != NULL && i < p->nnodes; i++)
+		free(p->uhat_used[i]);
+	free(p->uhat_used);
+	p->uhat_used = NULL;
+	if (used != NULL) {
+		p->uhat_used = xcalloc(p->nnodes + 1, sizeof(char *));
+		for (size_t i = 0; i < p->nnodes && i < n; i++)
+			p->uhat_used[i] = xstrdup_or_null(used[i]);
+	}
 }
 
 /* xmemdup(), keeping NULL for an array that is absent. */
@@ -107,11 +148,15 @@ plan_copy(struct dl_plan *dst, const struct dl_plan *src)
 {
 	*dst = *src;
 	dst->generator = xstrdup_or_null(src->generator);
-	dst->strategy = xstrdup_or_null(src->strategy);
 	dst->parent = xstrdup_or_null(src->parent);
 	dst->schedule = plan_schedule_dup(src->schedule);
 	dst->lineage = plan_lineage_dup(src->lineage);
 	dst->uhat = DUP(src->uhat, src->nnodes);
+	if (src->uhat_used) {
+		dst->uhat_used = xcalloc(src->nnodes + 1, sizeof(char *));
+		for (size_t i = 0; i < src->nnodes; i++)
+			dst->uhat_used[i] = xstrdup_or_null(src->uhat_used[i]);
+	}
 	dst->left_out = DUP(src->left_out, src->nleft_out);
 	dst->inputs = DUP(src->inputs, src->ninputs);
 	for (size_t i = 0; i < src->ninputs; i++) {

@@ -4,9 +4,9 @@
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
- * DESIGN.md section 3 (plan space) and section 6 (outputs).  A plan owns
- * all its arrays; plan_free() releases them.  Node indices refer to the
- * cluster the plan was made for (nodes.csv order); a plan read from JSON
+ * the plan space of src/DESIGN-NOTES and plan.json of dlplan-formats(5).  A
+ * plan owns all its arrays; plan_free() releases them.  Node indices refer to
+ * the cluster the plan was made for (nodes.csv order); a plan read from JSON
  * is resolved against a loaded cluster by node id.
  */
 #ifndef DL_PLAN_H
@@ -22,14 +22,43 @@
 
 /*
  * The training framework a plan is made for (plan --runtime): dlplan runs
- * any plan of section 3; the others only plans whose groups share one
- * shape (search_runtime.c).  Names in this order, for opt_choice.
+ * any plan of the plan space (src/DESIGN-NOTES); the others only plans whose
+ * groups share one shape (search_runtime.c).  Names in this order, for
+ * opt_choice.
  */
-enum { RUNTIME_DLPLAN, RUNTIME_MEGATRON, RUNTIME_DEEPSPEED,
-	RUNTIME_TORCHTITAN };
+enum dl_runtime { RUNTIME_DLPLAN, RUNTIME_MEGATRON, RUNTIME_DEEPSPEED,
+	RUNTIME_TORCHTITAN, DL_NRUNTIMES };
 #define PLAN_RUNTIMES "dlplan|megatron|deepspeed|torchtitan"
+extern const char *const plan_runtime_names[DL_NRUNTIMES];
 
-/* Job options (DESIGN.md section 1) with their defaults. */
+/*
+ * The plan space a search may return (plan --strategy): any plan, pure
+ * data parallelism (one stage per group), one pipeline (one group), or
+ * several groups of which one has two stages or more.
+ * STRAT_NONE: not known (a plan read without it).  Names in this order,
+ * for opt_choice.
+ */
+enum dl_strategy { STRAT_NONE = -1, STRAT_AUTO, STRAT_DP, STRAT_PP,
+	STRAT_HYBRID, DL_NSTRATEGIES };
+#define PLAN_STRATEGIES "auto|dp|pp|hybrid"
+extern const char *const plan_strategy_names[DL_NSTRATEGIES];
+
+/* What the solver says of a plan: given (read or priced, not searched),
+ * the best found, or the proven optimum of the cost model. */
+enum dl_status { PLAN_GIVEN, PLAN_FEASIBLE, PLAN_OPTIMAL, DL_NSTATUSES };
+extern const char *const plan_status_names[DL_NSTATUSES];
+
+/* How a plan's bound_s was proven (search_bound.c); BOUND_NONE: not
+ * known, its name "". */
+enum dl_bound { BOUND_NONE, BOUND_EXHAUSTIVE, BOUND_COMBINATORIAL,
+	BOUND_LP, BOUND_T_LB, DL_NBOUNDS };
+extern const char *const plan_bound_names[DL_NBOUNDS];
+
+/* The index of s in names[0 .. n - 1], or -1: the one way from a name
+ * of the tables above to its enum. */
+int plan_name_find(const char *const *names, int n, const char *s);
+
+/* Job options (dlplan(1), dlplan plan) with their defaults. */
 struct dl_opts {
 	long global_batch;	/* samples per iteration */
 	long micro_batch;	/* samples per micro-batch */
@@ -69,7 +98,7 @@ struct dl_group {
 	double period_s;		/* its 1F1B steady period */
 };
 
-/* A flow routed through the network (DESIGN.md 4, 5.4). */
+/* A flow routed through the network (dlplan(1) ALGORITHMS, Routing). */
 enum { DL_PHASE_PIPE = 0, DL_PHASE_SYNC = 1 };
 struct dl_flow {
 	int phase;
@@ -92,7 +121,7 @@ struct dl_flow {
 					   -1 when intra (not routed) */
 };
 
-/* A sync segment and its ring (DESIGN.md 4, 5.5). */
+/* A sync segment and its ring (dlplan(1) ALGORITHMS, Routing). */
 struct dl_ring {
 	int first, last;		/* layer range of the segment */
 	double params;			/* P_q */
@@ -217,7 +246,10 @@ struct dl_plan {
 	size_t ninputs;
 	struct dl_input *inputs;
 	double *uhat;			/* forecast load per node, [0, 0.95] */
-	size_t nnodes;			/* length of uhat */
+	/* Per node, what its forecast used (forecast_node_used(): "gmc",
+	 * "auto:last,...", NULL where not known); NULL when not known. */
+	char **uhat_used;
+	size_t nnodes;			/* length of uhat and uhat_used */
 	int ngroups;
 	struct dl_group *groups;
 	int nrings;
@@ -229,15 +261,13 @@ struct dl_plan {
 	double even_s, proportional_s;
 	int even_fits, proportional_fits;	/* fit in memory */
 	/* Solver status. */
-	char status[16];		/* "optimal", "feasible", "given" */
+	enum dl_status status;
 	double gap;			/* relative gap to the best bound */
 	double bound_s;			/* best proven bound on T */
-	/* How bound_s was proven: "exhaustive", "combinatorial" (see
-	 * search_bound()) or "T_lb"; "" when not known. */
-	char bound_method[16];
+	enum dl_bound bound_method;	/* how bound_s was proven */
 	double solve_s;			/* wall time of the search */
-	char *strategy;
-	char runtime[16];		/* "" for dlplan, else its name */
+	enum dl_strategy strategy;	/* the plan space searched */
+	enum dl_runtime runtime;	/* the framework it was made for */
 	char *parent;			/* sha256 of the parent plan, or NULL */
 	/* Owned; NULL when absent.  JSON "schedule" and "replan". */
 	struct dl_schedule *schedule;	/* plan --budget */
@@ -255,6 +285,12 @@ struct dl_plan {
 
 void plan_init(struct dl_plan *p);
 void plan_free(struct dl_plan *p);
+/*
+ * Record in p what the forecast of each of its nodes used: copies of the
+ * n strings used[] (forecast_node_used()) for its first nnodes nodes,
+ * replacing what p had; used NULL: not known.
+ */
+void plan_set_uhat_used(struct dl_plan *p, char *const *used, size_t n);
 /* Deep copy (for keeping the best plan during a search). */
 void plan_copy(struct dl_plan *dst, const struct dl_plan *src);
 /*
@@ -346,16 +382,27 @@ int plan_set_inputs(struct dl_plan *p, const struct dl_cluster *c,
 int plan_json_string(const struct dl_plan *p, const struct dl_cluster *c,
     const struct dl_model *m, const char *base_dir, char **out,
     struct dl_err *e);
-/* CSV: one row per rank, header per DESIGN.md section 8. */
+/*
+ * The same, and when plain is not NULL also the text for base_dir NULL
+ * into *plain (what --format json prints), from one JSON tree: only the
+ * input paths differ.
+ */
+int plan_json_strings(const struct dl_plan *p, const struct dl_cluster *c,
+    const struct dl_model *m, const char *base_dir, char **out,
+    char **plain, struct dl_err *e);
+/* CSV: one row per rank, header per dlplan-formats(5), plan.csv. */
 int plan_write_csv(const struct dl_plan *p, const struct dl_cluster *c,
     const char *path, struct dl_err *e);
 /*
  * n plans as JSON (jp[i] to jpaths[i]) and cp as CSV to cpath, as one
  * output (af_write_files): either every file is replaced or, when a
- * write fails, none.
+ * write fails, none.  plain (may be NULL) gets, from the same JSON tree
+ * as jp[0]'s file, the text plan_json_string() gives for no base
+ * directory (NULL when a write fails).
  */
 int plan_write_files(size_t n, const struct dl_plan *const *jp,
     const char *const *jpaths, const struct dl_plan *cp, const char *cpath,
-    const struct dl_cluster *c, const struct dl_model *m, struct dl_err *e);
+    const struct dl_cluster *c, const struct dl_model *m, char **plain,
+    struct dl_err *e);
 
 #endif

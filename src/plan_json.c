@@ -44,10 +44,12 @@
 
 #include <jansson.h>
 
+#include "af.h"
 #include "fmethod.h"
-#include "forecast.h"
+#include "path.h"
 #include "plan.h"
 #include "plan_json.h"
+#include "sb.h"
 #include "util_io.h"
 
 /*
@@ -130,26 +132,20 @@ w_options(const struct dl_opts *o)
 }
 
 /*
- * What each node's load forecast used (forecast_used()), for the nodes of
- * the forecast map; NULL without load histories.
+ * What each node's load forecast used, as the plan recorded it when the
+ * forecast was made (uhat_used); NULL when not recorded.
  */
 static json_t *
 w_forecast_methods(const struct dl_plan *p, const struct dl_cluster *c)
 {
 	json_t *f;
 
-	if (c->load == NULL)
+	if (p->uhat_used == NULL)
 		return NULL;
 	f = json_object();
-	for (size_t i = 0; i < p->nnodes && i < c->nnodes; i++) {
-		struct dl_err e = { 0 };
-		char *u = forecast_used(&c->load[i], p->opts.forecast,
-		    p->opts.horizon, &e);
-
-		if (u != NULL)
-			set(f, c->nodes[i].id, json_string(u));
-		free(u);
-	}
+	for (size_t i = 0; i < p->nnodes && i < c->nnodes; i++)
+		if (p->uhat_used[i] != NULL)
+			set(f, c->nodes[i].id, json_string(p->uhat_used[i]));
 	return f;
 }
 
@@ -372,7 +368,7 @@ w_estimate(const struct dl_plan *p)
 	set(o, "iteration_s", jreal(s->iteration_s));
 	set(o, "lower_bound_s", jreal(s->lower_bound_s));
 	/* The search's bound (solver.bound_method says which). */
-	if (p->bound_method[0])
+	if (p->bound_method != BOUND_NONE)
 		set(o, "bound_s", jreal(p->bound_s));
 	set(o, "efficiency", jreal(s->efficiency));
 	set(o, "throughput", jreal(s->throughput));
@@ -469,20 +465,22 @@ plan_to_json(const struct dl_plan *p, const struct dl_cluster *c,
 		set(o, "estimate", w_estimate(p));
 	}
 	sv = json_object();
-	set(sv, "status", json_string(p->status));
-	if (strcmp(p->status, "given") != 0) {
+	set(sv, "status", json_string(plan_status_names[p->status]));
+	if (p->status != PLAN_GIVEN) {
 		set(sv, "gap", jreal(p->gap));
 		set(sv, "bound_s", jreal(p->bound_s));
-		if (p->bound_method[0])
-			set(sv, "bound_method", json_string(p->bound_method));
+		if (p->bound_method != BOUND_NONE)
+			set(sv, "bound_method",
+			    json_string(plan_bound_names[p->bound_method]));
 		set(sv, "time_s", jreal(p->solve_s));
 	}
-	if (p->strategy)
-		set(sv, "strategy", json_string(p->strategy));
+	if (p->strategy != STRAT_NONE)
+		set(sv, "strategy",
+		    json_string(plan_strategy_names[p->strategy]));
 	set(o, "solver", sv);
 	/* Only plans restricted to one framework name it (plan --runtime). */
-	if (p->runtime[0])
-		set(o, "runtime", json_string(p->runtime));
+	if (p->runtime != RUNTIME_DLPLAN)
+		set(o, "runtime", json_string(plan_runtime_names[p->runtime]));
 	/* Budgeted schedule and re-plan record. */
 	if (p->schedule)
 		set(o, "schedule", plan_schedule_json(p->schedule, c,
@@ -492,23 +490,14 @@ plan_to_json(const struct dl_plan *p, const struct dl_cluster *c,
 	return o;
 }
 
-int
-plan_json_string(const struct dl_plan *p, const struct dl_cluster *c,
-    const struct dl_model *m, const char *base_dir, char **out,
-    struct dl_err *e)
+/* The text of o with a final newline, into *out. */
+static int
+json_text(const json_t *o, char **out, struct dl_err *e)
 {
-	char *abs = base_dir ? path_abs(base_dir, 1, e) : NULL;
-	json_t *o = base_dir && abs == NULL ? NULL :
-	    plan_to_json(p, c, m, abs, e);
-	char *s;
+	char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+	    JSON_REAL_PRECISION(17));
 	size_t n;
 
-	free(abs);
-	if (o == NULL)
-		return e->code ? e->code : DL_ESYS;
-	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-	    JSON_REAL_PRECISION(17));
-	json_decref(o);
 	if (s == NULL)
 		return dl_seterr(e, DL_ESYS, NULL, 0, 0, "cannot encode the "
 		    "plan as JSON");
@@ -519,6 +508,47 @@ plan_json_string(const struct dl_plan *p, const struct dl_cluster *c,
 	(*out)[n + 1] = '\0';
 	free(s);
 	return DL_OK;
+}
+
+int
+plan_json_strings(const struct dl_plan *p, const struct dl_cluster *c,
+    const struct dl_model *m, const char *base_dir, char **out,
+    char **plain, struct dl_err *e)
+{
+	char *abs = base_dir ? path_abs(base_dir, 1, e) : NULL;
+	json_t *o = base_dir && abs == NULL ? NULL :
+	    plan_to_json(p, c, m, abs, e), *in;
+	int rc;
+
+	free(abs);
+	if (o == NULL)
+		return e->code ? e->code : DL_ESYS;
+	rc = json_text(o, out, e);
+	if (rc == DL_OK && plain != NULL) {
+		/* Only the input paths depend on the base directory. */
+		if (base_dir == NULL)
+			*plain = xstrdup(*out);
+		else if ((in = w_inputs(p, c, m, NULL, e)) == NULL)
+			rc = e->code ? e->code : DL_ESYS;
+		else {
+			set(o, "inputs", in);
+			rc = json_text(o, plain, e);
+		}
+		if (rc != DL_OK) {
+			free(*out);
+			*out = NULL;
+		}
+	}
+	json_decref(o);
+	return rc;
+}
+
+int
+plan_json_string(const struct dl_plan *p, const struct dl_cluster *c,
+    const struct dl_model *m, const char *base_dir, char **out,
+    struct dl_err *e)
+{
+	return plan_json_strings(p, c, m, base_dir, out, NULL, e);
 }
 
 int
@@ -577,7 +607,8 @@ plan_write_csv(const struct dl_plan *p, const struct dl_cluster *c,
 int
 plan_write_files(size_t n, const struct dl_plan *const *jp,
     const char *const *jpaths, const struct dl_plan *cp, const char *cpath,
-    const struct dl_cluster *c, const struct dl_model *m, struct dl_err *e)
+    const struct dl_cluster *c, const struct dl_model *m, char **plain,
+    struct dl_err *e)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char **data = xcalloc(n + 1, sizeof(*data));
@@ -585,10 +616,13 @@ plan_write_files(size_t n, const struct dl_plan *const *jp,
 	size_t *lens = xcalloc(n + 1, sizeof(*lens));
 	int rc = DL_OK;
 
+	if (plain != NULL)
+		*plain = NULL;
 	for (size_t i = 0; i < n && rc == DL_OK; i++) {
 		char *dir = path_dir(jpaths[i]);
 
-		rc = plan_json_string(jp[i], c, m, dir, &data[i], e);
+		rc = plan_json_strings(jp[i], c, m, dir, &data[i],
+		    i == 0 ? plain : NULL, e);
 		free(dir);
 		if (rc == DL_OK) {
 			paths[i] = jpaths[i];
@@ -608,6 +642,10 @@ plan_write_files(size_t n, const struct dl_plan *const *jp,
 	free(data);
 	free(paths);
 	free(lens);
+	if (rc != DL_OK && plain != NULL) {
+		free(*plain);
+		*plain = NULL;
+	}
 	return rc;
 }
 

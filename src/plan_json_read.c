@@ -13,8 +13,10 @@
 #include <jansson.h>
 
 #include "fmethod.h"
+#include "path.h"
 #include "plan.h"
 #include "plan_json.h"
+#include "sb.h"
 #include "util_io.h"
 
 /*
@@ -622,6 +624,7 @@ read_results(json_t *root, struct dl_plan *p)
 {
 	json_t *est = json_object_get(root, "estimate");
 	json_t *sv = json_object_get(root, "solver"), *v, *b;
+	int k;
 	struct {
 		const char *key;
 		double *dst;
@@ -660,39 +663,31 @@ read_results(json_t *root, struct dl_plan *p)
 	}
 	/* The framework of plan --runtime; a name dlplan does not know is
 	 * left out, so that emit refuses the framework launchers. */
-	if (json_is_string(v = json_object_get(root, "runtime"))) {
-		static const char *const rt[] = { "megatron", "deepspeed",
-		    "torchtitan" };
-
-		for (size_t i = 0; i < ARRAY_SIZE(rt); i++)
-			if (strcmp(json_string_value(v), rt[i]) == 0)
-				snprintf(p->runtime, sizeof(p->runtime), "%s",
-				    rt[i]);
-	}
+	if (json_is_string(v = json_object_get(root, "runtime")) &&
+	    (k = plan_name_find(plan_runtime_names, DL_NRUNTIMES,
+	    json_string_value(v))) >= 0)
+		p->runtime = (enum dl_runtime)k;
 	if (!json_is_object(sv))
 		return;
 	if (json_is_string(v = json_object_get(sv, "status")) &&
-	    (strcmp(json_string_value(v), "optimal") == 0 ||
-	    strcmp(json_string_value(v), "feasible") == 0))
-		snprintf(p->status, sizeof(p->status), "%s",
-		    json_string_value(v));
+	    (k = plan_name_find(plan_status_names, DL_NSTATUSES,
+	    json_string_value(v))) >= 0)
+		p->status = (enum dl_status)k;
 	if (json_is_number(v = json_object_get(sv, "gap")))
 		p->gap = json_number_value(v);
 	if (json_is_number(v = json_object_get(sv, "bound_s")))
 		p->bound_s = json_number_value(v);
-	if (json_is_string(v = json_object_get(sv, "bound_method"))) {
-		static const char *const bm[] = { "exhaustive",
-		    "combinatorial", "lp", "T_lb" };
-
-		for (size_t i = 0; i < ARRAY_SIZE(bm); i++)
-			if (strcmp(json_string_value(v), bm[i]) == 0)
-				snprintf(p->bound_method,
-				    sizeof(p->bound_method), "%s", bm[i]);
-	}
+	if (json_is_string(v = json_object_get(sv, "bound_method")) &&
+	    (k = plan_name_find(plan_bound_names, DL_NBOUNDS,
+	    json_string_value(v))) > BOUND_NONE)
+		p->bound_method = (enum dl_bound)k;
 	if (json_is_number(v = json_object_get(sv, "time_s")))
 		p->solve_s = json_number_value(v);
-	if (json_is_string(v = json_object_get(sv, "strategy")))
-		p->strategy = xstrdup(json_string_value(v));
+	/* A strategy dlplan does not know is left out, like a runtime. */
+	if (json_is_string(v = json_object_get(sv, "strategy")) &&
+	    (k = plan_name_find(plan_strategy_names, DL_NSTRATEGIES,
+	    json_string_value(v))) >= 0)
+		p->strategy = (enum dl_strategy)k;
 	if (json_is_string(v = json_object_get(root, "parent")))
 		p->parent = xstrdup(json_string_value(v));
 }

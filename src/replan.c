@@ -1,5 +1,5 @@
 /*
- * replan.c - re-plan from measured step times (DESIGN.md 5.7).
+ * replan.c - re-plan from measured step times (dlplan(1), dlplan replan).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -673,10 +673,9 @@ replan_run(const struct dl_costctx *x, const struct dl_plan *parent,
 		plan_free(out);
 		plan_copy(out, lg->adopted ? &best : &base);
 		if (lg->adopted || !all_one) {
-			snprintf(out->status, sizeof(out->status), "feasible");
+			out->status = PLAN_FEASIBLE;
 			out->bound_s = out->est.lower_bound_s;
-			snprintf(out->bound_method, sizeof(out->bound_method),
-			    "T_lb");
+			out->bound_method = BOUND_T_LB;
 			out->gap = (out->est.iteration_s - out->bound_s) /
 			    out->est.iteration_s;
 		}

@@ -1,6 +1,6 @@
 /*
- * replan.h - re-plan from measured step times (DESIGN.md 5.7; seed 003's
- * self-adaptive data allocation).
+ * replan.h - re-plan from measured step times (dlplan(1), dlplan
+ * replan; Chao, Liao and Gao's self-adaptive data allocation).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -15,7 +15,7 @@
  *		data-parallel gradient all-reduce and the optimizer step
  *		(time the synchronisation separately, or log before it).  A
  *		rank of group g thus measures its pipeline's time T_g
- *		(section 4).
+ *		(the cost model).
  *	samples	optional: the samples the rank's group processed in the
  *		step; it must be the plan's m_g x micro-batch
  *	compute_seconds
@@ -66,9 +66,9 @@
  * speeds times these factors.
  *
  * The new plan.  Under the measured speeds, the parent's structure is
- * priced again (T_meas).  The data split (5.2) is solved again with every
+ * priced again (T_meas).  The data split is solved again with every
  * group's A_g, M_g and memory cap taken from that evaluation; with
- * repartition the layer partition (5.3) of every group is solved again
+ * repartition the layer partition of every group is solved again
  * for its micro-batches too, alternating with the split until the split
  * stops changing (at most four rounds).  A group left with no
  * micro-batch is dropped.  The result is adopted when its T is below

@@ -1,5 +1,5 @@
 /*
- * ring.c - the order of a sync ring (DESIGN.md 5.5, see ring.h).
+ * ring.c - the order of a sync ring (see ring.h).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kc.h"
 #include "ring.h"
 
 #define RING_EXACT_MAX	8	/* rings enumerated up to this size */

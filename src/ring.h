@@ -1,5 +1,6 @@
 /*
- * ring.h - the order of a data-parallel sync ring (DESIGN.md 5.5).
+ * ring.h - the order of a data-parallel sync ring (dlplan(1) ALGORITHMS,
+ * Routing).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -15,6 +16,7 @@
 #define DL_RING_H
 
 #include "cluster.h"
+#include "kc.h"
 #include "util.h"
 
 struct ring_spec {

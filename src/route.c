@@ -1,6 +1,6 @@
 /*
- * route.c - MDP routing of flows over the cluster network (DESIGN.md
- * section 5.4).
+ * route.c - MDP routing of flows over the cluster network
+ * (dlplan(1) ALGORITHMS, Routing).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *

@@ -1,5 +1,6 @@
 /*
- * route.h - MDP routing of flows over the cluster network (DESIGN.md 5.4).
+ * route.h - MDP routing of flows over the cluster network (dlplan(1)
+ * ALGORITHMS, Routing).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -13,9 +14,9 @@
  * The regimes, hop costs, admissible moves, value iteration (1e-12 (1 + C)
  * convergence) and the policy (first admissible successor in vertex
  * index order within 1e-9 (1 + C_best) of the best) are exactly those of
- * section 5.4; route.c says how.  One solve prices every source toward
- * one destination b for one size S under the current n_e, so it is
- * cached: flows (or queries) with the same b and S share it until a
+ * dlplan(1) ALGORITHMS, Routing; route.c says how.  One solve prices every
+ * source toward one destination b for one size S under the current n_e, so it
+ * is cached: flows (or queries) with the same b and S share it until a
  * commit changes some n_e.  In a cluster without links.csv a node-to-node
  * flow goes a -> sw.<site> -> b with no alternative, and is priced
  * without value iteration (the same bits).
@@ -95,7 +96,7 @@ void router_info(const struct dl_router *r, struct dl_regime_info *ri);
 int router_ne(const struct dl_router *r, int edge);
 
 /*
- * The section 5.4 hop cost of an edge in regime l for a flow of the
+ * The hop cost of an edge in regime l for a flow of the
  * given size under the current n_e: latency_ms / 1000 + 8 S / (gbps 1e9
  * (1 - u_e(l)) / n_e), or the latency alone out of an implicit switch.
  */

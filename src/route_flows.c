@@ -1,6 +1,6 @@
 /*
- * route_flows.c - FLOWS.csv, the flows "dlplan route" prices (DESIGN.md
- * section 5.4).
+ * route_flows.c - FLOWS.csv, the flows "dlplan route" prices
+ * (dlplan(1) ALGORITHMS, Routing).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "csvin.h"
+#include "kc.h"
 #include "route.h"
+#include "sb.h"
 
-/* FLOWS.csv (section 5.4): flow,src,dst,mb; flow optional. */
+/* FLOWS.csv (dlplan-formats(5), flows.csv): flow,src,dst,mb; flow optional. */
 static const struct csv_col flows_cols[] = {
 	{ "flow", CSV_ID, 0, 0, 0, 0, 0, NULL },
 	{ "src", CSV_ID, 1, 0, 0, 0, 0, NULL },

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "sb.h"
 #include "sched.h"
 
 #define GAIN_EPS 1e-12
@@ -1055,11 +1055,11 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 	struct dscratch d;
 	size_t nj = s->njobs, nn = s->c->nnodes, ai = 0;
 	unsigned long long rng = 0x9E3779B97F4A7C15ULL * (sp->seed + 1) | 1;
-	struct timespec t0, t1;
+	double t0;
 	int rc = DL_OK;
 	long k = 0, span;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = mono_now();
 	sim_init(&m, s, policy, sp, r);
 	d.cnt = xcalloc(nj * nn + 1, sizeof(int));
 	d.prev = xcalloc(nj * nn + 1, sizeof(int));
@@ -1121,9 +1121,7 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 		r->log = sb_detach(&m.log);
 	sim_free(&m);
 	summarise(s, r, k);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	r->time_s = (double)(t1.tv_sec - t0.tv_sec) +
-	    1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+	r->time_s = mono_now() - t0;
 	return rc;
 }
 

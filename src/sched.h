@@ -1,8 +1,8 @@
 /*
- * sched.h - many data-parallel jobs on one cluster over time (seed 002,
- * GADGET): per time slot, how many GPUs each waiting or running job gets
- * and on which nodes.  Compute only: "dlplan schedule" (cmd_schedule.c)
- * reads the options, prints and writes the files.
+ * sched.h - many data-parallel jobs on one cluster over time (GADGET): per
+ * time slot, how many GPUs each waiting or running job gets and on which
+ * nodes.  Compute only: "dlplan schedule" (cmd_schedule.c) reads the options,
+ * prints and writes the files.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -11,9 +11,9 @@
  * given the GPUs A runs data-parallel: every GPU is one replica holding
  * every layer, the micro-batches split in proportion to the GPUs' speeds
  * (cost.h COST_PROPORTIONAL), and one ring all-reduce per iteration whose
- * members are ordered site by site, node by node (DESIGN.md 5.5: all but
+ * members are ordered site by site, node by node (as sync rings are: all but
  * one hop per node stay inside the node).  Its iteration time T(A) is
- * section 4's T for that plan with every ring hop priced alone (n_e = 1),
+ * the cost model's T for that plan with every ring hop priced alone (n_e = 1),
  * memoised by (job class, GPUs per node); sched_job_plan() builds the
  * same plan for cost_eval(), which agrees exactly on clusters whose nodes
  * meet at one switch.  A slot whose GPUs differ from the job's previous
@@ -76,6 +76,7 @@
 
 #include "cluster.h"
 #include "cost.h"
+#include "kc.h"
 #include "model.h"
 #include "plan.h"
 #include "route.h"

@@ -12,7 +12,9 @@
 #include "csvin.h"
 #include "fmethod.h"
 #include "forecast.h"
+#include "kc.h"
 #include "modelgen.h"
+#include "sb.h"
 #include "sched.h"
 
 static const struct csv_col jobs_cols[] = {
@@ -534,7 +536,9 @@ sched_job_plan(struct sched *s, int job, size_t n, const int *node,
 		return rc;
 	p->nnodes = s->c->nnodes;
 	p->uhat = xmemdup(s->uhat, s->c->nnodes, sizeof(double));
-	p->strategy = xstrdup("dp");
-	snprintf(p->status, sizeof(p->status), "given");
+	p->uhat_used = forecast_node_used(s->c, p->opts.horizon,
+	    p->opts.forecast);
+	p->strategy = STRAT_DP;
+	p->status = PLAN_GIVEN;
 	return DL_OK;
 }

@@ -1,26 +1,16 @@
 /*
- * search.c - "tentative searching + linear solving" (DESIGN.md 5.6): the
- * public entry that runs the two modes and explains a search that found
- * nothing.  search_int.h says which file does what.
+ * search.c - "tentative searching + linear solving" (dlplan(1) ALGORITHMS,
+ * Solver): the public entry that runs the two modes and explains a search that
+ * found nothing.  search_int.h says which file does what.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "search_int.h"
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int
 search_default_jobs(void)
@@ -75,9 +65,7 @@ explain_infeasible(struct ctx *C)
 static int
 runtime_none(const struct ctx *C, struct dl_err *e)
 {
-	static const char *name[] = { "dlplan", "megatron", "deepspeed",
-	    "torchtitan" };
-	const char *rt = name[C->so->runtime];
+	const char *rt = plan_runtime_names[C->so->runtime];
 
 	if (C->have_infeas)
 		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "no plan that %s "
@@ -145,8 +133,8 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	struct dl_costctx xl;
 	struct dl_plan prev[SEARCH_PASSES - 1];
 	struct ctx C;
-	const char *bmethod = SEARCH_BOUND_METHOD;
-	double t0 = now();
+	enum dl_bound bmethod = BOUND_COMBINATORIAL;
+	double t0 = mono_now();
 	long gpus = cluster_gpus(x->c);
 	int exact = so->exact < 0 ? gpus <= 6 && cut_space(x, gpus) <=
 	    EXACT_CUTS_MAX : so->exact, none, nprev = 0;
@@ -154,13 +142,10 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	memset(st, 0, sizeof(*st));
 	plan_init(best);
 	/* The same context, with a cache of ring orders of its own. */
-	xl = *x;
-	search_ctx_init(&C, &xl, so, st);
-	xl.rings = &C.rings;
-	C.best = best;
+	search_ctx_open(&C, &xl, x, so, st, best);
 	C.bound = exact ? 0 : search_bound_method(x, so, &bmethod);
 	if (exact && gpus > 12) {
-		plan_free(&C.work);
+		search_ctx_free(&C);
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "exhaustive search "
 		    "is limited to 12 GPUs (this cluster has %ld)", gpus);
 	}
@@ -170,7 +155,6 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 		search_runtime(&C);
 		if (!C.have_best && !C.failed) {
 			search_ctx_free(&C);
-			plan_free(&C.work);
 			return runtime_none(&C, e);
 		}
 	} else
@@ -184,7 +168,6 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	search_ctx_free(&C);
 	if (none) {
 		/* No plan, so no pass beat one: prev[] is empty. */
-		plan_free(&C.work);
 		if (C.have_best) {
 			/* Only the strategy or the limits kept it out. */
 			plan_free(best);
@@ -208,7 +191,6 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "no plan fits the "
 		    "strategy and limits given");
 	}
-	plan_free(&C.work);
 	if (C.failed) {
 		for (int i = 0; i < nprev; i++)
 			plan_free(&prev[i]);
@@ -232,16 +214,14 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	}
 	for (int i = 0; i < nprev; i++)
 		plan_free(&prev[i]);
-	st->time_s = now() - t0;
-	snprintf(best->status, sizeof(best->status), "%s", st->exact ?
-	    "optimal" : "feasible");
+	st->time_s = mono_now() - t0;
+	best->status = st->exact ? PLAN_OPTIMAL : PLAN_FEASIBLE;
 	/* The bound holds for every plan, so for the best: never above T. */
 	best->bound_s = st->exact ? best->est.iteration_s :
 	    fmin(best->est.iteration_s, fmax(best->est.lower_bound_s,
 	    C.bound));
-	snprintf(best->bound_method, sizeof(best->bound_method), "%s",
-	    st->exact ? "exhaustive" : C.bound > best->est.lower_bound_s ?
-	    bmethod : "T_lb");
+	best->bound_method = st->exact ? BOUND_EXHAUSTIVE :
+	    C.bound > best->est.lower_bound_s ? bmethod : BOUND_T_LB;
 	best->gap = best->est.iteration_s > 0 ? (best->est.iteration_s -
 	    best->bound_s) / best->est.iteration_s : 0;
 	best->solve_s = st->time_s;

@@ -1,29 +1,29 @@
 /*
- * search.h - the plan search of DESIGN.md 5.6: tentative searching over
- * structures plus linear solving of the partition and the data split.
+ * search.h - the plan search of dlplan(1) ALGORITHMS, Solver: tentative
+ * searching over structures plus linear solving of the partition and the data
+ * split.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Two modes.  The exhaustive mode enumerates the whole plan space of
- * section 3 (every split of each node's GPUs into TP units, every subset
- * of units, every grouping into ordered pipelines and every order of the
- * groups, every micro-batch split and every layer boundary), prunes with
- * exact compute-only lower bounds, and scores the survivors with the full
- * cost model, so its answer is the optimum of section 4; it is used when
- * the cluster has at most 6 GPUs (or when asked).  The structured mode
- * tries, per TP degree and stage count, pipelines of units kept inside a
- * node or site, partitions each distinct pipeline with the layer-partition
- * MILP (warm-started by the exact DP), splits the micro-batches with the
- * data-split MILP, alternates the two until the split stops changing,
- * and scores each result with the cost model.  Both are deterministic.
+ * the plan space of src/DESIGN-NOTES (every split of each node's GPUs into TP
+ * units, every subset of units, every grouping into ordered pipelines and
+ * every order of the groups, every micro-batch split and every layer
+ * boundary), prunes with exact compute-only lower bounds, and scores the
+ * survivors with the full cost model, so its answer is the optimum of the cost
+ * model; it is used when the cluster has at most 6 GPUs (or when asked).  The
+ * structured mode tries, per TP degree and stage count, pipelines of units
+ * kept inside a node or site, partitions each distinct pipeline with the
+ * layer-partition MILP (warm-started by the exact DP), splits the
+ * micro-batches with the data-split MILP, alternates the two until the split
+ * stops changing, and scores each result with the cost model.  Both are
+ * deterministic.
  */
 #ifndef DL_SEARCH_H
 #define DL_SEARCH_H
 
 #include "cost.h"
 #include "plan.h"
-
-enum { STRAT_AUTO, STRAT_DP, STRAT_PP, STRAT_HYBRID };
 
 /*
  * How far a structured search is, for a progress line: jobs (a TP degree,
@@ -40,12 +40,12 @@ struct search_progress {
 };
 
 struct search_opts {
-	int strategy;		/* STRAT_* */
+	enum dl_strategy strategy;
 	int exact;		/* -1 auto (<= 6 GPUs), 0 never, 1 always */
 	const char *dump_dir;	/* write the final plan's MILPs here */
 	double time_limit;	/* seconds per MILP */
 	int jobs;		/* threads for the structured mode (0, 1: one) */
-	int runtime;		/* RUNTIME_*: restrict to that framework */
+	enum dl_runtime runtime; /* restrict to that framework */
 	/*
 	 * Optional (NULL: none): called after every job of the structured
 	 * mode, from whichever thread ran it but never two at once.  It only
@@ -90,76 +90,6 @@ int search_plan(const struct dl_costctx *x, const struct search_opts *so,
  */
 void search_left_out(const struct dl_costctx *x, const struct search_opts *so,
     struct dl_plan *best);
-
-/*
- * The improvement phase: from best, a deterministic local search of at
- * most IMPROVE_SHAPES shapes, each solved as the structured mode solves
- * one: swap the units at one stage position of two groups (the members of
- * one sync ring), then any two units; split a unit of k GPUs into two
- * halves whose second joins another group or follows the first as a
- * stage; move a unit to another group; add the left-out nodes' units as
- * one more pipeline, or one of them to a group; merge two consecutive
- * stages on the two halves of one wider unit, then any two of one degree
- * on one node (its units packed again).  The first move that makes T
- * strictly smaller is kept and the moves start again from the new plan,
- * until none helps or the budget is spent.  best is replaced only by a
- * faster plan.
- */
-#define IMPROVE_SHAPES 1000
-#define IMPROVE_MAX_GPUS 512
-void search_improve(const struct dl_costctx *x, const struct search_opts *so,
-    struct dl_plan *best, struct search_stats *st);
-
-/*
- * A lower bound on T over every plan the options allow (--strategy,
- * --max-stages, --max-tp, memory) that counts the pipeline fill, the
- * fewest stages memory allows with their transfers, and the traffic of
- * the sync rings over the widest links a ring of that many members can
- * use, minimised over the number of groups; at least T_lb.  The proof is
- * in search_bound.c.  0 when no plan can fit.
- */
-double search_bound(const struct dl_costctx *x, const struct search_opts *so);
-#define SEARCH_BOUND_METHOD "combinatorial"
-/*
- * The same, and in *method which argument set it: SEARCH_BOUND_METHOD,
- * or SEARCH_BOUND_LP where a linear relaxation of the plans inside one
- * site (search_bound_lp.c) raised it.
- */
-#define SEARCH_BOUND_LP "lp"
-double search_bound_method(const struct dl_costctx *x,
-    const struct search_opts *so, const char **method);
-/*
- * The same bound per class of plans (the classes of search_bound.c, for
- * the tests): every unit in one site; groups each inside one site, in
- * several; every group crossing sites; some crossing beside groups inside
- * one site; beside groups inside several.  On one site only the first
- * is set; the others are HUGE_VAL.  Returns search_bound(), their least.
- */
-enum { BOUND_ONE_SITE, BOUND_IN_SITES, BOUND_SPAN, BOUND_MIXED_ONE,
-	BOUND_MIXED_MANY, BOUND_NCLASS };
-double search_bound_classes(const struct dl_costctx *x,
-    const struct search_opts *so, double cls[BOUND_NCLASS]);
-
-/*
- * The linear relaxations that raise the bound of plans that use only
- * the nodes of one site (search_bound_lp.c, where the proofs are).
- * bound_lp_new() takes the nodes with in[n] set (in: NULL for every
- * node of a one-site cluster) and returns NULL for no node, for NULL on
- * a cluster of several sites, or for too many node classes times
- * layers; bound_lp_time() is a bound on T for plans of G >= 2 groups
- * and M micro-batches whose pipeline time is at least p0, capped at p1
- * (0 when it has nothing to say), refined only while below target;
- * bound_lp_one() is a bound on T for plans of one group.
- */
-struct bound_lp;
-struct bound_lp *bound_lp_new(const struct dl_costctx *x,
-    const unsigned char *in);
-double bound_lp_time(const struct bound_lp *B, long G, long M, double p0,
-    double p1, double target);
-/* A bound on T for plans of one group and M micro-batches (0: none;
- * HUGE_VAL: none fits). */
-double bound_lp_one(const struct bound_lp *B, long M);
-void bound_lp_free(struct bound_lp *B);
 
 /*
  * Write the programs behind plan p to so->dump_dir in CPLEX LP format:

@@ -5,10 +5,11 @@
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
- * The proof, for a plan of G groups (DESIGN.md 3 and 4).  Write mu for
- * the micro-batch, B for the global batch, W for the FLOPs of one sample
- * through every layer, s_U for the speed of unit U (the sum over its
- * GPUs) and S_g for the sum of s_U over the stages of group g.
+ * The proof, for a plan of G groups (src/DESIGN-NOTES, dlplan(1) ALGORITHMS,
+ * Cost model).  Write mu for the micro-batch, B for the global batch, W for
+ * the FLOPs of one sample through every layer, s_U for the speed of unit U
+ * (the sum over its GPUs) and S_g for the sum of s_U over the stages of group
+ * g.
  *
  * Fill.  sum_j t_j of a group is at least F0 = sum over layers l of the
  * least time any unit takes for l (compute and TP all-reduce are linear
@@ -59,7 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "search.h"
+#include "search_bound_int.h"
 
 /* The widest TP degree the options allow on node n, as the units of
  * search_make_units() have it (max_tp is a power of two). */
@@ -1034,20 +1035,20 @@ static double bound_all(const struct dl_costctx *,
 double
 search_bound(const struct dl_costctx *x, const struct search_opts *so)
 {
-	const char *method;
+	enum dl_bound method;
 
 	return search_bound_method(x, so, &method);
 }
 
 double
 search_bound_method(const struct dl_costctx *x, const struct search_opts *so,
-    const char **method)
+    enum dl_bound *method)
 {
 	double cls[BOUND_NCLASS], t;
 	int lp;
 
 	t = bound_all(x, so, cls, &lp);
-	*method = lp ? SEARCH_BOUND_LP : SEARCH_BOUND_METHOD;
+	*method = lp ? BOUND_LP : BOUND_COMBINATORIAL;
 	return t;
 }
 

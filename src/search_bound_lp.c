@@ -52,7 +52,7 @@
 #include <string.h>
 
 #include "lp.h"
-#include "search.h"
+#include "search_bound_int.h"
 
 /* Node classes times layers this relaxation takes on (columns / 2). */
 #define BOUND_LP_CELLS 1024

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kc.h"
 #include "partition.h"
 #include "pipesched.h"
 #include "search_int.h"
@@ -59,7 +60,7 @@ tc_free(struct tcache *t)
 }
 
 /*
- * Partition caches (struct kcache, util.h), keyed by everything the
+ * Partition caches (struct kcache, kc.h), keyed by everything the
  * programs see: the stage count, the micro-batches, each stage's speed,
  * TP degree, memory and intra-node bandwidth, and each boundary's
  * transfer prices (as the id of its price vector, see struct cids).
@@ -418,6 +419,17 @@ search_ctx_init(struct ctx *C, const struct dl_costctx *x,
 }
 
 void
+search_ctx_open(struct ctx *C, struct dl_costctx *xl,
+    const struct dl_costctx *x, const struct search_opts *so,
+    struct search_stats *st, struct dl_plan *best)
+{
+	*xl = *x;
+	search_ctx_init(C, xl, so, st);
+	xl->rings = &C->rings;
+	C->best = best;
+}
+
+void
 search_ctx_free(struct ctx *C)
 {
 	tc_free(&C->tc);
@@ -426,16 +438,11 @@ search_ctx_free(struct ctx *C)
 	cids_free(&C->cid);
 	cost_sitebound_free(&C->sb);
 	kc_free(&C->rings);
-	free(C->units);
-	free(C->ord);
-	free(C->fast);
-	free(C->shS);
-	free(C->shoff);
-	free(C->sunits);
-	free(C->sord);
-	C->units = C->sunits = NULL;
-	C->ord = C->fast = C->sord = NULL;
-	C->shS = C->shoff = NULL;
+	if (C->scratch_free != NULL)
+		C->scratch_free(C->scratch);
+	C->scratch = NULL;
+	C->scratch_free = NULL;
+	plan_free(&C->work);
 }
 
 /*
@@ -557,7 +564,6 @@ search_pool_run(struct ctx *C, size_t njobs, int nt,
 		C->st->evaluated += ws[i].evaluated;
 		C->st->pruned += ws[i].pruned;
 		C->st->milps += ws[i].milps;
-		plan_free(&W[i].work);
 		search_ctx_free(&W[i]);
 		router_free(xc->router);
 		free(xc);

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "af.h"
 #include "partition.h"
+#include "sb.h"
 #include "search_int.h"
 #include "split.h"
 

@@ -1,7 +1,7 @@
 /*
  * search_exhaustive.c - the exhaustive mode of the plan search: the whole
- * plan space of DESIGN.md section 3, pruned by exact lower bounds, so its
- * answer is the optimum of section 4 (see search.h).
+ * plan space of src/DESIGN-NOTES, pruned by exact lower bounds, so its
+ * answer is the optimum of the cost model (see search.h).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kc.h"
 #include "partition.h"
 #include "pipesched.h"
+#include "sb.h"
 #include "search_int.h"
 #include "split.h"
 

@@ -1,16 +1,19 @@
 /*
  * search_int.h - what the files of the plan search share (search.c,
  * search_ctx.c, search_structured.c, search_stripe.c, search_exhaustive.c,
- * search_dump.c, search_cuts.c); nothing outside them includes it.
+ * search_improve.c, search_explain.c, search_dump.c, search_runtime.c,
+ * search_cuts.c); nothing outside them includes it.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
  * The files call one another downward only:
  *
  *	search.c		search_plan(): runs the modes, explains failure
- *	search_structured.c	the structured mode (DESIGN.md 5.6)
+ *	search_structured.c	the structured mode
  *	search_stripe.c		the structured mode's striped shapes
  *	search_exhaustive.c	the exhaustive mode (the exact optimum)
+ *	search_improve.c	search_improve(): local moves from the best plan
+ *	search_explain.c	search_left_out(): what left-out nodes would cost
  *	search_dump.c		search_dump(): a plan's MILPs as LP files
  *	search_runtime.c	the search restricted to one framework
  *	search_cuts.c		the last step: stage boundaries moved while
@@ -27,7 +30,28 @@
 #ifndef DL_SEARCH_INT_H
 #define DL_SEARCH_INT_H
 
+#include "kc.h"
 #include "search.h"
+#include "search_bound_int.h"
+
+/*
+ * The improvement phase: from best, a deterministic local search of at
+ * most IMPROVE_SHAPES shapes, each solved as the structured mode solves
+ * one: swap the units at one stage position of two groups (the members of
+ * one sync ring), then any two units; split a unit of k GPUs into two
+ * halves whose second joins another group or follows the first as a
+ * stage; move a unit to another group; add the left-out nodes' units as
+ * one more pipeline, or one of them to a group; merge two consecutive
+ * stages on the two halves of one wider unit, then any two of one degree
+ * on one node (its units packed again).  The first move that makes T
+ * strictly smaller is kept and the moves start again from the new plan,
+ * until none helps or the budget is spent.  best is replaced only by a
+ * faster plan.
+ */
+#define IMPROVE_SHAPES 1000
+#define IMPROVE_MAX_GPUS 512
+void search_improve(const struct dl_costctx *x, const struct search_opts *so,
+    struct dl_plan *best, struct search_stats *st);
 
 /* A unit: k GPUs of one node, local indices gpu0 .. gpu0 + k - 1. */
 struct unit {
@@ -74,7 +98,8 @@ struct pool;
 
 /*
  * The context of one search thread.  The caller keeps x, so, st and best;
- * the context owns its caches and its scratch (search_ctx_free()).
+ * the context owns its caches, its scratch and work, the candidate a mode
+ * builds (search_ctx_free() releases them).
  */
 struct ctx {
 	const struct dl_costctx *x;
@@ -112,12 +137,13 @@ struct ctx {
 	int best_round, infeas_round;
 	struct dl_err gerr;	/* the first failure of any thread */
 	int gfailed;
-	/* The units of the last job run (run_job()), and of the last stripe. */
-	struct unit *units, *sunits;
-	const struct unit **ord, **fast, **sord;
-	int *shS, *shoff;
-	int cur_use, cur_k;
-	size_t cur_n;
+	/*
+	 * A mode's scratch (the structured mode's units of its last job,
+	 * search_structured.c), owned by the context: search_ctx_free()
+	 * releases it with scratch_free.
+	 */
+	void *scratch;
+	void (*scratch_free)(void *scratch);
 	/*
 	 * Progress over several runs of the pool: jobs done in the runs
 	 * before, jobs in all of them (0: this run's), and whether a run
@@ -145,6 +171,14 @@ struct commctx {
  */
 void search_ctx_init(struct ctx *C, const struct dl_costctx *x,
     const struct search_opts *so, struct search_stats *st);
+/*
+ * A search of its own from x: *xl becomes a copy of x whose ring orders
+ * are cached in C (x's cache is left alone), C a context on xl whose
+ * best plan is best.  The caller keeps xl, so, st and best.
+ */
+void search_ctx_open(struct ctx *C, struct dl_costctx *xl,
+    const struct dl_costctx *x, const struct search_opts *so,
+    struct search_stats *st, struct dl_plan *best);
 void search_ctx_free(struct ctx *C);
 
 /* The one-way times of a boundary from node a to node b (each way
@@ -217,6 +251,19 @@ size_t search_node_units(const struct dl_costctx *x, int node, int k,
     struct unit *u);
 /* qsort order of unit pointers: faster first, then node, then GPU. */
 int search_cmp_unit(const void *a, const void *b);
+
+/*
+ * search_improve.c, also used by search_explain.c.  The units of the
+ * nodes best does not use, cut at most wmax GPUs wide (0: no limit), into
+ * lo[] (room for every GPU); marks used[] (room for every node) and
+ * returns their number.
+ */
+size_t search_left_units(const struct dl_costctx *x, const struct dl_plan *best,
+    char *used, struct unit *lo, int wmax);
+/* best's stages as units followed by room for nmore units, their number
+ * in *n; NULL when a stage's GPUs are not one contiguous run. */
+struct unit *search_plan_units(const struct dl_costctx *x,
+    const struct dl_plan *best, size_t nmore, size_t *n);
 
 /*
  * Run jobs 0 .. njobs - 1 as run(C, j, arg) on nt threads (nt <= 1: on C

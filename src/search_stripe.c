@@ -1,5 +1,5 @@
 /*
- * search_stripe.c - striped shapes for the structured mode (issue 18):
+ * search_stripe.c - striped shapes for the structured mode:
  * G groups that each take the same share, 1/G, of the GPUs of every node
  * they use, so that every ring of the sync stays inside one node.
  *

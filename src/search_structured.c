@@ -1,7 +1,8 @@
 /*
- * search_structured.c - the structured mode of the plan search (DESIGN.md
- * 5.6): pipelines of units kept inside a node or site, partitioned by the
- * layer-partition MILP and split by the data-split MILP, alternately.
+ * search_structured.c - the structured mode of the plan search
+ * (dlplan(1) ALGORITHMS, Solver): pipelines of units kept inside a node or
+ * site, partitioned by the layer-partition MILP and split by the data-split
+ * MILP, alternately.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kc.h"
 #include "partition.h"
 #include "search_int.h"
 #include "split.h"
@@ -602,6 +604,56 @@ shape_bound(struct ctx *C, const struct shape *sh)
 	return best == HUGE_VAL ? 0 : best * (1 - 1e-9);
 }
 
+/*
+ * A context's scratch for its jobs (C->scratch): the units of the last
+ * job run, and of the last stripe, with their orders and shape arrays.
+ */
+struct jscratch {
+	struct unit *units, *sunits;
+	const struct unit **ord, **fast, **sord;
+	int *shS, *shoff;
+	int cur_use, cur_k;
+	size_t cur_n;
+};
+
+static void
+jscratch_free(void *p)
+{
+	struct jscratch *J = p;
+
+	free(J->units);
+	free(J->ord);
+	free(J->fast);
+	free(J->shS);
+	free(J->shoff);
+	free(J->sunits);
+	free(J->sord);
+	free(J);
+}
+
+/* C's scratch, made on first use. */
+static struct jscratch *
+jscratch(struct ctx *C)
+{
+	size_t gpus = (size_t)cluster_gpus(C->x->c);
+	struct jscratch *J = C->scratch;
+
+	if (J != NULL)
+		return J;
+	J = xcalloc(1, sizeof(*J));
+	J->units = xcalloc(gpus, sizeof(struct unit));
+	J->ord = xcalloc(gpus, sizeof(*J->ord));
+	J->fast = xcalloc(gpus, sizeof(*J->fast));
+	J->shS = xcalloc(gpus, sizeof(int));
+	J->shoff = xcalloc(gpus, sizeof(int));
+	J->sunits = xcalloc(gpus, sizeof(struct unit));
+	J->sord = xcalloc(gpus, sizeof(*J->sord));
+	J->cur_use = -1;
+	C->scratch = J;
+	C->scratch_free = jscratch_free;
+	return J;
+}
+
 /* The shape of job j of jl in C's scratch (its units listed unless the
  * last job had them). */
 static void
@@ -609,34 +661,24 @@ job_shape(struct ctx *C, const struct joblist *jl, size_t j,
     struct shape *sh)
 {
 	const struct job *jb = &jl->job[j];
-	long gpus = cluster_gpus(C->x->c);
+	struct jscratch *J = jscratch(C);
 
-	if (C->units == NULL) {
-		C->units = xcalloc((size_t)gpus, sizeof(struct unit));
-		C->ord = xcalloc((size_t)gpus, sizeof(*C->ord));
-		C->fast = xcalloc((size_t)gpus, sizeof(*C->fast));
-		C->shS = xcalloc((size_t)gpus, sizeof(int));
-		C->shoff = xcalloc((size_t)gpus, sizeof(int));
-		C->sunits = xcalloc((size_t)gpus, sizeof(struct unit));
-		C->sord = xcalloc((size_t)gpus, sizeof(*C->sord));
-		C->cur_use = -1;
-	}
 	if (jb->stripe) {
-		search_stripe_shape(C, &jb->sp, C->sunits, C->sord, C->shS,
-		    C->shoff, sh);
+		search_stripe_shape(C, &jb->sp, J->sunits, J->sord, J->shS,
+		    J->shoff, sh);
 		return;
 	}
-	if (C->cur_use != jb->use || C->cur_k != jb->k) {
-		C->cur_n = list_units(C, jl->use[jb->use], jb->k, C->units,
-		    C->ord, C->fast);
-		C->cur_use = jb->use;
-		C->cur_k = jb->k;
+	if (J->cur_use != jb->use || J->cur_k != jb->k) {
+		J->cur_n = list_units(C, jl->use[jb->use], jb->k, J->units,
+		    J->ord, J->fast);
+		J->cur_use = jb->use;
+		J->cur_k = jb->k;
 	}
 	memset(sh, 0, sizeof(*sh));
-	job_units(C, C->cur_n, jb->S, jb->half, &sh->G);
-	sh->S = C->shS;
-	sh->off = C->shoff;
-	sh->u = jb->half ? C->fast : C->ord;
+	job_units(C, J->cur_n, jb->S, jb->half, &sh->G);
+	sh->S = J->shS;
+	sh->off = J->shoff;
+	sh->u = jb->half ? J->fast : J->ord;
 	for (int g = 0; g < sh->G; g++) {
 		sh->S[g] = jb->S;
 		sh->off[g] = g * jb->S;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kc.h"
 #include "series.h"
 #include "util_io.h"
 

@@ -3,11 +3,11 @@
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
- * DESIGN.md section 2.  A load.csv (node,t,util) holds one history per
- * node, a traffic.csv (t,src,dst,util) one per directed link.  This is the
- * one reader of both (cluster_load() and "dlplan predict" use it), the one
- * sort by step, and the one mean series (section 5.1: the mean link load).
- * It knows nothing of a cluster: the caller maps the names to its nodes
+ * dlplan-formats(5), load.csv and traffic.csv.  A load.csv (node,t,util) holds
+ * one history per node, a traffic.csv (t,src,dst,util) one per directed link.
+ * This is the one reader of both (cluster_load() and "dlplan predict" use it),
+ * the one sort by step, and the one mean series (the forecast of the mean link
+ * load). It knows nothing of a cluster: the caller maps the names to its nodes
  * and links.
  *
  * Ownership: a struct dl_series owns its t and v arrays (series_free());
@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "csvin.h"
+#include "kc.h"
 #include "util.h"
 
 /* A history: n points sorted by step t (steps need not be contiguous). */
@@ -29,7 +30,7 @@ struct dl_series {
 	double *v;
 };
 
-/* The file schemas (DESIGN.md section 2), for readers, tests and man. */
+/* The file schemas (dlplan-formats(5)), for readers, tests and man. */
 extern const struct csv_schema dl_load_schema, dl_traffic_schema;
 
 /* One named history of a file; its points in file order until sorted. */

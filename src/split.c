@@ -1,5 +1,5 @@
 /*
- * split.c - the data split across groups (DESIGN.md 5.2, see split.h).
+ * split.c - the data split across groups (see split.h).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */

@@ -1,5 +1,5 @@
 /*
- * split.h - the data split across groups (DESIGN.md 5.2).
+ * split.h - the data split across groups (dlplan(1) ALGORITHMS, Solver).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sb.h"
 #include "timeline.h"
 
 #define SVG_W		1200

@@ -1,5 +1,6 @@
 /*
- * util.c - errors, allocation, number parsing, strings, paths.
+ * util.c - errors, allocation, the clock, number parsing and printing,
+ * ids, JSON reals, closing stdout.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -219,6 +221,15 @@ xgrow(void *p, size_t *cap, size_t need, size_t sz)
 	return p;
 }
 
+double
+mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 int
 cmp_double(const void *a, const void *b)
 {
@@ -379,172 +390,10 @@ valid_id(const char *s)
 	return n >= 1 && n <= 63;
 }
 
-void
-sb_init(struct strbuf *sb)
-{
-	sb->buf = NULL;
-	sb->len = sb->cap = 0;
-}
-
-void
-sb_add(struct strbuf *sb, const char *s, size_t n)
-{
-	sb->buf = xgrow(sb->buf, &sb->cap, sb->len + n + 1, 1);
-	memcpy(sb->buf + sb->len, s, n);
-	sb->len += n;
-	sb->buf[sb->len] = '\0';
-}
-
-void
-sb_adds(struct strbuf *sb, const char *s)
-{
-	sb_add(sb, s, strlen(s));
-}
-
-void
-sb_addc(struct strbuf *sb, int c)
-{
-	char ch = (char)c;
-
-	sb_add(sb, &ch, 1);
-}
-
-void
-sb_addf(struct strbuf *sb, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	sb->buf = xgrow(sb->buf, &sb->cap, sb->len + (size_t)n + 1, 1);
-	va_start(ap, fmt);
-	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	sb->len += (size_t)n;
-}
-
-void
-sb_adddbl(struct strbuf *sb, double v)
-{
-	char b[DL_DBL_BUFSZ];
-
-	sb_adds(sb, fmt_double(b, v));
-}
-
-void
-sb_addshq(struct strbuf *sb, const char *s)
-{
-	sb_addc(sb, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			sb_adds(sb, "'\\''");
-		else
-			sb_addc(sb, *s);
-	}
-	sb_addc(sb, '\'');
-}
-
-void
-sb_reset(struct strbuf *sb)
-{
-	sb->len = 0;
-	if (sb->buf)
-		sb->buf[0] = '\0';
-}
-
-void
-sb_free(struct strbuf *sb)
-{
-	free(sb->buf);
-	sb_init(sb);
-}
-
-char *
-sb_detach(struct strbuf *sb)
-{
-	char *p = sb->buf ? sb->buf : xstrdup("");
-
-	sb_init(sb);
-	return p;
-}
-
-char *
-path_abs(const char *path, int resolve_links, struct dl_err *e)
-{
-	struct strbuf sb = STRBUF_INIT;
-	const char *p = path;
-	char *cwd;
-
-	if (resolve_links && (cwd = realpath(path, NULL)) != NULL)
-		return cwd;
-	if (p[0] == '/')
-		return xstrdup(p);
-	if ((cwd = getcwd(NULL, 0)) == NULL) {
-		dl_seterr(e, DL_ESYS, NULL, 0, 0, "cannot get the current "
-		    "directory: %s", strerror(errno));
-		return NULL;
-	}
-	while (p[0] == '.' && p[1] == '/') {
-		p += 2;
-		while (*p == '/')
-			p++;
-	}
-	sb_adds(&sb, cwd);
-	free(cwd);
-	if (strcmp(p, ".") != 0 && p[0] != '\0') {
-		if (sb.len == 0 || sb.buf[sb.len - 1] != '/')
-			sb_addc(&sb, '/');
-		sb_adds(&sb, p);
-	}
-	/* A trailing "/" or "/." adds nothing. */
-	while (sb.len > 1 && sb.buf[sb.len - 1] == '/')
-		sb.buf[--sb.len] = '\0';
-	if (sb.len > 2 && strcmp(sb.buf + sb.len - 2, "/.") == 0)
-		sb.buf[sb.len -= 2] = '\0';
-	return sb_detach(&sb);
-}
-
-char *
-path_dir(const char *path)
-{
-	const char *sl = strrchr(path, '/');
-
-	if (sl == NULL)
-		return xstrdup(".");
-	if (sl == path)
-		return xstrdup("/");
-	return xstrndup(path, (size_t)(sl - path));
-}
-
 json_t *
 jreal(double v)
 {
 	return isfinite(v) ? json_real(v) : json_null();
-}
-
-/*
- * SHA-256 of the input files recorded in plans: the digest decides whether
- * a plan's input is read, so it comes from Nettle, not from code of ours.
- */
-void
-sha256_hex(const void *data, size_t len, char out[65])
-{
-	static const char hex[] = "0123456789abcdef";
-	struct sha256_ctx s;
-	uint8_t d[SHA256_DIGEST_SIZE];
-
-	sha256_init(&s);
-	sha256_update(&s, len, data);
-	sha256_digest(&s, sizeof(d), d);
-	for (size_t i = 0; i < sizeof(d); i++) {
-		out[2 * i] = hex[d[i] >> 4];
-		out[2 * i + 1] = hex[d[i] & 15];
-	}
-	out[64] = '\0';
 }
 
 int
@@ -566,146 +415,4 @@ close_stdout(void)
 		return DL_ESYS;
 	}
 	return DL_OK;
-}
-
-static unsigned long long
-kc_hash(const char *k, size_t n)
-{
-	unsigned long long h = 1469598103934665603ULL;
-	size_t i = 0;
-
-	/* FNV-1a over 8-byte words, then the tail byte by byte. */
-	for (; i + 8 <= n; i += 8) {
-		unsigned long long w;
-
-		memcpy(&w, k + i, 8);
-		h = (h ^ w) * 1099511628211ULL;
-		h ^= h >> 29;
-	}
-	for (; i < n; i++)
-		h = (h ^ (unsigned char)k[i]) * 1099511628211ULL;
-	return h ^ (h >> 32);
-}
-
-/* The slot of key k (hash h): where it is, or the empty slot to put it. */
-static size_t
-kc_slot(const struct kcache *kc, const char *k, size_t n,
-    unsigned long long h)
-{
-	size_t i;
-
-	for (i = h & (kc->cap - 1); kc->key[i]; i = (i + 1) & (kc->cap - 1))
-		if (kc->hash[i] == h && kc->klen[i] == n &&
-		    memcmp(kc->key[i], k, n) == 0)
-			break;
-	return i;
-}
-
-/* The value of k, or NULL when k is absent. */
-static const union kval *
-kc_lookup(const struct kcache *kc, const char *k, size_t n)
-{
-	size_t i;
-
-	if (kc->cap == 0)
-		return NULL;
-	i = kc_slot(kc, k, n, kc_hash(k, n));
-	return kc->key[i] ? &kc->val[i] : NULL;
-}
-
-void *
-kc_find(const struct kcache *kc, const char *k, size_t n)
-{
-	const union kval *v = kc_lookup(kc, k, n);
-
-	return v ? v->p : NULL;
-}
-
-int
-kc_findi(const struct kcache *kc, const char *k, size_t n, size_t *i)
-{
-	const union kval *v = kc_lookup(kc, k, n);
-
-	if (v == NULL)
-		return 0;
-	*i = v->i;
-	return 1;
-}
-
-/* Insert k (not present yet) with value v, growing at half full. */
-static void
-kc_insert(struct kcache *kc, const char *k, size_t n, union kval v)
-{
-	unsigned long long h;
-	size_t i;
-
-	if (2 * (kc->n + 1) > kc->cap) {
-		struct kcache o = *kc;
-
-		kc->cap = o.cap ? 2 * o.cap : 256;
-		kc->key = xcalloc(kc->cap, sizeof(char *));
-		kc->klen = xcalloc(kc->cap, sizeof(size_t));
-		kc->hash = xcalloc(kc->cap, sizeof(*kc->hash));
-		kc->val = xcalloc(kc->cap, sizeof(*kc->val));
-		for (size_t j = 0; j < o.cap; j++) {
-			if (o.key[j] == NULL)
-				continue;
-			for (i = o.hash[j] & (kc->cap - 1); kc->key[i];
-			    i = (i + 1) & (kc->cap - 1))
-				;
-			kc->key[i] = o.key[j];
-			kc->klen[i] = o.klen[j];
-			kc->hash[i] = o.hash[j];
-			kc->val[i] = o.val[j];
-		}
-		free(o.key);
-		free(o.klen);
-		free(o.hash);
-		free(o.val);
-	}
-	h = kc_hash(k, n);
-	i = kc_slot(kc, k, n, h);
-	kc->hash[i] = h;
-	kc->key[i] = xmemdup(k, n, 1);
-	kc->klen[i] = n;
-	kc->val[i] = v;
-	kc->n++;
-}
-
-void
-kc_put(struct kcache *kc, const char *k, size_t n, void *v)
-{
-	union kval x;
-
-	x.p = v;
-	kc_insert(kc, k, n, x);
-}
-
-void
-kc_puti(struct kcache *kc, const char *k, size_t n, size_t i)
-{
-	union kval x;
-
-	x.i = i;
-	kc_insert(kc, k, n, x);
-}
-
-void
-kc_free(struct kcache *kc)
-{
-	for (size_t i = 0; i < kc->cap; i++)
-		if (kc->key[i]) {
-			free(kc->key[i]);
-			if (kc->vfree)
-				kc->vfree(kc->val[i].p);
-		}
-	free(kc->key);
-	free(kc->klen);
-	free(kc->hash);
-	free(kc->val);
-	kc->key = NULL;
-	kc->klen = NULL;
-	kc->hash = NULL;
-	kc->val = NULL;
-	kc->cap = kc->n = 0;
 }

@@ -19,6 +19,7 @@
 #include <linux/openat2.h>
 #endif
 
+#include "sha256.h"
 #include "util.h"
 #include "util_io.h"
 

@@ -13,9 +13,9 @@ for a real job, so that the plan -> run -> replan loop can be tried and
 tested on any machine.
 
 The model of a step, per group g of the plan (dlplan's cost model,
-DESIGN.md section 4): every stage's compute time is the plan's compute_s
-times F of its node (the transfers p2p_s stay as planned), and the group's
-pipeline time is T_g = sum(t + c) + (m_g - 1) * max(max(t, c)).  Every
+dlplan(1) ALGORITHMS, Cost model): every stage's compute time is the plan's
+compute_s times F of its node (the transfers p2p_s stay as planned), and the
+group's pipeline time is T_g = sum(t + c) + (m_g - 1) * max(max(t, c)).  Every
 rank of the group logs T_g for the step (the time until its pipeline is
 done, before the gradient all-reduce: the "seconds" of dlplan-replan),
 times 1 + u with u uniform in [-noise, +noise], and, with probability

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/bench/fit-ensemble.py - fit and measure the "ensemble" and "auto"
-forecasts of issue 20 on the public Google VM CPU traces.
+forecasts on the public Google VM CPU traces.
 
     python3 tests/bench/fit-ensemble.py [--data CSV] [--window 16]
         [--horizon 6] [--every 1] [--iters 30] [--check DLPLAN]
@@ -13,9 +13,9 @@ forecasts h = 1..H as far as o + h <= n.  MAPE is the mean of
 points, both pooled over the series.  last, mean and median are not
 clamped (as in dlplan); gmc, gm and ensemble are clamped to [0, 1].
 
-Methods: gmc (DESIGN.md 5.1 with expect correction and K = 3, a port of
-src/gmc.c that --check compares with "DLPLAN predict" on every 5th window
-of every series and on synthetic windows that need a shift), gm (plain
+Methods: gmc (dlplan(1) ALGORITHMS, Forecast, with expect correction and K = 3,
+a port of src/gmc.c that --check compares with "DLPLAN predict" on every 5th
+window of every series and on synthetic windows that need a shift), gm (plain
 GM(1,1)), last, mean, median (of the W points; mean of the two middle
 values), wmed (the recency- and 1/x-weighted median, a member only),
 ensemble (per-horizon linear combination of gmc, last, mean, median and
@@ -31,7 +31,7 @@ squares on relative errors), and printed with 17 significant digits.
 The report gives MAPE and MAE of every method per h on the fit half, the
 held-out half (odd index) and all series, and the ratio of ensemble and
 auto to the best of last, mean and median.  See
-/work/tools/ensemble-spec.md (copied into the issue) for the algorithm.
+tests/bench/ensemble-spec.md for the algorithm.
 Standard library only; about two minutes of CPU for the 400 series.
 """
 import argparse
@@ -62,7 +62,8 @@ def read_series(path):
     return [(k, [v for _, v in sorted(data[k])]) for k in order]
 
 
-# --- GMC of DESIGN.md section 5.1, operation for operation like src/gmc.c
+# --- GMC of dlplan(1) ALGORITHMS, Forecast, operation for operation like
+# src/gmc.c
 
 def _ratio_pass(x, c):
     n = len(x)

@@ -5,7 +5,7 @@
 #
 # 1. Backtest on the real Google cluster VM CPU traces
 #    (../shared/data/google-vm-cpu.csv beside the repository): MAPE and MAE
-#    of every predict --method at h = 1 and h = 6, with the section 5.1
+#    of every predict --method at h = 1 and h = 6, with the forecast's
 #    defaults (window 16, 3 states, expect), and the run time; then, with
 #    origins every 8 steps, every method per half of the series (the
 #    ensemble was fitted on the even ones) with its ratio to the best of
@@ -48,7 +48,7 @@ if [ -f "$trace" ]; then
 		    "$out/backtest.csv"
 	done
 	echo "  time: $(secs "$t0" "$t1") s (400 series x 288 points, h = 1..6, every origin, 8 methods)"
-	# Issue 20's check: origins every 8 steps, the ensemble's fit half
+	# The ensemble's check: origins every 8 steps, the ensemble's fit half
 	# (even series) and the held-out half (odd) apart.
 	echo "backtest, origins every 8 steps, by half (ratios: to the best of last, mean, median):"
 	"$dlplan" predict -H "$trace" --backtest --horizon 6 --every 8 \

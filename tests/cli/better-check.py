@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """better-check.py CASE TMPDIR: a plan of a shape the structured search
 does not build, written by hand and priced with "dlplan eval", against
-"dlplan plan --exact no" on the same inputs (issue 18).  Exit 0 when the
+"dlplan plan --exact no" on the same inputs.  Exit 0 when the
 planner's T is at most the hand-built plan's.
 
 Each case names the kind of shape, the cluster, the job and the hand-built

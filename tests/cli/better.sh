@@ -1,4 +1,4 @@
-# Shapes the structured search does not build (issue 18): for each kind,
+# Shapes the structured search does not build: for each kind,
 # a plan written by hand and priced with "dlplan eval" that beats what the
 # planner found before its improvement phase; "dlplan plan" must find one
 # at least as fast (tests/cli/better-check.py holds the cases).

@@ -37,7 +37,8 @@ expect_run "json output evaluates again" 0 eval-hybrid-again.txt - -- \
     sh -c "\"\$DLPLAN\" eval '$TMP/hy.json' | sed -e 's|$TMP/|@TMP@/|' \
     -e 's|$SRCDIR/|@SRCDIR@/|'"
 
-# Stable keys of DESIGN.md 6 (json_key FILE EXPR: a jq-less check).
+# Stable keys of dlplan-formats(5), plan.json (json_key FILE EXPR: a jq-less
+# check).
 for k in '"schema": "dlplan.plan/1"' '"iteration_s"' '"lower_bound_s"' \
     '"efficiency"' '"micro_batches"' '"node"' '"gpus"' '"layers"' \
     '"tp_shares"' '"src"' '"dst"' '"bytes"' '"expected_s"' '"path"'; do

@@ -1,4 +1,4 @@
-# plans/dlplan_train.py on bad input (issue 34): every malformed plan or
+# plans/dlplan_train.py on bad input: every malformed plan or
 # option exits 2 with one line naming what is wrong, never a traceback.
 # The plan and the options are checked before PyTorch is imported, so
 # this runs without it.

@@ -589,7 +589,7 @@ expect_err "flow mb 1e308" 2 \
     dlplan route -c "$TMP/u" --flows "$TMP/u/flows.csv"
 
 # predict --backtest keeps the window forecasts of the last horizon + 1
-# origins only (issue 34): 20,000 points at horizon 1,000 took 1.33 GB,
+# origins only: 20,000 points at horizon 1,000 took 1.33 GB,
 # now memory grows with the horizon, not with the series.
 awk 'BEGIN { print "node,t,util"; srand(1)
     for (t = 0; t < 20000; t++) printf "a,%d,%.4f\n", t, 0.5 + 0.3 * sin(t / 50) + 0.1 * rand() }' \
@@ -598,7 +598,7 @@ bounded "predict --backtest, 20,000 points, horizon 1,000" 120 262144 0 -- \
     "$DLPLAN" predict -H "$TMP/bt.csv" --backtest --horizon 1000
 
 # schedule: a job of 1e15 iterations (in the documented range) ran
-# forever and grew ~8 MB/s (issue 34); the slots between two events are
+# forever and grew ~8 MB/s; the slots between two events are
 # now one record, so it ends at once, and a job that cannot end within
 # 1e12 slots is refused up front with exit 2 naming its line.
 printf 'job,arrival_s,model,global_batch,micro_batch,iterations\nj1,0,resnet50,256,4,1e15\n' \

@@ -164,3 +164,55 @@ else
 	t_notok "every listed long function is still long" \
 	    "remove from src/README:$stale"
 fi
+
+# The repository stands alone.  A comment or document may point at a file
+# only when the tree holds it (a path under a top-level directory, or any
+# NAME.md), never at a design document outside it ("DESIGN 5.6") or at an
+# issue tracker's numbers; and no interpreter cache is committed.  Data
+# (csv, json) and the golden files are left out: they are inputs and
+# outputs, not references.
+if git -C "$SRCDIR" rev-parse --git-dir >/dev/null 2>&1; then
+	git -C "$SRCDIR" ls-files >"$TMP/tracked"
+	grep -v -e '^COPYING$' -e '/golden/' -e '\.csv$' -e '\.json$' \
+	    -e '\.pyc$' -e '^tests/cli/house\.sh$' "$TMP/tracked" \
+	    >"$TMP/scanned"
+	(cd "$SRCDIR" && while read -r f; do
+		[ -f "$f" ] || continue
+		grep -onE '(^|[[:space:]"'"'"'(`])(src|man|tests|plans|datasets|completions|\.ci)/[A-Za-z0-9_./-]*\.(c|h|sh|py|md|1|5)\b|(^|[^A-Za-z0-9_/.-])[A-Za-z0-9_-]+\.md\b|DESIGN *(§|section|[0-9])' \
+		    "$f" 2>/dev/null | sed "s|^|$f:|"
+	done <"$TMP/scanned") >"$TMP/refs"
+	bad=$(awk 'NR == FNR {
+		have[$0] = 1; n = split($0, p, "/"); have[p[n]] = 1; next
+	    }
+	    {
+		f = $1; l = $2; t = $0
+		sub(/^[^:]*:[^:]*:/, "", t)
+		sub(/^[^A-Za-z0-9_.]+/, "", t)
+		if (t ~ /^DESIGN/ || !(t in have))
+			print f ":" l ": " t
+	    }' FS=: "$TMP/tracked" "$TMP/refs")
+	if [ -z "$bad" ]; then
+		t_ok "every file a comment or document names is in the tree"
+	else
+		t_notok "every file a comment or document names is in the tree" \
+		    "$bad"
+	fi
+	bad=$(cd "$SRCDIR" && grep -inE '\bissues? #?[0-9]+' \
+	    $(cat "$TMP/scanned") 2>/dev/null)
+	if [ -z "$bad" ]; then
+		t_ok "no reference to an issue number"
+	else
+		t_notok "no reference to an issue number" "$bad"
+	fi
+	bad=$(grep -E '(^|/)__pycache__/|\.py[co]$' "$TMP/tracked")
+	if [ -z "$bad" ]; then
+		t_ok "no interpreter cache is committed"
+	else
+		t_notok "no interpreter cache is committed" "$bad"
+	fi
+else
+	skip "every file a comment or document names is in the tree" \
+	    "$SRCDIR is not a git checkout"
+	skip "no reference to an issue number" "$SRCDIR is not a git checkout"
+	skip "no interpreter cache is committed" "$SRCDIR is not a git checkout"
+fi

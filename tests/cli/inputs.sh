@@ -1,4 +1,4 @@
-# tests/cli/inputs.sh - the rules every input file follows (issue 21):
+# tests/cli/inputs.sh - the rules every input file follows:
 # no input may block or feed dlplan without end (FIFOs, devices, sparse
 # files), text is UTF-8 without NUL bytes, one rule for line ends, ranges
 # the solver can handle, linear duplicate checks, and hostnames that

@@ -1,4 +1,4 @@
-# Messages (issue 34): values that underflow are in range, a directory as
+# Messages: values that underflow are in range, a directory as
 # an input file is bad input (exit 2), and no control character of an
 # input reaches the terminal through a message.
 

@@ -1,4 +1,4 @@
-# Output sets (issue 34): a command that writes several files replaces
+# Output sets: a command that writes several files replaces
 # the directory's previous set as one unit, removes the files of that set
 # it no longer writes (those .dlplan-files lists), and leaves the
 # directory as it was on failure or signal.

@@ -18,7 +18,8 @@ expect_run "route geo-8 csv" 0 route-geo-8.csv - -- \
     dlplan route -c datasets/clusters/geo-8 --flows "$DATA/route-geo-8.csv" \
     --format csv
 
-# The csv contract of DESIGN.md section 8, checked apart from the golden.
+# The csv contract of dlplan-formats(5), route csv, checked apart from the
+# golden.
 dlplan route -c $TWO --flows "$FL" --format csv >"$TMP/r.csv" 2>/dev/null
 check "csv: header" test "$(head -1 "$TMP/r.csv")" = \
     "flow,src,dst,mb,regime,expected_s,path"

@@ -1,4 +1,4 @@
-# "-" as a file name (issue 21): standard input for every option that
+# "-" as a file name: standard input for every option that
 # reads one file and for the plan operand, standard output for every
 # option that writes one file.  Reading a file through "-" must give the
 # same output, byte for byte, as naming it; standard input feeds one input

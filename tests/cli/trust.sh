@@ -1,4 +1,4 @@
-# A plan's inputs are trusted by content (issue 34): the README's flows
+# A plan's inputs are trusted by content: the README's flows
 # run without --trust-paths, and no swap of a directory of the plan's tree
 # for a symbolic link makes eval read a file outside it.
 

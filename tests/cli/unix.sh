@@ -1,4 +1,4 @@
-# Unix plumbing (issue 21): a reader that closes the pipe early, "did you
+# Unix plumbing: a reader that closes the pipe early, "did you
 # mean" for unknown commands and options, a schema in every JSON output,
 # model --format json and the presets in model -h.
 

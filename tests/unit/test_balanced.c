@@ -37,6 +37,7 @@
 #include "cost.h"
 #include "fixture.h"
 #include "partition.h"
+#include "sb.h"
 #include "tap.h"
 
 #define DS_EPS 1e-3		/* DeepSpeed's default, in weight units */

@@ -15,6 +15,7 @@
 #include "gmc.h"
 #include "plan_json.h"
 #include "route.h"
+#include "sb.h"
 #include "search.h"
 #include "tap.h"
 

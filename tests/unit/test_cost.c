@@ -1,11 +1,12 @@
 /*
- * test_cost.c - the cost model of DESIGN.md section 4 against iteration
+ * test_cost.c - the cost model of dlplan(1) ALGORITHMS, Cost model
+ * against iteration
  * times worked out by hand.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Every expected number below is derived in the comment above it from
- * the formulas of DESIGN.md 4 and 5.4 and the CSV values, not from the
+ * the formulas of dlplan(1) ALGORITHMS and the CSV values, not from the
  * code.  The numbers are chosen so that the hand arithmetic is exact.
  *
  * Model "m4" (4 layers): fwd 1 GFLOP, bwd 2 GFLOP (the default 2 x fwd),

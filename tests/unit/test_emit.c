@@ -13,6 +13,7 @@
 #include "emit.h"
 #include "fixture.h"
 #include "plan.h"
+#include "sb.h"
 #include "tap.h"
 #include "util_io.h"
 

@@ -9,6 +9,7 @@
 #include "cost.h"
 #include "fixture.h"
 #include "partition.h"
+#include "sb.h"
 #include "split.h"
 #include "tap.h"
 

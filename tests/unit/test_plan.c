@@ -75,11 +75,11 @@ make_plan(struct dl_plan *p)
 	p->uhat = xcalloc(2, sizeof(double));
 	p->uhat[0] = 0.1;
 	p->uhat[1] = 1.0 / 3;
-	snprintf(p->status, sizeof(p->status), "optimal");
+	p->status = PLAN_OPTIMAL;
 	p->gap = 0.125;
 	p->bound_s = 0.001;
 	p->solve_s = 1.5;
-	p->strategy = xstrdup("hybrid");
+	p->strategy = STRAT_HYBRID;
 }
 
 static int
@@ -187,9 +187,9 @@ round_trip(struct env *v)
 	    q.opts.micro_batch == 2, "rt: options");
 	ok(q.est.iteration_s == p.est.iteration_s &&
 	    q.est.efficiency == p.est.efficiency, "rt: estimate exactly");
-	ok(strcmp(q.status, "optimal") == 0 && q.gap == 0.125 &&
-	    q.solve_s == 1.5 && q.strategy &&
-	    strcmp(q.strategy, "hybrid") == 0, "rt: solver status");
+	ok(q.status == PLAN_OPTIMAL && q.gap == 0.125 &&
+	    q.solve_s == 1.5 && q.strategy == STRAT_HYBRID,
+	    "rt: solver status");
 	{
 		char want[700];
 
@@ -271,7 +271,7 @@ ranks_and_csv(struct env *v)
 	is_int(plan_write_csv(&p, &v->c, path, &e), DL_OK, "csv: written");
 	csv = slurp(path);
 	ok(csv && strncmp(csv, CSV_HEAD, strlen(CSV_HEAD)) == 0,
-	    "csv: the header of DESIGN.md 8");
+	    "csv: the header of dlplan-formats(5)");
 	ok(csv && strstr(csv, "\n0,a,1,0,0,0,1,3,0.25,2,0,a,s\n") &&
 	    strstr(csv, "\n2,b,0,0,1,2,3,3,1,1,0,b,s\n"), "csv: rows");
 	free(csv);

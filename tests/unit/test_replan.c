@@ -27,6 +27,7 @@
 #include "fixture.h"
 #include "replan.h"
 #include "route.h"
+#include "sb.h"
 #include "tap.h"
 
 static const char nodes3[] =

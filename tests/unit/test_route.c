@@ -1,7 +1,7 @@
 /*
- * test_route.c - MDP routing (DESIGN.md 5.4) against hand-derived costs
- * and a brute force over simple paths, and ring order (5.5) against an
- * exhaustive search.
+ * test_route.c - MDP routing (dlplan(1) ALGORITHMS, Routing) against
+ * hand-derived costs and a brute force over simple paths, and ring order
+ * against an exhaustive search.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -13,6 +13,7 @@
 #include "forecast.h"
 #include "ring.h"
 #include "route.h"
+#include "sb.h"
 #include "tap.h"
 
 #define NODEH "node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps\n"

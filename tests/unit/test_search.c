@@ -1,7 +1,7 @@
 /*
  * test_search.c - the plan search against a brute-force oracle.
  *
- * The oracle enumerates the whole plan space of DESIGN.md section 3 in
+ * The oracle enumerates the whole plan space of src/DESIGN-NOTES in
  * its own way (every subset of units, every permutation of the subset,
  * every cut of the permutation into consecutive pipelines, every split of
  * the micro-batches with each group >= 1, every layer boundary) and
@@ -15,7 +15,8 @@
 #include "fixture.h"
 #include "forecast.h"
 #include "route.h"
-#include "search.h"
+#include "sb.h"
+#include "search_bound_int.h"
 #include "tap.h"
 
 struct ounit {
@@ -648,12 +649,12 @@ main(void)
 				printf("# seed %d: search %.17g beats oracle "
 				    "%.17g\n", seed, t, O->best);
 			}
-			if (t <= O->best * 1.001 && strcmp(p.status, "optimal")
-			    == 0)
+			if (t <= O->best * 1.001 && p.status == PLAN_OPTIMAL)
 				match++;
 			else
 				printf("# seed %d: search %.17g (%s) oracle "
-				    "%.17g\n", seed, t, p.status, O->best);
+				    "%.17g\n", seed, t,
+				    plan_status_names[p.status], O->best);
 		}
 		plan_free(&p);
 		inst_free(&in);

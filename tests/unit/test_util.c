@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "kc.h"
+#include "sha256.h"
 #include "tap.h"
 #include "util_io.h"
 #include "util.h"
@@ -167,7 +169,7 @@ test_edges(void)
 		    "'-0' reads as negative zero");
 		ok(parse_double("-0.0", 0, 1, &d) == 0,
 		    "'-0.0' is in [0, 1] (negative zero equals zero)");
-		/* Underflow is not "out of range" (issue 34). */
+		/* Underflow is not "out of range". */
 		ok(parse_double("1e-320", 0, 1, &d) == 0 && d > 0 &&
 		    d < DBL_MIN, "'1e-320' (subnormal) is in [0, 1]");
 		ok(parse_double("1e-310", 0, 1, &d) == 0 && d > 0,
@@ -206,7 +208,7 @@ test_rejects(void)
 		rejects(syntax[i], -1);
 	rejects("1e400", -2);
 	rejects("-1e400", -2);
-	/* "1e-400" underflows to zero: a number in range (issue 34). */
+	/* "1e-400" underflows to zero: a number in range. */
 	{
 		double d = 7;
 
@@ -342,7 +344,7 @@ test_read_file(void)
 }
 
 /*
- * Pinned reads (issue 34): a digest decides whether the bytes are
+ * Pinned reads: a digest decides whether the bytes are
  * returned; a root confines the open; the digest of what was returned
  * is kept.
  */

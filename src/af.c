@@ -1,5 +1,5 @@
 /*
- * util_af.c - atomic output files and output sets (see util_af.h).
+ * af.c - atomic output files and output sets (see af.h).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -12,8 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "af.h"
+#include "sb.h"
 #include "util.h"
-#include "util_af.h"
 
 /*
  * Temporary files and directories in flight, for the signal handlers:
