@@ -90,7 +90,9 @@ plans: dlplan
 
 # The plan reader and the reference executor, installed under
 # $(PREFIX)/share/dlplan (dlplan(1), FILES).
-PYFILES = plans/dlplan_plan.py plans/dlplan_train.py plans/dlplan_exec.py \
+PYFILES = plans/__init__.py plans/dlplan_plan.py plans/dlplan_train.py \
+	plans/dlplan_exec.py plans/dlplan_config.py plans/dlplan_reference.py \
+	plans/dlplan_profile.py \
 	plans/dlplan_model.py plans/dlplan_arch.py
 
 install: dlplan

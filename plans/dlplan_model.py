@@ -36,13 +36,21 @@ import os
 import zlib
 
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
 
-from dlplan_arch import (Arch, ModelError, apportion, local_params,  # noqa
-                         param_specs, ranges)
+if __package__:
+    from .dlplan_arch import (Arch, ModelError, apportion, local_params,
+                              param_specs, ranges)
+    from .dlplan_config import TrainError
+else:
+    from dlplan_arch import (Arch, ModelError, apportion, local_params,
+                             param_specs, ranges)
+    from dlplan_config import TrainError
 
-__all__ = ["Arch", "ModelError", "apportion", "param_specs",
-           "local_params", "init_full", "Layer", "batch", "TPComm"]
+__all__ = ["Arch", "ModelError", "apportion", "param_specs", "ranges",
+           "local_params", "init_full", "Layer", "batch", "TPComm",
+           "make_optimizer", "save_params", "setup_torch"]
 
 
 def init_full(spec, seed):
@@ -67,7 +75,6 @@ class TPComm:
 
     def all_reduce(self, x):
         if self.size > 1:
-            import torch.distributed as dist
             dist.all_reduce(x, group=self.group)
         return x
 
@@ -211,18 +218,32 @@ def batch(arch, global_batch, step, seed):
     return t[:, :-1], t[:, 1:]
 
 
-# --- shared by the reference and the planned run ----------------------
+# --- shared by the reference, the profiles and the planned run --------
 
-def make_optimizer(args, params):
-    if args.optimizer == "sgd":
-        return torch.optim.SGD(params, lr=args.lr, momentum=args.momentum)
-    return torch.optim.AdamW(params, lr=args.lr,
-                             weight_decay=args.weight_decay)
+def setup_torch(cfg, want):
+    """Set the default dtype and the CPU threads of a TrainConfig; the
+    device to run on: want is "cpu", "cuda" or "auto" (cuda when
+    present)."""
+    torch.set_default_dtype(getattr(torch, cfg.dtype))
+    torch.set_num_threads(max(1, cfg.threads))
+    if want == "cuda" and not torch.cuda.is_available():
+        raise TrainError("--device cuda: torch sees no CUDA device")
+    if want == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return want
 
 
-def save_params(path, arch, args, params, extra=None):
-    d = {"arch": arch.command(), "steps": args.steps,
-         "optimizer": args.optimizer, "params": params}
+def make_optimizer(cfg, params):
+    """The optimizer a TrainConfig names, over params."""
+    if cfg.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum)
+    return torch.optim.AdamW(params, lr=cfg.lr,
+                             weight_decay=cfg.weight_decay)
+
+
+def save_params(path, arch, cfg, params, extra=None):
+    d = {"arch": arch.command(), "steps": cfg.steps,
+         "optimizer": cfg.optimizer, "params": params}
     d.update(extra or {})
     tmp = path + ".tmp"
     torch.save(d, tmp)
