@@ -20,7 +20,8 @@ profile_cluster(cfg, device, arch, mu, reps, outdir, ranks, nodes)
                volume
     nodes.csv  `nodes` nodes n1.. of ranks/nodes "GPUs" each: tflops =
                the blocks' FLOPs (2 per multiply-add, backward twice the
-               forward) over their measured time, mfu 1; intra_gbps and
+               forward) over their measured time (at least 0.001, the
+               GFLOP scaled alike), mfu 1; intra_gbps and
                nic_gbps = the effective point-to-point bandwidth at the
                plan's activation size (bytes over the measured one-way
                time, latency included: dlplan prices transfers inside a
@@ -51,6 +52,10 @@ else:
     from dlplan_model import Layer, TPComm, batch, param_specs, setup_torch
 
 __all__ = ["profile_layers", "profile_layers_csv", "profile_cluster"]
+
+# The least tflops and bandwidth dlplan's nodes.csv and links.csv take.
+MIN_TFLOPS = 0.001
+MIN_GBPS = 0.001
 
 
 def _median(v):
@@ -260,7 +265,10 @@ def profile_cluster(cfg, device, arch, mu, reps, outdir, ranks, nodes):
         os.sched_setaffinity(0, keep)
     blocks = [r for r in rows if r[0].startswith("block")]
     sec = _median([tf + tb for _, tf, tb, _ in blocks])
-    speed = 3 * block_flops(arch) / sec
+    measured = 3 * block_flops(arch) / sec
+    # nodes.csv takes 0.001 TFLOPS and up; a slower speed is written as
+    # 0.001 with the layers' GFLOP scaled alike (same seconds).
+    speed = max(measured, MIN_TFLOPS * 1e12)
     width = _width(cfg)
     act = mu * arch.seq * arch.hidden * width
     dev = setup_torch(cfg, device)
@@ -268,13 +276,14 @@ def profile_cluster(cfg, device, arch, mu, reps, outdir, ranks, nodes):
     p2p = [(b, t) for k, m, b, t in comm if k == "p2p"]
     lat, inv = _fit(p2p)
     at_act = min(p2p, key=lambda bt: abs(bt[0] - act))
-    eff_gbps = 8 * at_act[0] / at_act[1] / 1e9
-    fit_gbps = 8 / inv / 1e9
+    eff_gbps = max(8 * at_act[0] / at_act[1] / 1e9, MIN_GBPS)
+    fit_gbps = max(8 / inv / 1e9, MIN_GBPS)
     host = socket.gethostname()
     note = ("measured by dlplan_train.py --profile-cluster on %s: micro-"
             "batch %d, %s, %d thread(s) per rank; GFLOP = measured seconds "
-            "x %.6g TFLOPS (the blocks' FLOPs over their time)" %
-            (host, mu, cfg.dtype, cfg.threads, speed / 1e12))
+            "x %.6g TFLOPS (the blocks ran at %.6g TFLOPS)" %
+            (host, mu, cfg.dtype, cfg.threads, speed / 1e12,
+             measured / 1e12))
     os.makedirs(outdir, exist_ok=True)
     _write(os.path.join(outdir, "model.csv"),
            _model_csv(cfg, arch, mu, rows, speed, note))
