@@ -10,14 +10,7 @@
 
 CA_PY=/usr/bin/python3
 TRAIN=$SRCDIR/plans/dlplan_train.py
-case "${DLPLAN_WRAP:-}" in
-*valgrind*)
-	skip "calibrate" "Python ranks under DLPLAN_WRAP=valgrind; run without it"
-	return 0 2>/dev/null || exit 0 ;;
-esac
-if ! "$CA_PY" -c 'import torch.distributed' 2>/dev/null ||
-    ! command -v torchrun >/dev/null 2>&1; then
-	skip "calibrate" "no $CA_PY with torch or no torchrun (sh tests/deps.sh)"
+if no_torch_ranks "calibrate"; then
 	return 0 2>/dev/null || exit 0
 fi
 

@@ -18,14 +18,7 @@
 TR_PY=/usr/bin/python3
 TRAIN=$SRCDIR/plans/dlplan_train.py
 TD=$SRCDIR/tests/cli/data/train
-case "${DLPLAN_WRAP:-}" in
-*valgrind*)
-	skip "train" "Python ranks under DLPLAN_WRAP=valgrind; run without it"
-	return 0 2>/dev/null || exit 0 ;;
-esac
-if ! "$TR_PY" -c 'import torch.distributed' 2>/dev/null ||
-    ! command -v torchrun >/dev/null 2>&1; then
-	skip "train" "no $TR_PY with torch or no torchrun (sh tests/deps.sh)"
+if no_torch_ranks "train"; then
 	return 0 2>/dev/null || exit 0
 fi
 
