@@ -64,6 +64,14 @@ bench:
 	@DLPLAN=$(CURDIR)/build/std/dlplan BUILD=$(CURDIR)/build/std \
 		sh tests/bench/run.sh
 
+# Predicted against measured step time of plans/dlplan_train.py on this
+# machine's cores (see tests/bench/train-fidelity.py: it refuses under
+# load and says when two series disagree by more than 3 %).
+bench-train:
+	@$(MAKE) --no-print-directory SANITIZE= dlplan
+	@DLPLAN=$(CURDIR)/build/std/dlplan /usr/bin/python3 \
+		tests/bench/train-fidelity.py
+
 # libFuzzer targets built with clang (ASan + UBSan), each run for
 # FUZZ_SECONDS; see tests/fuzz/run.sh.
 FUZZ_SECONDS = 60
@@ -120,4 +128,5 @@ uninstall:
 clean:
 	rm -rf build dlplan tests/out
 
-.PHONY: all dlplan unit check demo datasets plans install uninstall clean
+.PHONY: all dlplan unit check demo datasets plans install uninstall clean \
+	bench bench-train
