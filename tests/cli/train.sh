@@ -9,7 +9,8 @@
 #             has TP 1
 #   d-uneven  TP shares 0.75/0.25 next to a pipeline of two TP 1 stages
 # A broken executor (tests/cli/train_break.py patches it: no global loss
-# scaling, the last segment left out of the sync) fails the same check.  With CUDA and three
+# scaling, the last segment left out of the sync) fails the same check;
+# d-uneven with sync buckets of 256 bytes (many per segment) passes it.  With CUDA and three
 # GPUs, plan a-dp runs with NCCL too.  Errors exit 2 with one line.
 #
 # Needs /usr/bin/python3 with torch (tests/deps.sh installs python3-torch).
@@ -59,9 +60,10 @@ wait
 planned noscale a-dp 3 noscale &
 planned skipseg c-tp 4 skipseg
 wait
+planned smallbkt d-uneven 4 smallbuckets
 check "reference run" test -s "$TMP/ref.pt"
 _cmp=
-for _n in a-dp b-pp c-tp d-uneven noscale skipseg; do
+for _n in a-dp b-pp c-tp d-uneven smallbkt noscale skipseg; do
 	[ -s "$TMP/$_n.pt" ] && _cmp="$_cmp $TMP/$_n.pt"
 done
 # shellcheck disable=SC2086
@@ -74,7 +76,7 @@ ran() {
 	    "$TMP/$1.log" | tail -8)"
 	return 1
 }
-for _n in a-dp b-pp c-tp d-uneven; do
+for _n in a-dp b-pp c-tp d-uneven smallbkt; do
 	ran "$_n" || continue
 	_l=$(grep "^$TMP/$_n.pt: " "$TMP/cmp.txt" | sed "s|^$TMP/$_n.pt: ||")
 	case "$_l" in

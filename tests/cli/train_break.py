@@ -6,7 +6,9 @@ executor has no such switch).
 
 BREAK: "noscale" scales each group's loss by the group's own samples
 instead of the global batch; "skipseg" leaves the last layer segment out
-of the gradient sync.
+of the gradient sync.  "smallbuckets" breaks nothing: buckets of at most
+256 bytes, so that every segment's sync takes many all-reduces per
+process group (the result must still equal the reference).
 """
 
 import sys
@@ -33,11 +35,16 @@ def skipseg():
     dlplan_exec.Executor._sync_plan = broken
 
 
-BREAKS = {"noscale": noscale, "skipseg": skipseg}
+def smallbuckets():
+    dlplan_exec.BUCKET_BYTES = 256
+
+
+BREAKS = {"noscale": noscale, "skipseg": skipseg,
+          "smallbuckets": smallbuckets}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in BREAKS:
-        sys.stderr.write("usage: train_break.py noscale|skipseg OPTIONS...\n")
+        sys.stderr.write("usage: train_break.py noscale|skipseg|smallbuckets OPTIONS...\n")
         sys.exit(1)
     BREAKS[sys.argv[1]]()
     sys.exit(dlplan_train.main(sys.argv[2:]))
