@@ -30,8 +30,9 @@ profile_cluster(cfg, device, arch, mu, reps, outdir, ranks, nodes)
                with the fitted bandwidth and latency (t = latency +
                bytes / bandwidth, least squares over the sizes measured)
     comm.csv   every measurement: kind (p2p: one-way time of a ping-pong;
-               allreduce), members, bytes, seconds (median), and as
-               comments the fit per kind and member count
+               allreduce; optimizer: one step over the whole model, which
+               dlplan does not price), members, bytes, seconds (median),
+               and as comments the fit per kind and member count
 """
 
 import json
@@ -46,10 +47,12 @@ import torch.multiprocessing as mp
 
 if __package__:
     from .dlplan_config import TrainError
-    from .dlplan_model import Layer, TPComm, batch, param_specs, setup_torch
+    from .dlplan_model import (Layer, TPComm, batch, make_optimizer,
+                               param_specs, setup_torch)
 else:
     from dlplan_config import TrainError
-    from dlplan_model import Layer, TPComm, batch, param_specs, setup_torch
+    from dlplan_model import (Layer, TPComm, batch, make_optimizer,
+                              param_specs, setup_torch)
 
 __all__ = ["profile_layers", "profile_layers_csv", "profile_cluster"]
 
@@ -153,6 +156,29 @@ def block_flops(arch):
     (2 FLOPs per multiply-add) and the two attention products."""
     s, h, F_ = arch.seq, arch.hidden, arch.ffn
     return 2 * s * (4 * h * h + 2 * h * F_) + 4 * s * s * h
+
+
+def time_optimizer(cfg, layers, reps):
+    """("optimizer", 1, parameter bytes, seconds): the median time of one
+    step of cfg's optimizer over the whole model's parameters, which dlplan
+    does not price yet."""
+    params = [p for m in layers for p in m.parameters()]
+    for p in params:
+        p.grad = torch.full_like(p, 1e-3)
+    opt = make_optimizer(cfg, params)
+    ts = []
+    with torch.no_grad():
+        saved = [p.clone() for p in params]
+    for rep in range(reps + 2):
+        t0 = time.perf_counter()
+        opt.step()
+        if rep >= 2:
+            ts.append(time.perf_counter() - t0)
+    with torch.no_grad():
+        for p, q in zip(params, saved):
+            p.copy_(q)
+    n = sum(p.numel() for p in params)
+    return ("optimizer", 1, n * _width(cfg), _median(ts))
 
 
 # --- communication ---------------------------------------------------
@@ -261,6 +287,7 @@ def profile_cluster(cfg, device, arch, mu, reps, outdir, ranks, nodes):
     os.sched_setaffinity(0, {cores[0]})
     try:
         rows = profile_layers(cfg, device, arch, mu, reps)
+        opt = time_optimizer(cfg, [m for _, _, _, m in rows], reps)
     finally:
         os.sched_setaffinity(0, keep)
     blocks = [r for r in rows if r[0].startswith("block")]
@@ -317,7 +344,9 @@ def profile_cluster(cfg, device, arch, mu, reps, outdir, ranks, nodes):
                      if k == "allreduce" and mm == m])
         lines.append("# allreduce fit, %d members: %.6g s + bytes / %.6g "
                      "Gbps" % (m, a, 8 / b / 1e9))
+    lines.append("# optimizer (%s): %.6g s per million parameters" % (
+        cfg.optimizer, opt[3] / (opt[2] / width) * 1e6))
     lines.append("kind,members,bytes,seconds")
-    lines += ["%s,%d,%d,%.9g" % r for r in comm]
+    lines += ["%s,%d,%d,%.9g" % r for r in comm + [opt]]
     _write(os.path.join(outdir, "comm.csv"), "\n".join(lines) + "\n")
     return 0

@@ -24,11 +24,11 @@ for f in nodes.csv links.csv model.csv comm.csv; do
 	check "profile wrote $f" test -s "$C/$f"
 done
 # Every measured number is a positive finite one, for every kind.
-check "comm.csv: p2p and 2-member all-reduce times, all > 0" "$CA_PY" -c '
+check "comm.csv: p2p, 2-member all-reduce and optimizer times, all > 0" "$CA_PY" -c '
 import csv, math, sys
 rows = list(csv.DictReader(l for l in open(sys.argv[1]) if l[0] != "#"))
 kinds = {(r["kind"], r["members"]) for r in rows}
-assert kinds == {("p2p", "2"), ("allreduce", "2")}, kinds
+assert kinds == {("p2p", "2"), ("allreduce", "2"), ("optimizer", "1")}, kinds
 for r in rows:
     t = float(r["seconds"])
     assert math.isfinite(t) and t > 0 and int(r["bytes"]) > 0, r
