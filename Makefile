@@ -64,6 +64,14 @@ bench:
 	@DLPLAN=$(CURDIR)/build/std/dlplan BUILD=$(CURDIR)/build/std \
 		sh tests/bench/run.sh
 
+# Predicted against measured step time of plans/dlplan_train.py on this
+# machine's cores (see tests/bench/train-fidelity.py: it refuses under
+# load and says when two series disagree by more than 3 %).
+bench-train:
+	@$(MAKE) --no-print-directory SANITIZE= dlplan
+	@DLPLAN=$(CURDIR)/build/std/dlplan /usr/bin/python3 \
+		tests/bench/train-fidelity.py
+
 # libFuzzer targets built with clang (ASan + UBSan), each run for
 # FUZZ_SECONDS; see tests/fuzz/run.sh.
 FUZZ_SECONDS = 60
@@ -90,7 +98,9 @@ plans: dlplan
 
 # The plan reader and the reference executor, installed under
 # $(PREFIX)/share/dlplan (dlplan(1), FILES).
-PYFILES = plans/dlplan_plan.py plans/dlplan_train.py plans/dlplan_exec.py \
+PYFILES = plans/__init__.py plans/dlplan_plan.py plans/dlplan_train.py \
+	plans/dlplan_exec.py plans/dlplan_config.py plans/dlplan_reference.py \
+	plans/dlplan_profile.py \
 	plans/dlplan_model.py plans/dlplan_arch.py
 
 install: dlplan
@@ -118,4 +128,5 @@ uninstall:
 clean:
 	rm -rf build dlplan tests/out
 
-.PHONY: all dlplan unit check demo datasets plans install uninstall clean
+.PHONY: all dlplan unit check demo datasets plans install uninstall clean \
+	bench bench-train

@@ -1,8 +1,9 @@
 """dlplan_exec - one rank of a planned run (used by dlplan_train.py).
 
-Executor(plan, me, arch, args, device, global_batch, slow)
+Executor(plan, me, arch, cfg, device, global_batch, slow)
     run()    join the process group, build the rank's layers, train
-             args.steps iterations, log and dump as asked
+             cfg.steps iterations (cfg: a dlplan_config.TrainConfig), log
+             and dump as asked
     close()  leave the process group
 
 One iteration on a rank of group g, stage s of S, m = the group's
@@ -22,11 +23,18 @@ micro-batches, mu = the plan's micro-batch:
     stage with t' mod a = t (all TP ranks of a stage hold the same
     activations after the stage's all-reduce).  Sends are asynchronous and
     waited for at the end of the pipeline phase.
- 3. Sync (two or more groups): for every segment of Plan.segments() the
-    rank's layers hold, every holder rank (one stage per group, any TP
-    degree) writes the gradients it owns into a zero buffer of the full
-    segment, the holders all-reduce it, and each copies its own slices
-    back: a gather, all-reduce and scatter in one exact step.
+ 3. Sync (two or more groups), after the pipeline phase: for every
+    segment of Plan.segments(), each parameter of the segment is cut into
+    pieces that one rank of every group holds whole (the boundaries of all
+    groups' TP ranges of it); the pieces with the same holders go into one
+    bucket (at most BUCKET_BYTES), and each bucket is all-reduced over a
+    process group of exactly its holders.  Only what a rank holds is sent:
+    no padding to the full segment.  A replicated tensor (LayerNorm, bias
+    after an all-reduce) is held by every TP rank of a stage; TP rank 0
+    sends its gradient and the others zeros of the same (small) size, so
+    each group counts once and every copy gets the sum.  Buckets run in one
+    order on every rank (segment, then holders), so blocking all-reduces on
+    overlapping groups cannot deadlock.
  4. The optimizer steps on every rank; shards step elementwise as the
     whole tensor would.
 
@@ -37,11 +45,12 @@ dlplan replan --observed expects), "samples" (its group's) and
 all-reduces included, receives and waits excluded) and "x_step_seconds"
 (the whole iteration: pipeline, sync and optimizer step).
 
-DLPLAN_TRAIN_BREAK (tests only) breaks the run on purpose: "noscale"
-divides each group's loss by the group's own samples instead of the
-global batch; "skipseg" leaves the last segment out of the sync.
+Tests break a run on purpose by patching Executor (tests/cli/
+train_break.py): the loss scale is the attribute "scale" set by _build(),
+and _sync_plan() returns the rank's buckets, each with its segment.
 """
 
+import dataclasses
 import datetime
 import os
 import time
@@ -49,20 +58,96 @@ import time
 import torch
 import torch.distributed as dist
 
-from dlplan_model import (Layer, TPComm, batch, make_optimizer,  # noqa
-                          param_specs, save_params)
+if __package__:
+    from .dlplan_model import (Layer, TPComm, batch, make_optimizer,
+                               param_specs, ranges, save_params,
+                               setup_torch)
+else:
+    from dlplan_model import (Layer, TPComm, batch, make_optimizer,
+                              param_specs, ranges, save_params,
+                              setup_torch)
+
+__all__ = ["Executor", "setup_torch", "sync_pieces", "BUCKET_BYTES"]
+
+# Largest gradient bucket of the sync, in bytes (PyTorch DDP's default).
+BUCKET_BYTES = 25 << 20
+
+
+@dataclasses.dataclass
+class Piece:
+    """Part of one parameter that the same ranks hold: the slice [lo, hi)
+    of dimension dim (dim None: the whole tensor) and the ranks that hold
+    it, one per group, or every TP rank of a stage for a replicated one."""
+
+    layer: int
+    spec: object
+    dim: object
+    lo: int
+    hi: int
+    holders: tuple
+
+    @property
+    def numel(self):
+        if self.dim is None:
+            return self.spec.numel
+        return self.spec.numel // self.spec.shape[self.dim] * \
+            (self.hi - self.lo)
+
+
+def sync_pieces(plan, arch):
+    """Every piece of every segment, as [(segment, [Piece...]), ...] in
+    segment order: the same list on every rank."""
+    out = []
+    for first, last in plan.segments():
+        hold = [next(s for s in g.stages if s.first <= first <= s.last)
+                for g in plan.groups]
+        pieces = []
+        for i in range(first, last + 1):
+            for sp in param_specs(arch, i):
+                if sp.tp0:
+                    pieces.append(Piece(i, sp, None, 0, 0, tuple(sorted(
+                        s.ranks[0] for s in hold))))
+                elif sp.dim is None:
+                    pieces.append(Piece(i, sp, None, 0, 0, tuple(sorted(
+                        r for s in hold for r in s.ranks))))
+                else:
+                    rg = [ranges(arch, sp.by, s.tp_shares) for s in hold]
+                    cuts = sorted({b for r in rg for lo_hi in r
+                                   for b in lo_hi})
+                    for lo, hi in zip(cuts, cuts[1:]):
+                        if hi <= lo:
+                            continue
+                        who = tuple(sorted(
+                            s.ranks[next(t for t, (a, b) in enumerate(r)
+                                         if a <= lo < b)]
+                            for s, r in zip(hold, rg)))
+                        pieces.append(Piece(i, sp, sp.dim, lo, hi, who))
+        out.append(((first, last), pieces))
+    return out
+
+
+@dataclasses.dataclass
+class Bucket:
+    """One all-reduce of the sync: pieces of one segment with the same
+    holders.  items: (param, local dim, local lo, n, sends, offset)."""
+
+    segment: tuple
+    holders: tuple
+    group: object = None
+    items: list = dataclasses.field(default_factory=list)
+    size: int = 0
+    buf: object = None
 
 
 class Executor:
-    def __init__(self, plan, me, arch, args, device, global_batch, slow):
+    def __init__(self, plan, me, arch, cfg, device, global_batch, slow):
         self.plan = plan
         self.me = me
         self.arch = arch
-        self.args = args
+        self.cfg = cfg
         self.dev = device
         self.gb = global_batch
         self.slow = slow.get(me.rank, 1.0)
-        self.brk = os.environ.get("DLPLAN_TRAIN_BREAK", "")
         self.busy = 0.0
         self.joined = False
         self.trace = []     # (step, op, micro-batch, wait, start, end)
@@ -79,7 +164,7 @@ class Executor:
             self.dev = "cuda:%d" % torch.cuda.current_device()
         dist.init_process_group(
             backend, init_method="env://",
-            timeout=datetime.timedelta(seconds=self.args.timeout))
+            timeout=datetime.timedelta(seconds=self.cfg.timeout))
         self.joined = True
         # Every rank creates every group, in plan order (new_group needs
         # all ranks).  TP groups first, then one group per segment.
@@ -91,15 +176,14 @@ class Executor:
                     pg = dist.new_group(s.ranks)
                     if me.rank in s.ranks:
                         self.tpg = pg
-        self.segs = []
-        if len(plan.groups) > 1:
-            for first, last in plan.segments():
-                ranks = sorted(r for g in plan.groups for s in g.stages
-                               if s.first <= first <= s.last
-                               for r in s.ranks)
-                pg = dist.new_group(ranks)
-                if me.first <= first <= me.last:
-                    self.segs.append((first, last, pg))
+        self.pieces = sync_pieces(plan, self.arch) \
+            if len(plan.groups) > 1 else []
+        sets = sorted({p.holders for _, ps in self.pieces for p in ps})
+        self.sync_groups = {}
+        for h in sets:
+            pg = dist.new_group(list(h))
+            if me.rank in h:
+                self.sync_groups[h] = pg
 
     def _build(self):
         me, plan = self.me, self.plan
@@ -107,10 +191,10 @@ class Executor:
         self.stage = stage
         self.comm = TPComm(self.tpg, me.tp_size)
         self.layers = [Layer(self.arch, i, stage.tp_shares, me.tp_rank,
-                             self.comm, self.args.seed, self.dev)
+                             self.comm, self.cfg.seed, self.dev)
                        for i in me.layers]
         params = [p for m in self.layers for p in m.parameters()]
-        self.opt = make_optimizer(self.args, params)
+        self.opt = make_optimizer(self.cfg, params)
         stages = plan.groups[me.group].stages
         self.prev = stages[me.stage - 1] if me.stage > 0 else None
         self.next = stages[me.stage + 1] if me.stage + 1 < len(stages) \
@@ -124,8 +208,7 @@ class Executor:
         off = sum(g.micro_batches for g in plan.groups[:me.group])
         self.offset = off * plan.micro_batch
         self.scale = float(self.gb)
-        if self.brk == "noscale":
-            self.scale = float(me.samples)
+        self.buckets = self._sync_plan()
 
     @staticmethod
     def _source(stage, t):
@@ -217,44 +300,64 @@ class Executor:
             w.wait()
         self.sends = []
 
+    def _sync_plan(self):
+        """The rank's buckets, in the order every rank runs them."""
+        me = self.me
+        params = {loc.spec.name: (loc, p) for m in self.layers
+                  for loc, p in m.named_locals()}
+        width = torch.tensor([], dtype=torch.get_default_dtype()).\
+            element_size()
+        out = []
+        for seg, pieces in self.pieces:
+            by = {}
+            for pc in pieces:
+                if me.rank in pc.holders:
+                    by.setdefault(pc.holders, []).append(pc)
+            for h in sorted(by):
+                b = None
+                for pc in by[h]:
+                    if b is None or (b.size and (b.size + pc.numel) *
+                                     width > BUCKET_BYTES):
+                        b = Bucket(seg, h, self.sync_groups[h])
+                        out.append(b)
+                    loc, p = params[pc.spec.name]
+                    if pc.dim is None:
+                        b.items.append((p, None, 0, pc.numel, loc.owner,
+                                        b.size))
+                    else:
+                        b.items.append((p, pc.dim, pc.lo - loc.lo,
+                                        pc.hi - pc.lo, True, b.size))
+                    b.size += pc.numel
+        for b in out:
+            b.buf = torch.empty(b.size, device=self.dev)
+        return out
+
+    @staticmethod
+    def _piece(p, dim, lo, n):
+        g = p.grad
+        return g if dim is None else g.narrow(dim, lo, n)
+
     def _sync(self):
-        segs = self.segs
-        if self.brk == "skipseg" and segs and \
-                segs[-1][1] == self.arch.nlayers - 1:
-            segs = segs[:-1]
-        by_layer = {m.layer: m for m in self.layers}
-        for first, last, pg in segs:
-            size = sum(sp.numel for i in range(first, last + 1)
-                       for sp in param_specs(self.arch, i))
-            buf = torch.zeros(size, device=self.dev)
-            views = []
-            off = 0
-            for i in range(first, last + 1):
-                mods = by_layer[i]
-                have = {loc.spec.name: (loc, p)
-                        for loc, p in mods.named_locals()}
-                for sp in param_specs(self.arch, i):
-                    full = buf[off:off + sp.numel].view(sp.shape)
-                    off += sp.numel
-                    if sp.name not in have:
-                        continue
-                    loc, p = have[sp.name]
-                    if p.grad is None:
-                        p.grad = torch.zeros_like(p)
-                    if loc.owner:
-                        loc.cut(full).copy_(p.grad)
-                    views.append((loc, p, full))
-            dist.all_reduce(buf, group=pg)
-            for loc, p, full in views:
-                p.grad.copy_(loc.cut(full))
+        for b in self.buckets:
+            for p, dim, lo, n, sends, off in b.items:
+                g = self._piece(p, dim, lo, n)
+                dst = b.buf[off:off + g.numel()].view(g.shape)
+                if sends:
+                    dst.copy_(g)
+                else:
+                    dst.zero_()
+            dist.all_reduce(b.buf, group=b.group)
+            for p, dim, lo, n, sends, off in b.items:
+                g = self._piece(p, dim, lo, n)
+                g.copy_(b.buf[off:off + g.numel()].view(g.shape))
 
     def step(self, step):
-        gx, gy = batch(self.arch, self.gb, step, self.args.seed)
+        gx, gy = batch(self.arch, self.gb, step, self.cfg.seed)
         n = self.me.samples
         x = gx[self.offset:self.offset + n].to(self.dev)
         y = gy[self.offset:self.offset + n].to(self.dev)
         self.busy = 0.0
-        self.cur_step = step + self.args.first_step
+        self.cur_step = step + self.cfg.first_step
         self.opt.zero_grad(set_to_none=False)
         t0 = time.perf_counter()
         self._pipeline(x, y)
@@ -274,13 +377,13 @@ class Executor:
             for p in m.parameters():
                 p.grad = torch.zeros_like(p)
         log = []
-        for step in range(self.args.steps):
-            log.append((step + self.args.first_step,) + self.step(step))
-        if self.args.log:
+        for step in range(self.cfg.steps):
+            log.append((step + self.cfg.first_step,) + self.step(step))
+        if self.cfg.log:
             self._write_log(log)
-        if getattr(self.args, "trace", None):
+        if self.cfg.trace:
             self._write_trace()
-        if self.args.dump_params:
+        if self.cfg.dump_params:
             self._dump()
         dist.barrier()
 
@@ -293,7 +396,7 @@ class Executor:
         dist.all_gather(parts, mine)
         if self.me.rank != 0:
             return
-        path = self.args.log
+        path = self.cfg.log
         new = not os.path.exists(path) or os.path.getsize(path) == 0
         rows = []
         for k, t in enumerate(log):
@@ -324,7 +427,7 @@ class Executor:
                 rows.append("%d,%d,%d,%d,%d,%s,%d,%.9f,%.9f,%.9f" % (
                     r, st, me.group, me.stage, me.tp_rank, "FB"[op], j,
                     w, a, b))
-        path = self.args.trace
+        path = self.cfg.trace
         new = not os.path.exists(path) or os.path.getsize(path) == 0
         with open(path, "a", encoding="utf-8") as f:
             if new:
@@ -364,7 +467,7 @@ class Executor:
             o = offs[sp.name]
             params[sp.name] = slots[0, o:o + sp.numel].view(
                 sp.shape).to(torch.get_default_dtype()).clone()
-        save_params(self.args.dump_params, arch, self.args, params,
+        save_params(self.cfg.dump_params, arch, self.cfg, params,
                     {"groups_max_diff": diff,
                      "plan": os.path.abspath(self.plan.path or "")})
 

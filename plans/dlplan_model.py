@@ -17,8 +17,10 @@ capacity-weighted decomposition; uneven when the shares are):
                 row-split by the same heads, all-reduce after it
     MLP         first matrix column-split, second row-split by ranges of
                 the inner width, all-reduce after it
-    head        LM head column-split by vocabulary ranges; the logits are
-                gathered (a zero-padded all-reduce) for the loss
+    head        LM head column-split by vocabulary ranges; the loss is
+                computed on the split logits (vocab-parallel cross
+                entropy: all-reduces of 3 numbers per token, not of the
+                logits)
 
 LayerNorms and the biases added after an all-reduce are replicated.  A
 share of n items is the largest-remainder apportionment of n by the
@@ -36,13 +38,21 @@ import os
 import zlib
 
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
 
-from dlplan_arch import (Arch, ModelError, apportion, local_params,  # noqa
-                         param_specs, ranges)
+if __package__:
+    from .dlplan_arch import (Arch, ModelError, apportion, local_params,
+                              param_specs, ranges)
+    from .dlplan_config import TrainError
+else:
+    from dlplan_arch import (Arch, ModelError, apportion, local_params,
+                             param_specs, ranges)
+    from dlplan_config import TrainError
 
-__all__ = ["Arch", "ModelError", "apportion", "param_specs",
-           "local_params", "init_full", "Layer", "batch", "TPComm"]
+__all__ = ["Arch", "ModelError", "apportion", "param_specs", "ranges",
+           "local_params", "init_full", "Layer", "batch", "TPComm",
+           "make_optimizer", "save_params", "setup_torch"]
 
 
 def init_full(spec, seed):
@@ -65,10 +75,9 @@ class TPComm:
         self.group = group
         self.size = size
 
-    def all_reduce(self, x):
+    def all_reduce(self, x, op=dist.ReduceOp.SUM):
         if self.size > 1:
-            import torch.distributed as dist
-            dist.all_reduce(x, group=self.group)
+            dist.all_reduce(x, op=op, group=self.group)
         return x
 
 
@@ -97,20 +106,41 @@ class _Reduce(torch.autograd.Function):
         return g, None
 
 
-class _Gather(torch.autograd.Function):
-    """Gather the last dimension from [lo, hi) pieces (a zero-padded
-    all-reduce, exact and fine with uneven pieces); backward: the piece."""
+class _VocabCE(torch.autograd.Function):
+    """Cross entropy over logits split by vocabulary ranges (Megatron's
+    vocab-parallel loss): each rank holds logits [lo, lo + n) of the
+    vocabulary; a MAX all-reduce of one number per token, then one SUM
+    all-reduce of two (the sum of exponentials and the target's logit)
+    give every rank the per-token loss.  No rank sees the full logits."""
 
     @staticmethod
-    def forward(ctx, x, comm, lo, n):
-        ctx.lo, ctx.hi = lo, lo + x.shape[-1]
-        full = x.new_zeros(x.shape[:-1] + (n,))
-        full[..., ctx.lo:ctx.hi] = x
-        return comm.all_reduce(full)
+    def forward(ctx, x, targets, comm, lo):
+        n = x.shape[-1]
+        if n:
+            m = x.max(-1)[0]
+        else:
+            m = x.new_full(x.shape[:-1], -math.inf)
+        m = comm.all_reduce(m.contiguous(), dist.ReduceOp.MAX)
+        e = (x - m.unsqueeze(-1)).exp()
+        mine = (targets >= lo) & (targets < lo + n)
+        idx = (targets - lo).clamp(0, max(n - 1, 0))
+        both = x.new_zeros((2,) + x.shape[:-1])
+        both[0] = e.sum(-1)
+        if n:
+            t = x.gather(-1, idx.unsqueeze(-1)).squeeze(-1)
+            both[1] = torch.where(mine, t - m, torch.zeros_like(t))
+        comm.all_reduce(both)
+        ctx.save_for_backward(e, both[0], mine, idx)
+        return both[0].log() - both[1]
 
     @staticmethod
     def backward(ctx, g):
-        return g[..., ctx.lo:ctx.hi].contiguous(), None, None, None
+        e, se, mine, idx = ctx.saved_tensors
+        grad = e / se.unsqueeze(-1)
+        if grad.shape[-1]:
+            grad.scatter_add_(-1, idx.unsqueeze(-1),
+                              -mine.to(grad.dtype).unsqueeze(-1))
+        return grad * g.unsqueeze(-1), None, None, None
 
 
 class Layer(torch.nn.Module):
@@ -194,12 +224,9 @@ class Layer(torch.nn.Module):
         p, a = self.p, self.arch
         y = F.layer_norm(x, (a.hidden,), p["lnf.w"], p["lnf.b"])
         y = _Copy.apply(y, self.comm)
-        logits = _Gather.apply(F.linear(y, p["out.w"]), self.comm,
-                               self.vrange[0], a.vocab)
-        B, S = targets.shape
-        loss = F.cross_entropy(logits.reshape(B * S, a.vocab),
-                               targets.reshape(B * S), reduction="none")
-        return loss.view(B, S).mean(1)
+        loss = _VocabCE.apply(F.linear(y, p["out.w"]), targets, self.comm,
+                              self.vrange[0])
+        return loss.mean(1)
 
 
 def batch(arch, global_batch, step, seed):
@@ -211,18 +238,32 @@ def batch(arch, global_batch, step, seed):
     return t[:, :-1], t[:, 1:]
 
 
-# --- shared by the reference and the planned run ----------------------
+# --- shared by the reference, the profiles and the planned run --------
 
-def make_optimizer(args, params):
-    if args.optimizer == "sgd":
-        return torch.optim.SGD(params, lr=args.lr, momentum=args.momentum)
-    return torch.optim.AdamW(params, lr=args.lr,
-                             weight_decay=args.weight_decay)
+def setup_torch(cfg, want):
+    """Set the default dtype and the CPU threads of a TrainConfig; the
+    device to run on: want is "cpu", "cuda" or "auto" (cuda when
+    present)."""
+    torch.set_default_dtype(getattr(torch, cfg.dtype))
+    torch.set_num_threads(max(1, cfg.threads))
+    if want == "cuda" and not torch.cuda.is_available():
+        raise TrainError("--device cuda: torch sees no CUDA device")
+    if want == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return want
 
 
-def save_params(path, arch, args, params, extra=None):
-    d = {"arch": arch.command(), "steps": args.steps,
-         "optimizer": args.optimizer, "params": params}
+def make_optimizer(cfg, params):
+    """The optimizer a TrainConfig names, over params."""
+    if cfg.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum)
+    return torch.optim.AdamW(params, lr=cfg.lr,
+                             weight_decay=cfg.weight_decay)
+
+
+def save_params(path, arch, cfg, params, extra=None):
+    d = {"arch": arch.command(), "steps": cfg.steps,
+         "optimizer": cfg.optimizer, "params": params}
     d.update(extra or {})
     tmp = path + ".tmp"
     torch.save(d, tmp)

@@ -15,6 +15,12 @@ of --reference (one process, whole batch) up to rounding.
     python3 dlplan_train.py --reference --plan P.json --dump-params R.pt
     python3 dlplan_train.py --compare R.pt A.pt [B.pt...]
     python3 dlplan_train.py --profile model.csv --layers 6 --hidden 64 ...
+    python3 dlplan_train.py --profile-cluster DIR --layers 6 ...
+
+The command line ends here: below it, the run's options travel as one
+dlplan_config.TrainConfig.  This module checks the plan and the options
+with the standard library only; PyTorch is loaded (by dlplan_reference,
+dlplan_profile or dlplan_exec) once they are known to be good.
 
 Run with --help for the options.  Errors: exit 2 with one line on stderr
 ("dlplan_train: ...") when the plan, the model or the environment cannot
@@ -24,22 +30,18 @@ be run; exit 1 on a usage error or a failed --compare.
 import argparse
 import math
 import os
-import socket
 import sys
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
-
-import dlplan_plan  # noqa: E402
-from dlplan_arch import ModelError  # noqa: E402
+if __package__:
+    from . import dlplan_plan
+    from .dlplan_arch import Arch, ModelError
+    from .dlplan_config import TrainConfig, TrainError
+else:
+    import dlplan_plan
+    from dlplan_arch import Arch, ModelError
+    from dlplan_config import TrainConfig, TrainError
 
 PROG = "dlplan_train"
-
-
-class TrainError(Exception):
-    """The plan cannot be run as asked (exit 2)."""
 
 
 def parse_args(argv):
@@ -101,6 +103,16 @@ def parse_args(argv):
                     "this many TFLOPS with mfu 1 is one rank here (1)")
     ap.add_argument("--profile-reps", type=int, default=10,
                     help="timed repetitions per layer (10)")
+    ap.add_argument("--profile-cluster", metavar="DIR",
+                    help="measure this machine (layers, point-to-point, "
+                    "all-reduce) and write DIR/nodes.csv, DIR/links.csv, "
+                    "DIR/model.csv and DIR/comm.csv for dlplan plan")
+    ap.add_argument("--profile-ranks", type=int,
+                    help="processes the communication profile uses, one "
+                    "per core (all cores, at most 8)")
+    ap.add_argument("--profile-nodes", type=int, default=1,
+                    help="nodes DIR/nodes.csv describes, each with "
+                    "--profile-ranks / --profile-nodes ranks (1)")
     ap.add_argument("--compare", nargs="+", metavar="FILE",
                     help="REF.pt FILE.pt...: compare --dump-params files "
                     "with REF; exit 1 if one differs by more than "
@@ -147,7 +159,6 @@ def model_path(plan_path, data):
 
 def resolve_arch(args, plan_path):
     """The model: the options, on top of the plan's model.csv line."""
-    from dlplan_arch import Arch
     base = None
     if plan_path:
         mp = model_path(plan_path, dlplan_plan.read_json(plan_path))
@@ -201,182 +212,6 @@ def check_plan(plan, arch):
     return gb
 
 
-def set_dtype(args):
-    import torch
-    torch.set_default_dtype(getattr(torch, args.dtype))
-    torch.set_num_threads(max(1, args.threads))
-
-
-def pick_device(args):
-    import torch
-    if args.device == "cuda" and not torch.cuda.is_available():
-        raise TrainError("--device cuda: torch sees no CUDA device")
-    if args.device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return args.device
-
-
-# --- --reference ------------------------------------------------------
-
-def run_reference(args):
-    plan_path = args.plan or os.environ.get("DLPLAN_PLAN")
-    gb = args.global_batch
-    if plan_path:
-        plan = dlplan_plan.load(plan_path)
-    arch = resolve_arch(args, plan_path)
-    if plan_path:
-        gb = check_plan(plan, arch)
-    if not gb or gb < 1:
-        raise TrainError("--reference needs a plan or --global-batch")
-    # PyTorch only once the inputs are known to be good.
-    from dlplan_model import Layer, TPComm, batch, make_optimizer, save_params
-    set_dtype(args)
-    dev = pick_device(args)
-    comm = TPComm(None, 1)
-    layers = [Layer(arch, i, [1.0], 0, comm, args.seed, dev)
-              for i in range(arch.nlayers)]
-    opt = make_optimizer(args, [p for m in layers for p in m.parameters()])
-    for step in range(args.steps):
-        x, y = batch(arch, gb, step, args.seed)
-        x, y = x.to(dev), y.to(dev)
-        for m in layers[:-1]:
-            x = m(x)
-        loss = layers[-1](x, y).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    if args.dump_params:
-        params = {}
-        for m in layers:
-            for loc, p in m.named_locals():
-                params[loc.spec.name] = p.detach().cpu().clone()
-        save_params(args.dump_params, arch, args, params)
-    return 0
-
-
-# --- --compare --------------------------------------------------------
-
-def _compare_one(a, b, tol):
-    """(ok, line) for two loaded dumps."""
-    pa, pb = a["params"], b["params"]
-    if sorted(pa) != sorted(pb):
-        return False, "parameter names differ: %s" % sorted(set(pa) ^ set(pb))
-    if b.get("groups_max_diff", 0) != 0:
-        return False, "groups disagree by %.3g" % b["groups_max_diff"]
-    worst, where = 0.0, None
-    for k in sorted(pa):
-        x, y = pa[k].double(), pb[k].double()
-        if x.shape != y.shape:
-            return False, "%s: shape %s vs %s" % (k, tuple(x.shape),
-                                                  tuple(y.shape))
-        scale = max(x.abs().max().item(), y.abs().max().item(), 1e-300)
-        r = (x - y).abs().max().item() / scale
-        if r > worst or where is None:
-            worst, where = r, k
-    return worst <= tol, ("max relative difference %.3g (%s) over %d "
-                          "tensors" % (worst, where, len(pa)))
-
-
-def run_compare(args):
-    """Each of FILE... against REF: one line each; 1 if any differs."""
-    import torch
-    ref = torch.load(args.compare[0])
-    bad = 0
-    for f in args.compare[1:]:
-        ok, line = _compare_one(ref, torch.load(f), args.tolerance)
-        sys.stdout.write("%s: %s%s\n" % (f, "" if ok else "DIFFERS: ",
-                                          line))
-        bad += not ok
-    return 1 if bad else 0
-
-
-# --- --profile --------------------------------------------------------
-
-def _median(v):
-    v = sorted(v)
-    n = len(v)
-    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
-
-
-def run_profile(args):
-    import torch
-    from dlplan_model import Layer, TPComm, batch
-    plan_path = args.plan or os.environ.get("DLPLAN_PLAN")
-    arch = resolve_arch(args, plan_path)
-    mu = args.micro_batch
-    if mu is None and plan_path:
-        mu = dlplan_plan.load(plan_path).micro_batch
-    mu = mu or 1
-    set_dtype(args)
-    dev = pick_device(args)
-    comm = TPComm(None, 1)
-    layers = [Layer(arch, i, [1.0], 0, comm, args.seed, dev)
-              for i in range(arch.nlayers)]
-    x0, y = batch(arch, mu, 0, args.seed)
-    x0, y = x0.to(dev), y.to(dev)
-    sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
-    rows = []
-    x = x0
-    for m in layers:
-        fw, bw = [], []
-        for rep in range(args.profile_reps + 2):
-            inp = x if m.layer == 0 else x.detach().requires_grad_()
-            sync()
-            t0 = time.perf_counter()
-            out = m(inp, y) if m.layer == arch.layers + 1 else m(inp)
-            sync()
-            t1 = time.perf_counter()
-            if m.layer == arch.layers + 1:
-                out.sum().backward()
-            else:
-                out.backward(torch.ones_like(out))
-            sync()
-            t2 = time.perf_counter()
-            m.zero_grad()
-            if rep >= 2:
-                fw.append(t1 - t0)
-                bw.append(t2 - t1)
-        rows.append((arch.name(m.layer), _median(fw) / mu,
-                     _median(bw) / mu, m))
-        if m.layer != arch.layers + 1:
-            x = out.detach()
-    write_profile(args, arch, mu, rows)
-    return 0
-
-
-def write_profile(args, arch, mu, rows):
-    import torch
-    p = torch.get_default_dtype().itemsize if hasattr(
-        torch.get_default_dtype(), "itemsize") else (
-        8 if args.dtype == "float64" else 4)
-    s, h, a, V, F_ = arch.seq, arch.hidden, arch.heads, arch.vocab, arch.ffn
-    flops = args.profile_tflops * 1e12 / 1e9
-    out = ["# " + arch.command(),
-           "# measured by dlplan_train.py --profile on %s: seconds per "
-           "sample (micro-batch %d, %s, %d thread(s)) x %g TFLOPS; a node "
-           "of tflops %g and mfu 1 per GPU is one rank of this machine" %
-           (socket.gethostname(), mu, args.dtype, args.threads,
-            args.profile_tflops, args.profile_tflops),
-           "layer,fwd_gflop,bwd_gflop,params_m,act_mb,mem_mb,tp_mb"]
-    for name, tf, tb, m in rows:
-        params = sum(loc.spec.numel for loc, _ in m.named_locals())
-        if m.layer == 0:
-            act, mem, tp = p * s * h, 16 * s, p * s * h
-        elif m.layer == arch.layers + 1:
-            act, mem, tp = 0, 2 * p * s * h + 4 * s * V, p * s * h + 12 * s
-        else:
-            act = p * s * h
-            mem = p * s * 8 * h + p * a * s * s + 2 * p * s * F_
-            tp = 4 * p * s * h
-        out.append("%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g" % (
-            name, tf * flops, tb * flops, params / 1e6, act / 1e6,
-            mem / 1e6, tp / 1e6))
-    tmp = args.profile + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("\n".join(out) + "\n")
-    os.replace(tmp, args.profile)
-
-
 # --- the planned run ---------------------------------------------------
 
 def env_rank(plan):
@@ -399,7 +234,59 @@ def env_rank(plan):
     return plan.rank(rank)
 
 
-def run_planned(args):
+def run_reference(args, cfg):
+    plan_path = args.plan or os.environ.get("DLPLAN_PLAN")
+    gb = args.global_batch
+    if plan_path:
+        plan = dlplan_plan.load(plan_path)
+    arch = resolve_arch(args, plan_path)
+    if plan_path:
+        gb = check_plan(plan, arch)
+    if not gb or gb < 1:
+        raise TrainError("--reference needs a plan or --global-batch")
+    if __package__:
+        from . import dlplan_reference as ref
+    else:
+        import dlplan_reference as ref
+    return ref.run_reference(cfg, args.device, arch, gb)
+
+
+def run_compare(args):
+    if __package__:
+        from . import dlplan_reference as ref
+    else:
+        import dlplan_reference as ref
+    return ref.run_compare(args.compare, args.tolerance)
+
+
+def run_profile(args, cfg):
+    """--profile (layers only) and --profile-cluster (the machine)."""
+    plan_path = args.plan or os.environ.get("DLPLAN_PLAN")
+    arch = resolve_arch(args, plan_path)
+    mu = args.micro_batch
+    if mu is None and plan_path:
+        mu = dlplan_plan.load(plan_path).micro_batch
+    mu = mu or 1
+    if __package__:
+        from . import dlplan_profile as prof
+    else:
+        import dlplan_profile as prof
+    if args.profile_cluster:
+        ranks = args.profile_ranks or min(8, len(os.sched_getaffinity(0)))
+        if ranks < 1 or args.profile_nodes < 1 or \
+                ranks % args.profile_nodes:
+            raise TrainError("--profile-ranks %d: expected a multiple of "
+                             "--profile-nodes %d" % (ranks,
+                                                     args.profile_nodes))
+        return prof.profile_cluster(cfg, args.device, arch, mu,
+                                    args.profile_reps, args.profile_cluster,
+                                    ranks, args.profile_nodes)
+    return prof.profile_layers_csv(cfg, args.device, arch, mu,
+                                   args.profile_reps, args.profile_tflops,
+                                   args.profile)
+
+
+def run_planned(args, cfg):
     plan_path = args.plan or os.environ.get("DLPLAN_PLAN")
     if not plan_path:
         raise TrainError("no plan: give --plan or set DLPLAN_PLAN")
@@ -408,10 +295,12 @@ def run_planned(args):
     gb = check_plan(plan, arch)
     slow = slow_factors(args.slow_rank)
     me = env_rank(plan)
-    set_dtype(args)
-    dev = pick_device(args)
-    from dlplan_exec import Executor
-    ex = Executor(plan, me, arch, args, dev, gb, slow)
+    if __package__:
+        from . import dlplan_exec
+    else:
+        import dlplan_exec
+    dev = dlplan_exec.setup_torch(cfg, args.device)
+    ex = dlplan_exec.Executor(plan, me, arch, cfg, dev, gb, slow)
     try:
         ex.run()
     finally:
@@ -436,13 +325,14 @@ def main(argv):
     args = parse_args(argv)
     try:
         check_args(args)
+        cfg = TrainConfig.from_namespace(args)
         if args.compare:
             return run_compare(args)
-        if args.profile:
-            return run_profile(args)
+        if args.profile or args.profile_cluster:
+            return run_profile(args, cfg)
         if args.reference:
-            return run_reference(args)
-        return run_planned(args)
+            return run_reference(args, cfg)
+        return run_planned(args, cfg)
     except (TrainError, ModelError, dlplan_plan.PlanError) as e:
         sys.stderr.write("%s: %s\n" % (PROG, e))
         return 2

@@ -130,3 +130,20 @@ expect_empty_dir() {
 		t_notok "$1" "unexpected files: $(ls -A "$2" | tr '\n' ' ')"
 	fi
 }
+
+# no_torch_ranks NAME: say why NAME is skipped and succeed when it cannot
+# run PyTorch ranks here (under DLPLAN_WRAP=valgrind, which wraps dlplan
+# and not Python, or without /usr/bin/python3's torch and torchrun).
+no_torch_ranks() {
+	case "${DLPLAN_WRAP:-}" in
+	*valgrind*)
+		skip "$1" "Python ranks under DLPLAN_WRAP=valgrind; run without it"
+		return 0 ;;
+	esac
+	if ! /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null ||
+	    ! command -v torchrun >/dev/null 2>&1; then
+		skip "$1" "no /usr/bin/python3 with torch or no torchrun (sh tests/deps.sh)"
+		return 0
+	fi
+	return 1
+}

@@ -51,13 +51,17 @@ for page in "1 dlplan" "5 dlplan-formats"; do
 done
 
 # --- the plan reader and the executor -----------------------------------
-for f in dlplan_plan.py dlplan_train.py dlplan_exec.py dlplan_model.py \
+for f in __init__.py dlplan_plan.py dlplan_train.py dlplan_exec.py \
+    dlplan_model.py dlplan_config.py dlplan_reference.py dlplan_profile.py \
     dlplan_arch.py; do
 	check "$f installed under share/dlplan" test -f "$P/share/dlplan/$f"
 done
 if command -v python3 >/dev/null 2>&1; then
 	check "installed dlplan_plan.py reads a plan" python3 \
 	    "$P/share/dlplan/dlplan_plan.py" "$DATA/e2e-plan.json" 0
+	# As a package: the modules import one another relatively.
+	check "installed modules import as the package dlplan" env \
+	    PYTHONPATH="$P/share" python3 -m dlplan.dlplan_train --help
 else
 	skip "installed dlplan_plan.py reads a plan" "no python3"
 fi

@@ -8,8 +8,9 @@
 #   c-tp      a TP 2 stage next to a group whose holder of the same layers
 #             has TP 1
 #   d-uneven  TP shares 0.75/0.25 next to a pipeline of two TP 1 stages
-# A broken executor (DLPLAN_TRAIN_BREAK: no global loss scaling, the last
-# segment left out of the sync) fails the same check.  With CUDA and three
+# A broken executor (tests/cli/train_break.py patches it: no global loss
+# scaling, the last segment left out of the sync) fails the same check;
+# d-uneven with sync buckets of 256 bytes (many per segment) passes it.  With CUDA and three
 # GPUs, plan a-dp runs with NCCL too.  Errors exit 2 with one line.
 #
 # Needs /usr/bin/python3 with torch (tests/deps.sh installs python3-torch).
@@ -18,14 +19,7 @@
 TR_PY=/usr/bin/python3
 TRAIN=$SRCDIR/plans/dlplan_train.py
 TD=$SRCDIR/tests/cli/data/train
-case "${DLPLAN_WRAP:-}" in
-*valgrind*)
-	skip "train" "Python ranks under DLPLAN_WRAP=valgrind; run without it"
-	return 0 2>/dev/null || exit 0 ;;
-esac
-if ! "$TR_PY" -c 'import torch.distributed' 2>/dev/null ||
-    ! command -v torchrun >/dev/null 2>&1; then
-	skip "train" "no $TR_PY with torch or no torchrun (sh tests/deps.sh)"
+if no_torch_ranks "train"; then
 	return 0 2>/dev/null || exit 0
 fi
 
@@ -35,16 +29,20 @@ done
 
 OPTS="--dtype float64 --steps 3 --optimizer adamw"
 
-# planned NAME PLAN WORLD [ENV...]: run PLAN with torchrun on one node
-# (c10d rendezvous on a free port) into $TMP/NAME.pt; the exit status
-# goes to $TMP/NAME.rc.
+# planned NAME PLAN WORLD [BREAK]: run PLAN with torchrun on one node
+# (c10d rendezvous on a free port) into $TMP/NAME.pt, through
+# train_break.py BREAK when given; the exit status goes to $TMP/NAME.rc.
 planned() {
 	_n=$1 _pl=$2 _w=$3
-	shift 3
-	env "$@" torchrun --redirects 1 --tee 1 --nnodes 1 \
+	if [ $# -gt 3 ]; then
+		set -- "$SRCDIR/tests/cli/train_break.py" "$4"
+	else
+		set -- "$TRAIN"
+	fi
+	PYTHONPATH=$SRCDIR/plans torchrun --redirects 1 --tee 1 --nnodes 1 \
 	    --nproc_per_node "$_w" --rdzv_backend c10d \
 	    --rdzv_endpoint localhost:0 --rdzv_id "train-$_n" \
-	    --monitor_interval 0.2 "$TRAIN" --plan "$TD/$_pl.json" $OPTS \
+	    --monitor_interval 0.2 "$@" --plan "$TD/$_pl.json" $OPTS \
 	    --dump-params "$TMP/$_n.pt" >"$TMP/$_n.log" 2>&1
 	echo $? >"$TMP/$_n.rc"
 }
@@ -59,12 +57,13 @@ wait
 planned c-tp c-tp 4 &
 planned d-uneven d-uneven 4
 wait
-planned noscale a-dp 3 DLPLAN_TRAIN_BREAK=noscale &
-planned skipseg c-tp 4 DLPLAN_TRAIN_BREAK=skipseg
+planned noscale a-dp 3 noscale &
+planned skipseg c-tp 4 skipseg
 wait
+planned smallbkt d-uneven 4 smallbuckets
 check "reference run" test -s "$TMP/ref.pt"
 _cmp=
-for _n in a-dp b-pp c-tp d-uneven noscale skipseg; do
+for _n in a-dp b-pp c-tp d-uneven smallbkt noscale skipseg; do
 	[ -s "$TMP/$_n.pt" ] && _cmp="$_cmp $TMP/$_n.pt"
 done
 # shellcheck disable=SC2086
@@ -77,7 +76,7 @@ ran() {
 	    "$TMP/$1.log" | tail -8)"
 	return 1
 }
-for _n in a-dp b-pp c-tp d-uneven; do
+for _n in a-dp b-pp c-tp d-uneven smallbkt; do
 	ran "$_n" || continue
 	_l=$(grep "^$TMP/$_n.pt: " "$TMP/cmp.txt" | sed "s|^$TMP/$_n.pt: ||")
 	case "$_l" in
