@@ -811,6 +811,29 @@ cost_pipe_inputs(const struct dl_costctx *x, const struct dl_plan *p,
 }
 
 /*
+ * A stage's compute under its own TP shares.  The GPUs of a unit run in
+ * step, so the one with the largest share of the layers' FLOPs sets the
+ * pace: its share times the unit's work over one GPU's speed.  With even
+ * shares (every plan the search makes: one speed per node) that is
+ * cost_stage_compute(); uneven shares in a plan written by hand are
+ * priced by their largest, as the executor runs them.
+ */
+static double
+stage_compute_shares(const struct dl_costctx *x, const struct dl_stage *st)
+{
+	double t = cost_stage_compute(x, st->node, st->ngpus, st->first,
+	    st->last), most = 0;
+
+	for (int i = 0; i < st->ngpus; i++)
+		most = fmax(most, st->tp_share[i]);
+	if (st->ngpus > 1 && most * st->ngpus > 1 + 1e-12)
+		t += (most * st->ngpus - 1) * (double)x->o->micro_batch *
+		    cost_range_flops(x, st->first, st->last) /
+		    (st->ngpus * x->speed[st->node]);
+	return t;
+}
+
+/*
  * Every group's T_g and steady period from its stages' compute and its
  * routed pipeline flows.  base[g] is the index of g's first stage.
  */
@@ -854,8 +877,7 @@ cost_eval(const struct dl_costctx *x, struct dl_plan *p, struct dl_err *e)
 		for (int s = 0; s < gr->nstages; s++) {
 			struct dl_stage *st = &gr->stages[s];
 
-			st->compute_s = cost_stage_compute(x, st->node,
-			    st->ngpus, st->first, st->last);
+			st->compute_s = stage_compute_shares(x, st);
 			st->p2p_s = 0;
 			if (s + 1 == gr->nstages)
 				continue;

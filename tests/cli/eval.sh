@@ -277,3 +277,50 @@ printf 'node,t,util\na,0,0.5\n' >"$TMP/d/load.csv"
 expect_err "an input the plan was made without" 2 \
     "dlplan: $TMP/d/load.csv: plan was made without a load.csv; re-run dlplan plan" -- \
     dlplan eval "$TMP/d/plan.json" -c "$TMP/d"
+
+# --- uneven TP shares -------------------------------------------------
+# A unit's GPUs run in step, so shares of 0.75 and 0.25 are priced by the
+# larger: the FLOPs term of the stage's compute is 1.5 times the even
+# one (k times the largest share), the TP all-reduce term unchanged.
+# From the CSVs: TP term = mu * sum tp_mb * 1e6 * 2(k-1)/k /
+# (intra_gbps * 1e9 / 8), FLOPs term = even compute - TP term.
+mkdir -p "$TMP/ts"
+dlplan plan -q -c "$SRCDIR/datasets/clusters/single-node" \
+    -m "$SRCDIR/datasets/models/gpt2-xl.csv" --global-batch 16 \
+    --micro-batch 2 --max-tp 2 --strategy pp -o "$TMP/ts/p" >/dev/null 2>&1
+/usr/bin/python3 - "$TMP/ts/p/plan.json" "$TMP/ts/u.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+for g in p["groups"]:
+    for s in g["stages"]:
+        if len(s["gpus"]) == 2:
+            s["tp_shares"] = [0.75, 0.25]
+json.dump(p, open(sys.argv[2], "w"))
+PY
+dlplan eval "$TMP/ts/p/plan.json" --format json >"$TMP/ts/even.json" 2>&1
+dlplan eval "$TMP/ts/u.json" --ignore-digests --trust-paths --format json \
+    >"$TMP/ts/uneven.json" 2>&1
+check "uneven TP shares: compute priced by the largest share" \
+    /usr/bin/python3 - "$TMP/ts/even.json" "$TMP/ts/uneven.json" \
+    "$SRCDIR/datasets/clusters/single-node/nodes.csv" \
+    "$SRCDIR/datasets/models/gpt2-xl.csv" <<'PY'
+import csv, json, sys
+ev, un = (json.load(open(f)) for f in sys.argv[1:3])
+node = [r for r in csv.DictReader(l for l in open(sys.argv[3])
+        if not l.startswith("#"))][0]
+rows = [r for r in csv.DictReader(l for l in open(sys.argv[4])
+        if not l.startswith("#"))]
+bw = float(node["intra_gbps"]) * 1e9 / 8
+n = 0
+for ge, gu in zip(ev["groups"], un["groups"]):
+    for se, su in zip(ge["stages"], gu["stages"]):
+        if len(se["gpus"]) != 2:
+            continue
+        a, b = se["layers"]
+        tp = sum(float(r["tp_mb"]) for r in rows[a:b + 1])
+        tpterm = 2 * tp * 1e6 * (2 * (2 - 1) / 2) / bw
+        want = se["compute_s"] + 0.5 * (se["compute_s"] - tpterm)
+        assert abs(su["compute_s"] - want) <= 1e-9 * want, (su, want)
+        n += 1
+assert n > 0
+PY
