@@ -27,12 +27,16 @@ reported as "too noisy" instead of a ratio.  A shape needing more ranks
 than the cores this process may use is skipped and said so.
 
 It refuses to measure (exit 3, says why) when the 1-minute load average
-is above LOAD_MAX (default 0.3: nothing else may run) before it starts or
-before a run; FORCE=1 runs anyway, to test the benchmark itself, and then
+is above LOAD_MAX (default 0.3: nothing else may run) before it starts,
+or when, before a run, other processes keep more than BUSY_MAX (default
+0.05) of the CPUs busy over one second (/proc/stat; its own runs have
+ended by then, and the load average they leave behind decays too slowly
+to tell them from other work); FORCE=1 runs anyway, to test the benchmark itself, and then
 every line says the numbers do not count.  Exit 0: every shape that ran
 was repeatable; 4: some were too noisy.
 
 Environment: DLPLAN (./dlplan), STEPS (12), WARM (3), LOAD_MAX (0.3),
+BUSY_MAX (0.05),
 FORCE, TOL (0.03), and the model: LAYERS (4), HIDDEN (128), HEADS (4),
 SEQ (64), VOCAB (1024); global batch 16 in micro-batches of 2, float32.
 Files (plans, profiles, step logs, table.txt) go to OUTDIR (default a new
@@ -48,6 +52,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -57,6 +62,7 @@ DLPLAN = os.environ.get("DLPLAN", os.path.join(SRC, "dlplan"))
 STEPS = int(os.environ.get("STEPS", "12"))
 WARM = int(os.environ.get("WARM", "3"))
 LOAD_MAX = float(os.environ.get("LOAD_MAX", "0.3"))
+BUSY_MAX = float(os.environ.get("BUSY_MAX", "0.05"))
 FORCE = os.environ.get("FORCE", "") not in ("", "0")
 TOL = float(os.environ.get("TOL", "0.03"))
 MODEL = {k: int(os.environ.get(k.upper(), v)) for k, v in (
@@ -74,11 +80,31 @@ def load1():
         return float(f.read().split()[0])
 
 
-def check_load(when):
+def busy(seconds=1.0):
+    """The fraction of all CPUs' time spent busy over the next seconds."""
+    def snap():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v), v[3] + v[4]
+    t0, i0 = snap()
+    time.sleep(seconds)
+    t1, i1 = snap()
+    return 1 - (i1 - i0) / max(t1 - t0, 1)
+
+
+def check_load(when, first=False):
     ld = load1()
-    if ld > LOAD_MAX:
+    msg = None
+    if first and ld > LOAD_MAX:
         msg = ("1-minute load average %.2f > LOAD_MAX %.2f %s: other work "
                "is running" % (ld, LOAD_MAX, when))
+    elif not first:
+        b = busy()
+        if b > BUSY_MAX:
+            msg = ("other processes kept %.0f %% of the CPUs busy %s "
+                   "(BUSY_MAX %.0f %%): other work is running" %
+                   (100 * b, when, 100 * BUSY_MAX))
+    if msg:
         if not FORCE:
             raise Refused(msg)
         if not FORCED:
@@ -204,7 +230,7 @@ def series(d, cores, names, last):
     """One profile, then every shape: name -> (pred, pred_pipe,
     pred_sync, measured, measured_pipe, load)."""
     os.makedirs(d, exist_ok=True)
-    check_load("before the profile")
+    check_load("before the profile", first=d.endswith("1"))
     profile(d, cores)
     with open(os.path.join(d, "c", "comm.csv")) as f:
         for line in f:
