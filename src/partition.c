@@ -25,10 +25,8 @@ tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
 	T->L = (int)m->nlayers;
 	T->cf = xcalloc((size_t)T->S, sizeof(double *));
 	T->cb = xcalloc((size_t)T->S, sizeof(double *));
-	T->comm = xcalloc((size_t)T->S, sizeof(double *));
 	T->own = g->commv ? NULL : xcalloc(2 * (size_t)T->S * (size_t)T->L,
 	    sizeof(double));
-	T->sums = xcalloc((size_t)T->S * (size_t)T->L, sizeof(double));
 	T->cap = xcalloc((size_t)T->S, sizeof(double));
 	T->phi = xcalloc((size_t)T->S, sizeof(double));
 	T->amin = NULL;		/* a front's scan sets it (front_scratch()) */
@@ -65,9 +63,6 @@ tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
 			T->cf[j] = v;
 			T->cb[j] = v + T->L;
 		}
-		T->comm[j] = T->sums + (size_t)j * (size_t)T->L;
-		for (int l = 0; l < T->L; l++)
-			T->comm[j][l] = T->cf[j][l] + T->cb[j][l];
 	}
 }
 
@@ -76,9 +71,7 @@ tab_free(struct tab *T)
 {
 	free(T->cf);
 	free(T->cb);
-	free(T->comm);
 	free(T->own);
-	free(T->sums);
 	free(T->cap);
 	free(T->phi);
 	free(T->amin);
@@ -153,7 +146,7 @@ static int
 scan_start(const struct dl_costctx *x, const struct part_group *g,
     const struct tab *T, int j, int b, double *c, int *lo, double **row)
 {
-	*c = j < T->S - 1 ? T->comm[j][b] : 0;
+	*c = j < T->S - 1 ? tab_comm(T, j, b) : 0;
 	if (!isfinite(*c))
 		return 0;
 	*lo = T->amin != NULL ? first_fit(x, g, T, j, b) : j;
@@ -385,7 +378,7 @@ window_pass(const struct dl_costctx *x, const struct part_group *g,
 		}
 		if (w->bcls[b] != w->kb)
 			continue;
-		c = j < S - 1 ? T->comm[j][b] : 0;
+		c = j < S - 1 ? tab_comm(T, j, b) : 0;
 		if (!isfinite(c))
 			continue;
 		/* The window: the a whose stage fits with P <= B (summed as
@@ -768,7 +761,7 @@ front_cands(struct part_front *F, size_t keep)
 
 			if (j == S - 1 && b != L - 1)
 				continue;
-			c = j < S - 1 ? F->T.comm[j][b] : 0;
+			c = j < S - 1 ? tab_comm(&F->T, j, b) : 0;
 			if (!isfinite(c) || (a = cands_first(F, j, b, xhi)) < 0)
 				continue;
 			h.v[h.n] = stage_t(F->x, &F->g, &F->T, j, a, b) +

@@ -15,13 +15,10 @@ struct tab {
 	int S, L;
 	/*
 	 * S rows of L each, for stage j ending at layer l: its boundary's
-	 * forward transfer xf (cf), backward transfer xb (cb) and both (comm,
-	 * the fill's share).
+	 * forward transfer xf (cf) and backward transfer xb (cb).
 	 */
 	const double **cf, **cb;
-	double **comm;
 	double *own;		/* the cf and cb rows when computed here */
-	double *sums;		/* the comm rows */
 	double *cap;		/* S: usable bytes per GPU of unit j */
 	double *phi;		/* S: largest TP share of unit j */
 	/*
@@ -71,6 +68,14 @@ static inline double
 xback(const struct tab *T, int j, int b)
 {
 	return j < T->S - 1 ? T->cb[j][b] : 0;
+}
+
+/* Both transfers of boundary j when stage j ends at layer l (the fill's
+ * share of the boundary). */
+static inline double
+tab_comm(const struct tab *T, int j, int l)
+{
+	return T->cf[j][l] + T->cb[j][l];
 }
 
 #endif

@@ -63,7 +63,7 @@ pmilp_cols(struct pmilp *P)
 		for (int l = 0; l + 1 < L; l++) {
 			snprintf(name, sizeof(name), "y_%d_%d", l, j);
 			P->Y[j * L + l] = lp_add_col(P->lp, name, LP_CONT, 0,
-			    1, P->T.comm[j][l]);
+			    1, tab_comm(&P->T, j, l));
 		}
 	P->z = lp_add_col(P->lp, "z", LP_CONT, 0, HUGE_VAL,
 	    (double)(P->g->m - 1));
