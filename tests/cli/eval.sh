@@ -283,12 +283,14 @@ expect_err "an input the plan was made without" 2 \
 # larger: the FLOPs term of the stage's compute is 1.5 times the even
 # one (k times the largest share), the TP all-reduce term unchanged.
 # From the CSVs: TP term = mu * sum tp_mb * 1e6 * 2(k-1)/k /
-# (intra_gbps * 1e9 / 8), FLOPs term = even compute - TP term.
+# (intra_gbps * 1e9 / 8), FLOPs term = even compute - TP term.  The
+# edited plan sits beside the original, whose input paths are relative
+# to its directory.
 mkdir -p "$TMP/ts"
 dlplan plan -q -c "$SRCDIR/datasets/clusters/single-node" \
     -m "$SRCDIR/datasets/models/gpt2-xl.csv" --global-batch 16 \
     --micro-batch 2 --max-tp 2 --strategy pp -o "$TMP/ts/p" >/dev/null 2>&1
-/usr/bin/python3 - "$TMP/ts/p/plan.json" "$TMP/ts/u.json" <<'PY'
+/usr/bin/python3 - "$TMP/ts/p/plan.json" "$TMP/ts/p/u.json" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))
 for g in p["groups"]:
@@ -298,7 +300,7 @@ for g in p["groups"]:
 json.dump(p, open(sys.argv[2], "w"))
 PY
 dlplan eval "$TMP/ts/p/plan.json" --format json >"$TMP/ts/even.json" 2>&1
-dlplan eval "$TMP/ts/u.json" --ignore-digests --trust-paths --format json \
+dlplan eval "$TMP/ts/p/u.json" --ignore-digests --trust-paths --format json \
     >"$TMP/ts/uneven.json" 2>&1
 check "uneven TP shares: compute priced by the largest share" \
     /usr/bin/python3 - "$TMP/ts/even.json" "$TMP/ts/uneven.json" \
