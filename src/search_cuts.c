@@ -22,26 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "partition.h"
 #include "search_int.h"
 
 /* Sweeps over the boundaries of one pipeline. */
 #define CUTS_SWEEPS 16
 /* A pipeline is left alone above this many stage-passes (S x m). */
 #define CUTS_MAX_WORK 2000000L
-
-/* Whether every stage of the pipeline fits in its GPUs' memory. */
-static int
-cuts_fit(const struct dl_costctx *x, int S, const int *node, const int *k,
-    const int *last, long m)
-{
-	for (int j = 0, a = 0; j < S; j++) {
-		if (cost_stage_memory(x, a, last[j], 1.0 / k[j], j + 1, S, m) >
-		    cost_gpu_capacity(x, node[j]))
-			return 0;
-		a = last[j] + 1;
-	}
-	return 1;
-}
 
 /* Whether stage s of gr splits its layers evenly over its GPUs. */
 static int
@@ -53,16 +40,21 @@ even_shares(const struct dl_stage *s)
 	return 1;
 }
 
-int
-search_refine_group(const struct dl_costctx *x, int S, const int *node,
-    const int *k, int *last, long m, struct tcache *cache)
+/*
+ * Move the stage ends last[] of a pipeline one layer at a time while its
+ * makespan with m micro-batches (transfers priced alone) falls and every
+ * stage fits; 1 when one moved.
+ */
+static int
+refine_ends(const struct dl_costctx *x, int S, const int *node,
+    const int *k, int *last, long m)
 {
 	double best;
 	int moved = 0;
 
 	if (S < 2 || (double)S * (double)m > (double)CUTS_MAX_WORK)
 		return 0;
-	best = search_group_span(x, S, node, k, last, cache, m);
+	best = search_group_span(x, S, node, k, last, NULL, m);
 	for (int sweep = 0, better = 1; better && sweep < CUTS_SWEEPS;
 	    sweep++) {
 		better = 0;
@@ -73,9 +65,9 @@ search_refine_group(const struct dl_costctx *x, int S, const int *node,
 
 				last[j] += d;
 				if (last[j] < lo || last[j] >= last[j + 1] ||
-				    !cuts_fit(x, S, node, k, last, m) ||
+				    part_mcap(x, S, k, node, last) < m ||
 				    (v = search_group_span(x, S, node, k, last,
-				    cache, m)) >= best) {
+				    NULL, m)) >= best) {
 					last[j] -= d;
 					continue;
 				}
@@ -86,7 +78,7 @@ search_refine_group(const struct dl_costctx *x, int S, const int *node,
 	return moved;
 }
 
-/* search_refine_group() on group gr of a plan; 1 when a boundary moved. */
+/* refine_ends() on group gr of a plan; 1 when a boundary moved. */
 static int
 refine_group(const struct dl_costctx *x, struct dl_group *gr)
 {
@@ -100,8 +92,7 @@ refine_group(const struct dl_costctx *x, struct dl_group *gr)
 		k[j] = gr->stages[j].ngpus;
 		last[j] = gr->stages[j].last;
 	}
-	moved = search_refine_group(x, S, node, k, last, gr->micro_batches,
-	    NULL);
+	moved = refine_ends(x, S, node, k, last, gr->micro_batches);
 	for (int j = 0; moved && j < S; j++) {
 		gr->stages[j].last = last[j];
 		if (j + 1 < S)

@@ -217,14 +217,6 @@ double search_group_span(const struct dl_costctx *x, int S, const int *node,
  * its full T falls.  Returns how many plans were priced in full.
  */
 long search_refine_cuts(const struct dl_costctx *x, struct dl_plan *p);
-/*
- * Its step for one pipeline: move the stage ends last[] one layer at a
- * time while the exact makespan with m micro-batches falls and every
- * stage fits; 1 when one moved.  Pipelines of more than CUTS_MAX_WORK
- * stage-passes (S m) are left as they are.
- */
-int search_refine_group(const struct dl_costctx *x, int S, const int *node,
-    const int *k, int *last, long m, struct tcache *cache);
 
 /* Fill p with the plan of shape sh, stage ends last[g], split m[g]; groups
  * with no micro-batches are left out. */
