@@ -32,14 +32,13 @@ comm_id(struct ctx *C, const struct commctx *cc, int j)
 	const struct dl_costctx *x = C->x;
 	int ab[2] = { cc->node[j], cc->node[j + 1] }, *id, *pid;
 	double mu = (double)x->o->micro_batch, *v;
-	size_t n = (size_t)C->L * sizeof(double);
+	size_t n = 2 * (size_t)C->L * sizeof(double);	/* fwd, then bwd */
 
 	if (cc->zero)
 		return -1;
 	if ((id = kc_find(&C->cid.pair, (const char *)ab, sizeof(ab))) != NULL)
 		return *id;
-	n *= 2;
-	v = xcalloc(2 * (size_t)C->L, sizeof(double));
+	v = xmalloc(n);
 	for (int l = 0; l < C->L; l++)
 		search_comm((void *)cc, j, mu * x->m->layers[l].act_mb * 1e6,
 		    &v[l], &v[C->L + l]);
