@@ -18,6 +18,7 @@
 
 #include "forecast.h"
 #include "gmc.h"
+#include "kc.h"
 #include "mdp.h"
 #include "route.h"
 
@@ -26,12 +27,16 @@
 #define TIE_TOL		1e-9	/* policy ties: 1e-9 (1 + C_best) */
 #define UBAR_MAX	0.99	/* u_e(l) is clamped to [0, 0.99] */
 #define CACHE_MAX	128	/* solves kept */
+#define MEMO_BYTES	(16 << 20)	/* routes of committed flows kept */
 
 struct solve {
 	int b;			/* -1: slot never filled */
 	double bytes;
 	unsigned long gen;
 	double *C;		/* nverts * K: C(v, l); +inf: no route */
+	double *E;		/* nverts * K: sum over l' of Q(l, l') C(v, l'),
+				 * the expected cost-to-go of a move into v
+				 * from regime l, set with C(v, .) */
 	int *next;		/* nverts * K: edge of pi(v, l), or -1 */
 	double *D;		/* nverts: D*(v) of the vertices priced */
 	int link;		/* the next slot toward the same b, or -1 */
@@ -52,6 +57,9 @@ struct dl_router {
 	size_t *steps;		/* K: steps of the mean series per regime */
 	long *count;		/* K * K transition counts */
 	double *Q;		/* K * K, row-normalised */
+	int *qoff;		/* K + 1: row l's nonzero entries of Q are */
+	int *qcol;		/* qcol[qoff[l] .. qoff[l + 1] - 1], in */
+	double *qp;		/* ascending column order, values in qp */
 	double *ubar;		/* nedges * K */
 	double *den;		/* nedges * K: gbps 1e9 (1 - ubar), as in
 				 * router_hop_cost() */
@@ -93,6 +101,28 @@ struct dl_router {
 	struct solve cache[CACHE_MAX];
 	int ncache, nextslot;
 	int *head;		/* per vertex b: the first slot toward b */
+
+	/*
+	 * The routes of committed flows, by the state of n_e they were
+	 * routed under and the flow (memo_key()).  A search prices many
+	 * plans whose flows begin alike, and every commit invalidates the
+	 * solves above, so without this each of them is solved anew: on a
+	 * mesh of N nodes, a walk over N^2 links per flow.  The state is
+	 * named by two sums over the committed hops of a 64-bit mix of the
+	 * hop's edge, one per seed, so states with the same n_e have the
+	 * same name whatever order the flows came in.
+	 */
+	struct kcache memo;
+	size_t memo_bytes;
+	unsigned long long h1, h2;
+};
+
+/* A route kept in memo: what router_flow() returns and commits. */
+struct memo_route {
+	int np;			/* hops */
+	double *Ca;		/* K expected times, one per start regime */
+	int *first;		/* K first hops */
+	int *pe;		/* np edges */
 };
 
 /* Regime of a mean utilisation m: floor(m K) clamped to [0, K - 1]. */
@@ -200,6 +230,26 @@ build_regimes(struct dl_router *r, int horizon, int method,
 	return DL_OK;
 }
 
+/* The nonzero entries of Q by row, in column order. */
+static void
+q_sparse(struct dl_router *r)
+{
+	int K = r->K, n = 0;
+
+	r->qoff = xcalloc((size_t)K + 1, sizeof(int));
+	r->qcol = xcalloc((size_t)K * K + 1, sizeof(int));
+	r->qp = xcalloc((size_t)K * K + 1, sizeof(double));
+	for (int l = 0; l < K; l++) {
+		r->qoff[l] = n;
+		for (int m = 0; m < K; m++)
+			if (r->Q[l * K + m] != 0) {
+				r->qcol[n] = m;
+				r->qp[n++] = r->Q[l * K + m];
+			}
+	}
+	r->qoff[K] = n;
+}
+
 static const struct dl_cluster *sort_c;
 
 static int
@@ -236,6 +286,7 @@ alloc_scratch(struct dl_router *r)
 		r->head[v] = -1;
 	r->dstar_clean = 0;
 	r->scratch.C = xcalloc(nv * K + 1, sizeof(double));
+	r->scratch.E = xcalloc(nv * K + 1, sizeof(double));
 	r->scratch.next = xcalloc(nv * K + 1, sizeof(int));
 	r->scratch.D = xcalloc(nv + 1, sizeof(double));
 }
@@ -337,6 +388,7 @@ router_new(struct dl_router **rp, const struct dl_cluster *c,
 		router_free(r);
 		return rc;
 	}
+	q_sparse(r);
 	r->den = xcalloc(ne * K + 1, sizeof(double));
 	r->lat = xcalloc(ne + 1, sizeof(double));
 	r->dmax = xcalloc(ne + 1, sizeof(double));
@@ -384,9 +436,12 @@ router_clone(struct dl_router **rp, const struct dl_router *o)
 	r->fast_ok = o->fast_ok;
 	r->dirty = o->dirty;
 	r->gen = o->dirty ? ++r->gens : GEN_IDLE;
+	r->h1 = o->h1;
+	r->h2 = o->h2;
 	r->steps = xmemdup(o->steps, K, sizeof(size_t));
 	r->count = xmemdup(o->count, K * K, sizeof(long));
 	r->Q = xmemdup(o->Q, K * K, sizeof(double));
+	q_sparse(r);
 	r->ubar = xmemdup(o->ubar, ne * K, sizeof(double));
 	r->den = xmemdup(o->den, ne * K, sizeof(double));
 	r->lat = xmemdup(o->lat, ne, sizeof(double));
@@ -405,8 +460,10 @@ router_free(struct dl_router *r)
 {
 	if (r == NULL)
 		return;
+	kc_free(&r->memo);
 	for (int i = 0; i < r->ncache; i++) {
 		free(r->cache[i].C);
+		free(r->cache[i].E);
 		free(r->cache[i].next);
 		free(r->cache[i].D);
 		free(r->cache[i].wr);
@@ -414,6 +471,9 @@ router_free(struct dl_router *r)
 	free(r->steps);
 	free(r->count);
 	free(r->Q);
+	free(r->qoff);
+	free(r->qcol);
+	free(r->qp);
 	free(r->ubar);
 	free(r->den);
 	free(r->lat);
@@ -443,6 +503,7 @@ router_free(struct dl_router *r)
 	free(r->touched);
 	free(r->head);
 	free(r->scratch.C);
+	free(r->scratch.E);
 	free(r->scratch.next);
 	free(r->scratch.D);
 	free(r);
@@ -458,6 +519,7 @@ router_reset(struct dl_router *r)
 		r->ne[k] = 1;
 	r->dirty = 0;
 	r->gen = GEN_IDLE;
+	r->h1 = r->h2 = 0;
 }
 
 int
@@ -603,6 +665,30 @@ dijkstra(struct dl_router *r, int b)
 }
 
 /*
+ * E(v, .) from C(v, .): the sum is formed as value iteration forms it
+ * inside an action's value (mdp.c), over the nonzero Q(l, l') in the same
+ * order, so an action value
+ * hop + E(u, l) is the same double as before.  Once per vertex rather
+ * than once per edge into it: on a mesh, where a vertex has hundreds of
+ * admissible successors, this is most of the pricing.
+ */
+static void
+set_expect(const struct dl_router *r, struct solve *s, int v)
+{
+	int K = r->K;
+
+	const double *C = s->C + (size_t)v * K;
+
+	for (int l = 0; l < K; l++) {
+		double sum = 0;
+
+		for (int i = r->qoff[l]; i < r->qoff[l + 1]; i++)
+			sum += r->qp[i] * C[r->qcol[i]];
+		s->E[(size_t)v * K + l] = sum;
+	}
+}
+
+/*
  * C(v, l) and pi(v, l) for every regime l of a settled vertex v, from the
  * values of its admissible successors (all settled before it): the action
  * values in listing order, as mdp.c forms them, and the policy the first
@@ -641,16 +727,10 @@ price_vertex(struct dl_router *r, struct solve *s, int v, double bytes,
 		for (int i = 0; i < nadm; i++) {
 			int j = r->adm[i], ed = r->sout[j];
 			int u = c->edges[ed].dst;
-			double sum = 0, val;
+			double val;
 
-			for (int l2 = 0; l2 < K; l2++) {
-				double p = r->Q[l * K + l2];
-
-				if (p == 0)
-					continue;
-				sum += p * s->C[(size_t)u * K + l2];
-			}
-			val = router_hop_cost(r, ed, l, bytes) + 1 * sum;
+			val = router_hop_cost(r, ed, l, bytes) + 1 *
+			    s->E[(size_t)u * K + l];
 			r->acost[j] = val;
 			if (val < best)
 				best = val;
@@ -666,6 +746,7 @@ price_vertex(struct dl_router *r, struct solve *s, int v, double bytes,
 				}
 		s->next[(size_t)v * K + l] = pick;
 	}
+	set_expect(r, s, v);
 }
 
 /*
@@ -684,6 +765,7 @@ cache_slot(struct dl_router *r, int b)
 		i = r->ncache++;
 		s = &r->cache[i];
 		s->C = xcalloc(n, sizeof(double));
+		s->E = xcalloc(n, sizeof(double));
 		s->next = xcalloc(n, sizeof(int));
 		s->D = xcalloc(r->c->nverts + 1, sizeof(double));
 		s->wr = xcalloc(r->c->nverts + 1, sizeof(int));
@@ -848,6 +930,8 @@ solve(struct dl_router *r, int b, double bytes, struct solve **out,
 		    "(residual %g)", c->verts[b].id, res.iterations,
 		    res.residual);
 	mdp_policy(&m, &o, s->C, r->pol, NULL);
+	for (size_t v = 0; v < c->nverts; v++)
+		set_expect(r, s, (int)v);
 	memcpy(s->D, r->dstar, c->nverts * sizeof(double));
 	for (int st = 0; st < m.nstates; st++)
 		s->next[st] = r->pol[st] < 0 ? -1 :
@@ -945,6 +1029,7 @@ solve_local(struct dl_router *r, int a, int b, double bytes, int stop,
 	}
 	for (int l = 0; l < K; l++)
 		s->C[(size_t)b * K + l] = 0;
+	set_expect(r, s, b);
 	for (size_t i = 0; i < nset; i++) {
 		if (!stop)
 			s->wr[s->nwr++] = order[i];
@@ -960,6 +1045,8 @@ solve_local(struct dl_router *r, int a, int b, double bytes, int stop,
 			s->C[(size_t)a * K + l] = HUGE_VAL;
 			s->next[(size_t)a * K + l] = -1;
 		}
+	if (r->dstar[a] == HUGE_VAL)
+		set_expect(r, s, a);
 	for (size_t i = 0; i < ntouch; i++)
 		r->dstar[r->touched[i]] = HUGE_VAL;
 	r->dstar_clean = 1;
@@ -1074,6 +1161,71 @@ follow(const struct dl_router *r, const struct solve *s, int a, int b,
 	return DL_OK;
 }
 
+/* A 64-bit mix of x (the finaliser of splitmix64). */
+static unsigned long long
+mix64(unsigned long long x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* The key of flow a -> b of bytes under the current n_e, in buf. */
+static size_t
+memo_key(const struct dl_router *r, int a, int b, double bytes,
+    char *buf)
+{
+	size_t n = 0;
+
+	memcpy(buf + n, &r->h1, sizeof(r->h1));
+	n += sizeof(r->h1);
+	memcpy(buf + n, &r->h2, sizeof(r->h2));
+	n += sizeof(r->h2);
+	memcpy(buf + n, &a, sizeof(a));
+	n += sizeof(a);
+	memcpy(buf + n, &b, sizeof(b));
+	n += sizeof(b);
+	memcpy(buf + n, &bytes, sizeof(bytes));
+	return n + sizeof(bytes);
+}
+
+static void
+memo_free(void *p)
+{
+	struct memo_route *m = p;
+
+	free(m->Ca);
+	free(m->first);
+	free(m->pe);
+	free(m);
+}
+
+/* Keep the route of a flow about to be committed; past MEMO_BYTES the
+ * memo starts over. */
+static void
+memo_put(struct dl_router *r, const char *key, size_t klen, int np,
+    const int *pe, const double *Ca, const int *first)
+{
+	struct memo_route *m;
+	size_t K = (size_t)r->K;
+
+	if (r->memo_bytes > MEMO_BYTES) {
+		kc_free(&r->memo);
+		r->memo_bytes = 0;
+	}
+	r->memo.vfree = memo_free;
+	m = xcalloc(1, sizeof(*m));
+	m->np = np;
+	m->Ca = xmemdup(Ca, K, sizeof(double));
+	m->first = xmemdup(first, K, sizeof(int));
+	m->pe = xmemdup(pe, (size_t)np + 1, sizeof(int));
+	kc_put(&r->memo, key, klen, m);
+	r->memo_bytes += sizeof(*m) + K * (sizeof(double) + sizeof(int)) +
+	    ((size_t)np + 1) * sizeof(int) + 2 * klen + 64;
+}
+
 int
 router_flow(struct dl_router *r, int a, int b, double bytes, int commit,
     struct dl_route *out, struct dl_err *e)
@@ -1083,6 +1235,9 @@ router_flow(struct dl_router *r, int a, int b, double bytes, int commit,
 	double *Ca = xcalloc((size_t)K, sizeof(double));
 	int *first = xcalloc((size_t)K, sizeof(int));
 	struct solve *s = NULL;
+	struct memo_route *m;
+	char key[64];
+	size_t klen = 0;
 	int rc;
 
 	if (out)
@@ -1100,6 +1255,13 @@ router_flow(struct dl_router *r, int a, int b, double bytes, int commit,
 		pe[np++] = e2;
 		for (int l = 0; l < K; l++)
 			first[l] = c->edges[e1].dst;
+	} else if (commit && r->fast_ok && (m = kc_find(&r->memo, key,
+	    klen = memo_key(r, a, b, bytes, key))) != NULL) {
+		r->st.cache_hits++;
+		np = m->np;
+		memcpy(pe, m->pe, (size_t)np * sizeof(int));
+		memcpy(Ca, m->Ca, (size_t)K * sizeof(double));
+		memcpy(first, m->first, (size_t)K * sizeof(int));
 	} else {
 		if ((rc = solve_for(r, a, b, bytes, commit, &s,
 		    e)) != DL_OK)
@@ -1112,10 +1274,16 @@ router_flow(struct dl_router *r, int a, int b, double bytes, int commit,
 		}
 		if ((rc = follow(r, s, a, b, pe, &np, e)) != DL_OK)
 			goto fail;
+		if (commit && r->fast_ok)
+			memo_put(r, key, klen, np, pe, Ca, first);
 	}
 	if (commit) {
-		for (int i = 0; i < np; i++)
+		for (int i = 0; i < np; i++) {
 			r->ne[pe[i]]++;
+			r->h1 += mix64((unsigned long long)pe[i] * 2 + 1);
+			r->h2 += mix64((unsigned long long)pe[i] * 2 + 2 +
+			    0x9e3779b97f4a7c15ULL);
+		}
 		r->dirty = 1;
 		r->gen = ++r->gens;
 	}

@@ -814,6 +814,16 @@ ring_twelve(void)
 	}
 }
 
+/* The same route, to the bit: path, times per regime and first hops. */
+static int
+same_route(const struct dl_route *x, const struct dl_route *y, int K)
+{
+	return x->npath == y->npath && memcmp(x->path, y->path, x->npath *
+	    sizeof(int)) == 0 && memcmp(x->regime_s, y->regime_s, (size_t)K *
+	    sizeof(double)) == 0 && memcmp(x->first_hop, y->first_hop,
+	    (size_t)K * sizeof(int)) == 0;
+}
+
 /*
  * On networks above 512 vertices a flow prices only what it can reach, in
  * one pass in ascending D*; the values and paths must equal those of full
@@ -875,10 +885,7 @@ local_equals_full(void)
 			break;
 		}
 		routed++;
-		if (r1.npath != r2.npath || memcmp(r1.path, r2.path,
-		    r1.npath * sizeof(int)) != 0 ||
-		    memcmp(r1.regime_s, r2.regime_s, 3 * sizeof(double)) != 0 ||
-		    memcmp(r1.first_hop, r2.first_hop, 3 * sizeof(int)) != 0)
+		if (!same_route(&r1, &r2, 3))
 			same = 0;
 		route_clear(&r1);
 		route_clear(&r2);
@@ -915,6 +922,92 @@ local_equals_full(void)
 	sb_free(&traffic);
 }
 
+/*
+ * A full mesh of 24 nodes in 3 sites, traffic on a third of the links in
+ * 8 regimes (a sparse Q), and a sequence of committed flows routed four
+ * times from an idle network: once, again (each route is then a kept
+ * one), with its first half reversed (states the memo has not seen), and
+ * so again.  Each route must equal, bit for bit, that of a router that
+ * solves every flow by value iteration without keeping anything.
+ */
+static void
+memo(void)
+{
+	struct strbuf nodes = STRBUF_INIT, links = STRBUF_INIT,
+	    traffic = STRBUF_INIT;
+	struct dl_cluster c;
+	struct dl_router *fast, *full;
+	struct dl_router_stats s0, s1;
+	struct dl_err e = { 0 };
+	int n = 24, nf = 40, K = 8, same = 1, fa[40], fb[40], hits[4];
+	double fs[40];
+	unsigned long long x = 777;
+
+	sb_adds(&nodes, NODEH);
+	sb_adds(&links, "src,dst,gbps,latency_ms\n");
+	sb_adds(&traffic, "t,src,dst,util\n");
+	for (int i = 0; i < n; i++)
+		sb_addf(&nodes, "m%d,s%d,1,G,1,1,1,100\n", i, i % 3);
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++) {
+			int far = i % 3 != j % 3;
+
+			sb_addf(&links, "m%d,m%d,%d,%.3f\n", i, j, far ? 10 +
+			    (i * 7 + j) % 40 : 100, far ? 5 + (i * j) % 23 :
+			    0.01);
+			if ((i + j) % 3 == 0)
+				for (int t = 0; t < 16; t++)
+					sb_addf(&traffic, "%d,m%d,m%d,%.3f\n",
+					    t, i, j, 0.06 * ((t * 5 + i + j) %
+					    16));
+		}
+	load(&c, nodes.buf, links.buf, traffic.buf);
+	fast = router(&c, K);
+	full = router(&c, K);
+	router_fast_paths(full, 0);
+	for (int f = 0; f < nf; f++) {
+		fa[f] = (int)((x = x * 6364136223846793005ULL + 1) >> 33) % n;
+		fb[f] = (fa[f] + 1 + (int)((x = x * 6364136223846793005ULL +
+		    1) >> 33) % (n - 1)) % n;
+		fs[f] = 1e8 * (1 + f % 4);
+	}
+	for (int pass = 0; pass < 4; pass++) {
+		router_stats(fast, &s0);
+		for (int k = 0; k < nf; k++) {
+			int f = pass >= 2 && k < nf / 2 ? nf / 2 - 1 - k : k;
+			struct dl_route r1, r2;
+
+			if (router_flow(fast, fa[f], fb[f], fs[f], 1, &r1,
+			    &e) != DL_OK ||
+			    router_flow(full, fa[f], fb[f], fs[f], 1, &r2,
+			    &e) != DL_OK) {
+				same = 0;
+				break;
+			}
+			if (!same_route(&r1, &r2, K))
+				same = 0;
+			route_clear(&r1);
+			route_clear(&r2);
+		}
+		router_stats(fast, &s1);
+		hits[pass] = (int)(s1.cache_hits - s0.cache_hits);
+		router_reset(fast);
+		router_reset(full);
+	}
+	ok(same, "memo: kept routes of committed flows equal value "
+	    "iteration bit for bit (mesh of %d, %d regimes, %d flows x 4)",
+	    n, K, nf);
+	ok(hits[0] == 0 && hits[1] == nf && hits[2] < nf && hits[3] == nf,
+	    "memo: a repeated sequence is answered from kept routes (%d, %d, "
+	    "%d, %d of %d)", hits[0], hits[1], hits[2], hits[3], nf);
+	router_free(fast);
+	router_free(full);
+	cluster_free(&c);
+	sb_free(&nodes);
+	sb_free(&links);
+	sb_free(&traffic);
+}
+
 int
 main(void)
 {
@@ -926,6 +1019,7 @@ main(void)
 	no_route();
 	cache();
 	local_equals_full();
+	memo();
 	brute_force();
 	ring_exact();
 	ring_twelve();
