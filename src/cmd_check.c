@@ -10,6 +10,7 @@
 #include "cmds.h"
 #include "cmdutil.h"
 #include "model.h"
+#include "route.h"
 
 enum { O_MODEL = 1, O_FORMAT };
 
@@ -245,6 +246,10 @@ cmd_check(const struct dl_cmd *cmd, int argc, char **argv)
 	opt_free(&st);
 	if ((rc = cluster_load(&c, &paths, &e)) != DL_OK)
 		return cmd_fail(&e);
+	/* check reads any network; the searching commands refuse some. */
+	if (router_check_size(&c, &e) != DL_OK && dl_verbose >= 0)
+		dl_warn("warning: %s: plan and schedule refuse this network: "
+		    "%s", e.file, e.msg);
 	if (model && (rc = model_load(&m, model, &e)) != DL_OK) {
 		cluster_free(&c);
 		return cmd_fail(&e);

@@ -931,7 +931,10 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 		return cmd_fail(&e);
 	}
 	uhat = xcalloc(c.nnodes, sizeof(double));
-	rc = forecast_node_loads(&c, a.o.horizon, a.o.forecast, uhat, &e);
+	rc = router_check_size(&c, &e);
+	if (rc == DL_OK)
+		rc = forecast_node_loads(&c, a.o.horizon, a.o.forecast, uhat,
+		    &e);
 	used = rc == DL_OK ? forecast_node_used(&c, a.o.horizon, a.o.forecast) :
 	    NULL;
 	if (rc == DL_OK) {

@@ -45,6 +45,21 @@ struct dl_route {
 	int *first_hop;		/* pi(a, l) per regime: next vertex */
 };
 
+/*
+ * The routing work of a search on c: the nodes that are not stubs (a
+ * stub is joined to one neighbour only, like a node on its switch) times
+ * the directed links between vertices that are not stubs.  A solve walks
+ * those links, and a search solves toward every node it prices, so a
+ * dense mesh of many nodes would be routed for minutes: plan, replan and
+ * schedule refuse a network above ROUTE_WORK_MAX up front
+ * (router_check_size(): DL_EDATA naming links.csv); a full mesh of 64
+ * nodes is 64 x 4,032 = 258,048.  route and eval, whose work is one
+ * solve per flow, take any size.
+ */
+#define ROUTE_WORK_MAX	262144
+size_t router_work(const struct dl_cluster *c, size_t *nodes,
+    size_t *links);
+int router_check_size(const struct dl_cluster *c, struct dl_err *e);
 int router_new(struct dl_router **r, const struct dl_cluster *c,
     const struct dl_route_opts *o, struct dl_err *e);
 void router_free(struct dl_router *r);

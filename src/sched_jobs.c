@@ -290,7 +290,9 @@ sched_load(struct sched *s, const struct dl_cluster *c,
 	else
 		dir[0] = '\0';
 	s->uhat = xcalloc(c->nnodes + 1, sizeof(double));
-	rc = forecast_node_loads(c, 1, FM_GMC, s->uhat, e);
+	rc = router_check_size(c, e);
+	if (rc == DL_OK)
+		rc = forecast_node_loads(c, 1, FM_GMC, s->uhat, e);
 	if (rc == DL_OK)
 		rc = router_new(&s->router, c, &ro, e);
 	if (rc == DL_OK)

@@ -479,6 +479,48 @@ bounded "predict on 1,000,000 load rows" 60 524288 0 -- \
 check "predict on 1,000,000 rows: a forecast per node" \
     sh -c "test \$(grep -c ',1,' '$TMP/out') -eq \$(grep -vc '^#\|^node' '$TWODC/nodes.csv')"
 
+# A full mesh: every solve walks every link between vertices that are
+# not stubs, and a search solves toward every node it prices, so a mesh
+# of 300 nodes (89,700 links) planned for minutes.  plan and schedule
+# refuse more than 262,144 (meshed nodes x links between them) up front:
+# a full mesh of 64 nodes is 258,048, of 65 nodes 270,400.  route and
+# eval, one solve per flow, take it; check warns.
+mesh() {
+	mkdir -p "$TMP/$1"
+	awk -v n="$2" 'BEGIN { print "node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps"
+	    for (i = 0; i < n; i++) printf "m%d,s%d,1,G,100,80,800,100\n", i, i % 4 }' \
+	    >"$TMP/$1/nodes.csv"
+	awk -v n="$2" 'BEGIN { print "src,dst,gbps,latency_ms"
+	    for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
+		printf "m%d,m%d,%d,%d\n", i, j, 10 + (i + j) % 90, 1 + (i * j) % 40 }' \
+	    >"$TMP/$1/links.csv"
+}
+mesh mesh65 65
+mesh mesh64 64
+MESHMSG="a mesh too dense to search: 65 nodes joined to more than one vertex x 4160 links between such vertices = 270400, at most 262144 (a full mesh of 64 nodes); join nodes through switches (dlplan-formats(5), links.csv)"
+bounded "plan refuses a full mesh of 65 up front" 10 262144 2 -- \
+    "$DLPLAN" plan -c "$TMP/mesh65" -m "$DATA/eval/m4.csv" --global-batch 64 \
+    -o "$TMP/mesh65/out"
+check "plan refuses a full mesh of 65: the message" \
+    test "$(head -n 1 "$TMP/err")" = "dlplan: $TMP/mesh65/links.csv: $MESHMSG"
+expect_empty_dir "plan refuses a full mesh of 65: nothing written" \
+    "$TMP/mesh65/out"
+printf 'job,arrival_s,model,global_batch,micro_batch,iterations\nj1,0,%s,64,4,100\n' \
+    "$DATA/eval/m4.csv" >"$TMP/mesh65/jobs.csv"
+expect_err "schedule refuses a full mesh of 65" 2 \
+    "dlplan: $TMP/mesh65/links.csv: $MESHMSG" -- \
+    dlplan schedule -c "$TMP/mesh65" --jobs "$TMP/mesh65/jobs.csv" \
+    -o "$TMP/mesh65/sched"
+expect_err "check warns of a full mesh of 65" 0 \
+    "dlplan: warning: $TMP/mesh65/links.csv: plan and schedule refuse this network: $MESHMSG" -- \
+    dlplan check -c "$TMP/mesh65"
+printf 'src,dst,mb\nm0,m1,10\nm2,m7,20\n' >"$TMP/mesh65/flows.csv"
+bounded "route takes a full mesh of 65" 10 262144 0 -- \
+    "$DLPLAN" route -c "$TMP/mesh65" --flows "$TMP/mesh65/flows.csv"
+bounded "check takes a full mesh of 64" 10 262144 0 -- \
+    "$DLPLAN" check -c "$TMP/mesh64"
+check "check takes a full mesh of 64: no warning" test ! -s "$TMP/err"
+
 # 100,000 layers: hopeless for the exact layer partition (O(S L^2) per
 # candidate bottleneck), so plan refuses more than 4,096 layers up front
 # instead of hanging; replan --repartition too.
