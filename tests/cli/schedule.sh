@@ -85,7 +85,8 @@ assert len(s['slots']) < 10 and max(x['repeat'] for x in s['slots']) > 1e9"
 
 # --- jobs that need model parallelism -----------------------------------
 # llama2-7b at micro-batch 1 needs more than one 40 GB GPU: the planner's
-# plan on the GPUs it is given; gpt3-175b fits in no plan on 12 GPUs.
+# plan on the GPUs it is given; gpt3-175b fits in no plan on 12 GPUs, and
+# "tight" may not use the 5 GPUs llama2-7b needs.
 A4=$D/a100-40/nodes.csv
 for p in gadget fifo random tiresias srtf; do
 	expect_run "$p: model-parallel jobs are scheduled" 0 - - -- dlplan \
@@ -125,8 +126,17 @@ check "jobs.csv: the job no plan fits is reported" grep -q \
     "^huge,0,,,,0,0,0,\"one replica of gpt3-175b (batch 1) fits on no GPU, \
 and no pipeline or tensor-parallel plan fits on all 12 GPUs: " \
     "$TMP/mp-gadget/jobs.csv"
-check "summary.csv: one unschedulable, none unfinished" sh -c "grep -q \
-'^gadget,.*,0,1,[0-9]*\$' '$TMP/mp-gadget/summary.csv'"
+WHY='tight,30,,,,0,0,0,"a plan of llama2-7b (batch 1) needs at least 5 GPUs'
+WHY="$WHY to fit in memory, more than it may use (4)\""
+check "jobs.csv: so is one that may not use the 5 GPUs it needs" grep -qxF \
+    "$WHY" "$TMP/mp-gadget/jobs.csv"
+check "summary.csv: two unschedulable, none unfinished" sh -c "grep -q \
+'^gadget,.*,0,2,[0-9]*\$' '$TMP/mp-gadget/summary.csv'"
+expect_run "emit takes a pipeline job's plan" 0 - - -- dlplan emit \
+    "$TMP/mp-gadget/plans/llama.json" --launcher hostfile -o "$TMP/l2" \
+    -- python train.py
+check "its hostfile names the servers of its plan" sh -c "grep -c '^a40-' \
+'$TMP/l2/launch/hostfile' | grep -qx 3"
 
 # --- bad inputs ---------------------------------------------------------
 expect_err "a job that cannot end within the slots dlplan simulates" 2 \
