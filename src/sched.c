@@ -896,12 +896,11 @@ static void
 mp_repack(struct sim *m, struct dscratch *d, size_t a)
 {
 	size_t nn = m->nn;
-	const struct sched_class *k = &m->s->classes[m->s->jobs[m->act[a]].cls];
+	int cls = m->s->jobs[m->act[a]].cls;
 	int *cnt = d->cnt + a * nn, n = sched_gpus(cnt, nn), ok;
 	int *avail, *out;
 
-	if (n == 0 || isfinite(sched_iter_time(m->s, m->s->jobs[m->act[a]].cls,
-	    cnt)))
+	if (n == 0 || isfinite(sched_iter_time(m->s, cls, cnt)))
 		return;
 	avail = xcalloc(nn + 1, sizeof(int));
 	out = xcalloc(nn + 1, sizeof(int));
@@ -910,8 +909,8 @@ mp_repack(struct sim *m, struct dscratch *d, size_t a)
 		for (size_t b = 0; b < m->na; b++)
 			avail[v] -= b != a ? d->cnt[b * nn + v] : 0;
 	}
-	ok = sched_place_pack(m->s, k, n, avail, NULL, out) &&
-	    isfinite(sched_iter_time(m->s, m->s->jobs[m->act[a]].cls, out));
+	ok = sched_place_pack(m->s, &m->s->classes[cls], n, avail, NULL,
+	    out) && isfinite(sched_iter_time(m->s, cls, out));
 	memcpy(cnt, out, nn * sizeof(int));
 	if (!ok)
 		memset(cnt, 0, nn * sizeof(int));

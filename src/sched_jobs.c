@@ -231,12 +231,6 @@ read_job(struct sched *s, const struct csv_table *t, size_t r,
 			j->max_gpus = usable;
 		return DL_OK;
 	}
-	if (usable == 0) {
-		sb_addf(&why, "one replica of %s (batch %ld) fits on no "
-		    "GPU of the cluster", s->models[model].name, mb);
-		j->why = sb_detach(&why);
-		return DL_OK;
-	}
 	if (usable > s->classes[j->cls].micro_batches)
 		usable = (int)s->classes[j->cls].micro_batches;
 	if (j->min_gpus > usable) {
