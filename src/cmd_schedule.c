@@ -1,5 +1,5 @@
 /*
- * cmd_schedule.c - "dlplan schedule": many data-parallel jobs on one
+ * cmd_schedule.c - "dlplan schedule": many training jobs on one
  * cluster, slot by slot (sched.h), beside the fifo, random, tiresias
  * and srtf baselines.
  *
@@ -592,8 +592,12 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 		if (dl_verbose > 0) {
 			if (res[rq.policy].log)
 				fputs(res[rq.policy].log, stderr);
-			fprintf(stderr, "dlplan: %ld iteration times computed;",
+			fprintf(stderr, "dlplan: %ld iteration times computed",
 			    s.evals);
+			if (s.searches > 0)
+				fprintf(stderr, " (%ld plan searches for "
+				    "model-parallel jobs)", s.searches);
+			fputc(';', stderr);
 			for (int i = 0; i < SCHED_NPOLICY; i++)
 				fprintf(stderr, "%s %s %.3g s (%ld events)",
 				    i ? "," : "", sched_policy_name(i),

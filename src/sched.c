@@ -885,6 +885,39 @@ struct dscratch {
 	double *left, *served;
 };
 
+/*
+ * A baseline may give a model-parallel job (active job a) GPUs on which
+ * no plan fits, scattered over servers where pipelines of single GPUs
+ * hold more activations than tensor-parallel units would: it gets as many
+ * GPUs packed on the fewest servers (sched_place_pack()) when a plan fits
+ * there, else it waits.
+ */
+static void
+mp_repack(struct sim *m, struct dscratch *d, size_t a)
+{
+	size_t nn = m->nn;
+	int cls = m->s->jobs[m->act[a]].cls;
+	int *cnt = d->cnt + a * nn, n = sched_gpus(cnt, nn), ok;
+	int *avail, *out;
+
+	if (n == 0 || isfinite(sched_iter_time(m->s, cls, cnt)))
+		return;
+	avail = xcalloc(nn + 1, sizeof(int));
+	out = xcalloc(nn + 1, sizeof(int));
+	for (size_t v = 0; v < nn; v++) {
+		avail[v] = m->s->c->nodes[v].gpus;
+		for (size_t b = 0; b < m->na; b++)
+			avail[v] -= b != a ? d->cnt[b * nn + v] : 0;
+	}
+	ok = sched_place_pack(m->s, &m->s->classes[cls], n, avail, NULL,
+	    out) && isfinite(sched_iter_time(m->s, cls, out));
+	memcpy(cnt, out, nn * sizeof(int));
+	if (!ok)
+		memset(cnt, 0, nn * sizeof(int));
+	free(avail);
+	free(out);
+}
+
 /* One event: the policy's allocation of every active job, then run[]. */
 static void
 decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
@@ -923,6 +956,8 @@ decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 
 		if (d->held[a] > 0)
 			memset(d->prev + a * nn, 0, nn * sizeof(int));
+		if (m->s->classes[m->s->jobs[j].cls].mp)
+			mp_repack(m, d, a);
 		if (sched_gpus(d->cnt + a * nn, nn) == 0) {
 			if (m->pn[j] > 0)
 				memset(m->prevcnt + j * nn, 0,

@@ -1,5 +1,5 @@
 /*
- * sched.h - many data-parallel jobs on one cluster over time (GADGET): per
+ * sched.h - many training jobs on one cluster over time (GADGET): per
  * time slot, how many GPUs each waiting or running job gets and on which
  * nodes.  Compute only: "dlplan schedule" (cmd_schedule.c) reads the options,
  * prints and writes the files.
@@ -16,7 +16,11 @@
  * the cost model's T for that plan with every ring hop priced alone (n_e = 1),
  * memoised by (job class, GPUs per node); sched_job_plan() builds the
  * same plan for cost_eval(), which agrees exactly on clusters whose nodes
- * meet at one switch.  A slot whose GPUs differ from the job's previous
+ * meet at one switch.  A job of which one replica fits on no GPU runs
+ * the planner's plan instead (pipeline and tensor-parallel stages,
+ * sched_mp.c): its T(A) is cost_eval()'s T of the plan the search finds
+ * on A, it may use any node, and its min_gpus is at least the fewest GPUs
+ * on which a plan fits.  A slot whose GPUs differ from the job's previous
  * slot (a launch: the first start, a resize, a move, a resume) loses
  * restart_s seconds; in the rest the job does (slot_s - restart) / T(A)
  * iterations until it has done all of them.
@@ -110,6 +114,9 @@ struct sched_class {
 	char *fits;		/* per node: one replica fits in memory */
 	double *step_s;		/* per node: one micro-batch on one GPU */
 	double min_step_s;	/* the least step_s where one replica fits */
+	int mp;			/* no replica fits: model-parallel plans */
+	int mp_min;		/* mp: the least GPUs a plan fits on; 0: none */
+	char *mp_why;		/* mp_min 0: why (the planner's error) */
 };
 
 struct sched_job {
@@ -137,6 +144,9 @@ struct sched {
 	struct kcache memo;	/* (class, GPUs per node) -> T */
 	struct kcache hops;	/* (bytes, u, v) -> tau */
 	long evals;		/* iteration times computed (not memoised) */
+	int *kind;		/* model-parallel jobs: node kinds (sched_mp.c) */
+	struct kcache shapes;	/* (class, allocation shape) -> its plan */
+	long searches;		/* search_plan() runs for them */
 };
 
 /*
@@ -144,8 +154,10 @@ struct sched {
  * micro_batch,iterations[,min_gpus,max_gpus,weight].  A model is a path
  * relative to JOBS.csv's directory, or a "dlplan model" preset name when
  * no such file exists.  Errors name FILE:LINE:COLUMN (DL_EDATA).  A job
- * that fits on no GPU of c, or whose min_gpus exceeds what it can use,
- * is unschedulable: its why says so, and the policies pass it over;
+ * of which one replica fits on no GPU gets model-parallel plans
+ * (sched_mp_setup() raises its min_gpus).  A job that no plan fits even
+ * on every GPU of c, or whose min_gpus exceeds what it can use, is
+ * unschedulable: its why says so, and the policies pass it over;
  * DL_EINFEAS (the first one's why) when every job is.  c must outlive s.
  */
 int sched_load(struct sched *s, const struct dl_cluster *c,
@@ -154,27 +166,44 @@ void sched_free(struct sched *s);
 
 extern const struct csv_schema dl_jobs_schema;
 
-/* An allocation as GPUs per node (dense, c->nnodes entries). */
 /*
  * T(A) in seconds for a job of class cls given cnt[node] GPUs per node
- * (every node with cnt > 0 must fit the class); HUGE_VAL when n == 0 or
- * the hops cannot be routed.
+ * (dense, c->nnodes entries; every node with cnt > 0 must fit the class);
+ * HUGE_VAL when n == 0, the hops cannot be routed, or (model-parallel)
+ * no plan fits.
  */
 double sched_iter_time(struct sched *s, int cls, const int *cnt);
 
 /*
- * The data-parallel plan of job j on the GPUs (node[i], gpu[i]), i < n,
- * evaluated with cost_eval(); p is initialised here.  Its inputs are the
- * cluster's files and the job's model file.
- */
-/*
  * A lower bound of job j's iteration time on n GPUs: its micro-batches on
- * n GPUs of the fastest kind it fits on, no communication.
+ * n GPUs of the fastest kind it fits on (a model-parallel job: any
+ * kind), no communication.
  */
 double sched_iter_floor(const struct sched *s, int j, int n);
 
+/*
+ * The plan of job j on the GPUs (node[i], gpu[i]), i < n, evaluated with
+ * cost_eval(): the data-parallel plan above, or a model-parallel job's
+ * plan (sched_mp_plan()); p is initialised here.  Its inputs are the
+ * cluster's files and the job's model file.
+ */
 int sched_job_plan(struct sched *s, int job, size_t n, const int *node,
     const int *gpu, struct dl_plan *p, struct dl_err *e);
+
+/*
+ * Model-parallel classes (sched_mp.c: how plans are searched and reused).
+ * sched_mp_time(): T of the planner's plan on cnt GPUs per node, HUGE_VAL
+ * when no plan fits (sched_iter_time() calls it for such classes and
+ * memoises it).  sched_mp_setup(): the least GPUs on which the planner
+ * fits a plan (the nodes with the most memory first) into k->mp_min, 0
+ * and k->mp_why when none fits on every GPU; returns mp_min.
+ * sched_mp_plan(): sched_job_plan() for such a job.
+ */
+double sched_mp_time(struct sched *s, int cls, const int *cnt);
+int sched_mp_setup(struct sched *s, int cls);
+int sched_mp_plan(struct sched *s, int job, size_t n, const int *node,
+    const int *gpu, struct dl_plan *p, struct dl_err *e);
+void sched_mp_shape_free(void *v);
 
 struct sched_params {
 	double slot_s;		/* slot length */

@@ -154,7 +154,12 @@ find_class(struct sched *s, int model, long gb, long mb, struct dl_err *e)
 		k->fits[n] = cost_stage_memory(&k->x, 0, L - 1, 1, 1, 1, 1) <=
 		    cost_gpu_capacity(&k->x, (int)n);
 		k->step_s[n] = 0;
+		k->mp |= k->fits[n];
 	}
+	/* No replica fits anywhere: the planner's plans, on any node. */
+	k->mp = !k->mp;
+	for (size_t n = 0; n < c->nnodes && k->mp; n++)
+		k->fits[n] = 1;
 	/* cost_init keeps pointers to the options and the model, which
 	 * move while the arrays grow: fix_classes() sets them again. */
 	k->x.o = NULL;
@@ -220,10 +225,10 @@ read_job(struct sched *s, const struct csv_table *t, size_t r,
 	for (size_t n = 0; n < s->c->nnodes; n++)
 		if (s->classes[j->cls].fits[n])
 			usable += s->c->nodes[n].gpus;
-	if (usable == 0) {
-		sb_addf(&why, "one replica of %s (batch %ld) fits on no "
-		    "GPU of the cluster", s->models[model].name, mb);
-		j->why = sb_detach(&why);
+	if (s->classes[j->cls].mp) {
+		/* sched_load() raises min_gpus to what a plan needs. */
+		if (j->max_gpus > usable)
+			j->max_gpus = usable;
 		return DL_OK;
 	}
 	if (usable > s->classes[j->cls].micro_batches)
@@ -238,6 +243,37 @@ read_job(struct sched *s, const struct csv_table *t, size_t r,
 	if (j->max_gpus > usable)
 		j->max_gpus = usable;
 	return DL_OK;
+}
+
+/* The jobs of model-parallel classes: at least the GPUs a plan needs, or
+ * why none fits. */
+static void
+mp_jobs(struct sched *s)
+{
+	for (size_t i = 0; i < s->nclasses; i++)
+		if (s->classes[i].mp)
+			sched_mp_setup(s, (int)i);
+	for (size_t r = 0; r < s->njobs; r++) {
+		struct sched_job *j = &s->jobs[r];
+		const struct sched_class *k = &s->classes[j->cls];
+		struct strbuf why = STRBUF_INIT;
+
+		if (!k->mp)
+			continue;
+		if (k->mp_min == 0) {
+			j->why = xstrdup(k->mp_why);
+			continue;
+		}
+		if (j->min_gpus < k->mp_min)
+			j->min_gpus = k->mp_min;
+		if (j->max_gpus < j->min_gpus) {
+			sb_addf(&why, "a plan of %s (batch %ld) needs at least "
+			    "%d GPUs to fit in memory, more than it may use "
+			    "(%d)", s->models[k->model].name,
+			    k->opts.micro_batch, j->min_gpus, j->max_gpus);
+			j->why = sb_detach(&why);
+		}
+	}
 }
 
 static int
@@ -285,6 +321,7 @@ sched_load(struct sched *s, const struct dl_cluster *c,
 	s->ngpus = cluster_gpus(c);
 	s->memo.vfree = free;
 	s->hops.vfree = free;
+	s->shapes.vfree = sched_mp_shape_free;
 	if (slash != NULL)
 		slash[slash == dir] = '\0';
 	else
@@ -318,6 +355,7 @@ sched_load(struct sched *s, const struct dl_cluster *c,
 		return rc;
 	}
 	fix_classes(s);
+	mp_jobs(s);
 	qsort(s->jobs, s->njobs, sizeof(*s->jobs), cmp_arrival);
 	return all_unschedulable(s, jobs_path, e);
 }
@@ -334,6 +372,7 @@ sched_free(struct sched *s)
 		cost_free(&s->classes[i].x);
 		free(s->classes[i].fits);
 		free(s->classes[i].step_s);
+		free(s->classes[i].mp_why);
 	}
 	free(s->classes);
 	for (size_t i = 0; i < s->nmodels; i++) {
@@ -345,6 +384,8 @@ sched_free(struct sched *s)
 	free(s->models);
 	kc_free(&s->memo);
 	kc_free(&s->hops);
+	kc_free(&s->shapes);
+	free(s->kind);
 	router_free(s->router);
 	free(s->uhat);
 	memset(s, 0, sizeof(*s));
@@ -489,7 +530,8 @@ sched_iter_time(struct sched *s, int cls, const int *cnt)
 		sb_free(&key);
 		return *hit;
 	}
-	t = iter_time(s, &s->classes[cls], cnt);
+	t = s->classes[cls].mp ? sched_mp_time(s, cls, cnt) :
+	    iter_time(s, &s->classes[cls], cnt);
 	s->evals++;
 	hit = xmalloc(sizeof(double));
 	*hit = t;
@@ -515,6 +557,8 @@ sched_job_plan(struct sched *s, int job, size_t n, const int *node,
 	struct dl_plan given;
 	int rc;
 
+	if (k->mp)
+		return sched_mp_plan(s, job, n, node, gpu, p, e);
 	/* cost_baseline() takes the GPUs of a plan in rank order. */
 	plan_init(&given);
 	given.opts = k->opts;

@@ -14,6 +14,12 @@ the Philly mix (mostly 1-8 GPUs, a few 16-64): 1 (40%), 2 (10%), 4 (20%),
 8 (20%), 16 (6%), 32 (3%), 64 (1%); models resnet50 (batch 256) and
 bert-large (batch 32, so at most 8 replicas) half each; iterations
 log-uniform in [2000, 200000].  Deterministic for a seed.
+
+The load is offered while jobs arrive (seed 1 at --load 0.9: the jobs'
+one-GPU seconds are 1.02 times the GPUs over the arrival window); the
+long jobs that run on after the last arrival keep a schedule's
+utilisation over its whole makespan far lower (tests/bench/sched-sweep.py
+measures how busy fifo keeps the cluster while jobs arrive).
 """
 import math
 import random

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Re-simulate a dlplan schedule.json independently of dlplan's code.
 
-usage: schedule-check.py SCHEDULE.json NODES.csv
+usage: schedule-check.py SCHEDULE.json NODES.csv [PLANS]
 
 Checks every slot: no GPU given to two jobs, every GPU exists, no job
 over its max_gpus or under its min_gpus, a job runs only after it
@@ -12,11 +12,23 @@ record; that run_s * rate = iterations
 (up to rounding) and run_s + restart fits in the slot; that every job
 finishes, with its iterations adding up to the trace's, except the
 unschedulable ones, which never run; and that the
-summary's average JCT agrees with the slots.  Prints the number of slots
-and jobs checked; exits 1 with a message on the first violation.
+summary's average JCT agrees with the slots.
+
+With PLANS (the plans/ directory of the same output), every job that ran
+has PLANS/JOB.json, and that plan is checked against the job's first
+slot: its stages hold every layer in order, in every group; its groups
+share the global batch's micro-batches; every GPU it names is one the
+job holds in that slot, none twice; the model's weights, gradients and
+optimizer state (params_m of the model file times the option bytes) fit
+in the memory the plan's GPUs have left after mem_reserve (so a job that
+needs a pipeline or tensor parallelism cannot have been given too few
+GPUs); and the plan's iteration time is the slot's iteration_s.  Prints
+the number of slots and jobs checked; exits 1 with a message on the
+first violation.
 """
 import csv
 import json
+import os
 import sys
 
 
@@ -24,18 +36,77 @@ def fail(msg):
     sys.exit("schedule-check: " + msg)
 
 
+def model_params(path):
+    """Sum of params_m (millions) of a model.csv."""
+    with open(path) as fp:
+        rows = csv.DictReader(l for l in fp if not l.startswith("#"))
+        return sum(float(r["params_m"]) for r in rows)
+
+
+def check_plan(plans, name, entry, mem_gb):
+    """The plan of job name against its first slot's entry."""
+    path = os.path.join(plans, name + ".json")
+    if not os.path.exists(path):
+        fail("%s ran but has no plan %s" % (name, path))
+    p = json.load(open(path))
+    o = p["options"]
+    held = {(n["node"], x) for n in entry["nodes"] for x in n["gpus"]}
+    used = []
+    nlayers = None
+    mb = 0
+    for g in p["groups"]:
+        nxt = 0
+        for st in g["stages"]:
+            lo, hi = st["layers"]
+            if lo != nxt or hi < lo:
+                fail("%s: plan stage layers %s out of order" % (name,
+                                                                  st["layers"]))
+            nxt = hi + 1
+            used += [(st["node"], x) for x in st["gpus"]]
+        if nlayers is None:
+            nlayers = nxt
+        elif nxt != nlayers:
+            fail("%s: plan groups hold different layers" % name)
+        mb += g["micro_batches"]
+    if mb * o["micro_batch"] != o["global_batch"]:
+        fail("%s: plan groups share %d micro-batches, not %d" % (
+            name, mb, o["global_batch"] // o["micro_batch"]))
+    if len(set(used)) != len(used):
+        fail("%s: plan names a GPU twice" % name)
+    if not set(used) <= held:
+        fail("%s: plan uses GPUs %s the job does not hold" % (
+            name, sorted(set(used) - held)))
+    model = [i["path"] for i in p["inputs"] if i["kind"] == "model"][0]
+    if not os.path.isabs(model):
+        model = os.path.join(plans, model)
+    state = model_params(model) * 1e6 * (o["param_bytes"] + o["grad_bytes"] +
+                                         o["optimizer_bytes"])
+    room = sum(mem_gb[n] * 1e9 * (1 - o["mem_reserve"]) for n, _ in used)
+    if state > room:
+        fail("%s: %.4g GB of model state on GPUs with %.4g GB" % (
+            name, state / 1e9, room / 1e9))
+    t = p["estimate"]["iteration_s"]
+    if abs(t - entry["iteration_s"]) > 1e-12 * t:
+        fail("%s: plan iteration %.17g s, schedule %.17g s" % (
+            name, t, entry["iteration_s"]))
+
+
 def main():
     d = json.load(open(sys.argv[1]))
+    plans = sys.argv[3] if len(sys.argv) > 3 else None
     gpus = {}
+    mem_gb = {}
     with open(sys.argv[2]) as fp:
         rows = csv.DictReader(l for l in fp if not l.startswith("#"))
         for r in rows:
             gpus[r["node"]] = int(r["gpus"])
+            mem_gb[r["node"]] = float(r["mem_gb"])
     S, R = d["slot_s"], d["restart_s"]
     jobs = {j["job"]: j for j in d["jobs"]}
     done = {j: 0.0 for j in jobs}
     prev = {j: None for j in jobs}
     finish = {}
+    done_first = set()
     if d["schema"] != "dlplan.schedule/2":
         fail("schema %s" % d["schema"])
     next_slot = 0
@@ -64,6 +135,9 @@ def main():
                 if (node, x) in seen:
                     fail("slot %d: GPU %s:%d given twice" % (k, node, x))
                 seen.add((node, x))
+            if plans is not None and name not in done_first:
+                check_plan(plans, name, e, mem_gb)
+                done_first.add(name)
             launch = prev[name] != sorted(g)
             if launch != e["launch"]:
                 fail("slot %d: %s launch flag is wrong" % (k, name))

@@ -13,8 +13,8 @@ expect_run "bundled trace, csv summary" 0 schedule-philly.csv - -- \
 for p in gadget fifo random tiresias srtf; do
 	expect_run "$p schedule written" 0 - - -- dlplan schedule -c $PH \
 	    --jobs $TR --policy $p -o "$TMP/$p" -q
-	check "$p: the re-simulation agrees (GPUs, max_gpus, iterations)" $CHK "$TMP/$p/schedule.json" \
-	    $PH/nodes.csv
+	check "$p: the re-simulation agrees (GPUs, max_gpus, iterations, plans)" \
+	    $CHK "$TMP/$p/schedule.json" $PH/nodes.csv "$TMP/$p/plans"
 done
 expect_run "utility objective, short slots" 0 - - -- dlplan schedule \
     -c $PH --jobs $TR --objective utility --slot-seconds 60 \
@@ -83,6 +83,61 @@ import json
 s = json.load(open('$TMP/fe/schedule.json'))
 assert len(s['slots']) < 10 and max(x['repeat'] for x in s['slots']) > 1e9"
 
+# --- jobs that need model parallelism -----------------------------------
+# llama2-7b at micro-batch 1 needs more than one 40 GB GPU: the planner's
+# plan on the GPUs it is given; gpt3-175b fits in no plan on 12 GPUs, and
+# "tight" may not use the 5 GPUs llama2-7b needs.
+A4=$D/a100-40/nodes.csv
+for p in gadget fifo random tiresias srtf; do
+	expect_run "$p: model-parallel jobs are scheduled" 0 - - -- dlplan \
+	    schedule --nodes $A4 --jobs $D/mp.csv --policy $p -o "$TMP/mp-$p" -q
+	check "$p: model-parallel re-simulation and plans agree" $CHK \
+	    "$TMP/mp-$p/schedule.json" $A4 "$TMP/mp-$p/plans"
+done
+check "the llama2-7b job runs a pipeline or tensor-parallel plan" \
+    /usr/bin/python3 -c "
+import json
+p = json.load(open('$TMP/mp-gadget/plans/llama.json'))
+st = [s for g in p['groups'] for s in g['stages']]
+assert len(p['groups']) == 1 and (len(st) > 1 or len(st[0]['gpus']) > 1), st
+assert all(len(s['gpus']) * len(st) > 1 for s in st)"
+check "it needs 5 GPUs: min_gpus in schedule.json" /usr/bin/python3 -c "
+import json
+d = json.load(open('$TMP/mp-gadget/schedule.json'))
+j = {x['job']: x for x in d['jobs']}
+assert (j['llama']['min_gpus'], j['llama-b']['min_gpus']) == (5, 5), j"
+sed '/^a40-[12],/d' $A4 >"$TMP/a40-one.csv"
+expect_run "and no plan fits on one server of 4 such GPUs" 3 - - -- dlplan \
+    plan --nodes "$TMP/a40-one.csv" -m "$TMP/mp-gadget/models/llama2-7b.csv" \
+    --global-batch 16 --micro-batch 1 -j 1
+for j in llama llama-b; do
+	expect_run "eval takes $j's plan" 0 - - -- dlplan eval \
+	    "$TMP/mp-gadget/plans/$j.json" --format json
+	check "$j: eval's iteration time is the one the schedule used" \
+	    /usr/bin/python3 -c "
+import json
+s = json.load(open('$TMP/mp-gadget/schedule.json'))
+e = json.load(open('$TMP/out'))['estimate']['iteration_s']
+t = [x['iteration_s'] for sl in s['slots'] for x in sl['jobs']
+     if x['job'] == '$j']
+assert t and abs(t[0] - e) <= 1e-12 * e, (t[:1], e)"
+done
+check "jobs.csv: the job no plan fits is reported" grep -q \
+    "^huge,0,,,,0,0,0,\"one replica of gpt3-175b (batch 1) fits on no GPU, \
+and no pipeline or tensor-parallel plan fits on all 12 GPUs: " \
+    "$TMP/mp-gadget/jobs.csv"
+WHY='tight,30,,,,0,0,0,"a plan of llama2-7b (batch 1) needs at least 5 GPUs'
+WHY="$WHY to fit in memory, more than it may use (4)\""
+check "jobs.csv: so is one that may not use the 5 GPUs it needs" grep -qxF \
+    "$WHY" "$TMP/mp-gadget/jobs.csv"
+check "summary.csv: two unschedulable, none unfinished" sh -c "grep -q \
+'^gadget,.*,0,2,[0-9]*\$' '$TMP/mp-gadget/summary.csv'"
+expect_run "emit takes a pipeline job's plan" 0 - - -- dlplan emit \
+    "$TMP/mp-gadget/plans/llama.json" --launcher hostfile -o "$TMP/l2" \
+    -- python train.py
+check "its hostfile names the servers of its plan" sh -c "grep -c '^a40-' \
+'$TMP/l2/launch/hostfile' | grep -qx 3"
+
 # --- bad inputs ---------------------------------------------------------
 expect_err "a job that cannot end within the slots dlplan simulates" 2 \
     "dlplan: $D/forever.csv:2: job 'long' needs at least 1.57025e+13 s \
@@ -109,9 +164,14 @@ check "summary.csv counts it, and the other job ran" sh -c "grep -q \
 '^gadget,30.04[0-9]*,.*,0,0,1,1\$' '$TMP/nofit/summary.csv'"
 check "unschedulable: the re-simulation agrees" $CHK \
     "$TMP/nofit/schedule.json" $PH/nodes.csv
-expect_err "a job that fits on no GPU" 3 "dlplan: $D/nomem.csv:2: job \
-'huge' can never run: one replica of gpt3-175b (batch 1) fits on no GPU of \
-the cluster" -- dlplan schedule -c $PH --jobs $D/nomem.csv
+expect_err "a job that fits on no GPU, nor in any plan" 3 "dlplan: \
+$D/nomem.csv:2: job 'huge' can never run: one replica of gpt3-175b (batch 1) \
+fits on no GPU, and no pipeline or tensor-parallel plan fits on all 64 GPUs: \
+no plan fits in GPU memory; even one pipeline over every GPU fails: memory \
+does not fit on GPU 0 of node 'dgx1-v100-0' (groups[0].stages[0]): needs \
+53.26 GB, 14.4 GB available; over by 38.86 GB (38855462912 bytes) (and 63 \
+more GPUs); a smaller --micro-batch, a larger --max-tp, less --mem-reserve or \
+more GPUs may fit" -- dlplan schedule -c $PH --jobs $D/nomem.csv
 expect_err "missing jobs file" 2 "dlplan: $D/none.csv: cannot open file: \
 No such file or directory" -- dlplan schedule -c $PH --jobs $D/none.csv
 expect_err "no --jobs" 1 "dlplan: no jobs given (use --jobs JOBS.csv)" -- \

@@ -2,7 +2,9 @@
  * test_sched.c - the job scheduler (sched.h): the memoised iteration time
  * against cost_eval() of the same plan, the GADGET greedy of one slot
  * against a brute force of that slot on small instances (the ratio is
- * reported), the invariants of whole simulations, and JOBS.csv errors.
+ * reported), the invariants of whole simulations, JOBS.csv errors, and
+ * jobs that need model parallelism (their least GPUs derived by hand,
+ * their plans reused across alike nodes, their T against cost_eval()).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -207,6 +209,103 @@ test_errors(struct fixture *f)
 	}
 }
 
+/*
+ * Three alike servers of 2 GPUs of 40 GB (36 GB usable), and a model of
+ * two layers of 1,500 M parameters: 1.5e9 x (2 + 2 + 12) bytes = 24 GB of
+ * state per layer, so both layers (48 GB) fit on no GPU while one layer
+ * fits on one: a pipeline of two GPUs (or TP 2) is the least plan.
+ */
+static const char mp_nodes_csv[] =
+    "node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps\n"
+    "n0,s,2,X,100,40,500,100\n"
+    "n1,s,2,X,100,40,500,100\n"
+    "n2,s,2,X,100,40,500,100\n";
+static const char mp_model_csv[] =
+    "layer,fwd_gflop,params_m,act_mb,mem_mb\n"
+    "l0,40,1500,1,50\n"
+    "l1,40,1500,1,50\n";
+
+static void
+test_mp(struct fixture *f)
+{
+	struct dl_cluster c;
+	struct sched s;
+	int one[3] = { 1, 0, 0 }, a[3] = { 2, 0, 0 }, b[3] = { 0, 2, 0 };
+	double worst = 0, ta, tb;
+	long before;
+	int agree = 1;
+
+	fx_file(f, "nodes.csv", mp_nodes_csv);
+	fx_file(f, "big.csv", mp_model_csv);
+	if (load(f, &c, &s, "job,arrival_s,model,global_batch,micro_batch,"
+	    "iterations,min_gpus,max_gpus\nbig,0,big.csv,8,1,100,1,6\n") !=
+	    0) {
+		ok(0, "model-parallel fixture loads");
+		return;
+	}
+	ok(s.classes[0].mp && s.jobs[0].why == NULL && s.jobs[0].min_gpus ==
+	    2, "a job no GPU holds needs 2 GPUs (by hand), got %d",
+	    s.jobs[0].min_gpus);
+	ok(!isfinite(sched_iter_time(&s, 0, one)), "no plan fits on 1 GPU");
+	ta = sched_iter_time(&s, 0, a);
+	before = s.searches;
+	tb = sched_iter_time(&s, 0, b);
+	ok(isfinite(ta) && ta == tb && s.searches == before, "two GPUs of "
+	    "another alike server reuse the plan at the same T (%g, %g s)",
+	    ta, tb);
+	for (int t = 0; t < 40; t++) {
+		int cnt[3], node[6], gpu[6], n = 0;
+		struct dl_plan p;
+		struct dl_err e;
+		double fast;
+		int rc;
+
+		for (int v = 0; v < 3; v++) {
+			int skip = fx_int(f, 0, 1);
+
+			cnt[v] = fx_int(f, 0, 2);
+			for (int g = 0; g < cnt[v]; g++) {
+				node[n] = v;
+				/* One GPU: sometimes the second. */
+				gpu[n++] = cnt[v] == 1 ? skip : g;
+			}
+		}
+		if (n == 0)
+			continue;
+		fast = sched_iter_time(&s, 0, cnt);
+		rc = sched_job_plan(&s, 0, (size_t)n, node, gpu, &p, &e);
+		agree &= (rc == DL_OK) == (isfinite(fast) != 0);
+		if (rc == DL_OK && fabs(fast - p.est.iteration_s) /
+		    p.est.iteration_s > worst)
+			worst = fabs(fast - p.est.iteration_s) /
+			    p.est.iteration_s;
+		if (rc == DL_OK)
+			for (int g = 0; g < p.ngroups; g++)
+				for (int j = 0; j < p.groups[g].nstages; j++) {
+					const struct dl_stage *st =
+					    &p.groups[g].stages[j];
+
+					for (int i = 0; i < st->ngpus; i++) {
+						int held = 0;
+
+						for (int k = 0; k < n; k++)
+							held |= node[k] ==
+							    st->node && gpu[k]
+							    == st->gpus[i];
+						agree &= held;
+					}
+				}
+		plan_free(&p);
+	}
+	ok(agree && worst < 1e-12, "model-parallel T equals cost_eval of "
+	    "its plan on the GPUs given, which it holds (worst relative "
+	    "difference %.3g)", worst);
+	sched_free(&s);
+	cluster_free(&c);
+	fx_rm(f, "big.csv");
+	fx_file(f, "nodes.csv", nodes_csv);
+}
+
 int
 main(void)
 {
@@ -227,6 +326,7 @@ main(void)
 	sched_free(&s);
 	cluster_free(&c);
 	test_errors(&f);
+	test_mp(&f);
 	fx_rm(&f, "jobs.csv");
 	fx_end(&f);
 	return done_testing();

@@ -1,0 +1,373 @@
+/*
+ * sched_mp.c - jobs whose one replica fits on no GPU: the planner's
+ * pipeline and tensor-parallel plan on the GPUs a job is given, its
+ * iteration time, and the least GPUs on which any plan fits (sched.h).
+ *
+ * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * An allocation (GPUs per node) is searched as a cluster of its own: the
+ * sub-cluster of its nodes (budget_subcluster(), so every route stays that
+ * of the whole cluster) with each node cut down to the GPUs the job holds
+ * there, at the whole cluster's forecast loads.  The search's plan is then
+ * priced again by cost_eval() on the whole cluster; that T is the job's
+ * iteration time and the one "dlplan eval" reports for plans/JOB.json.
+ *
+ * The cost of the search is paid once per allocation shape, not per node
+ * set.  Two nodes are alike when the cost model sees the same node: the
+ * same site, GPU speed (TFLOPS, MFU, forecast load), memory, and intra-node
+ * and NIC bandwidths.  The shape of an allocation is its nodes' kinds with
+ * the GPUs held on each, sorted; the plan searched for the first
+ * allocation of a shape is reused for every later one, its stages moved to
+ * the node of the same rank in the sorted order.  This is the
+ * approximation: on a cluster whose links.csv joins alike nodes by
+ * different links, the reused plan keeps the stage order and layer split
+ * found for the first node set, which may not be the one a search of the
+ * second would choose.  Its T is never approximated: every exact
+ * allocation is priced by cost_eval() (and memoised by sched_iter_time()).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "budget.h"
+#include "forecast.h"
+#include "sb.h"
+#include "sched.h"
+#include "search.h"
+
+/* The searched plan of one shape; its stage nodes are ranks. */
+struct shape {
+	int rc;			/* DL_OK, or why no plan fits */
+	struct dl_err err;
+	struct dl_plan p;
+};
+
+void
+sched_mp_shape_free(void *v)
+{
+	struct shape *h = v;
+
+	plan_free(&h->p);
+	free(h);
+}
+
+/* Node kinds (see above): kind[v] is the first node alike to v. */
+static void
+make_kinds(struct sched *s)
+{
+	const struct dl_cluster *c = s->c;
+
+	s->kind = xcalloc(c->nnodes + 1, sizeof(int));
+	for (size_t v = 0; v < c->nnodes; v++) {
+		const struct dl_node *a = &c->nodes[v];
+
+		s->kind[v] = (int)v;
+		for (size_t u = 0; u < v; u++) {
+			const struct dl_node *b = &c->nodes[u];
+
+			if (a->site_idx == b->site_idx &&
+			    a->tflops == b->tflops && a->mfu == b->mfu &&
+			    a->mem_gb == b->mem_gb &&
+			    a->intra_gbps == b->intra_gbps &&
+			    a->nic_gbps == b->nic_gbps &&
+			    s->uhat[u] == s->uhat[v]) {
+				s->kind[v] = (int)u;
+				break;
+			}
+		}
+	}
+}
+
+/* The nodes of cnt (cnt > 0) into rank[] by kind, GPUs held, index. */
+static int
+ranks(struct sched *s, const int *cnt, int *rank)
+{
+	int n = 0;
+
+	if (s->kind == NULL)
+		make_kinds(s);
+	for (size_t v = 0; v < s->c->nnodes; v++) {
+		int i;
+
+		if (cnt[v] <= 0)
+			continue;
+		for (i = n; i > 0; i--) {
+			int u = rank[i - 1];
+
+			if (s->kind[u] < s->kind[v] || (s->kind[u] ==
+			    s->kind[v] && cnt[u] <= cnt[v]))
+				break;
+			rank[i] = u;
+		}
+		rank[i] = (int)v;
+		n++;
+	}
+	return n;
+}
+
+/* Search the allocation cnt (nodes rank[0..n)) on its sub-cluster. */
+static void
+search_shape(struct sched *s, const struct sched_class *k, const int *cnt,
+    const int *rank, int n, struct shape *h)
+{
+	const struct dl_cluster *c = s->c;
+	struct dl_route_opts ro = { k->opts.states, k->opts.horizon,
+	    k->opts.forecast };
+	struct search_opts so;
+	struct search_stats ss;
+	struct dl_cluster sub;
+	struct dl_router *rs = NULL;
+	struct dl_costctx xs;
+	struct dl_plan ps;
+	unsigned char *keep = xcalloc(c->nnodes + 1, 1);
+	int *vmap = xcalloc(c->nverts + 1, sizeof(int));
+	int *pos = xcalloc(c->nnodes + 1, sizeof(int));
+	double *us = xcalloc((size_t)n + 1, sizeof(double));
+
+	for (int i = 0; i < n; i++) {
+		keep[rank[i]] = 1;
+		pos[rank[i]] = i;
+	}
+	budget_subcluster(&sub, c, keep, vmap);
+	for (int i = 0; i < n; i++) {
+		sub.nodes[i].gpus = cnt[vmap[i]];
+		us[i] = s->uhat[vmap[i]];
+	}
+	memset(&so, 0, sizeof(so));
+	so.strategy = STRAT_AUTO;
+	so.exact = -1;
+	so.time_limit = k->opts.time_limit;
+	so.jobs = 1;
+	so.runtime = RUNTIME_DLPLAN;
+	plan_init(&ps);
+	h->rc = router_new(&rs, &sub, &ro, &h->err);
+	if (h->rc == DL_OK) {
+		h->rc = cost_init(&xs, &sub, k->x.m, &k->opts, us, rs, &h->err);
+		if (h->rc == DL_OK) {
+			plan_free(&ps);
+			h->rc = search_plan(&xs, &so, &ps, &ss, &h->err);
+			cost_free(&xs);
+			s->searches++;
+		}
+	}
+	plan_init(&h->p);
+	if (h->rc == DL_OK) {
+		h->p.ngroups = ps.ngroups;
+		h->p.groups = xcalloc((size_t)ps.ngroups + 1,
+		    sizeof(*h->p.groups));
+		for (int g = 0; g < ps.ngroups; g++) {
+			struct dl_group *d = &h->p.groups[g];
+
+			d->micro_batches = ps.groups[g].micro_batches;
+			d->nstages = ps.groups[g].nstages;
+			d->stages = xcalloc((size_t)d->nstages,
+			    sizeof(*d->stages));
+			for (int j = 0; j < d->nstages; j++) {
+				d->stages[j] = ps.groups[g].stages[j];
+				d->stages[j].node =
+				    pos[vmap[d->stages[j].node]];
+			}
+		}
+	}
+	plan_free(&ps);
+	router_free(rs);
+	cluster_free(&sub);
+	free(keep);
+	free(vmap);
+	free(pos);
+	free(us);
+}
+
+/* The plan of cnt's shape, searched on first use. */
+static const struct shape *
+find_shape(struct sched *s, int cls, const int *cnt, const int *rank, int n)
+{
+	struct strbuf key = STRBUF_INIT;
+	struct shape *h;
+
+	sb_add(&key, (const char *)&cls, sizeof(int));
+	for (int i = 0; i < n; i++) {
+		int pair[2] = { s->kind[rank[i]], cnt[rank[i]] };
+
+		sb_add(&key, (const char *)pair, sizeof(pair));
+	}
+	if ((h = kc_find(&s->shapes, key.buf, key.len)) == NULL) {
+		h = xcalloc(1, sizeof(*h));
+		search_shape(s, &s->classes[cls], cnt, rank, n, h);
+		kc_put(&s->shapes, key.buf, key.len, h);
+	}
+	sb_free(&key);
+	return h;
+}
+
+/*
+ * The shape's plan on the nodes rank[], GPU i of a stage on node v being
+ * gpu[v][i] (NULL: local index i), priced by cost_eval() on the whole
+ * cluster; p is initialised here.
+ */
+static int
+place_plan(struct sched *s, int cls, const struct shape *h, const int *rank,
+    int *const *gpu, struct dl_plan *p, struct dl_err *e)
+{
+	const struct sched_class *k = &s->classes[cls];
+
+	plan_init(p);
+	p->opts = k->opts;
+	p->nnodes = s->c->nnodes;
+	p->uhat = xmemdup(s->uhat, s->c->nnodes, sizeof(double));
+	p->ngroups = h->p.ngroups;
+	p->groups = xcalloc((size_t)p->ngroups + 1, sizeof(*p->groups));
+	for (int g = 0; g < p->ngroups; g++) {
+		struct dl_group *d = &p->groups[g];
+
+		d->micro_batches = h->p.groups[g].micro_batches;
+		d->nstages = h->p.groups[g].nstages;
+		d->stages = xcalloc((size_t)d->nstages, sizeof(*d->stages));
+		for (int j = 0; j < d->nstages; j++) {
+			struct dl_stage *st = &d->stages[j];
+
+			*st = h->p.groups[g].stages[j];
+			st->node = rank[st->node];
+			for (int i = 0; i < st->ngpus && gpu != NULL; i++)
+				st->gpus[i] = gpu[st->node][st->gpus[i]];
+		}
+	}
+	return cost_eval(&k->x, p, e);
+}
+
+double
+sched_mp_time(struct sched *s, int cls, const int *cnt)
+{
+	const struct shape *h;
+	struct dl_plan p;
+	struct dl_err e;
+	int *rank = xcalloc(s->c->nnodes + 1, sizeof(int));
+	int n = ranks(s, cnt, rank);
+	double t = HUGE_VAL;
+
+	h = n > 0 ? find_shape(s, cls, cnt, rank, n) : NULL;
+	if (h != NULL && h->rc == DL_OK) {
+		if (place_plan(s, cls, h, rank, NULL, &p, &e) == DL_OK)
+			t = p.est.iteration_s;
+		plan_free(&p);
+	}
+	free(rank);
+	return t;
+}
+
+/* GPUs per node, the nodes with the most usable memory first (then the
+ * most GPUs, then nodes.csv order), filled up to n GPUs. */
+static void
+fill_biggest(const struct sched *s, const int *order, long n, int *cnt)
+{
+	memset(cnt, 0, s->c->nnodes * sizeof(int));
+	for (size_t i = 0; i < s->c->nnodes && n > 0; i++) {
+		int v = order[i], g = s->c->nodes[v].gpus;
+
+		cnt[v] = n < g ? (int)n : g;
+		n -= cnt[v];
+	}
+}
+
+static const struct sched_class *order_k;
+static const struct dl_cluster *order_c;
+static int
+cmp_memory(const void *a, const void *b)
+{
+	int u = *(const int *)a, v = *(const int *)b;
+	double mu = cost_gpu_capacity(&order_k->x, u);
+	double mv = cost_gpu_capacity(&order_k->x, v);
+
+	if (mu != mv)
+		return mu > mv ? -1 : 1;
+	if (order_c->nodes[u].gpus != order_c->nodes[v].gpus)
+		return order_c->nodes[u].gpus > order_c->nodes[v].gpus ? -1 : 1;
+	return (u > v) - (u < v);
+}
+
+int
+sched_mp_setup(struct sched *s, int cls)
+{
+	struct sched_class *k = &s->classes[cls];
+	const struct dl_cluster *c = s->c;
+	int *order = xcalloc(c->nnodes + 1, sizeof(int));
+	int *cnt = xcalloc(c->nnodes + 1, sizeof(int));
+	int *rank = xcalloc(c->nnodes + 1, sizeof(int));
+	struct strbuf why = STRBUF_INIT;
+
+	for (size_t v = 0; v < c->nnodes; v++)
+		order[v] = (int)v;
+	order_k = k;
+	order_c = c;
+	qsort(order, c->nnodes, sizeof(int), cmp_memory);
+	/*
+	 * The least n on which the planner fits a plan (all GPUs first: when
+	 * none fits there, none fits anywhere).  Each n is tried on one
+	 * allocation, the nodes with the most memory filled first: on alike
+	 * nodes the GPUs of one server can hold every structure that as many
+	 * scattered GPUs can (a server's GPUs may be stages of one GPU each),
+	 * while TP units need GPUs of one server.
+	 */
+	fill_biggest(s, order, s->ngpus, cnt);
+	k->mp_min = 0;
+	if (isfinite(sched_mp_time(s, cls, cnt))) {
+		for (long n = 1; n <= s->ngpus && k->mp_min == 0; n++) {
+			fill_biggest(s, order, n, cnt);
+			if (isfinite(sched_mp_time(s, cls, cnt)))
+				k->mp_min = (int)n;
+		}
+	} else {
+		const struct shape *h = find_shape(s, cls, cnt, rank,
+		    ranks(s, cnt, rank));
+
+		sb_addf(&why, "one replica of %s (batch %ld) fits on no GPU, "
+		    "and no pipeline or tensor-parallel plan fits on all %ld "
+		    "GPUs: %s", s->models[k->model].name, k->opts.micro_batch,
+		    s->ngpus, h->rc != DL_OK ? h->err.msg : "no route");
+		k->mp_why = sb_detach(&why);
+	}
+	free(order);
+	free(cnt);
+	free(rank);
+	return k->mp_min;
+}
+
+int
+sched_mp_plan(struct sched *s, int job, size_t n, const int *node,
+    const int *gpu, struct dl_plan *p, struct dl_err *e)
+{
+	const struct dl_cluster *c = s->c;
+	int cls = s->jobs[job].cls, nr, rc;
+	int *cnt = xcalloc(c->nnodes + 1, sizeof(int));
+	int *rank = xcalloc(c->nnodes + 1, sizeof(int));
+	int **local = xcalloc(c->nnodes + 1, sizeof(int *));
+	const struct shape *h;
+
+	for (size_t i = 0; i < n; i++) {
+		int v = node[i];
+
+		if (local[v] == NULL)
+			local[v] = xcalloc((size_t)c->nodes[v].gpus + 1,
+			    sizeof(int));
+		local[v][cnt[v]++] = gpu[i];
+	}
+	nr = ranks(s, cnt, rank);
+	h = find_shape(s, cls, cnt, rank, nr);
+	if (h->rc != DL_OK) {
+		plan_init(p);
+		rc = dl_seterr(e, h->rc, NULL, s->jobs[job].line, 0, "job "
+		    "'%s': %s", s->jobs[job].id, h->err.msg);
+	} else if ((rc = place_plan(s, cls, h, rank, local, p, e)) ==
+	    DL_OK) {
+		p->uhat_used = forecast_node_used(c, p->opts.horizon,
+		    p->opts.forecast);
+		p->strategy = STRAT_AUTO;
+		p->status = PLAN_GIVEN;
+	}
+	for (size_t v = 0; v < c->nnodes; v++)
+		free(local[v]);
+	free(local);
+	free(cnt);
+	free(rank);
+	return rc;
+}
