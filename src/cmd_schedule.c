@@ -181,16 +181,51 @@ jobs_json(const struct sched *s, const struct sched_result *r)
 	return a;
 }
 
-/* schedule.json (dlplan-formats(5)). */
+/*
+ * The record of slot i as jansson writes it inside schedule.json: one
+ * space of indent a level, its lines two levels in.
+ */
+static void
+slot_text(struct strbuf *sb, const struct sched *s,
+    const struct sched_slot *sl, double slot_s)
+{
+	json_t *e = json_array(), *rec;
+	char *txt;
+
+	for (size_t k = 0; k < sl->n; k++)
+		json_array_append_new(e, entry_json(s, &sl->e[k]));
+	rec = json_pack("{s:I, s:I, s:o, s:o}", "slot",
+	    (json_int_t)sl->index, "repeat", (json_int_t)sl->repeat,
+	    "start_s", cmd_json_real((double)sl->index * slot_s), "jobs", e);
+	txt = json_dumps(rec, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
+	    JSON_REAL_PRECISION(17));
+	json_decref(rec);
+	/* Strings are escaped: every newline is jansson's. */
+	for (const char *p = txt ? txt : "", *nl; *p != '\0'; p = nl) {
+		nl = strchr(p, '\n');
+		nl = nl ? nl + 1 : p + strlen(p);
+		sb_adds(sb, "  ");
+		sb_add(sb, p, (size_t)(nl - p));
+	}
+	free(txt);
+}
+
+/*
+ * schedule.json (dlplan-formats(5)).  The slot records are most of it
+ * (every running job at every event), so they are written one at a time
+ * into the place of an empty "slots" array rather than held as one tree:
+ * the tree took about ten times the text.
+ */
 static char *
 schedule_json(const struct sched *s, const struct sched_result *res,
     const struct req *rq)
 {
 	const struct sched_result *r = &res[rq->policy];
-	json_t *o = json_object(), *nodes = json_array(), *slots = json_array();
+	json_t *o = json_object(), *nodes = json_array();
 	json_t *sum = json_object();
 	struct strbuf sb = STRBUF_INIT;
-	char *txt;
+	static const char hole[] = "\"slots\": []";
+	char *txt, *at;
 
 	json_object_set_new(o, "schema", json_string("dlplan.schedule/2"));
 	json_object_set_new(o, "generator", json_string("dlplan "
@@ -206,19 +241,7 @@ schedule_json(const struct sched *s, const struct sched_result *res,
 		    s->c->nodes[v].id, "gpus", s->c->nodes[v].gpus));
 	json_object_set_new(o, "nodes", nodes);
 	json_object_set_new(o, "jobs", jobs_json(s, r));
-	for (size_t i = 0; i < r->nslots; i++) {
-		const struct sched_slot *sl = &r->slots[i];
-		json_t *e = json_array();
-
-		for (size_t k = 0; k < sl->n; k++)
-			json_array_append_new(e, entry_json(s, &sl->e[k]));
-		json_array_append_new(slots, json_pack("{s:I, s:I, s:o, s:o}",
-		    "slot", (json_int_t)sl->index, "repeat",
-		    (json_int_t)sl->repeat, "start_s",
-		    cmd_json_real((double)sl->index * rq->sp.slot_s),
-		    "jobs", e));
-	}
-	json_object_set_new(o, "slots", slots);
+	json_object_set_new(o, "slots", json_array());
 	for (int i = 0; i < SCHED_NPOLICY; i++)
 		json_object_set_new(sum, sched_policy_name(i),
 		    summary_json(&res[i]));
@@ -226,7 +249,19 @@ schedule_json(const struct sched *s, const struct sched_result *res,
 	txt = json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
 	    JSON_REAL_PRECISION(17));
 	json_decref(o);
-	sb_adds(&sb, txt ? txt : "");
+	/* The first one: no string before it can hold a quote unescaped. */
+	if (txt == NULL || (at = strstr(txt, hole)) == NULL) {
+		free(txt);
+		return xstrdup("\n");
+	}
+	sb_add(&sb, txt, (size_t)(at - txt));
+	sb_adds(&sb, "\"slots\": [");
+	for (size_t i = 0; i < r->nslots; i++) {
+		sb_adds(&sb, i ? ",\n" : "\n");
+		slot_text(&sb, s, &r->slots[i], rq->sp.slot_s);
+	}
+	sb_adds(&sb, r->nslots ? "\n ]" : "]");
+	sb_adds(&sb, at + strlen(hole));
 	sb_addc(&sb, '\n');
 	free(txt);
 	return sb_detach(&sb);
