@@ -102,6 +102,7 @@ struct dl_router {
 	 */
 	struct kcache memo;
 	size_t memo_bytes;
+	int memo_on;		/* solves walk enough links to be worth it */
 	unsigned long long h1, h2;
 };
 
