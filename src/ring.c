@@ -112,26 +112,42 @@ ring_exact(int n, const double *w, int *order)
  */
 static void
 ring_greedy(int n, const double *w, const int *site, int start, int *o,
-    unsigned char *seen)
+    int *nx)
 {
 	int cur = start, k0 = 0;
+	const int head = n;
 
-	memset(seen, 0, (size_t)n);
-	seen[start] = 1;
+	/*
+	 * The unvisited members as a list in ascending index (nx[n] is the
+	 * head, -1 ends it), so a step looks at each of them once and keeps
+	 * both the best of the site and the best of all, each the first of
+	 * its least cost.
+	 */
+	for (int j = 0, p = head; j <= n; j++)
+		if (j == n)
+			nx[p] = -1;
+		else if (j != start)
+			p = nx[p] = j;
 	o[0] = start;
 	for (int k = 1; k < n; k++) {
-		int pick = -1;
+		const double *wc = w + (size_t)cur * n;
+		int ps = -1, pa = -1, qs = -1, qa = -1;
 
-		for (int pass = 0; pass < 2 && pick < 0; pass++)
-			for (int j = 0; j < n; j++) {
-				if (seen[j] || (pass == 0 && (site == NULL ||
-				    site[j] != site[cur])))
-					continue;
-				if (pick < 0 || w[cur * n + j] < w[cur * n + pick])
-					pick = j;
+		for (int p = head, j; (j = nx[p]) >= 0; p = j) {
+			if (site != NULL && site[j] == site[cur] && (ps < 0 ||
+			    wc[j] < wc[ps])) {
+				ps = j;
+				qs = p;
 			}
-		seen[pick] = 1;
-		o[k] = cur = pick;
+			if (pa < 0 || wc[j] < wc[pa]) {
+				pa = j;
+				qa = p;
+			}
+		}
+		cur = ps >= 0 ? ps : pa;
+		/* Off the list: nx of its predecessor skips it. */
+		nx[ps >= 0 ? qs : qa] = nx[cur];
+		o[k] = cur;
 	}
 	for (int k = 0; k < n; k++)
 		if (o[k] == 0)
@@ -246,14 +262,14 @@ static void
 ring_heuristic(int n, const double *w, const int *site, int *order)
 {
 	int *o = xcalloc((size_t)n, sizeof(int));
-	unsigned char *seen = xcalloc((size_t)n, 1);
+	int *nx = xcalloc((size_t)n + 1, sizeof(int));
 	int starts = n <= RING_MULTISTART ? n : 1;
 	double bm = HUGE_VAL, bs = HUGE_VAL;
 
 	for (int s = 0; s < starts; s++) {
 		double m, sum;
 
-		ring_greedy(n, w, site, s, o, seen);
+		ring_greedy(n, w, site, s, o, nx);
 		m = ring_max(n, w, o);
 		sum = ring_sum(n, w, o);
 		if (s == 0 || ring_better(m, sum, bm, bs)) {
@@ -264,7 +280,7 @@ ring_heuristic(int n, const double *w, const int *site, int *order)
 	}
 	ring_2opt(n, w, order);
 	free(o);
-	free(seen);
+	free(nx);
 }
 
 void
