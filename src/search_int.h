@@ -303,11 +303,11 @@ void search_solve_shape(struct ctx *C, const struct shape *sh);
 /*
  * The two modes: score their candidates on C.  The structured mode runs
  * SEARCH_PASSES passes of jobs (its pipelines, the stripes over any
- * nodes, the stripes of each site); when a pass beats the best so far it
+ * nodes, the stripes of each site, the mixed shapes); when a pass beats the best so far it
  * copies that best into the next of prev[] (not initialised before; the
  * caller frees them), and it returns how many it copied.
  */
-#define SEARCH_PASSES 3
+#define SEARCH_PASSES 4
 int search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1]);
 void search_exhaustive(struct ctx *C);
 /* The search for so->runtime other than dlplan (search_runtime.c). */
