@@ -448,7 +448,7 @@ list_units(const struct ctx *C, const int *use, int k, int bal,
 		if (use[i])
 			n += search_node_units(x, (int)i, kn[i], units + n);
 	free(kn);
-	/* Over the whole cluster, as the degrees tried do not depend on use[]. */
+	/* Over the whole cluster: the degrees tried do not depend on use[]. */
 	for (size_t i = 0; i < x->c->nnodes; i++)
 		any += x->c->nodes[i].gpus >= k;
 	if (!bal && k > 1 && any == 0)
@@ -497,6 +497,7 @@ struct joblist {
 	struct job *job;
 	size_t n, cap;
 	long base;		/* job j's plans have key base + j */
+	size_t most;		/* jobs run at most (0: all) */
 };
 
 /* Units the job uses (0: none) and its number of groups. */
@@ -842,7 +843,7 @@ job_shape(struct ctx *C, const struct joblist *jl, size_t j,
 	for (int g = 0; g < sh->G; g++) {
 		sh->S[g] = jb->S;
 		sh->off[g] = g * jb->S;
-		/* Dealt: stage i of group g is the unit i G + g (or S - 1 - i). */
+		/* Dealt: stage i of group g is unit i G + g (or S - 1 - i). */
 		for (int i = 0; jb->half >= CUT_DEAL && i < jb->S; i++)
 			J->deal[g * jb->S + i] = src[(size_t)(rev ?
 			    jb->S - 1 - i : i) * (size_t)sh->G + (size_t)g];
@@ -852,7 +853,7 @@ job_shape(struct ctx *C, const struct joblist *jl, size_t j,
 /*
  * Run job j of jl on C.  Returns 0 when the job's lower bound cannot
  * beat the best plan so far: the jobs come in ascending order of their
- * bounds, so no later one can either.
+ * bounds, so no later one can either; and past the pass's most jobs.
  */
 static int
 run_job(struct ctx *C, size_t j, void *arg)
@@ -860,6 +861,8 @@ run_job(struct ctx *C, size_t j, void *arg)
 	const struct joblist *jl = arg;
 	struct shape sh;
 
+	if (jl->most > 0 && j >= jl->most)
+		return 0;
 	job_shape(C, jl, j, &sh);
 	C->job = jl->base + (long)j;
 	C->round = 0;
@@ -1061,13 +1064,16 @@ make_jobs(const struct ctx *C, struct joblist *jl)
  * before; the caller frees them).  Returns how many did.
  */
 int
-search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1])
+search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],
+    int *mixed)
 {
 	struct joblist jl[SEARCH_PASSES] = { { 0 } };
 	struct dl_plan last;
 	int nt = C->so->jobs > 1 ? C->so->jobs : 1, nprev = 0;
 	long base = 0, total = 0, best_job = -1;
+	size_t ran, ran0 = 0;
 
+	*mixed = 0;
 	make_jobs(C, &jl[0]);
 	add_stripes(C, &jl[1], 0);
 	add_stripes(C, &jl[2], 1);
@@ -1087,11 +1093,19 @@ search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1])
 			plan_copy(&last, C->best);
 		C->rep_more = i + 1 < SEARCH_PASSES;
 		C->rep_done = total;
-		total += (long)search_pool_run(C, n, nt > (int)n ? (int)n : nt,
-		    run_job, &jl[i]);
+		if (i == SEARCH_PASSES - 1 && cluster_gpus(C->x->c) >
+		    MIXED_FULL_GPUS)
+			jl[i].most = ran0 > 0 ? 2 * ran0 : 1;
+		ran = search_pool_run(C, n, nt > (int)n ? (int)n : nt, run_job,
+		    &jl[i]);
+		if (i == 0)
+			ran0 = ran;
+		total += (long)ran;
 		if (i > 0 && best_job >= 0) {
-			if (C->best_job != best_job)
+			if (C->best_job != best_job) {
 				plan_copy(&prev[nprev++], &last);
+				*mixed = i == SEARCH_PASSES - 1;
+			}
 			plan_free(&last);
 		}
 		best_job = C->have_best ? C->best_job : -1;
