@@ -390,9 +390,12 @@ stage_count_tried(int S)
 
 /*
  * The TP degree of each node in use[] (0 elsewhere) into kn[]: k on every
- * node, or with bal set k times the power of 2 nearest below (bal 1) or
- * above (bal 2) the ratio of the fastest GPU in use to the node's, so
- * that slower GPUs form wider units of about the same speed.  Each is
+ * node, or with bal set k times the largest power of 2 at most the ratio
+ * of the fastest GPU in use to the node's, so that slower GPUs form wider
+ * units of about the same speed.  (The power of 2 above the ratio was
+ * tried too: it made none of the 19 cases of oneclock-compare.sh's corpus
+ * that the mixed pass sped up and cost 23 to 40 % of the pass's time.)
+ * Each is
  * what search_node_units() makes of it: at most the node's GPUs, as the
  * largest power of 2 that fits.
  */
@@ -416,7 +419,7 @@ unit_degrees(const struct ctx *C, const int *use, int k, int bal, int *kn)
 		if (bal && x->speed[i] > 0) {
 			double r = log2(smax / x->speed[i]);
 
-			e = (int)(bal == 1 ? floor(r + 1e-9) : ceil(r - 1e-9));
+			e = (int)floor(r + 1e-9);
 			while (e > 0 && d < DL_MAX_TP && d < x->o->max_tp) {
 				d *= 2;
 				e--;
@@ -484,7 +487,7 @@ enum { CUT_ALL, CUT_HALF, CUT_DEAL, CUT_DEAL_REV, CUT_SPLIT, CUT_SPLIT_REV };
 struct job {
 	int use;		/* index of the node set */
 	int k, S, half;		/* half: CUT_* */
-	int bal;		/* unit_degrees()'s bal */
+	int bal;		/* 1: unit_degrees() balanced */
 	int stripe;		/* 1: a striped shape, sp */
 	struct stripe sp;
 	double lb;		/* shape_bound() */
@@ -601,12 +604,12 @@ add_jobs(const struct ctx *C, struct joblist *jl, const int *use, int mixed)
 	struct unit *units = xcalloc((size_t)gpus, sizeof(struct unit));
 	const struct unit **ord = xcalloc((size_t)gpus, sizeof(*ord));
 	const struct unit **fast = xcalloc((size_t)gpus, sizeof(*fast));
-	int *kv = xcalloc(3 * (DL_MAX_TP + 1) * nn, sizeof(int));
+	int *kv = xcalloc(2 * (DL_MAX_TP + 1) * nn, sizeof(int));
 	int u = (int)jl->nuse;
 
 	jl->use = xreallocarray(jl->use, jl->nuse + 1, sizeof(int *));
 	jl->use[jl->nuse++] = xmemdup(use, nn, sizeof(int));
-	for (int bal = 0; bal < (mixed ? 3 : 1); bal++)
+	for (int bal = 0; bal < (mixed ? 2 : 1); bal++)
 		for (int k = 1; k <= x->o->max_tp && k <= DL_MAX_TP; k *= 2) {
 			size_t n, i;
 
