@@ -314,7 +314,8 @@ void search_solve_shape(struct ctx *C, const struct shape *sh);
  * Above this many GPUs the last pass is bounded: it runs at most twice as
  * many structures as the first pass did (the best bounds first), and its
  * line goes through the improvement phase only when it already beats the
- * other passes' plan.
+ * other passes' plan.  Above IMPROVE_MAX_GPUS it runs only the structures
+ * of the first pass's best's node set and stage count.
  */
 #define MIXED_FULL_GPUS 256
 int search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],

@@ -501,6 +501,8 @@ struct joblist {
 	size_t n, cap;
 	long base;		/* job j's plans have key base + j */
 	size_t most;		/* jobs run at most (0: all) */
+	int only;		/* 1: only jobs of node set only_use, S only_S */
+	int only_use, only_S;
 };
 
 /* Units the job uses (0: none) and its number of groups. */
@@ -857,6 +859,7 @@ job_shape(struct ctx *C, const struct joblist *jl, size_t j,
  * Run job j of jl on C.  Returns 0 when the job's lower bound cannot
  * beat the best plan so far: the jobs come in ascending order of their
  * bounds, so no later one can either; and past the pass's most jobs.
+ * Jobs that the pass's only leaves out are skipped.
  */
 static int
 run_job(struct ctx *C, size_t j, void *arg)
@@ -866,6 +869,9 @@ run_job(struct ctx *C, size_t j, void *arg)
 
 	if (jl->most > 0 && j >= jl->most)
 		return 0;
+	if (jl->only && (jl->job[j].use != jl->only_use ||
+	    jl->job[j].S != jl->only_S))
+		return 1;
 	job_shape(C, jl, j, &sh);
 	C->job = jl->base + (long)j;
 	C->round = 0;
@@ -1075,6 +1081,7 @@ search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],
 	int nt = C->so->jobs > 1 ? C->so->jobs : 1, nprev = 0;
 	long base = 0, total = 0, best_job = -1;
 	size_t ran, ran0 = 0;
+	struct job win = { .use = -1 };
 
 	*mixed = 0;
 	make_jobs(C, &jl[0]);
@@ -1097,12 +1104,21 @@ search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],
 		C->rep_more = i + 1 < SEARCH_PASSES;
 		C->rep_done = total;
 		if (i == SEARCH_PASSES - 1 && cluster_gpus(C->x->c) >
+		    IMPROVE_MAX_GPUS) {
+			jl[i].only = 1;
+			jl[i].only_use = win.use;
+			jl[i].only_S = win.S;
+		} else if (i == SEARCH_PASSES - 1 && cluster_gpus(C->x->c) >
 		    MIXED_FULL_GPUS)
 			jl[i].most = ran0 > 0 ? 2 * ran0 : 1;
 		ran = search_pool_run(C, n, nt > (int)n ? (int)n : nt, run_job,
 		    &jl[i]);
 		if (i == 0)
 			ran0 = ran;
+		/* The best structure of the first pass, if any. */
+		if (i == 0 && C->have_best && C->best_job >= jl[0].base &&
+		    C->best_job < jl[0].base + (long)n)
+			win = jl[0].job[C->best_job - jl[0].base];
 		total += (long)ran;
 		if (i > 0 && best_job >= 0) {
 			if (C->best_job != best_job) {
