@@ -551,20 +551,26 @@ add_cuts(const struct ctx *C, struct joblist *jl, int u, int k, int bal,
 {
 	const struct dl_costctx *x = C->x;
 	int maxs = (int)n < C->L ? (int)n : C->L;
+	/* Split halves make up to 2 n units. */
+	int maxh = 2 * (int)n < C->L ? 2 * (int)n : C->L;
 
 	if (x->o->max_stages > 0 && maxs > x->o->max_stages)
 		maxs = x->o->max_stages;
-	for (int S = 1; S <= maxs; S++) {
+	if (x->o->max_stages > 0 && maxh > x->o->max_stages)
+		maxh = x->o->max_stages;
+	for (int S = 1; S <= maxh; S++) {
 		/*
 		 * Beyond 8 stages try only 12, 16, 24, 32, 48 ... (each
 		 * about 1.4 times the last) and the most.
 		 */
-		if (S > 8 && !stage_count_tried(S) && S != maxs)
+		if (S > 8 && !stage_count_tried(S) && S != maxs && S != maxh)
 			continue;
 		for (int i = 0; i < ncut; i++) {
 			size_t used;
 			int G;
 
+			if (S > maxs && cuts[i] < CUT_SPLIT)
+				continue;
 			if ((used = job_units(C, n, S, cuts[i], &G)) == 0)
 				continue;
 			if ((cuts[i] == CUT_DEAL || cuts[i] == CUT_DEAL_REV) &&

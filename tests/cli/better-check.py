@@ -162,6 +162,20 @@ CASES = {
                    [4 * (i % 2) + j for j in range(4)], [7, 49]]]]
             for i in range(8)],
     },
+    # Whole and half nodes in one pipeline: three DGX-1s as TP8 stages
+    # and the fourth as two TP4 stages (the pipeline 7dceb0b found for
+    # --strategy pp).  T_old 2.22369 s (on 38d3c67, and on this branch
+    # before split halves could add stages beyond the units).
+    "half-node-pp": {
+        "cluster": "datasets/clusters/philly-64",
+        "model": "gpt2-xl", "batch": 256, "micro": 2, "strategy": "pp",
+        "groups": [
+            [128, [["dgx1-v100-1", list(range(8)), [0, 12]],
+                   ["dgx1-v100-0", list(range(8)), [13, 24]],
+                   ["dgx1-v100-2", [0, 1, 2, 3], [25, 31]],
+                   ["dgx1-v100-2", [4, 5, 6, 7], [32, 38]],
+                   ["dgx1-v100-3", list(range(8)), [39, 49]]]]],
+    },
 }
 
 
@@ -195,7 +209,7 @@ def main():
     else:
         model = os.path.join(SRC, "datasets/models/%s.csv" % c["model"])
     job = ["--global-batch", str(c["batch"]), "--micro-batch",
-           str(c["micro"])]
+           str(c["micro"]), "--strategy", c.get("strategy", "auto")]
     hand = {"schema": "dlplan.plan/1",
             "options": {"global_batch": c["batch"], "micro_batch": c["micro"]},
             "groups": [{"micro_batches": m,

@@ -20,3 +20,5 @@ check "slow nodes as narrow units ahead of a pipeline" $CHK narrow "$TMP"
 check "TP degrees per GPU type in the structured search, A100 halves dealt" \
     $CHK tp-per-type-dealt "$TMP"
 check "half nodes dealt to pipelines on philly-64" $CHK half-node-dealt "$TMP"
+check "whole and half nodes in one pipeline (--strategy pp)" $CHK \
+    half-node-pp "$TMP"
