@@ -126,6 +126,26 @@ polish(const struct dl_costctx *x, const struct search_opts *so,
 	st->evaluated += search_refine_cuts(x, p);
 }
 
+/*
+ * Polish best, then each of prev[0] .. prev[n - 1], the best of earlier
+ * passes of the structured mode (a later pass won): the local moves may
+ * lead an earlier pass's best further, so each goes on, and a later line
+ * is kept only when it ends strictly faster.
+ */
+static void
+polish_lines(const struct dl_costctx *x, const struct search_opts *so,
+    struct dl_plan *best, struct dl_plan *prev, int n, struct search_stats *st)
+{
+	polish(x, so, best, st);
+	for (int i = n - 1; i >= 0; i--) {
+		polish(x, so, &prev[i], st);
+		if (prev[i].est.iteration_s <= best->est.iteration_s) {
+			plan_free(best);
+			plan_copy(best, &prev[i]);
+		}
+	}
+}
+
 int
 search_plan(const struct dl_costctx *x, const struct search_opts *so,
     struct dl_plan *best, struct search_stats *st, struct dl_err *e)
@@ -137,7 +157,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	double t0 = mono_now();
 	long gpus = cluster_gpus(x->c);
 	int exact = so->exact < 0 ? gpus <= 6 && cut_space(x, gpus) <=
-	    EXACT_CUTS_MAX : so->exact, none, nprev = 0;
+	    EXACT_CUTS_MAX : so->exact, none, nprev = 0, mixed = 0;
 
 	memset(st, 0, sizeof(*st));
 	plan_init(best);
@@ -158,7 +178,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 			return runtime_none(&C, e);
 		}
 	} else
-		nprev = search_structured(&C, prev);
+		nprev = search_structured(&C, prev, &mixed);
 	if (exact && !C.failed)
 		search_exhaustive(&C);
 	st->exact = exact && !C.failed;
@@ -197,21 +217,30 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 		*e = C.err;
 		return e->code ? e->code : DL_ESYS;
 	}
-	if (!st->exact && so->runtime == RUNTIME_DLPLAN) {
-		polish(x, so, best, st);
+	if (!st->exact && so->runtime == RUNTIME_DLPLAN && mixed) {
+		struct dl_plan mix;
+
 		/*
-		 * A later pass of the structured mode won: the local moves may
-		 * lead an earlier pass's best further, so each goes on, and a
-		 * later line is kept only when it ends strictly faster.
+		 * The mixed pass won: first the plan the passes before it
+		 * lead to, then the mixed line, kept only when it ends
+		 * strictly faster.  On large clusters, where the improvement
+		 * phase costs most of the time, the mixed line goes on only
+		 * when it already beats that plan.
 		 */
-		for (int i = nprev - 1; i >= 0; i--) {
-			polish(x, so, &prev[i], st);
-			if (prev[i].est.iteration_s <= best->est.iteration_s) {
-				plan_free(best);
-				plan_copy(best, &prev[i]);
-			}
+		plan_copy(&mix, best);
+		plan_free(best);
+		plan_copy(best, &prev[nprev - 1]);
+		polish_lines(x, so, best, prev, nprev - 1, st);
+		if (gpus <= MIXED_FULL_GPUS ||
+		    mix.est.iteration_s < best->est.iteration_s)
+			polish(x, so, &mix, st);
+		if (mix.est.iteration_s < best->est.iteration_s) {
+			plan_free(best);
+			plan_copy(best, &mix);
 		}
-	}
+		plan_free(&mix);
+	} else if (!st->exact && so->runtime == RUNTIME_DLPLAN)
+		polish_lines(x, so, best, prev, nprev, st);
 	for (int i = 0; i < nprev; i++)
 		plan_free(&prev[i]);
 	st->time_s = mono_now() - t0;

@@ -303,12 +303,23 @@ void search_solve_shape(struct ctx *C, const struct shape *sh);
 /*
  * The two modes: score their candidates on C.  The structured mode runs
  * SEARCH_PASSES passes of jobs (its pipelines, the stripes over any
- * nodes, the stripes of each site); when a pass beats the best so far it
- * copies that best into the next of prev[] (not initialised before; the
- * caller frees them), and it returns how many it copied.
+ * nodes, the stripes of each site, the mixed shapes); when a pass beats
+ * the best so far it copies that best into the next of prev[] (not
+ * initialised before; the caller frees them), and it returns how many it
+ * copied.  *mixed is set to 1 when the last pass, the mixed shapes, won
+ * (prev[] then ends with the best of the passes before), else 0.
  */
-#define SEARCH_PASSES 3
-int search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1]);
+#define SEARCH_PASSES 4
+/*
+ * Above this many GPUs the last pass is bounded: it runs at most twice as
+ * many structures as the first pass did (the best bounds first), and its
+ * line goes through the improvement phase only when it already beats the
+ * other passes' plan.  Above IMPROVE_MAX_GPUS it runs only the structures
+ * of the first pass's best's node set and stage count.
+ */
+#define MIXED_FULL_GPUS 256
+int search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],
+    int *mixed);
 void search_exhaustive(struct ctx *C);
 /* The search for so->runtime other than dlplan (search_runtime.c). */
 void search_runtime(struct ctx *C);

@@ -389,28 +389,78 @@ stage_count_tried(int S)
 }
 
 /*
- * The units of TP degree k on the nodes in use[], listed site by site
- * (fastest first inside a site, so that a pipeline's hops stay in one
- * node or site) in ord, and all of them fastest first in fast.  Returns
- * their number; 0 when k > 1 changes no unit (the degree is skipped).
+ * The TP degree of each node in use[] (0 elsewhere) into kn[]: k on every
+ * node, or with bal set k times the largest power of 2 at most the ratio
+ * of the fastest GPU in use to the node's, so that slower GPUs form wider
+ * units of about the same speed.  (The power of 2 above the ratio was
+ * tried too: it made none of the 19 cases of oneclock-compare.sh's corpus
+ * that the mixed pass sped up and cost 23 to 40 % of the pass's time.)
+ * Each is
+ * what search_node_units() makes of it: at most the node's GPUs, as the
+ * largest power of 2 that fits.
  */
-static size_t
-list_units(const struct ctx *C, const int *use, int k, struct unit *units,
-    const struct unit **ord, const struct unit **fast)
+static void
+unit_degrees(const struct ctx *C, const int *use, int k, int bal, int *kn)
 {
 	const struct dl_costctx *x = C->x;
-	size_t n = search_make_units(x, k, units), m = 0, any = 0;
+	size_t nn = x->c->nnodes;
+	double smax = 0;
 
-	for (size_t i = 0; i < n; i++)
-		any += units[i].k == k;
-	if (k > 1 && any == 0)
+	for (size_t i = 0; i < nn; i++)
+		if (use[i] && x->speed[i] > smax)
+			smax = x->speed[i];
+	for (size_t i = 0; i < nn; i++) {
+		int d = k, e = 0, gpus = x->c->nodes[i].gpus;
+
+		if (!use[i]) {
+			kn[i] = 0;
+			continue;
+		}
+		if (bal && x->speed[i] > 0) {
+			double r = log2(smax / x->speed[i]);
+
+			e = (int)floor(r + 1e-9);
+			while (e > 0 && d < DL_MAX_TP && d < x->o->max_tp) {
+				d *= 2;
+				e--;
+			}
+		}
+		while (d > gpus)
+			d /= 2;
+		kn[i] = d;
+	}
+}
+
+/*
+ * The units of TP degree k (per node as unit_degrees() says for bal) on
+ * the nodes in use[], listed site by site (fastest first inside a site,
+ * so that a pipeline's hops stay in one node or site) in ord, and all of
+ * them fastest first in fast.  Returns their number; 0 when k > 1 changes
+ * no unit of the uniform degree (the degree is skipped).
+ */
+static size_t
+list_units(const struct ctx *C, const int *use, int k, int bal,
+    struct unit *units, const struct unit **ord, const struct unit **fast)
+{
+	const struct dl_costctx *x = C->x;
+	int *kn = xcalloc(x->c->nnodes, sizeof(int));
+	size_t n = 0, m = 0, any = 0;
+
+	unit_degrees(C, use, k, bal, kn);
+	for (size_t i = 0; i < x->c->nnodes; i++)
+		if (use[i])
+			n += search_node_units(x, (int)i, kn[i], units + n);
+	free(kn);
+	/* Over the whole cluster: the degrees tried do not depend on use[]. */
+	for (size_t i = 0; i < x->c->nnodes; i++)
+		any += x->c->nodes[i].gpus >= k;
+	if (!bal && k > 1 && any == 0)
 		return 0;
 	for (size_t s = 0; s < x->c->nsites; s++) {
 		size_t first = m;
 
 		for (size_t i = 0; i < n; i++)
-			if (x->c->nodes[units[i].node].site_idx == (int)s &&
-			    use[units[i].node])
+			if (x->c->nodes[units[i].node].site_idx == (int)s)
 				ord[m++] = &units[i];
 		qsort(ord + first, m - first, sizeof(*ord), search_cmp_unit);
 	}
@@ -423,11 +473,21 @@ list_units(const struct ctx *C, const int *use, int k, struct unit *units,
  * The structured mode's structures, in a fixed order: for each set of
  * nodes, TP degree and stage count, the units cut into pipelines of S
  * (all of them, and only the fastest half, when slow units would hold
- * the others back).
+ * the others back).  Then, for each set of nodes, the mixed shapes: the
+ * units dealt to the groups in turn, fastest first, so that every
+ * pipeline gets its share of each kind of GPU (and a node's units go to
+ * different groups, whose rings then stay inside it); the units dealt
+ * after the slowest few are split in two halves each, as many as the
+ * groups need to get S units each (when S does not divide them); and the
+ * units of degrees balanced per GPU (unit_degrees()) cut and dealt.
+ * Dealt groups list their units fastest first, or with _REV slowest.
  */
+enum { CUT_ALL, CUT_HALF, CUT_DEAL, CUT_DEAL_REV, CUT_SPLIT, CUT_SPLIT_REV };
+
 struct job {
 	int use;		/* index of the node set */
-	int k, S, half;
+	int k, S, half;		/* half: CUT_* */
+	int bal;		/* 1: unit_degrees() balanced */
 	int stripe;		/* 1: a striped shape, sp */
 	struct stripe sp;
 	double lb;		/* shape_bound() */
@@ -440,70 +500,151 @@ struct joblist {
 	struct job *job;
 	size_t n, cap;
 	long base;		/* job j's plans have key base + j */
+	size_t most;		/* jobs run at most (0: all) */
+	int only;		/* 1: only jobs of node set only_use, S only_S */
+	int only_use, only_S;
 };
 
 /* Units the job uses (0: none) and its number of groups. */
 static size_t
 job_units(const struct ctx *C, size_t n, int S, int half, int *G)
 {
-	size_t use_n = half ? n / 2 : n;
+	size_t use_n = half == CUT_HALF ? n / 2 : n;
 
+	if (half >= CUT_SPLIT) {
+		/* ceil(n / S) groups; the units short are halves. */
+		*G = (int)((n + (size_t)S - 1) / (size_t)S);
+		if (n % (size_t)S == 0 || (size_t)*G * (size_t)S - n > n ||
+		    *G > C->total)
+			return 0;
+		return (size_t)*G * (size_t)S;
+	}
 	use_n -= use_n % (size_t)S;
-	if (use_n == 0 || (half && n < 4))
+	if (use_n == 0 || (half == CUT_HALF && n < 4))
 		return 0;
 	*G = (int)(use_n / (size_t)S);
 	if (*G > C->total)
 		*G = (int)C->total;
+	if (half >= CUT_DEAL && (*G < 2 || S < 2))
+		return 0;
 	return use_n;
 }
 
-/* Add the jobs over the nodes in use[] (copied) to jl. */
+/* Whether the last q of the n units fast[] each have two GPUs or more. */
+static int
+halves(const struct unit **fast, size_t n, size_t q)
+{
+	for (size_t i = n - q; i < n; i++)
+		if (fast[i]->k < 2)
+			return 0;
+	return 1;
+}
+
+/*
+ * Add the jobs of node set u, degree k and bal over its n units (fast:
+ * fastest first) for each cut in cuts[0] .. cuts[ncut - 1]; a dealt cut
+ * only where the units it deals differ in speed.
+ */
 static void
-add_jobs(const struct ctx *C, struct joblist *jl, const int *use)
+add_cuts(const struct ctx *C, struct joblist *jl, int u, int k, int bal,
+    size_t n, const struct unit **fast, const int *cuts, int ncut)
 {
 	const struct dl_costctx *x = C->x;
+	int maxs = (int)n < C->L ? (int)n : C->L;
+	/* Split halves make up to 2 n units. */
+	int maxh = 2 * (int)n < C->L ? 2 * (int)n : C->L;
+
+	if (x->o->max_stages > 0 && maxs > x->o->max_stages)
+		maxs = x->o->max_stages;
+	if (x->o->max_stages > 0 && maxh > x->o->max_stages)
+		maxh = x->o->max_stages;
+	for (int S = 1; S <= maxh; S++) {
+		/*
+		 * Beyond 8 stages try only 12, 16, 24, 32, 48 ... (each
+		 * about 1.4 times the last) and the most.
+		 */
+		if (S > 8 && !stage_count_tried(S) && S != maxs && S != maxh)
+			continue;
+		for (int i = 0; i < ncut; i++) {
+			size_t used;
+			int G;
+
+			if (S > maxs && cuts[i] < CUT_SPLIT)
+				continue;
+			if ((used = job_units(C, n, S, cuts[i], &G)) == 0)
+				continue;
+			if ((cuts[i] == CUT_DEAL || cuts[i] == CUT_DEAL_REV) &&
+			    fast[0]->speed == fast[used - 1]->speed)
+				continue;
+			if (cuts[i] >= CUT_SPLIT && !halves(fast, n, used - n))
+				continue;
+			if (!search_strategy_fits(C->so->strategy, G, S))
+				continue;
+			jl->job = xgrow(jl->job, &jl->cap, jl->n + 1,
+			    sizeof(struct job));
+			memset(&jl->job[jl->n], 0, sizeof(struct job));
+			jl->job[jl->n].use = u;
+			jl->job[jl->n].k = k;
+			jl->job[jl->n].S = S;
+			jl->job[jl->n].half = cuts[i];
+			jl->job[jl->n].bal = bal;
+			jl->n++;
+		}
+	}
+}
+
+/*
+ * Add the jobs over the nodes in use[] (copied) to jl; with mixed set,
+ * the mixed shapes instead.  A balanced set of degrees
+ * is tried only when it differs from every uniform degree and from the
+ * other balanced ones.
+ */
+static void
+add_jobs(const struct ctx *C, struct joblist *jl, const int *use, int mixed)
+{
+	static const int plain[] = { CUT_ALL, CUT_HALF };
+	static const int dealt[] = { CUT_DEAL, CUT_DEAL_REV, CUT_SPLIT,
+	    CUT_SPLIT_REV };
+	static const int all[] = { CUT_ALL, CUT_DEAL, CUT_DEAL_REV };
+	const struct dl_costctx *x = C->x;
 	long gpus = cluster_gpus(x->c);
-	size_t nn = x->c->nnodes;
+	size_t nn = x->c->nnodes, nk = 0;
 	struct unit *units = xcalloc((size_t)gpus, sizeof(struct unit));
 	const struct unit **ord = xcalloc((size_t)gpus, sizeof(*ord));
 	const struct unit **fast = xcalloc((size_t)gpus, sizeof(*fast));
+	int *kv = xcalloc(2 * (DL_MAX_TP + 1) * nn, sizeof(int));
 	int u = (int)jl->nuse;
 
 	jl->use = xreallocarray(jl->use, jl->nuse + 1, sizeof(int *));
 	jl->use[jl->nuse++] = xmemdup(use, nn, sizeof(int));
-	for (int k = 1; k <= x->o->max_tp && k <= DL_MAX_TP; k *= 2) {
-		size_t n = list_units(C, use, k, units, ord, fast);
-		int maxs = (int)n < C->L ? (int)n : C->L;
+	for (int bal = 0; bal < (mixed ? 2 : 1); bal++)
+		for (int k = 1; k <= x->o->max_tp && k <= DL_MAX_TP; k *= 2) {
+			size_t n, i;
 
-		if (n == 0)
-			continue;
-		if (x->o->max_stages > 0 && maxs > x->o->max_stages)
-			maxs = x->o->max_stages;
-		for (int S = 1; S <= maxs; S++) {
-			/*
-			 * Beyond 8 stages try only 12, 16, 24, 32, 48 ...
-			 * (each about 1.4 times the last) and the most.
-			 */
-			if (S > 8 && !stage_count_tried(S) && S != maxs)
-				continue;
-			for (int half = 0; half < 2; half++) {
-				int G;
-
-				if (job_units(C, n, S, half, &G) == 0)
+			if (bal) {
+				/* Skip degrees already tried. */
+				unit_degrees(C, use, k, bal, kv + nk * nn);
+				for (i = 0; i < nk; i++)
+					if (memcmp(kv + i * nn, kv + nk * nn,
+					    nn * sizeof(int)) == 0)
+						break;
+				if (i < nk)
 					continue;
-				if (!search_strategy_fits(C->so->strategy, G, S))
-					continue;
-				jl->job = xgrow(jl->job, &jl->cap, jl->n + 1,
-				    sizeof(struct job));
-				memset(&jl->job[jl->n], 0, sizeof(struct job));
-				jl->job[jl->n].use = u;
-				jl->job[jl->n].k = k;
-				jl->job[jl->n].S = S;
-				jl->job[jl->n].half = half;
-				jl->n++;
 			}
+			if ((n = list_units(C, use, k, bal, units, ord,
+			    fast)) == 0)
+				continue;
+			if (!bal)
+				unit_degrees(C, use, k, 0, kv + nk * nn);
+			nk++;
+			if (!mixed)
+				add_cuts(C, jl, u, k, 0, n, fast, plain, 2);
+			else if (!bal)
+				add_cuts(C, jl, u, k, 0, n, fast, dealt, 4);
+			else
+				add_cuts(C, jl, u, k, bal, n, fast, all, 3);
 		}
-	}
+	free(kv);
 	free(units);
 	free(ord);
 	free(fast);
@@ -608,10 +749,10 @@ shape_bound(struct ctx *C, const struct shape *sh)
  * job run, and of the last stripe, with their orders and shape arrays.
  */
 struct jscratch {
-	struct unit *units, *sunits;
-	const struct unit **ord, **fast, **sord;
+	struct unit *units, *sunits, *halves;
+	const struct unit **ord, **fast, **sord, **deal, **split;
 	int *shS, *shoff;
-	int cur_use, cur_k;
+	int cur_use, cur_k, cur_bal;
 	size_t cur_n;
 };
 
@@ -623,6 +764,9 @@ jscratch_free(void *p)
 	free(J->units);
 	free(J->ord);
 	free(J->fast);
+	free(J->deal);
+	free(J->split);
+	free(J->halves);
 	free(J->shS);
 	free(J->shoff);
 	free(J->sunits);
@@ -643,6 +787,9 @@ jscratch(struct ctx *C)
 	J->units = xcalloc(gpus, sizeof(struct unit));
 	J->ord = xcalloc(gpus, sizeof(*J->ord));
 	J->fast = xcalloc(gpus, sizeof(*J->fast));
+	J->deal = xcalloc(gpus, sizeof(*J->deal));
+	J->split = xcalloc(gpus, sizeof(*J->split));
+	J->halves = xcalloc(gpus, sizeof(*J->halves));
 	J->shS = xcalloc(gpus, sizeof(int));
 	J->shoff = xcalloc(gpus, sizeof(int));
 	J->sunits = xcalloc(gpus, sizeof(struct unit));
@@ -661,33 +808,64 @@ job_shape(struct ctx *C, const struct joblist *jl, size_t j,
 {
 	const struct job *jb = &jl->job[j];
 	struct jscratch *J = jscratch(C);
+	const struct unit **src;
+	size_t used;
+	int rev;
 
 	if (jb->stripe) {
 		search_stripe_shape(C, &jb->sp, J->sunits, J->sord, J->shS,
 		    J->shoff, sh);
 		return;
 	}
-	if (J->cur_use != jb->use || J->cur_k != jb->k) {
-		J->cur_n = list_units(C, jl->use[jb->use], jb->k, J->units,
-		    J->ord, J->fast);
+	if (J->cur_use != jb->use || J->cur_k != jb->k ||
+	    J->cur_bal != jb->bal) {
+		J->cur_n = list_units(C, jl->use[jb->use], jb->k, jb->bal,
+		    J->units, J->ord, J->fast);
 		J->cur_use = jb->use;
 		J->cur_k = jb->k;
+		J->cur_bal = jb->bal;
 	}
 	memset(sh, 0, sizeof(*sh));
-	job_units(C, J->cur_n, jb->S, jb->half, &sh->G);
+	used = job_units(C, J->cur_n, jb->S, jb->half, &sh->G);
+	src = J->fast;
+	if (jb->half >= CUT_SPLIT) {
+		/* The slowest q units as two halves each, fastest first. */
+		size_t n = J->cur_n, q = used - n, keep = n - q;
+
+		memcpy(J->split, J->fast, keep * sizeof(*J->split));
+		for (size_t i = 0; i < q; i++)
+			for (int h = 0; h < 2; h++) {
+				struct unit *v = &J->halves[2 * i + (size_t)h];
+
+				*v = *J->fast[keep + i];
+				v->k /= 2;
+				v->gpu0 += h * v->k;
+				v->speed /= 2;
+				J->split[keep + 2 * i + (size_t)h] = v;
+			}
+		qsort(J->split, used, sizeof(*J->split), search_cmp_unit);
+		src = J->split;
+	}
+	rev = jb->half == CUT_DEAL_REV || jb->half == CUT_SPLIT_REV;
 	sh->S = J->shS;
 	sh->off = J->shoff;
-	sh->u = jb->half ? J->fast : J->ord;
+	sh->u = jb->half == CUT_ALL ? J->ord : jb->half == CUT_HALF ?
+	    J->fast : J->deal;
 	for (int g = 0; g < sh->G; g++) {
 		sh->S[g] = jb->S;
 		sh->off[g] = g * jb->S;
+		/* Dealt: stage i of group g is unit i G + g (or S - 1 - i). */
+		for (int i = 0; jb->half >= CUT_DEAL && i < jb->S; i++)
+			J->deal[g * jb->S + i] = src[(size_t)(rev ?
+			    jb->S - 1 - i : i) * (size_t)sh->G + (size_t)g];
 	}
 }
 
 /*
  * Run job j of jl on C.  Returns 0 when the job's lower bound cannot
  * beat the best plan so far: the jobs come in ascending order of their
- * bounds, so no later one can either.
+ * bounds, so no later one can either; and past the pass's most jobs.
+ * Jobs that the pass's only leaves out are skipped.
  */
 static int
 run_job(struct ctx *C, size_t j, void *arg)
@@ -695,6 +873,11 @@ run_job(struct ctx *C, size_t j, void *arg)
 	const struct joblist *jl = arg;
 	struct shape sh;
 
+	if (jl->most > 0 && j >= jl->most)
+		return 0;
+	if (jl->only && (jl->job[j].use != jl->only_use ||
+	    jl->job[j].S != jl->only_S))
+		return 1;
 	job_shape(C, jl, j, &sh);
 	C->job = jl->base + (long)j;
 	C->round = 0;
@@ -834,7 +1017,7 @@ make_jobs(const struct ctx *C, struct joblist *jl)
 
 	for (size_t i = 0; i < nn; i++)
 		use[i] = 1;
-	add_jobs(C, jl, use);
+	add_jobs(C, jl, use, 0);
 	if (ns > 1) {
 		for (size_t i = 0; i < nn; i++)
 			speed[c->nodes[i].site_idx] += c->nodes[i].gpus *
@@ -846,7 +1029,7 @@ make_jobs(const struct ctx *C, struct joblist *jl)
 		for (size_t s = 0; s < ns && s < 16; s++) {
 			for (size_t i = 0; i < nn; i++)
 				use[i] = c->nodes[i].site_idx == (int)s;
-			add_jobs(C, jl, use);
+			add_jobs(C, jl, use, 0);
 		}
 		for (size_t top = 2; top < ns; top *= 2) {
 			for (size_t i = 0; i < nn; i++) {
@@ -855,7 +1038,7 @@ make_jobs(const struct ctx *C, struct joblist *jl)
 					use[i] |= c->nodes[i].site_idx ==
 					    rank[k];
 			}
-			add_jobs(C, jl, use);
+			add_jobs(C, jl, use, 0);
 		}
 	}
 	if (nn > 1 && nn <= NODE_SUBSETS_MAX) {
@@ -869,7 +1052,7 @@ make_jobs(const struct ctx *C, struct joblist *jl)
 			memset(use, 0, nn * sizeof(int));
 			for (size_t k = 0; k < top; k++)
 				use[rank[k]] = 1;
-			add_jobs(C, jl, use);
+			add_jobs(C, jl, use, 0);
 		}
 	}
 	free(use);
@@ -882,8 +1065,11 @@ make_jobs(const struct ctx *C, struct joblist *jl)
 #define THREADS_MIN_GPUS 256
 
 /*
- * The structured mode, in three passes: every job of make_jobs(), the
- * stripes over any nodes, the stripes of each site (add_stripes()).  Each
+ * The structured mode, in four passes: every job of make_jobs(), the
+ * stripes over any nodes, the stripes of each site (add_stripes()), the
+ * mixed shapes over make_jobs()'s node sets (last, so that the best of
+ * the passes before, which the improvement phase takes on too, is what
+ * the planner found without them).  Each
  * runs on so->jobs threads (C itself is one of them; the others get their
  * own router and caches, which hold the same values, so the plan does not
  * depend on the number of threads, only how many plans are scored before
@@ -893,16 +1079,22 @@ make_jobs(const struct ctx *C, struct joblist *jl)
  * before; the caller frees them).  Returns how many did.
  */
 int
-search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1])
+search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],
+    int *mixed)
 {
 	struct joblist jl[SEARCH_PASSES] = { { 0 } };
 	struct dl_plan last;
 	int nt = C->so->jobs > 1 ? C->so->jobs : 1, nprev = 0;
 	long base = 0, total = 0, best_job = -1;
+	size_t ran, ran0 = 0;
+	struct job win = { .use = -1 };
 
+	*mixed = 0;
 	make_jobs(C, &jl[0]);
 	add_stripes(C, &jl[1], 0);
 	add_stripes(C, &jl[2], 1);
+	for (size_t u = 0; u < jl[0].nuse; u++)
+		add_jobs(C, &jl[3], jl[0].use[u], 1);
 	for (int i = 0; i < SEARCH_PASSES; i++) {
 		order_jobs(C, &jl[i], base);
 		base += (long)jl[i].n;
@@ -917,11 +1109,28 @@ search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1])
 			plan_copy(&last, C->best);
 		C->rep_more = i + 1 < SEARCH_PASSES;
 		C->rep_done = total;
-		total += (long)search_pool_run(C, n, nt > (int)n ? (int)n : nt,
-		    run_job, &jl[i]);
+		if (i == SEARCH_PASSES - 1 && cluster_gpus(C->x->c) >
+		    IMPROVE_MAX_GPUS) {
+			jl[i].only = 1;
+			jl[i].only_use = win.use;
+			jl[i].only_S = win.S;
+		} else if (i == SEARCH_PASSES - 1 && cluster_gpus(C->x->c) >
+		    MIXED_FULL_GPUS)
+			jl[i].most = ran0 > 0 ? 2 * ran0 : 1;
+		ran = search_pool_run(C, n, nt > (int)n ? (int)n : nt, run_job,
+		    &jl[i]);
+		if (i == 0)
+			ran0 = ran;
+		/* The best structure of the first pass, if any. */
+		if (i == 0 && C->have_best && C->best_job >= jl[0].base &&
+		    C->best_job < jl[0].base + (long)n)
+			win = jl[0].job[C->best_job - jl[0].base];
+		total += (long)ran;
 		if (i > 0 && best_job >= 0) {
-			if (C->best_job != best_job)
+			if (C->best_job != best_job) {
 				plan_copy(&prev[nprev++], &last);
+				*mixed = i == SEARCH_PASSES - 1;
+			}
 			plan_free(&last);
 		}
 		best_job = C->have_best ? C->best_job : -1;

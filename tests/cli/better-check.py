@@ -6,8 +6,10 @@ planner's T is at most the hand-built plan's.
 
 Each case names the kind of shape, the cluster, the job and the hand-built
 groups as [micro_batches, [[node, [local GPUs], [first, last]], ...]].
-The planner before the improvement phase (cd35674~1) found T_old; the
-hand-built plans are faster, so these cases fail on it.
+The planner before the move or shape that a case checks found T_old (each
+case says which commit); the hand-built plans are faster, so these cases
+fail on it.  A case's model is a bundled one or one that "dlplan model"
+writes from the arguments in "gen".
 """
 import json
 import os
@@ -130,6 +132,50 @@ CASES = {
                   ["lab-a100-0", [0, 1], [36, 44]],
                   ["lab-v100-0", [0, 1, 2, 3], [45, 49]]]]],
     },
+    # TP degrees by GPU type and half nodes in the structured search: two
+    # pipelines, each with one TP4 half of both A100 nodes and a V100
+    # node as one TP8 stage at the end, so that the rings of the A100
+    # stages stay inside their nodes.  A small version of Metis's 64-GPU
+    # case.  T_old 1.40344 s (on 38d3c67, before the mixed shapes).
+    "tp-per-type-dealt": {
+        "nodes": NODES + "a0,s0,8,A100,312,80,2400,200\n"
+        "a1,s0,8,A100,312,80,2400,200\nv0,s0,8,V100,125,32,1200,100\n"
+        "v1,s0,8,V100,125,32,1200,100\n",
+        "gen": ["gpt", "--layers", "16", "--hidden", "4096", "--heads",
+                "32", "--seq", "1024", "--vocab", "51200"],
+        "batch": 128, "micro": 1,
+        "groups": [
+            [64, [["a0", [4 * i + j for j in range(4)], [0, 6]],
+                  ["a1", [4 * i + j for j in range(4)], [7, 12]],
+                  ["v%d" % i, list(range(8)), [13, 17]]]]
+            for i in range(2)],
+    },
+    # Half nodes dealt to pipelines: each DGX-1 gives one half to each of
+    # two pipelines, each a P100 node feeding a V100 half (the shape an
+    # older planner, 7dceb0b, found).  T_old 1.99406 s (on 38d3c67).
+    "half-node-dealt": {
+        "cluster": "datasets/clusters/philly-64",
+        "model": "gpt2-xl", "batch": 256, "micro": 2,
+        "groups": [
+            [16, [["p100-%d" % i, [0, 1, 2, 3], [0, 6]],
+                  ["dgx1-v100-%d" % (i // 2),
+                   [4 * (i % 2) + j for j in range(4)], [7, 49]]]]
+            for i in range(8)],
+    },
+    # Whole and half nodes in one pipeline: three DGX-1s as TP8 stages
+    # and the fourth as two TP4 stages (the pipeline 7dceb0b found for
+    # --strategy pp).  T_old 2.22369 s (on 38d3c67, and on this branch
+    # before split halves could add stages beyond the units).
+    "half-node-pp": {
+        "cluster": "datasets/clusters/philly-64",
+        "model": "gpt2-xl", "batch": 256, "micro": 2, "strategy": "pp",
+        "groups": [
+            [128, [["dgx1-v100-1", list(range(8)), [0, 12]],
+                   ["dgx1-v100-0", list(range(8)), [13, 24]],
+                   ["dgx1-v100-2", [0, 1, 2, 3], [25, 31]],
+                   ["dgx1-v100-2", [4, 5, 6, 7], [32, 38]],
+                   ["dgx1-v100-3", list(range(8)), [39, 49]]]]],
+    },
 }
 
 
@@ -140,7 +186,7 @@ def dlplan(*args):
     if p.returncode != 0:
         sys.exit("%s: exit %d: %s" % (" ".join(args), p.returncode,
                                       p.stderr.strip()))
-    return json.loads(p.stdout)
+    return json.loads(p.stdout) if p.stdout else None
 
 
 def main():
@@ -157,9 +203,13 @@ def main():
     if "links" in c:
         with open(os.path.join(d, "links.csv"), "w") as f:
             f.write(c["links"])
-    model = os.path.join(SRC, "datasets/models/%s.csv" % c["model"])
+    if "gen" in c:
+        model = os.path.join(d, "model.csv")
+        dlplan("model", *c["gen"], "-o", model)
+    else:
+        model = os.path.join(SRC, "datasets/models/%s.csv" % c["model"])
     job = ["--global-batch", str(c["batch"]), "--micro-batch",
-           str(c["micro"])]
+           str(c["micro"]), "--strategy", c.get("strategy", "auto")]
     hand = {"schema": "dlplan.plan/1",
             "options": {"global_batch": c["batch"], "micro_batch": c["micro"]},
             "groups": [{"micro_batches": m,

@@ -17,3 +17,8 @@ check "two stages on one node merged, the node's units packed again" \
 check "slow nodes as a run of short stages inside every pipeline" \
     $CHK insert "$TMP"
 check "slow nodes as narrow units ahead of a pipeline" $CHK narrow "$TMP"
+check "TP degrees per GPU type in the structured search, A100 halves dealt" \
+    $CHK tp-per-type-dealt "$TMP"
+check "half nodes dealt to pipelines on philly-64" $CHK half-node-dealt "$TMP"
+check "whole and half nodes in one pipeline (--strategy pp)" $CHK \
+    half-node-pp "$TMP"

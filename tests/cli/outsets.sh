@@ -23,7 +23,7 @@ check "plan --launcher torchrun: a manifest lists the set" sh -c "
     grep -qx 'launch/worker.sh' '$TMP/r/.dlplan-files' &&
     grep -qx 'plan.json' '$TMP/r/.dlplan-files'"
 state "$TMP/r" >"$TMP/before"
-dlplan plan -c $C -m $M --global-batch 64 --micro-batch 2 --horizon 3 \
+dlplan plan -c $C -m $M --global-batch 96 --micro-batch 2 --horizon 3 \
     -o "$TMP/r" --launcher hostfile -- python3 train.py >/dev/null 2>&1
 _rc=$?
 state "$TMP/r" >"$TMP/after"
@@ -31,7 +31,7 @@ check "plan --launcher hostfile that cannot place the ranks: exit 3" \
     test "$_rc" -eq 3
 check "... and the directory is as it was (plan.json too)" \
     cmp "$TMP/before" "$TMP/after"
-dlplan plan -c $C -m $M --global-batch 64 --micro-batch 2 --horizon 3 \
+dlplan plan -c $C -m $M --global-batch 96 --micro-batch 2 --horizon 3 \
     -o "$TMP/new/sub" --launcher hostfile -- python3 train.py >/dev/null 2>&1
 check "... a directory it made is gone again" test ! -e "$TMP/new"
 
