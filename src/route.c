@@ -139,16 +139,24 @@ stub_lists(struct dl_router *r)
 	r->nsin_off[nv] = n;
 }
 
-size_t
-router_work(const struct dl_cluster *c, size_t *nodes, size_t *links)
+/* The nodes and the directed links that no stub ends. */
+static void
+core_counts(const struct dl_cluster *c, const unsigned char *stub,
+    size_t *nodes, size_t *links)
 {
-	unsigned char *stub = find_stubs(c);
-
 	*nodes = *links = 0;
 	for (size_t k = 0; k < c->nedges; k++)
 		*links += !stub[c->edges[k].src] && !stub[c->edges[k].dst];
 	for (size_t v = 0; v < c->nverts; v++)
 		*nodes += c->verts[v].node >= 0 && !stub[v];
+}
+
+size_t
+router_work(const struct dl_cluster *c, size_t *nodes, size_t *links)
+{
+	unsigned char *stub = find_stubs(c);
+
+	core_counts(c, stub, nodes, links);
 	free(stub);
 	return *nodes * *links;
 }
@@ -173,7 +181,7 @@ router_new(struct dl_router **rp, const struct dl_cluster *c,
 {
 	struct dl_router *r;
 	int K, horizon;
-	size_t ne = c->nedges, nv = c->nverts;
+	size_t ne = c->nedges, nv = c->nverts, nodes, links;
 	int rc;
 
 	*rp = NULL;
@@ -188,12 +196,6 @@ router_new(struct dl_router **rp, const struct dl_cluster *c,
 	r->c = c;
 	r->K = K;
 	r->fast_ok = 1;
-	{
-		size_t nodes, links;
-
-		router_work(c, &nodes, &links);
-		r->memo_on = links >= MEMO_LINKS;
-	}
 	r->steps = xcalloc((size_t)K, sizeof(size_t));
 	r->count = xcalloc((size_t)K * K, sizeof(long));
 	r->Q = xcalloc((size_t)K * K, sizeof(double));
@@ -232,6 +234,8 @@ router_new(struct dl_router **rp, const struct dl_cluster *c,
 	}
 
 	r->stub = find_stubs(c);
+	core_counts(c, r->stub, &nodes, &links);
+	r->memo_on = links >= MEMO_LINKS;
 	stub_lists(r);
 	alloc_scratch(r);
 	*rp = r;
