@@ -224,8 +224,9 @@ print_left_out(const struct dl_plan *p, const struct dl_cluster *c)
 	printf(", %ld GPU%s: ", gpus, gpus == 1 ? "" : "s");
 	if (p->left_out_t_s > 0)
 		printf("the plan with them as more pipelines takes %.6g s "
-		    "(%+.1f %%)\n", p->left_out_t_s, 100 * (p->left_out_t_s /
-		    p->est.iteration_s - 1));
+		    "(%+.1f %%)%s\n", p->left_out_t_s, 100 * (p->left_out_t_s /
+		    p->est.iteration_s - 1), p->left_out_busy > 0 ? "" :
+		    ", and its split gives those pipelines no micro-batches");
 	else
 		printf("they cannot form a pipeline that holds the model\n");
 }
@@ -281,6 +282,16 @@ print_summary(const struct dl_plan *p, const struct dl_cluster *c,
 		    "fill, transfers, sync); %.1f%% to T_lb\n", 100 * p->gap,
 		    p->bound_s, plan_bound_names[p->bound_method],
 		    100 * (1 - E->efficiency));
+	/*
+	 * Where the plan leaves GPUs out, the bound over all of them says
+	 * little about how well it uses its own: T_lb of those alone does.
+	 */
+	if (!st->exact && st->own_lb_s > 0 && plan_ranks(p) <
+	    cluster_gpus(c) && E->iteration_s > 0)
+		printf("          %.1f%% to %.6g s, T_lb of its own %ld GPUs; "
+		    "the other %ld are left out\n", 100 * (1 - st->own_lb_s /
+		    E->iteration_s), st->own_lb_s, plan_ranks(p),
+		    cluster_gpus(c) - plan_ranks(p));
 	print_left_out(p, c);
 	if (nw > 0)
 		printf("warnings  %zu implausible value%s in the inputs (see "

@@ -281,6 +281,23 @@ cost_lower_bound(const struct dl_costctx *x)
 	    cost_range_flops(x, 0, (int)x->m->nlayers - 1) / x->speed_total;
 }
 
+double
+cost_own_bound(const struct dl_costctx *x, const struct dl_plan *p)
+{
+	double sum = 0;
+
+	for (int g = 0; g < p->ngroups; g++)
+		for (int s = 0; s < p->groups[g].nstages; s++) {
+			const struct dl_stage *st = &p->groups[g].stages[s];
+
+			sum += st->ngpus * x->speed[st->node];
+		}
+	if (!(sum > 0))
+		return 0;
+	return (double)x->o->global_batch *
+	    cost_range_flops(x, 0, (int)x->m->nlayers - 1) / sum;
+}
+
 /* Append a flow to p->flows (capacity *cap). */
 static struct dl_flow *
 add_flow(struct dl_plan *p, size_t *cap, int phase, int a, int b, int dir,

@@ -83,6 +83,12 @@ double cost_stage_memory(const struct dl_costctx *x, int first, int last,
 double cost_gpu_capacity(const struct dl_costctx *x, int node);
 /* T_lb for the whole cluster. */
 double cost_lower_bound(const struct dl_costctx *x);
+/*
+ * T_lb over the GPUs plan p uses: global batch times the model's FLOPs
+ * over the sum of their speeds, a bound on every plan that uses no other
+ * GPU.  0 when p has no GPU.
+ */
+double cost_own_bound(const struct dl_costctx *x, const struct dl_plan *p);
 /* Sums over layers [first, last]: (fwd+bwd) FLOPs, parameters, kept
  * activation bytes and TP all-reduce bytes, per sample. */
 double cost_range_flops(const struct dl_costctx *x, int first, int last);

@@ -276,11 +276,13 @@ struct dl_plan {
 	 * The nodes of the cluster the plan leaves out (node indices in
 	 * nodes.csv order; NULL when none or not known) and T of the plan
 	 * with them added as more pipelines (search_left_out(); 0 when no
-	 * such plan fits in memory).
+	 * such plan fits in memory), and how many of those pipelines the
+	 * split of that plan gives micro-batches (not in plan.json).
 	 */
 	int *left_out;
 	size_t nleft_out;
 	double left_out_t_s;
+	int left_out_busy;
 };
 
 void plan_init(struct dl_plan *p);

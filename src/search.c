@@ -254,5 +254,6 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	best->gap = best->est.iteration_s > 0 ? (best->est.iteration_s -
 	    best->bound_s) / best->est.iteration_s : 0;
 	best->solve_s = st->time_s;
+	st->own_lb_s = cost_own_bound(x, best);
 	return DL_OK;
 }

@@ -67,6 +67,11 @@ struct search_stats {
 	long milps;		/* MILPs solved */
 	int exact;		/* the exhaustive mode ran to the end */
 	double time_s;
+	/*
+	 * T_lb of the GPUs the plan found uses (cost_own_bound()): no plan
+	 * on those GPUs alone is faster.  0 where not computed.
+	 */
+	double own_lb_s;
 };
 
 /*

@@ -62,6 +62,7 @@ search_left_out(const struct dl_costctx *x, const struct search_opts *so,
 	best->left_out = NULL;
 	best->nleft_out = 0;
 	best->left_out_t_s = 0;
+	best->left_out_busy = 0;
 	nlo = search_left_units(x, best, used, lo, 0);
 	for (size_t i = 0; i < c->nnodes; i++)
 		if (!used[i]) {
@@ -113,8 +114,12 @@ search_left_out(const struct dl_costctx *x, const struct search_opts *so,
 		plan_init(&with);
 		search_ctx_open(&C, &xl, x, so, &st, &with);
 		search_solve_shape(&C, &sh);
-		if (C.have_best && !C.failed)
+		if (C.have_best && !C.failed) {
 			best->left_out_t_s = with.est.iteration_s;
+			/* The split drops the groups it gives nothing. */
+			best->left_out_busy = with.ngroups > best->ngroups ?
+			    with.ngroups - best->ngroups : 0;
+		}
 		search_ctx_free(&C);
 		plan_free(&with);
 	}

@@ -314,11 +314,56 @@ check "left out: the percentage is T with them over T" sh -c "
 	'$TMP/lo64.out')
     echo \"\$t \$w\" | awk '{ d = 100 * (\$2 / \$1 - 1) - \$3;
 	exit !(d < 0.06 && d > -0.06) }'"
+# With GPUs left out, the gap line goes on with the distance to T_lb of
+# the plan's own GPUs: batch x FLOPs over the sum of their speeds,
+# tflops x mfu (0.4 without the column) x (1 - the load plan.json says).
+check "left out: the gap to T_lb of the plan's own GPUs" /usr/bin/python3 -c "
+import csv, json, re
+p = json.load(open('$TMP/lo64/plan.json'))
+rows = [r for r in csv.reader(l for l in open('$SRCDIR/datasets/clusters/two-dc/nodes.csv') if not l.startswith('#'))]
+nodes = {r[0]: dict(zip(rows[0], r)) for r in rows[1:]}
+model = [r for r in csv.DictReader(l for l in open('$SRCDIR/datasets/models/llama2-7b.csv') if not l.startswith('#'))]
+flops = sum(float(r['fwd_gflop']) + float(r.get('bwd_gflop') or 2 * float(r['fwd_gflop'])) for r in model) * 1e9
+speed = n = 0
+for g in p['groups']:
+    for st in g['stages']:
+        nd = nodes[st['node']]
+        u = min(max(p['forecast'][st['node']], 0), 0.95)
+        speed += len(st['gpus']) * float(nd['tflops']) * 1e12 * float(nd.get('mfu') or 0.4) * (1 - u)
+        n += len(st['gpus'])
+lb = 64 * flops / speed
+out = open('$TMP/lo64.out').read()
+t = float(re.search(r'^iteration ([0-9.]+) s', out, re.M).group(1))
+m = re.search(r'^gap .*\n          ([0-9.]+)% to ([0-9.e+]+) s, T_lb of its own ([0-9]+) GPUs; the other ([0-9]+) are left out$', out, re.M)
+assert m, out
+assert float(m.group(2)) == float('%.6g' % lb), (m.group(2), lb)
+assert abs(float(m.group(1)) - 100 * (1 - lb / t)) < 0.06, (m.group(1), lb, t)
+assert int(m.group(3)) == n and int(m.group(4)) == 48 - n, m.groups()
+"
 dlplan plan -c "$SRCDIR/datasets/clusters/single-node" \
     -m "$SRCDIR/datasets/models/gpt2-xl.csv" --global-batch 64 \
     >"$TMP/lo1.out" 2>&1
 check "every node used: no left-out line" sh -c \
     "! grep -q '^left out' '$TMP/lo1.out'"
+check "every node used: no line on the plan's own GPUs" sh -c \
+    "! grep -q 'T_lb of its own' '$TMP/lo1.out'"
+# On philly-64 x resnet50 at batch 64 the P100 nodes stay out, and the
+# plan that adds them as pipelines gives those pipelines nothing to do:
+# the line says so, with that plan's T as plan.json has it.
+dlplan plan -c "$SRCDIR/datasets/clusters/philly-64" \
+    -m "$SRCDIR/datasets/models/resnet50.csv" --global-batch 64 \
+    -o "$TMP/lo-idle" >"$TMP/lo-idle.out" 2>&1
+check "left out: pipelines the split leaves idle" /usr/bin/python3 -c "
+import json, re
+p = json.load(open('$TMP/lo-idle/plan.json'))
+out = open('$TMP/lo-idle.out').read()
+m = re.search(r'^left out  p100-0..p100-7, 32 GPUs: the plan with them as more pipelines takes ([0-9.e+-]+) s \(([-+][0-9.]+) %\), and its split gives those pipelines no micro-batches$', out, re.M)
+assert m, out
+assert float(m.group(1)) == float('%.6g' % p['left_out']['t_with_s'])
+assert '32 GPUs: the plan' in out and 'T_lb of its own 32 GPUs; the other 32' in out
+"
+check "left out: pipelines with micro-batches, no such clause" sh -c \
+    "! grep -q 'no micro-batches' '$TMP/lo64.out'"
 
 # The improvement phase: on two-dc x llama2-7b the structured search's
 # plan took 18.4163 s (dlplan before the phase); local moves split a
