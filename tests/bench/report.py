@@ -33,9 +33,35 @@ def load_raw(path):
                 order.append(key)
                 runs[key] = {"sites": int(p[3]), "types": int(p[4]),
                              "batch": int(p[5]), "runs": [],
-                             "json": p[10]}
+                             "json": p[10],
+                             "cluster": p[11] if len(p) > 11 else None}
             runs[key]["runs"].append((int(p[7]), float(p[8]), int(p[9])))
     return order, runs
+
+
+def own_bound(d, cluster):
+    """T_lb of the GPUs plan d uses: T_lb times the speed of every GPU of
+    the cluster over the speed of the plan's (tflops x mfu x (1 - load),
+    the load as plan.json's forecast has it, clamped to [0, 0.95])."""
+    path = os.path.join(cluster, "nodes.csv")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        rows = list(csv.DictReader(l for l in f if not l.startswith("#")))
+    fc = d.get("forecast", {})
+    mfu = d.get("options", {}).get("mfu", 0.4)
+
+    def speed(r):
+        u = min(max(fc.get(r["node"], 0.0), 0.0), 0.95)
+        return float(r["tflops"]) * float(r.get("mfu") or mfu) * (1 - u)
+
+    sp = {r["node"]: speed(r) for r in rows}
+    total = sum(int(r["gpus"]) * sp[r["node"]] for r in rows)
+    own = sum(len(st["gpus"]) * sp[st["node"]]
+              for g in d["groups"] for st in g["stages"])
+    if own <= 0:
+        return None
+    return d["estimate"]["lower_bound_s"] * total / own
 
 
 def summarise(key, r, limit):
@@ -68,6 +94,10 @@ def summarise(key, r, limit):
         # The search's bound (fill, transfers, sync; at least T_lb).
         s["bound_s"] = e.get("bound_s", e["lower_bound_s"])
         s["gap_bound"] = 1 - s["bound_s"] / e["iteration_s"]
+        if r.get("cluster"):
+            s["own_bound_s"] = own_bound(d, r["cluster"])
+            if s["own_bound_s"]:
+                s["gap_own"] = 1 - s["own_bound_s"] / e["iteration_s"]
         s["even_s"] = b.get("even_dp_s")
         s["proportional_s"] = b.get("proportional_dp_s")
         s["even_fits"] = b.get("even_dp_fits_memory")
@@ -246,9 +276,11 @@ def main():
             name = "plan %d layers, 64 GPUs" % s["layers"]
             conf = "llama h2048, batch %d" % s["batch"]
         if s["status"] == "ok" and "efficiency" in s:
-            res = ("eff %.1f%%  gap %.1f%%  x%.2f even%s  x%.2f prop%s  "
+            res = ("eff %.1f%%  gap %.1f%%%s  x%.2f even%s  x%.2f prop%s  "
                    "%d groups") % (
                 100 * s["efficiency"], 100 * s["gap_bound"],
+                " (own GPUs %.1f%%)" % (100 * s["gap_own"])
+                if "gap_own" in s and s["gpus_used"] < s["gpus"] else "",
                 s.get("speedup_even", 0),
                 "" if s.get("even_fits") else "*",
                 s.get("speedup_prop", 0),
@@ -338,6 +370,8 @@ def main():
     print("-" * len(line))
     for name, v in exps:
         print("%-*s  %s" % (wid[0], name, v))
+    print("gap: 1 - bound_s / T; own GPUs: 1 - T_lb of the GPUs the plan "
+          "uses / T, where it leaves some out.")
     print("* the baseline does not fit in memory (priced all the same). "
           "Times: wall clock of the whole run, plan with its default "
           "--jobs (%d online CPUs; one thread below 256 GPUs)."
@@ -347,7 +381,7 @@ def main():
     cols = ["kind", "gpus", "layers", "sites", "types", "batch", "runs",
             "status", "median_s", "min_s", "max_s", "rss_mb", "gpus_used",
             "groups", "iteration_s", "lower_bound_s", "efficiency",
-            "bound_s", "gap_bound",
+            "bound_s", "gap_bound", "own_bound_s", "gap_own",
             "even_s", "proportional_s", "speedup_even", "speedup_prop",
             "even_fits", "proportional_fits", "solver_s"]
     with open(os.path.join(a.out, "bench.csv"), "w", newline="") as f:

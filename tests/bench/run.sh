@@ -12,7 +12,9 @@
 #    GPUs) under "timeout BENCH_LIMIT" (default 300 s per run; a run that
 #    hits it ends the series: "not finished").  Reported: the median wall
 #    time, peak RSS (/usr/bin/time %M), and from "plan --format json" the
-#    efficiency T_lb/T, the gap to estimate.bound_s and the speed-up over the even and the
+#    efficiency T_lb/T, the gap to estimate.bound_s, the gap to T_lb of
+#    the GPUs the plan uses (from the cluster's nodes.csv and the loads in
+#    plan.json) and the speed-up over the even and the
 #    speed-proportional data-parallel baselines.
 #    The same scales again on clusters from gen-cluster2.py (several
 #    sites with their own GPU mix, WAN traffic history) with a global
@@ -75,7 +77,7 @@ shape() {
 
 # bench_plan KIND GPUS LAYERS CLUSTER MODEL NRUNS [BATCH]: time "dlplan
 # plan" (global batch BATCH, default 4 per GPU), one raw.tsv line per run:
-# kind gpus layers sites types batch run status wall_s rss_kb json
+# kind gpus layers sites types batch run status wall_s rss_kb json cluster
 bench_plan() {
 	_kind=$1 _g=$2 _l=$3 _c=$4 _m=$5 _n=$6 _batch=${7:-$((4 * $2))}
 	set -- $(shape "$_g")
@@ -101,10 +103,10 @@ bench_plan() {
 		_rss=$(tail -n 1 "$out/rss.txt" 2>/dev/null | tr -dc 0-9)
 		[ -n "$_rss" ] || _rss=0
 		[ "$_st" -eq 0 ] && cp "$out/plan.json" "$_json"
-		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 		    "$_kind" "$_g" "$_l" "$_sites" "$_types" "$_batch" "$_i" \
 		    "$_st" "$(awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%.4f", b - a }')" \
-		    "$_rss" "$_json" >>"$raw"
+		    "$_rss" "$_json" "$_c" >>"$raw"
 		log "$_kind $_g GPUs x $_l layers run $_i: status $_st," \
 		    "$(awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%.3f", b - a }') s"
 		# Not finished, infeasible or broken: more runs say nothing new.
