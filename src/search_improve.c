@@ -559,6 +559,22 @@ mv_round(struct ctx *C, struct mv *m, const struct unit *lo, size_t nlo,
 }
 
 /*
+ * The shapes a line may try: IMPROVE_SHAPES, and above IMPROVE_LAYERS
+ * layers that many times IMPROVE_LAYERS / L, since each shape's
+ * partition grows with the layers (at 200 layers the full budget took
+ * 81% of the planning time for a plan 0.18% faster).
+ */
+static long
+improve_budget(const struct dl_costctx *x)
+{
+	long L = (long)x->m->nlayers;
+
+	if (L <= IMPROVE_LAYERS)
+		return IMPROVE_SHAPES;
+	return IMPROVE_SHAPES * IMPROVE_LAYERS / L;
+}
+
+/*
  * One line of the improvement phase from best, the left-out nodes cut
  * into units of at most wmax GPUs (0: as wide as they go).
  */
@@ -572,7 +588,7 @@ improve_line(const struct dl_costctx *x, const struct search_opts *so,
 	char *used = xcalloc(x->c->nnodes + 1, 1);
 	struct unit *lo = xcalloc((size_t)cluster_gpus(x->c) + 1, sizeof(*lo));
 	size_t nlo = search_left_units(x, best, used, lo, wmax);
-	long left = IMPROVE_SHAPES;
+	long left = improve_budget(x);
 
 	search_ctx_open(&C, &xl, x, so, st, best);
 	C.have_best = 1;

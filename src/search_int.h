@@ -45,10 +45,12 @@
  * stages on the two halves of one wider unit, then any two of one degree
  * on one node (its units packed again).  The first move that makes T
  * strictly smaller is kept and the moves start again from the new plan,
- * until none helps or the budget is spent.  best is replaced only by a
- * faster plan.
+ * until none helps or the budget is spent (fewer shapes above
+ * IMPROVE_LAYERS layers).  best is replaced only by a faster plan.
  */
 #define IMPROVE_SHAPES 1000
+/* Above this many layers a line may try IMPROVE_SHAPES * this / layers. */
+#define IMPROVE_LAYERS 100
 #define IMPROVE_MAX_GPUS 512
 void search_improve(const struct dl_costctx *x, const struct search_opts *so,
     struct dl_plan *best, struct search_stats *st);
