@@ -877,6 +877,15 @@ pipe_times(const struct dl_costctx *x, struct dl_plan *p, const int *base)
 int
 cost_eval(const struct dl_costctx *x, struct dl_plan *p, struct dl_err *e)
 {
+	int over;
+
+	return cost_eval_below(x, p, 0, &over, e);
+}
+
+int
+cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
+    int *over, struct dl_err *e)
+{
 	struct dl_estimate *est = &p->est;
 	size_t cap = 0;
 	int *base = xcalloc(p->ngroups + 1, sizeof(int)), rc, mrc;
@@ -936,6 +945,14 @@ cost_eval(const struct dl_costctx *x, struct dl_plan *p, struct dl_err *e)
 			    gr->time_s - ct - cc : 0;
 			est->period_s = gr->period_s;
 		}
+	}
+
+	*over = 0;
+	if (rc == DL_OK && cut > 0 && est->pipeline_s > cut) {
+		*over = 1;
+		free(base);
+		free(acc);
+		return DL_OK;
 	}
 
 	/* Data-parallel sync, one ring per segment. */

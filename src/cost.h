@@ -139,6 +139,15 @@ void cost_sitebound_free(struct dl_sitebound *sb);
  */
 int cost_eval(const struct dl_costctx *x, struct dl_plan *p,
     struct dl_err *e);
+/*
+ * cost_eval() for a search that only wants plans faster than cut: when
+ * cut > 0 and the slowest group alone takes longer than cut (so T, which
+ * adds the sync, does too), it stops before the sync and the memory,
+ * sets *over and returns DL_OK, p->est then holding the pipeline's
+ * parts only.  Otherwise it is cost_eval() with *over = 0.
+ */
+int cost_eval_below(const struct dl_costctx *x, struct dl_plan *p,
+    double cut, int *over, struct dl_err *e);
 
 /*
  * The 1F1B inputs (pipesched.h) of every stage of plan p, evaluated by

@@ -297,11 +297,18 @@ search_consider(struct ctx *C)
 	struct ctx *R = C->pool ? C->pool->root : C;
 	struct dl_plan *p = &C->work;
 	struct dl_err e = { 0 };
-	double t;
-	int rc;
+	double t, cut = 0;
+	int rc, over;
 
 	C->st->evaluated++;
-	rc = cost_eval(C->x, p, &e);
+	/* A plan whose pipeline alone is slower than the best cannot win. */
+	pool_lock(C);
+	if (R->have_best)
+		cut = R->best_t;
+	pool_unlock(C);
+	rc = cost_eval_below(C->x, p, cut, &over, &e);
+	if (rc == DL_OK && over)
+		return;
 	t = p->est.iteration_s;
 	if (rc != DL_OK && rc != DL_EINFEAS) {
 		if (!C->failed)

@@ -393,6 +393,31 @@ hybrid(void)
 	plan_clear_results(&p);
 	is_int(cost_eval(&f.x, &q, &e), DL_OK, "hybrid: copy evaluates");
 	is_near(q.est.iteration_s, 2.5e-3, tol, "hybrid: copy T");
+
+	/*
+	 * With a cut: the slowest group takes 7e-4, so a cut of 6.9e-4
+	 * stops before the sync (no rings, no sync flows); above 7e-4,
+	 * and at 0 (no cut), the whole plan is priced.
+	 */
+	{
+		int over = -1;
+
+		is_int(cost_eval_below(&f.x, &q, 6.9e-4, &over, &e), DL_OK,
+		    "hybrid: below 6.9e-4 evaluates");
+		is_int(over, 1, "hybrid: pipeline over 6.9e-4");
+		is_near(q.est.pipeline_s, 7e-4, tol, "hybrid: cut pipeline");
+		is_int(q.nrings, 0, "hybrid: cut before the rings");
+		is_int((long)q.nflows, 4, "hybrid: cut, pipeline flows only");
+		is_int(cost_eval_below(&f.x, &q, 7.1e-4, &over, &e), DL_OK,
+		    "hybrid: below 7.1e-4 evaluates");
+		is_int(over, 0, "hybrid: pipeline not over 7.1e-4");
+		is_near(q.est.iteration_s, 2.5e-3, tol, "hybrid: T, cut 7.1e-4");
+		is_int(cost_eval_below(&f.x, &q, 0, &over, &e), DL_OK,
+		    "hybrid: no cut evaluates");
+		is_int(over, 0, "hybrid: no cut, not over");
+		is_near(q.est.iteration_s, 2.5e-3, tol, "hybrid: T, no cut");
+		is_int((long)q.nflows, 4 + 6, "hybrid: no cut, every flow");
+	}
 	plan_free(&q);
 	plan_free(&p);
 	fix_free(&f);
