@@ -116,9 +116,19 @@ search_left_out(const struct dl_costctx *x, const struct search_opts *so,
 		search_solve_shape(&C, &sh);
 		if (C.have_best && !C.failed) {
 			best->left_out_t_s = with.est.iteration_s;
-			/* The split drops the groups it gives nothing. */
-			best->left_out_busy = with.ngroups > best->ngroups ?
-			    with.ngroups - best->ngroups : 0;
+			/*
+			 * The split drops the groups it gives nothing: count
+			 * those kept that hold a left-out node.
+			 */
+			for (int g = 0; g < with.ngroups; g++) {
+				const struct dl_group *gr = &with.groups[g];
+				int s = 0;
+
+				while (s < gr->nstages &&
+				    used[gr->stages[s].node])
+					s++;
+				best->left_out_busy += s < gr->nstages;
+			}
 		}
 		search_ctx_free(&C);
 		plan_free(&with);
