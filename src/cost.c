@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "dheap.h"
 #include "pipesched.h"
 #include "ring.h"
 
@@ -513,7 +514,7 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 	return rc;
 }
 
-/* A binary min-heap of (key, vertex) with lazy deletion. */
+/* A min-heap of (key, vertex) that grows as it needs (dheap.h). */
 struct sheap {
 	double *key;
 	int *v;
@@ -523,46 +524,13 @@ struct sheap {
 static void
 sheap_push(struct sheap *h, size_t *n, double key, int v)
 {
-	size_t i = (*n)++, cap = h->cap;
+	if (*n + 1 > h->cap) {
+		size_t cap = h->cap;
 
-	if (*n > cap) {
-		h->key = xgrow(h->key, &cap, *n, sizeof(double));
-		h->v = xgrow(h->v, &h->cap, *n, sizeof(int));
+		h->key = xgrow(h->key, &cap, *n + 1, sizeof(double));
+		h->v = xgrow(h->v, &h->cap, *n + 1, sizeof(int));
 	}
-	for (; i > 0 && h->key[(i - 1) / 2] > key; i = (i - 1) / 2) {
-		h->key[i] = h->key[(i - 1) / 2];
-		h->v[i] = h->v[(i - 1) / 2];
-	}
-	h->key[i] = key;
-	h->v[i] = v;
-}
-
-static void
-sheap_pop(struct sheap *h, size_t *n, double *key, int *v)
-{
-	double k;
-	int x;
-	size_t i = 0;
-
-	*key = h->key[0];
-	*v = h->v[0];
-	k = h->key[--*n];
-	x = h->v[*n];
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= *n)
-			break;
-		if (c + 1 < *n && h->key[c + 1] < h->key[c])
-			c++;
-		if (h->key[c] >= k)
-			break;
-		h->key[i] = h->key[c];
-		h->v[i] = h->v[c];
-		i = c;
-	}
-	h->key[i] = k;
-	h->v[i] = x;
+	dheap_push(h->key, h->v, n, key, v);
 }
 
 /*
@@ -603,7 +571,7 @@ sites_init(struct dl_sitebound *sb, const struct dl_cluster *c)
 				double key;
 				int u;
 
-				sheap_pop(&h, &nh, &key, &u);
+				dheap_pop(h.key, h.v, &nh, &key, &u);
 				if (done[u])
 					continue;
 				done[u] = 1;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dheap.h"
 #include "mdp.h"
 #include "route_int.h"
 
@@ -30,53 +31,6 @@ router_hop_cost(const struct dl_router *r, int edge, int l, double bytes)
 		return r->lat[edge];
 	return r->lat[edge] +
 	    8 * bytes / (r->den[(size_t)edge * r->K + l] / r->ne[edge]);
-}
-
-/* A binary min-heap of (D, vertex) with lazy deletion. */
-static void
-heap_push(struct dl_router *r, size_t *n, double d, int v)
-{
-	size_t i = (*n)++;
-
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-
-		if (r->heapd[p] <= d)
-			break;
-		r->heapd[i] = r->heapd[p];
-		r->heapv[i] = r->heapv[p];
-		i = p;
-	}
-	r->heapd[i] = d;
-	r->heapv[i] = v;
-}
-
-static void
-heap_pop(struct dl_router *r, size_t *n, double *d, int *v)
-{
-	double ld;
-	int lv;
-	size_t i = 0;
-
-	*d = r->heapd[0];
-	*v = r->heapv[0];
-	ld = r->heapd[--*n];
-	lv = r->heapv[*n];
-	for (;;) {
-		size_t k = 2 * i + 1;
-
-		if (k >= *n)
-			break;
-		if (k + 1 < *n && r->heapd[k + 1] < r->heapd[k])
-			k++;
-		if (ld <= r->heapd[k])
-			break;
-		r->heapd[i] = r->heapd[k];
-		r->heapv[i] = r->heapv[k];
-		i = k;
-	}
-	r->heapd[i] = ld;
-	r->heapv[i] = lv;
 }
 
 /*
@@ -94,12 +48,12 @@ dijkstra(struct dl_router *r, int b)
 	for (size_t v = 0; v < c->nverts; v++)
 		r->dstar[v] = HUGE_VAL;
 	r->dstar[b] = 0;
-	heap_push(r, &n, 0, b);
+	dheap_push(r->heapd, r->heapv, &n, 0, b);
 	while (n > 0) {
 		double d;
 		int u;
 
-		heap_pop(r, &n, &d, &u);
+		dheap_pop(r->heapd, r->heapv, &n, &d, &u);
 		if (d > r->dstar[u])
 			continue;
 		for (size_t k = c->in_off[u]; k < c->in_off[u + 1]; k++) {
@@ -112,7 +66,7 @@ dijkstra(struct dl_router *r, int b)
 			nd = w + d;
 			if (nd < r->dstar[v]) {
 				r->dstar[v] = nd;
-				heap_push(r, &n, nd, v);
+				dheap_push(r->heapd, r->heapv, &n, nd, v);
 			}
 		}
 	}
@@ -438,12 +392,12 @@ solve_local(struct dl_router *r, int a, int b, double bytes, int stop,
 			r->dstar[v] = HUGE_VAL;
 	r->dstar[b] = 0;
 	r->touched[ntouch++] = b;
-	heap_push(r, &n, 0, b);
+	dheap_push(r->heapd, r->heapv, &n, 0, b);
 	while (n > 0) {
 		double d;
 		int u;
 
-		heap_pop(r, &n, &d, &u);
+		dheap_pop(r->heapd, r->heapv, &n, &d, &u);
 		if (d > r->dstar[u])
 			continue;
 		order[nset++] = u;
@@ -477,7 +431,7 @@ solve_local(struct dl_router *r, int a, int b, double bytes, int stop,
 				if (r->dstar[v] == HUGE_VAL)
 					r->touched[ntouch++] = v;
 				r->dstar[v] = nd;
-				heap_push(r, &n, nd, v);
+				dheap_push(r->heapd, r->heapv, &n, nd, v);
 			}
 		}
 	}
