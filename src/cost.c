@@ -275,11 +275,18 @@ cost_gpu_capacity(const struct dl_costctx *x, int node)
 	return x->c->nodes[node].mem_gb * 1e9 * (1 - x->o->mem_reserve);
 }
 
+/* The whole batch's FLOPs over a total speed: T_lb of those GPUs. */
+static double
+batch_over(const struct dl_costctx *x, double speed)
+{
+	return (double)x->o->global_batch *
+	    cost_range_flops(x, 0, (int)x->m->nlayers - 1) / speed;
+}
+
 double
 cost_lower_bound(const struct dl_costctx *x)
 {
-	return (double)x->o->global_batch *
-	    cost_range_flops(x, 0, (int)x->m->nlayers - 1) / x->speed_total;
+	return batch_over(x, x->speed_total);
 }
 
 double
@@ -293,10 +300,7 @@ cost_own_bound(const struct dl_costctx *x, const struct dl_plan *p)
 
 			sum += st->ngpus * x->speed[st->node];
 		}
-	if (!(sum > 0))
-		return 0;
-	return (double)x->o->global_batch *
-	    cost_range_flops(x, 0, (int)x->m->nlayers - 1) / sum;
+	return sum > 0 ? batch_over(x, sum) : 0;
 }
 
 /* Append a flow to p->flows (capacity *cap). */
