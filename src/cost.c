@@ -340,15 +340,59 @@ by_bytes(const void *a, const void *b)
 }
 
 /*
+ * What the sync phase knows of T before it ends, so that it can stop
+ * once the plan cannot beat cut (the best T so far; 0: none).  A ring's
+ * time R_q is 2 (G - 1) times its slowest hop, and a hop costs at least
+ * what it cost when priced alone (an idle network) or routed (the flows
+ * routed after it do not change its price); a unit's sync is the sum of
+ * the R_q of its segments, and T is the pipeline plus the largest.  So
+ * with ringmax[q] the slowest hop of ring q known so far, pipe plus the
+ * largest sum over a unit's rings of 2 (G - 1) ringmax[q] is a lower
+ * bound on T that only grows.
+ */
+struct sync_watch {
+	double cut, pipe, scale;	/* scale: 2 (G - 1) */
+	const struct dl_plan *p;
+	const int *base;
+	double *ringmax;	/* per ring */
+	double *lb;		/* per unit, flattened in plan order */
+	double top;		/* the largest lb */
+};
+
+/* Ring q has a hop of t: whether the plan can no longer beat the cut. */
+static int
+watch_hop(struct sync_watch *w, int q, double t)
+{
+	const struct dl_ring *r = &w->p->rings[q];
+	double d;
+
+	if (!(t > w->ringmax[q]))
+		return 0;
+	d = w->scale * (t - w->ringmax[q]);
+	w->ringmax[q] = t;
+	for (int i = 0; i < r->nmembers; i++) {
+		double *v = &w->lb[w->base[r->group[i]] + r->stage[i]];
+
+		*v += d;
+		if (*v > w->top)
+			w->top = *v;
+	}
+	/* Rounding must never make the bound pass the true value. */
+	return w->cut > 0 && w->pipe + w->top * (1 - 1e-9) > w->cut;
+}
+
+/*
  * Route the flows p->flows[from..to-1] (one phase) on an idle network:
  * intra-node flows are priced by intra_gbps, the others routed largest
  * first, each seeing the flows routed before it.  A flow of 0 bytes (a
  * boundary after a layer with act_mb 0, a segment without parameters)
- * moves nothing: it costs 0 and is not routed (its path is empty).
+ * moves nothing: it costs 0 and is not routed (its path is empty).  With
+ * a watch (the sync phase) *over is set, and the routing stops, once the
+ * watch says the plan cannot win.
  */
 static int
 route_phase(const struct dl_costctx *x, struct dl_plan *p, size_t from,
-    size_t to, struct dl_err *e)
+    size_t to, struct sync_watch *w, int *over, struct dl_err *e)
 {
 	int *idx = xcalloc(to - from + 1, sizeof(int));
 	size_t n = 0;
@@ -365,9 +409,17 @@ route_phase(const struct dl_costctx *x, struct dl_plan *p, size_t from,
 			f->npath = 1;
 			f->path = xcalloc(1, sizeof(int));
 			f->path[0] = f->src;
+			if (w != NULL && watch_hop(w, f->a, f->expected_s)) {
+				*over = 1;
+				break;
+			}
 			continue;
 		}
 		idx[n++] = (int)i;
+	}
+	if (w != NULL && *over) {
+		free(idx);
+		return DL_OK;
 	}
 	if (n > 0 && x->router == NULL) {
 		free(idx);
@@ -402,6 +454,10 @@ route_phase(const struct dl_costctx *x, struct dl_plan *p, size_t from,
 			    rt.nregimes * sizeof(double));
 		}
 		route_clear(&rt);
+		if (w != NULL && watch_hop(w, f->a, f->expected_s)) {
+			*over = 1;
+			break;
+		}
 	}
 	free(idx);
 	return rc;
@@ -431,32 +487,41 @@ ring_price(void *ctx, int a, int b, double bytes, double *t,
 /*
  * The sync phase: segments, rings and their flows, R_q, and T_sync.
  * acc[] (one slot per stage, flattened in plan order) receives the sync
- * time of every unit.
+ * time of every unit.  With cut > 0 (the best T so far) it stops, with
+ * *over set and acc[] incomplete, as soon as the watch (struct
+ * sync_watch) proves that the plan, whose pipeline takes pipe, cannot
+ * beat it.
  */
 static int
 eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
-    const int *base, double *acc, struct dl_err *e)
+    const int *base, double *acc, double cut, double pipe, int *over,
+    struct dl_err *e)
 {
 	int G = p->ngroups, L = (int)x->m->nlayers;
-	char *cut = xcalloc(L + 1, 1);
+	char *cutl = xcalloc(L + 1, 1);
 	int *holder = xcalloc(G, sizeof(int)), *order = xcalloc(G, sizeof(int));
 	int *node = xcalloc(G, sizeof(int));
 	int *pos = xcalloc(G, sizeof(int)), nseg = 0, rc = DL_OK;
 	size_t from = p->nflows;
+	struct sync_watch w = { cut, pipe, 2.0 * (G - 1), p, base, NULL,
+	    NULL, 0 };
 
 	/* Cut after the last layer of every stage but a group's last. */
 	for (int g = 0; g < G; g++)
 		for (int s = 0; s + 1 < p->groups[g].nstages; s++)
-			cut[p->groups[g].stages[s].last] = 1;
+			cutl[p->groups[g].stages[s].last] = 1;
 	for (int l = 0; l < L; l++)
-		nseg += cut[l] || l == L - 1;
+		nseg += cutl[l] || l == L - 1;
 	p->rings = xcalloc(nseg, sizeof(*p->rings));
 	p->nrings = nseg;
-	for (int q = 0, first = 0; q < nseg; q++) {
+	w.ringmax = xcalloc(nseg, sizeof(double));
+	w.lb = xcalloc((size_t)base[G] + 1, sizeof(double));
+	for (int q = 0, first = 0; q < nseg && !*over; q++) {
 		struct dl_ring *r = &p->rings[q];
 		int last = first;
+		double slowest = 0;
 
-		while (!cut[last] && last < L - 1)
+		while (!cutl[last] && last < L - 1)
 			last++;
 		r->first = first;
 		r->last = last;
@@ -478,12 +543,15 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 
 			for (int g = 0; g < G; g++)
 				node[g] = p->groups[g].stages[holder[g]].node;
-			rc = ring_order(&rs, order, e);
+			rc = ring_order(&rs, order, &slowest, e);
 		}
 		for (int i = 0; i < G; i++) {
 			r->group[i] = rc == DL_OK ? order[i] : i;
 			r->stage[i] = holder[r->group[i]];
 		}
+		/* Routed, no hop costs less than it did priced alone. */
+		if (rc == DL_OK && watch_hop(&w, q, slowest))
+			*over = 1;
 		for (int h = 0; h < G && rc == DL_OK; h++) {
 			int ga = r->group[h], gb = r->group[(h + 1) % G];
 
@@ -494,8 +562,8 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 		}
 		first = last + 1;
 	}
-	if (rc == DL_OK)
-		rc = route_phase(x, p, from, p->nflows, e);
+	if (rc == DL_OK && !*over)
+		rc = route_phase(x, p, from, p->nflows, &w, over, e);
 	for (size_t i = from; i < p->nflows && rc == DL_OK; i++) {
 		struct dl_flow *f = &p->flows[i];
 		struct dl_ring *r = &p->rings[f->a];
@@ -503,14 +571,16 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 		if (f->b == 0 || f->expected_s > r->time_s)
 			r->time_s = f->expected_s;
 	}
-	for (int q = 0; q < nseg && rc == DL_OK; q++) {
+	for (int q = 0; q < nseg && rc == DL_OK && !*over; q++) {
 		struct dl_ring *r = &p->rings[q];
 
 		r->time_s = 2 * (G - 1) * r->time_s;
 		for (int i = 0; i < G; i++)
 			acc[base[r->group[i]] + r->stage[i]] += r->time_s;
 	}
-	free(cut);
+	free(cutl);
+	free(w.ringmax);
+	free(w.lb);
 	free(holder);
 	free(order);
 	free(node);
@@ -886,7 +956,7 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 			add_flow(p, &cap, DL_PHASE_PIPE, g, s, 1, b, a, S);
 		}
 	}
-	rc = route_phase(x, p, 0, p->nflows, e);
+	rc = route_phase(x, p, 0, p->nflows, NULL, NULL, e);
 	for (size_t i = 0; i < p->nflows && rc == DL_OK; i++) {
 		struct dl_flow *f = &p->flows[i];
 
@@ -930,7 +1000,13 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 	/* Data-parallel sync, one ring per segment. */
 	est->sync_s = 0;
 	if (rc == DL_OK && p->ngroups > 1)
-		rc = eval_sync(x, p, &cap, base, acc, e);
+		rc = eval_sync(x, p, &cap, base, acc, cut, est->pipeline_s,
+		    over, e);
+	if (rc == DL_OK && *over) {
+		free(base);
+		free(acc);
+		return DL_OK;
+	}
 	for (int i = 0; i < base[p->ngroups] && rc == DL_OK; i++)
 		if (acc[i] > est->sync_s)
 			est->sync_s = acc[i];

@@ -557,7 +557,7 @@ front_scratch(struct part_front *F, int need)
 		F->arg = xcalloc(n, sizeof(int));
 		F->tmp = xcalloc((size_t)F->g.S, sizeof(int));
 		F->T.amin = xcalloc(n + 1, sizeof(int));
-		if (F->T.L <= TAB_TC_LAYERS)
+		if (F->T.L <= TAB_TC_LAYERS && 2 * F->T.nty <= F->g.S)
 			F->T.tc = xcalloc((size_t)F->T.nty * (size_t)F->T.L *
 			    (size_t)F->T.L, sizeof(double));
 	} else if (!need) {

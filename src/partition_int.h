@@ -35,7 +35,12 @@ struct tab {
 	 * 0 until known (a time of 0 is priced again, to the same 0).
 	 * Stages on nodes of the same speed and NVLink with the same TP
 	 * degree share a row of types (ty), so a group of one GPU type
-	 * prices each range once.  NULL above TAB_TC_LAYERS layers.
+	 * prices each range once.  NULL above TAB_TC_LAYERS layers, and
+	 * when fewer than two stages share a type on average: where every
+	 * node has its own forecast load, every stage is a type, and
+	 * clearing nty L^2 doubles for each scan cost more than pricing
+	 * the ranges again (4,096 GPUs of gen-cluster2.py planned about
+	 * 4 % faster without it).
 	 */
 	int *ty, nty;
 	double *tc;

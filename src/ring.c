@@ -372,14 +372,25 @@ cache_key(const struct ring_spec *rs, size_t *len)
 	return key;
 }
 
+/* What a cache keeps of a ring: its order and its slowest hop. */
+struct found {
+	double slowest;
+	int order[];
+};
+
 int
-ring_order(const struct ring_spec *rs, int *order, struct dl_err *e)
+ring_order(const struct ring_spec *rs, int *order, double *slowest,
+    struct dl_err *e)
 {
-	int n = rs->n, *hit = NULL;
+	int n = rs->n;
 	struct hops h;
+	struct found *hit = NULL, *f;
 	char *key = NULL;
 	size_t klen = 0;
+	double m = 0;
 
+	if (slowest != NULL)
+		*slowest = 0;
 	if (n > RING_PRICED_MAX) {
 		/*
 		 * Ordering needs every pair's hop cost, n^2 priced flows; a
@@ -398,7 +409,9 @@ ring_order(const struct ring_spec *rs, int *order, struct dl_err *e)
 		hit = kc_find(rs->cache, key, klen);
 	}
 	if (hit != NULL) {
-		memcpy(order, hit, (size_t)n * sizeof(int));
+		memcpy(order, hit->order, (size_t)n * sizeof(int));
+		if (slowest != NULL)
+			*slowest = hit->slowest;
 		free(key);
 		return DL_OK;
 	}
@@ -420,9 +433,17 @@ ring_order(const struct ring_spec *rs, int *order, struct dl_err *e)
 	for (int i = 0; i < h.nd * h.nd; i++)
 		h.cost[i] = -1;
 	ring_order_hops(n, NULL, hop, &h, order);
-	if (key != NULL && h.status == DL_OK && rs->cache->n < RING_CACHE_MAX)
-		kc_put(rs->cache, key, klen, xmemdup(order, (size_t)n,
-		    sizeof(int)));
+	/* Above 2 members every hop was priced: h answers. */
+	for (int k = 0; k < n && n > 2; k++)
+		m = fmax(m, hop(&h, order[k], order[(k + 1) % n]));
+	if (slowest != NULL && h.status == DL_OK)
+		*slowest = m;
+	if (key != NULL && h.status == DL_OK && rs->cache->n < RING_CACHE_MAX) {
+		f = xmalloc(sizeof(*f) + (size_t)n * sizeof(int));
+		f->slowest = m;
+		memcpy(f->order, order, (size_t)n * sizeof(int));
+		kc_put(rs->cache, key, klen, f);
+	}
 	free(key);
 	free(h.cost);
 	free(h.node);

@@ -37,13 +37,19 @@ struct ring_spec {
 	/*
 	 * Optional (NULL: none): orders already found, keyed by bytes and
 	 * the members' nodes, so one cache must serve one price function.
-	 * Values are int arrays the cache owns when its vfree is free.
+	 * The cache owns its values (plain blocks) when its vfree is free.
 	 */
 	struct kcache *cache;
 };
 
-/* Order the members of rs into order[] (n member indices, 0 first). */
-int ring_order(const struct ring_spec *rs, int *order, struct dl_err *e);
+/*
+ * Order the members of rs into order[] (n member indices, 0 first).  When
+ * slowest is not NULL it receives the slowest hop of that order as
+ * priced, or 0 when the order was made without prices (2 members or
+ * fewer, or above 64).
+ */
+int ring_order(const struct ring_spec *rs, int *order, double *slowest,
+    struct dl_err *e);
 
 /*
  * The search behind ring_order() on n members with hop costs hop_cost(i,

@@ -396,8 +396,14 @@ hybrid(void)
 
 	/*
 	 * With a cut: the slowest group takes 7e-4, so a cut of 6.9e-4
-	 * stops before the sync (no rings, no sync flows); above 7e-4,
-	 * and at 0 (no cut), the whole plan is priced.
+	 * stops before the sync (no rings, no sync flows).  Above it the
+	 * sync flows are priced in order (all inside node a, so in the
+	 * order listed, two hops a segment): segment 0's first makes a:0
+	 * and a:2 2e-4, segment 1's first a:1 4e-4 and a:2 6e-4, so T is
+	 * at least 7e-4 + 6e-4 = 1.3e-3 then, and a cut of 1.2e-3 stops
+	 * there (the hops after it still unpriced); 2.49e-3 stops once
+	 * every hop is priced, T being 2.5e-3.  At 2.51e-3, and at 0 (no
+	 * cut), the whole plan is priced.
 	 */
 	{
 		int over = -1;
@@ -408,10 +414,23 @@ hybrid(void)
 		is_near(q.est.pipeline_s, 7e-4, tol, "hybrid: cut pipeline");
 		is_int(q.nrings, 0, "hybrid: cut before the rings");
 		is_int((long)q.nflows, 4, "hybrid: cut, pipeline flows only");
-		is_int(cost_eval_below(&f.x, &q, 7.1e-4, &over, &e), DL_OK,
-		    "hybrid: below 7.1e-4 evaluates");
-		is_int(over, 0, "hybrid: pipeline not over 7.1e-4");
-		is_near(q.est.iteration_s, 2.5e-3, tol, "hybrid: T, cut 7.1e-4");
+		is_int(cost_eval_below(&f.x, &q, 1.2e-3, &over, &e), DL_OK,
+		    "hybrid: below 1.2e-3 evaluates");
+		is_int(over, 1, "hybrid: pipeline and two segments over 1.2e-3");
+		is_int((long)q.nflows, 4 + 6, "hybrid: cut 1.2e-3, sync flows listed");
+		if (q.nflows == 10) {
+			is_near(q.flows[6].expected_s, 2e-4, tol,
+			    "hybrid: cut 1.2e-3, segment 1's first hop priced");
+			is_near(q.flows[7].expected_s, 0, tol,
+			    "hybrid: cut 1.2e-3, stops after it");
+		}
+		is_int(cost_eval_below(&f.x, &q, 2.49e-3, &over, &e), DL_OK,
+		    "hybrid: below 2.49e-3 evaluates");
+		is_int(over, 1, "hybrid: whole sync over 2.49e-3");
+		is_int(cost_eval_below(&f.x, &q, 2.51e-3, &over, &e), DL_OK,
+		    "hybrid: below 2.51e-3 evaluates");
+		is_int(over, 0, "hybrid: not over 2.51e-3");
+		is_near(q.est.iteration_s, 2.5e-3, tol, "hybrid: T, cut 2.51e-3");
 		is_int(cost_eval_below(&f.x, &q, 0, &over, &e), DL_OK,
 		    "hybrid: no cut evaluates");
 		is_int(over, 0, "hybrid: no cut, not over");
@@ -583,6 +602,103 @@ prefix_precision(void)
 	fix_free(&f);
 }
 
+/*
+ * The cut against full evaluation on random plans over six nodes of one
+ * site with unequal NICs (rings of 3 to 5 members, so ordered by priced
+ * hops, and routed over shared links): a plan said to be over a cut is
+ * slower than it; one whose T is clearly above the cut is always said to
+ * be (once every hop is priced and routed the bound is T itself); and
+ * one that is not over is priced to the same T as without a cut.
+ */
+static void
+cut_random(void)
+{
+	static const char nodes[] = NODES_H
+	    "n0,s,1,A,100,80,800,100,0.5\n" "n1,s,1,A,50,80,800,50,0.5\n"
+	    "n2,s,1,A,100,80,800,25,0.5\n" "n3,s,1,A,100,80,800,100,0.5\n"
+	    "n4,s,1,A,50,80,800,40,0.5\n" "n5,s,1,A,100,80,800,80,0.5\n";
+	static const double frac[] = { 0.3, 0.7, 0.99, 1 - 1e-7, 1 + 1e-7,
+	    1.5 };
+	struct fix f;
+	struct dl_err e = { 0 };
+	unsigned long long rng = 88172645463325252ULL;
+	int sound = 1, sharp = 1, same = 1, multi = 0;
+
+	if (fix_load(&f, nodes, m4, 12, 1) != 0) {
+		ok(0, "cut random: setup");
+		return;
+	}
+	for (int t = 0; t < 60; t++) {
+		struct dl_plan p, q;
+		int perm[6], used = 0, G;
+		long left = 12;
+		double T;
+
+		for (int i = 0; i < 6; i++)
+			perm[i] = i;
+		for (int i = 5; i > 0; i--) {
+			int j, tmp;
+
+			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+			j = (int)(rng % (unsigned long long)(i + 1));
+			tmp = perm[i], perm[i] = perm[j], perm[j] = tmp;
+		}
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		G = 2 + (int)(rng % 4);
+		plan_init(&p);
+		p.opts = f.o;
+		for (int g = 0; g < G; g++) {
+			int S, cut;
+			long m;
+			struct dl_group *gr;
+
+			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+			S = 6 - used - (G - 1 - g) >= 2 && rng % 2 ? 2 : 1;
+			m = g == G - 1 ? left : 1 + (long)(rng % 3);
+			if (left - m < G - 1 - g)
+				m = left - (G - 1 - g);
+			left -= m;
+			gr = add_group(&p, m, S);
+			cut = (int)((rng >> 8) % 3);
+			if (S == 1) {
+				set_stage(gr, 0, perm[used++], 1, 0, 0, 3);
+			} else {
+				set_stage(gr, 0, perm[used++], 1, 0, 0, cut);
+				set_stage(gr, 1, perm[used++], 1, 0, cut + 1, 3);
+			}
+		}
+		multi += G > 2;
+		if (cost_eval(&f.x, &p, &e) != DL_OK) {
+			ok(0, "cut random: plan %d evaluates: %s", t, e.msg);
+			plan_free(&p);
+			continue;
+		}
+		T = p.est.iteration_s;
+		for (size_t k = 0; k < sizeof(frac) / sizeof(frac[0]); k++) {
+			double c = T * frac[k];
+			int over = -1;
+
+			plan_copy(&q, &p);
+			if (cost_eval_below(&f.x, &q, c, &over, &e) != DL_OK) {
+				sound = 0;
+			} else if (over) {
+				sound &= T > c;
+			} else {
+				sharp &= !(c < T * (1 - 1e-8));
+				same &= q.est.iteration_s == T;
+			}
+			plan_free(&q);
+		}
+		plan_free(&p);
+	}
+	ok(multi > 10, "cut random: rings of 3 members or more (%d plans)",
+	    multi);
+	ok(sound, "cut random: every plan said over is slower than the cut");
+	ok(sharp, "cut random: every plan clearly slower is said over");
+	ok(same, "cut random: a plan not over has the T of a full pricing");
+	fix_free(&f);
+}
+
 int
 main(void)
 {
@@ -599,6 +715,7 @@ main(void)
 	memory_infeasible();
 	baselines();
 	prefix_precision();
+	cut_random();
 	rm("nodes.csv");
 	rm("model.csv");
 	rmdir(dir);
