@@ -485,12 +485,54 @@ ring_price(void *ctx, int a, int b, double bytes, double *t,
 }
 
 /*
+ * A lower bound on the slowest hop of a ring of the n members on node[]
+ * with hops of bytes, from the site bounds alone: a ring whose members
+ * sit in two or more sites leaves each of those sites at least once, so
+ * for every such site it has a hop at least the site bound to the
+ * nearest other one.  0 inside one site.
+ */
+static double
+ring_site_bound(const struct dl_costctx *x, int n, const int *node,
+    double bytes, unsigned char *seen, int *sites)
+{
+	size_t ns = x->c->nsites;
+	int nsite = 0;
+	double lb = 0;
+
+	for (int i = 0; i < n; i++) {
+		int si = x->c->nodes[node[i]].site_idx;
+
+		if (!seen[si]) {
+			seen[si] = 1;
+			sites[nsite++] = si;
+		}
+	}
+	for (int i = 0; i < nsite; i++)
+		seen[sites[i]] = 0;
+	if (nsite < 2 || !(bytes > 0))
+		return 0;
+	cost_sitebound_init(x->sites, x->c);
+	for (int i = 0; i < nsite; i++) {
+		double h = HUGE_VAL;
+
+		for (int j = 0; j < nsite; j++)
+			if (j != i)
+				h = fmin(h, cost_site_hop(x->sites, ns,
+				    (size_t)sites[i], (size_t)sites[j], bytes));
+		if (h < HUGE_VAL)
+			lb = fmax(lb, h);
+	}
+	return lb;
+}
+
+/*
  * The sync phase: segments, rings and their flows, R_q, and T_sync.
  * acc[] (one slot per stage, flattened in plan order) receives the sync
  * time of every unit.  With cut > 0 (the best T so far) it stops, with
  * *over set and acc[] incomplete, as soon as the watch (struct
  * sync_watch) proves that the plan, whose pipeline takes pipe, cannot
- * beat it.
+ * beat it: first from every ring's site bound (with x->sites), then from
+ * each ring's priced order, then from each routed hop.
  */
 static int
 eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
@@ -499,12 +541,14 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 {
 	int G = p->ngroups, L = (int)x->m->nlayers;
 	char *cutl = xcalloc(L + 1, 1);
-	int *holder = xcalloc(G, sizeof(int)), *order = xcalloc(G, sizeof(int));
+	int *order = xcalloc(G, sizeof(int));
 	int *node = xcalloc(G, sizeof(int));
 	int *pos = xcalloc(G, sizeof(int)), nseg = 0, rc = DL_OK;
 	size_t from = p->nflows;
 	struct sync_watch w = { cut, pipe, 2.0 * (G - 1), p, base, NULL,
 	    NULL, 0 };
+	unsigned char *seen = NULL;
+	int *sites = NULL;
 
 	/* Cut after the last layer of every stage but a group's last. */
 	for (int g = 0; g < G; g++)
@@ -516,10 +560,14 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 	p->nrings = nseg;
 	w.ringmax = xcalloc(nseg, sizeof(double));
 	w.lb = xcalloc((size_t)base[G] + 1, sizeof(double));
-	for (int q = 0, first = 0; q < nseg && !*over; q++) {
+	if (cut > 0 && x->sites != NULL && x->c->nsites > 1) {
+		seen = xcalloc(x->c->nsites, 1);
+		sites = xcalloc(x->c->nsites, sizeof(int));
+	}
+	/* The segments and the stage of each group that holds each. */
+	for (int q = 0, first = 0; q < nseg; q++) {
 		struct dl_ring *r = &p->rings[q];
 		int last = first;
-		double slowest = 0;
 
 		while (!cutl[last] && last < L - 1)
 			last++;
@@ -533,11 +581,25 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 		for (int g = 0; g < G; g++) {
 			while (p->groups[g].stages[pos[g]].last < first)
 				pos[g]++;
-			holder[g] = pos[g];
+			r->group[g] = g;
+			r->stage[g] = pos[g];
+			node[g] = p->groups[g].stages[pos[g]].node;
 		}
-		if (rc == DL_OK && x->router)
+		if (seen != NULL && !*over && watch_hop(&w, q,
+		    ring_site_bound(x, G, node, r->hop_bytes, seen, sites)))
+			*over = 1;
+		first = last + 1;
+	}
+	/* Each ring's order, and its hops as flows. */
+	for (int q = 0; q < nseg && !*over && rc == DL_OK; q++) {
+		struct dl_ring *r = &p->rings[q];
+		int *holder = pos;
+		double slowest = 0;
+
+		memcpy(holder, r->stage, (size_t)G * sizeof(int));
+		if (x->router)
 			router_reset(x->router);
-		if (rc == DL_OK) {
+		{
 			struct ring_spec rs = { x->c, G, node, r->hop_bytes,
 			    ring_price, (void *)x, x->rings };
 
@@ -560,7 +622,6 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 			    p->groups[gb].stages[r->stage[(h + 1) % G]].node,
 			    r->hop_bytes);
 		}
-		first = last + 1;
 	}
 	if (rc == DL_OK && !*over)
 		rc = route_phase(x, p, from, p->nflows, &w, over, e);
@@ -581,7 +642,8 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 	free(cutl);
 	free(w.ringmax);
 	free(w.lb);
-	free(holder);
+	free(seen);
+	free(sites);
 	free(order);
 	free(node);
 	free(pos);

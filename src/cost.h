@@ -60,10 +60,17 @@ struct dl_costctx {
 	/*
 	 * Optional (NULL: none): ring orders already found, keyed by the hop
 	 * size and the members' nodes; the planner scores many plans whose
-	 * rings repeat (struct ring_spec, ring.h).  Its values are int
-	 * arrays; set vfree to free.
+	 * rings repeat (struct ring_spec, ring.h).  Its values are plain
+	 * blocks; set vfree to free.
 	 */
 	struct kcache *rings;
+	/*
+	 * Optional (NULL: none): the site bounds of cluster c (struct
+	 * dl_sitebound, filled on first use), with which a search that
+	 * cuts plans (cost_eval_below()) bounds each ring before it prices
+	 * any.
+	 */
+	struct dl_sitebound *sites;
 };
 
 /* uhat: per node forecast load (copied; clamped to [0, 0.95]); NULL = 0. */

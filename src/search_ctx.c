@@ -433,6 +433,7 @@ search_ctx_open(struct ctx *C, struct dl_costctx *xl,
 	*xl = *x;
 	search_ctx_init(C, xl, so, st);
 	xl->rings = &C->rings;
+	xl->sites = &C->sb;
 	C->best = best;
 }
 
@@ -555,6 +556,7 @@ search_pool_run(struct ctx *C, size_t njobs, int nt,
 			router_clone(&xc->router, C->x->router);
 		search_ctx_init(&W[i], xc, C->so, &ws[i]);
 		xc->rings = &W[i].rings;
+		xc->sites = &W[i].sb;
 		W[i].pool = &pl;
 		if (pthread_create(&tid[i], NULL, worker, &W[i]) != 0) {
 			/* Fewer threads: the jobs still all run. */

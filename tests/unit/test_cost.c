@@ -603,17 +603,23 @@ prefix_precision(void)
 }
 
 /*
- * The cut against full evaluation on random plans over six nodes of one
- * site with unequal NICs (rings of 3 to 5 members, so ordered by priced
- * hops, and routed over shared links): a plan said to be over a cut is
- * slower than it; one whose T is clearly above the cut is always said to
- * be (once every hop is priced and routed the bound is T itself); and
- * one that is not over is priced to the same T as without a cut.
+ * The cut against full evaluation on random plans over six nodes with
+ * unequal NICs (rings of 3 to 5 members, so ordered by priced hops, and
+ * routed over shared links), in one site (links) or in two joined by a
+ * slow link, with the site bounds the search gives: a plan said to be
+ * over a cut is slower than it; one whose T is clearly above the cut is
+ * always said to be (once every hop is priced and routed the bound is T
+ * itself); and one that is not over is priced to the same T as without
+ * a cut.
  */
 static void
-cut_random(void)
+cut_random(const char *name, const char *links)
 {
 	static const char nodes[] = NODES_H
+	    "n0,s,1,A,100,80,800,100,0.5\n" "n1,s,1,A,50,80,800,50,0.5\n"
+	    "n2,s,1,A,100,80,800,25,0.5\n" "n3,t,1,A,100,80,800,100,0.5\n"
+	    "n4,t,1,A,50,80,800,40,0.5\n" "n5,t,1,A,100,80,800,80,0.5\n";
+	static const char one_site[] = NODES_H
 	    "n0,s,1,A,100,80,800,100,0.5\n" "n1,s,1,A,50,80,800,50,0.5\n"
 	    "n2,s,1,A,100,80,800,25,0.5\n" "n3,s,1,A,100,80,800,100,0.5\n"
 	    "n4,s,1,A,50,80,800,40,0.5\n" "n5,s,1,A,100,80,800,80,0.5\n";
@@ -621,13 +627,21 @@ cut_random(void)
 	    1.5 };
 	struct fix f;
 	struct dl_err e = { 0 };
+	struct dl_sitebound sb = { NULL, NULL };
 	unsigned long long rng = 88172645463325252ULL;
-	int sound = 1, sharp = 1, same = 1, multi = 0;
+	int sound = 1, sharp = 1, same = 1, multi = 0, early = 0;
 
-	if (fix_load(&f, nodes, m4, 12, 1) != 0) {
-		ok(0, "cut random: setup");
+	if (links != NULL)
+		put("links.csv", links);
+	if (fix_load(&f, links != NULL ? nodes : one_site, m4, 12, 1) != 0) {
+		ok(0, "cut random %s: setup", name);
+		if (links != NULL)
+			rm("links.csv");
 		return;
 	}
+	if (links != NULL)
+		rm("links.csv");
+	f.x.sites = &sb;
 	for (int t = 0; t < 60; t++) {
 		struct dl_plan p, q;
 		int perm[6], used = 0, G;
@@ -669,7 +683,8 @@ cut_random(void)
 		}
 		multi += G > 2;
 		if (cost_eval(&f.x, &p, &e) != DL_OK) {
-			ok(0, "cut random: plan %d evaluates: %s", t, e.msg);
+			ok(0, "cut random %s: plan %d evaluates: %s", name, t,
+			    e.msg);
 			plan_free(&p);
 			continue;
 		}
@@ -683,6 +698,7 @@ cut_random(void)
 				sound = 0;
 			} else if (over) {
 				sound &= T > c;
+				early += q.nflows < p.nflows;
 			} else {
 				sharp &= !(c < T * (1 - 1e-8));
 				same &= q.est.iteration_s == T;
@@ -691,11 +707,17 @@ cut_random(void)
 		}
 		plan_free(&p);
 	}
-	ok(multi > 10, "cut random: rings of 3 members or more (%d plans)",
-	    multi);
-	ok(sound, "cut random: every plan said over is slower than the cut");
-	ok(sharp, "cut random: every plan clearly slower is said over");
-	ok(same, "cut random: a plan not over has the T of a full pricing");
+	ok(multi > 10, "cut random %s: rings of 3 members or more (%d plans)",
+	    name, multi);
+	ok(early > 10, "cut random %s: cut before every hop is listed (%d)",
+	    name, early);
+	ok(sound, "cut random %s: every plan said over is slower than the cut",
+	    name);
+	ok(sharp, "cut random %s: every plan clearly slower is said over",
+	    name);
+	ok(same, "cut random %s: a plan not over has the T of a full pricing",
+	    name);
+	cost_sitebound_free(&sb);
 	fix_free(&f);
 }
 
@@ -715,7 +737,11 @@ main(void)
 	memory_infeasible();
 	baselines();
 	prefix_precision();
-	cut_random();
+	cut_random("one site", NULL);
+	cut_random("two sites", "src,dst,gbps,latency_ms\n"
+	    "n0,sw-s,100,0.005\n" "n1,sw-s,50,0.005\n" "n2,sw-s,25,0.005\n"
+	    "n3,sw-t,100,0.005\n" "n4,sw-t,40,0.005\n" "n5,sw-t,80,0.005\n"
+	    "sw-s,sw-t,10,5\n");
 	rm("nodes.csv");
 	rm("model.csv");
 	rmdir(dir);
