@@ -484,6 +484,20 @@ ring_price(void *ctx, int a, int b, double bytes, double *t,
 	return router_price(x->router, a, b, bytes, t, e);
 }
 
+static _Thread_local const struct dl_ring *sort_rings;
+
+/* Rings by hop bytes, largest first, ties in segment order. */
+static int
+by_hop_bytes(const void *a, const void *b)
+{
+	int i = *(const int *)a, j = *(const int *)b;
+	double x = sort_rings[i].hop_bytes, y = sort_rings[j].hop_bytes;
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
 /*
  * A lower bound on the slowest hop of a ring of the n members on node[]
  * with hops of bytes, from the site bounds alone: a ring whose members
@@ -543,7 +557,7 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 	char *cutl = xcalloc(L + 1, 1);
 	int *order = xcalloc(G, sizeof(int));
 	int *node = xcalloc(G, sizeof(int));
-	int *pos = xcalloc(G, sizeof(int)), nseg = 0, rc = DL_OK;
+	int *pos = xcalloc(G, sizeof(int)), nseg = 0, rc = DL_OK, *qord;
 	size_t from = p->nflows;
 	struct sync_watch w = { cut, pipe, 2.0 * (G - 1), p, base, NULL,
 	    NULL, 0 };
@@ -558,6 +572,7 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 		nseg += cutl[l] || l == L - 1;
 	p->rings = xcalloc(nseg, sizeof(*p->rings));
 	p->nrings = nseg;
+	qord = xcalloc(nseg, sizeof(int));
 	w.ringmax = xcalloc(nseg, sizeof(double));
 	w.lb = xcalloc((size_t)base[G] + 1, sizeof(double));
 	if (cut > 0 && x->sites != NULL && x->c->nsites > 1) {
@@ -590,8 +605,18 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 			*over = 1;
 		first = last + 1;
 	}
-	/* Each ring's order, and its hops as flows. */
-	for (int q = 0; q < nseg && !*over && rc == DL_OK; q++) {
+	/*
+	 * Each ring's order, the largest hops first (their slowest hops
+	 * tend to be the slowest, so that a plan over the cut stops after
+	 * fewer rings), and then every ring's hops as flows, in segment
+	 * order (route_phase() breaks ties in bytes by that order).
+	 */
+	for (int q = 0; q < nseg; q++)
+		qord[q] = q;
+	sort_rings = p->rings;
+	qsort(qord, (size_t)nseg, sizeof(int), by_hop_bytes);
+	for (int k = 0; k < nseg && !*over && rc == DL_OK; k++) {
+		int q = qord[k];
 		struct dl_ring *r = &p->rings[q];
 		int *holder = pos;
 		double slowest = 0;
@@ -614,7 +639,11 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 		/* Routed, no hop costs less than it did priced alone. */
 		if (rc == DL_OK && watch_hop(&w, q, slowest))
 			*over = 1;
-		for (int h = 0; h < G && rc == DL_OK; h++) {
+	}
+	for (int q = 0; q < nseg && !*over && rc == DL_OK; q++) {
+		struct dl_ring *r = &p->rings[q];
+
+		for (int h = 0; h < G; h++) {
 			int ga = r->group[h], gb = r->group[(h + 1) % G];
 
 			add_flow(p, cap, DL_PHASE_SYNC, q, h, 0,
@@ -644,6 +673,7 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 	free(w.lb);
 	free(seen);
 	free(sites);
+	free(qord);
 	free(order);
 	free(node);
 	free(pos);
@@ -978,6 +1008,31 @@ pipe_times(const struct dl_costctx *x, struct dl_plan *p, const int *base)
 	free(v);
 }
 
+/*
+ * The largest of the groups' lower bounds on their makespans
+ * (pipe_lower()), each from the same inputs pipe_times() uses.
+ */
+static double
+pipe_bound(const struct dl_costctx *x, const struct dl_plan *p,
+    const int *base)
+{
+	int n = base[p->ngroups];
+	double *v = xcalloc(4 * (size_t)n + 1, sizeof(double));
+	double *f = v, *b = v + n, *xf = v + 2 * n, *xb = v + 3 * n, lb = 0;
+
+	cost_pipe_inputs(x, p, base, f, b, xf, xb);
+	for (int g = 0; g < p->ngroups; g++) {
+		const struct dl_group *gr = &p->groups[g];
+		int o = base[g];
+
+		lb = fmax(lb, pipe_lower(gr->nstages, gr->micro_batches,
+		    f + o, b + o, xf + o, xb + o));
+	}
+	free(v);
+	/* Rounding must never make the bound pass the makespan. */
+	return lb * (1 - 1e-9);
+}
+
 int
 cost_eval(const struct dl_costctx *x, struct dl_plan *p, struct dl_err *e)
 {
@@ -1026,6 +1081,27 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 	}
 
 	/*
+	 * With a cut, the sync goes first, against the pipelines' lower
+	 * bounds (pipe_lower(), O(S) a group where its makespan is
+	 * O(S m)): most plans a search scores stop there.
+	 */
+	*over = 0;
+	est->sync_s = 0;
+	if (rc == DL_OK && cut > 0) {
+		double pl = pipe_bound(x, p, base);
+
+		if (pl > cut)
+			*over = 1;
+		else if (p->ngroups > 1)
+			rc = eval_sync(x, p, &cap, base, acc, cut, pl, over, e);
+		if (rc == DL_OK && *over) {
+			free(base);
+			free(acc);
+			return DL_OK;
+		}
+	}
+
+	/*
 	 * T_g: the makespan of group g's 1F1B schedule with the transfers
 	 * on the receiving lane (pipesched.h).
 	 */
@@ -1051,7 +1127,6 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 		}
 	}
 
-	*over = 0;
 	if (rc == DL_OK && cut > 0 && est->pipeline_s > cut) {
 		*over = 1;
 		free(base);
@@ -1059,16 +1134,9 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 		return DL_OK;
 	}
 
-	/* Data-parallel sync, one ring per segment. */
-	est->sync_s = 0;
-	if (rc == DL_OK && p->ngroups > 1)
-		rc = eval_sync(x, p, &cap, base, acc, cut, est->pipeline_s,
-		    over, e);
-	if (rc == DL_OK && *over) {
-		free(base);
-		free(acc);
-		return DL_OK;
-	}
+	/* Data-parallel sync, one ring per segment (unless priced above). */
+	if (rc == DL_OK && cut <= 0 && p->ngroups > 1)
+		rc = eval_sync(x, p, &cap, base, acc, 0, 0, over, e);
 	for (int i = 0; i < base[p->ngroups] && rc == DL_OK; i++)
 		if (acc[i] > est->sync_s)
 			est->sync_s = acc[i];

@@ -148,13 +148,12 @@ int cost_eval(const struct dl_costctx *x, struct dl_plan *p,
     struct dl_err *e);
 /*
  * cost_eval() for a search that only wants plans faster than cut: when
- * cut > 0 and the slowest group alone takes longer than cut (so T, which
- * adds the sync, does too), or the sync rings priced or routed so far
- * already make T longer (a ring's slowest hop only grows as the rest are
- * priced and routed), it stops there, before the memory, sets *over and
- * returns DL_OK, p->est then holding the pipeline's parts only and the
- * rings and flows incomplete.  Otherwise it is cost_eval() with
- * *over = 0.
+ * cut > 0 and a group alone takes longer than cut (so T, which adds the
+ * sync, does too), or its lower bound and the sync rings priced or
+ * routed so far already make T longer (a ring's slowest hop only grows
+ * as the rest are priced and routed), it stops there, before the
+ * memory, sets *over and returns DL_OK, p->est, the rings and the flows
+ * then incomplete.  Otherwise it is cost_eval() with *over = 0.
  */
 int cost_eval_below(const struct dl_costctx *x, struct dl_plan *p,
     double cut, int *over, struct dl_err *e);
