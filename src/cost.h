@@ -8,6 +8,7 @@
 #define DL_COST_H
 
 #include "cluster.h"
+#include "cost_sites.h"
 #include "kc.h"
 #include "model.h"
 #include "plan.h"
@@ -119,24 +120,10 @@ double cost_boundary_dirs(const struct dl_costctx *x, int u, int v,
 /*
  * A lower bound on T_sync of plan p that routes nothing: a ring whose
  * members sit in two or more sites has a hop from one of them to another,
- * and any transfer of S bytes from site A to site B takes at least the
- * least latency plus 8 S over the widest bottleneck of any A-B path.
- * sb caches those per site pair: zero it before the first call, free it
- * with cost_sitebound_free().
+ * which takes at least the site bound of that pair (cost_sites.h).
  */
-struct dl_sitebound {
-	double *lat;		/* nsites x nsites, seconds */
-	double *bw;		/* nsites x nsites, Gbps (0: no path) */
-};
 double cost_sync_bound(const struct dl_costctx *x, struct dl_sitebound *sb,
     const struct dl_plan *p);
-/* That least time for bytes from site a to site b of the ns sites of an
- * initialised sb (HUGE_VAL when no path joins them). */
-double cost_site_hop(const struct dl_sitebound *sb, size_t ns, size_t a,
-    size_t b, double bytes);
-/* Fill sb for cluster c (once; later calls do nothing). */
-void cost_sitebound_init(struct dl_sitebound *sb, const struct dl_cluster *c);
-void cost_sitebound_free(struct dl_sitebound *sb);
 
 /*
  * Evaluate a whole plan: fills stage times, group times, rings (ordered),

@@ -1,16 +1,17 @@
 /*
- * cost_sites.c - the site bounds of the cost model (cost.h): for every
- * pair of sites, the least latency and the widest bottleneck of any path
- * between them.  Split from cost.c, on its floor, when cost.c reached
- * the cap; cost.c uses it, never the other way round.
+ * cost_sites.c - the site bounds of the cost model (cost_sites.h): for
+ * every pair of sites, the least latency and the widest bottleneck of any
+ * path between them.  Split from cost.c, on its floor, when cost.c
+ * reached the cap; cost.c uses it, never the other way round.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <math.h>
 #include <stdlib.h>
 
-#include "cost.h"
+#include "cost_sites.h"
 #include "dheap.h"
+#include "util.h"
 
 /* A min-heap of (key, vertex) that grows as it needs (dheap.h). */
 struct sheap {
