@@ -261,9 +261,17 @@ af_lock_dir(const char *dir, struct dl_err *e)
 	if (af_lockfile != NULL)
 		return DL_OK;
 	sb_addf(&sb, "%s/" AF_LOCK_NAME, dir);
+	/*
+	 * A signal delivered as open() returns would find af_lockfile not
+	 * yet set, and the lock would outlive the run: held until the name
+	 * is recorded, it is delivered then and af_cleanup_all() removes
+	 * the lock.
+	 */
+	af_hold_signals(1);
 	if ((fd = open(sb.buf, O_WRONLY | O_CREAT | O_EXCL, 0644)) < 0) {
 		int err = errno;
 
+		af_hold_signals(0);
 		if (err == EEXIST)
 			dl_seterr(e, DL_ESYS, sb.buf, 0, 0, "another dlplan is "
 			    "writing to '%s' (if none is, remove this lock "
@@ -277,17 +285,21 @@ af_lock_dir(const char *dir, struct dl_err *e)
 	/* Empty: the lock must not take the room the output needs. */
 	close(fd);
 	af_lockfile = sb_detach(&sb);
+	af_hold_signals(0);
 	return DL_OK;
 }
 
 void
 af_unlock_dir(void)
 {
+	/* A signal's cleanup must not read the name once it is freed. */
+	af_hold_signals(1);
 	if (af_lockfile != NULL) {
 		unlink(af_lockfile);
 		free(af_lockfile);
 		af_lockfile = NULL;
 	}
+	af_hold_signals(0);
 }
 
 int
