@@ -606,12 +606,12 @@ prefix_precision(void)
 /*
  * The cut against full evaluation on random plans over six nodes with
  * unequal NICs (rings of 3 to 5 members, so ordered by priced hops, and
- * routed over shared links), in one site (links) or in two joined by a
- * slow link, with the site bounds the search gives: a plan said to be
- * over a cut is slower than it; one whose T is clearly above the cut is
- * always said to be (once every hop is priced and routed the bound is T
- * itself); and one that is not over is priced to the same T as without
- * a cut.
+ * routed over shared links), in one site (its implicit switch) or in two
+ * joined by a slow link, with the site bounds the search gives: a plan
+ * said to be over a cut is slower than it; one whose T is clearly above
+ * the cut is always said to be (once every hop is priced and routed the
+ * bound is T itself); and one that is not over is priced to the same T
+ * as without a cut.
  */
 static void
 cut_random(const char *name, const char *links)
