@@ -323,19 +323,39 @@ add_flow(struct dl_plan *p, size_t *cap, int phase, int a, int b, int dir,
 	return f;
 }
 
-/* Order of routing: largest flow first, ties in plan order. */
-/* qsort() has no context argument: the keys, one set per thread. */
-static _Thread_local const struct dl_flow *sort_base;
+/*
+ * qsort() has no context argument: the keys of sort_desc(), one set per
+ * thread, the double at sort_key + i sort_stride for index i.
+ */
+static _Thread_local const char *sort_key;
+static _Thread_local size_t sort_stride;
 
 static int
-by_bytes(const void *a, const void *b)
+by_key_desc(const void *a, const void *b)
 {
 	int i = *(const int *)a, j = *(const int *)b;
-	double x = sort_base[i].bytes, y = sort_base[j].bytes;
+	double x, y;
 
+	memcpy(&x, sort_key + (size_t)i * sort_stride, sizeof(x));
+	memcpy(&y, sort_key + (size_t)j * sort_stride, sizeof(y));
 	if (x != y)
 		return x > y ? -1 : 1;
 	return (i > j) - (i < j);
+}
+
+/*
+ * Sort the n indices idx[] by a double key, largest first, ties by index:
+ * the key of index i is the double at key0 + i stride (key0 the key of
+ * index 0, so a member of an array of structs).
+ */
+static void
+sort_desc(int *idx, size_t n, const void *key0, size_t stride)
+{
+	if (n == 0)
+		return;
+	sort_key = key0;
+	sort_stride = stride;
+	qsort(idx, n, sizeof(int), by_key_desc);
 }
 
 /*
@@ -425,8 +445,9 @@ route_phase(const struct dl_costctx *x, struct dl_plan *p, size_t from,
 		return dl_seterr(e, DL_ESYS, NULL, 0, 0, "plan has transfers "
 		    "between nodes but no router was set up");
 	}
-	sort_base = p->flows;
-	qsort(idx, n, sizeof(int), by_bytes);
+	/* Largest flow first, ties in plan order. */
+	if (n > 0)
+		sort_desc(idx, n, &p->flows[0].bytes, sizeof(*p->flows));
 	if (n > 0)
 		router_reset(x->router);
 	for (size_t k = 0; k < n && rc == DL_OK; k++) {
@@ -483,20 +504,6 @@ ring_price(void *ctx, int a, int b, double bytes, double *t,
 	return router_price(x->router, a, b, bytes, t, e);
 }
 
-static _Thread_local const struct dl_ring *sort_rings;
-
-/* Rings by hop bytes, largest first, ties in segment order. */
-static int
-by_hop_bytes(const void *a, const void *b)
-{
-	int i = *(const int *)a, j = *(const int *)b;
-	double x = sort_rings[i].hop_bytes, y = sort_rings[j].hop_bytes;
-
-	if (x != y)
-		return x > y ? -1 : 1;
-	return (i > j) - (i < j);
-}
-
 /*
  * A lower bound on the slowest hop of a ring of the n members on node[]
  * with hops of bytes, from the site bounds alone: a ring whose members
@@ -505,8 +512,8 @@ by_hop_bytes(const void *a, const void *b)
  * nearest other one.  0 inside one site.
  */
 static double
-ring_site_bound(const struct dl_costctx *x, int n, const int *node,
-    double bytes, unsigned char *seen, int *sites)
+ring_site_bound(const struct dl_costctx *x, struct dl_sitebound *sb, int n,
+    const int *node, double bytes, unsigned char *seen, int *sites)
 {
 	size_t ns = x->c->nsites;
 	int nsite = 0;
@@ -524,13 +531,13 @@ ring_site_bound(const struct dl_costctx *x, int n, const int *node,
 		seen[sites[i]] = 0;
 	if (nsite < 2 || !(bytes > 0))
 		return 0;
-	cost_sitebound_init(x->sites, x->c);
+	cost_sitebound_init(sb, x->c);
 	for (int i = 0; i < nsite; i++) {
 		double h = HUGE_VAL;
 
 		for (int j = 0; j < nsite; j++)
 			if (j != i)
-				h = fmin(h, cost_site_hop(x->sites, ns,
+				h = fmin(h, cost_site_hop(sb, ns,
 				    (size_t)sites[i], (size_t)sites[j], bytes));
 		if (h < HUGE_VAL)
 			lb = fmax(lb, h);
@@ -600,7 +607,8 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 			node[g] = p->groups[g].stages[pos[g]].node;
 		}
 		if (seen != NULL && !*over && watch_hop(&w, q,
-		    ring_site_bound(x, G, node, r->hop_bytes, seen, sites)))
+		    ring_site_bound(x, x->sites, G, node, r->hop_bytes, seen,
+		    sites)))
 			*over = 1;
 		first = last + 1;
 	}
@@ -612,28 +620,25 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 	 */
 	for (int q = 0; q < nseg; q++)
 		qord[q] = q;
-	sort_rings = p->rings;
-	qsort(qord, (size_t)nseg, sizeof(int), by_hop_bytes);
+	sort_desc(qord, (size_t)nseg, &p->rings[0].hop_bytes,
+	    sizeof(*p->rings));
 	for (int k = 0; k < nseg && !*over && rc == DL_OK; k++) {
 		int q = qord[k];
 		struct dl_ring *r = &p->rings[q];
-		int *holder = pos;
+		struct ring_spec rs = { x->c, G, node, r->hop_bytes,
+		    ring_price, (void *)x, x->rings };
 		double slowest = 0;
 
-		memcpy(holder, r->stage, (size_t)G * sizeof(int));
+		/* Until it is ordered, r->stage[g] is group g's holder. */
+		memcpy(pos, r->stage, (size_t)G * sizeof(int));
+		for (int g = 0; g < G; g++)
+			node[g] = p->groups[g].stages[pos[g]].node;
 		if (x->router)
 			router_reset(x->router);
-		{
-			struct ring_spec rs = { x->c, G, node, r->hop_bytes,
-			    ring_price, (void *)x, x->rings };
-
-			for (int g = 0; g < G; g++)
-				node[g] = p->groups[g].stages[holder[g]].node;
-			rc = ring_order(&rs, order, &slowest, e);
-		}
+		rc = ring_order(&rs, order, &slowest, e);
 		for (int i = 0; i < G; i++) {
 			r->group[i] = rc == DL_OK ? order[i] : i;
-			r->stage[i] = holder[r->group[i]];
+			r->stage[i] = pos[r->group[i]];
 		}
 		/* Routed, no hop costs less than it did priced alone. */
 		if (rc == DL_OK && watch_hop(&w, q, slowest))
@@ -680,9 +685,9 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 }
 
 /*
- * A lower bound on T_sync of plan p (cost model): a ring whose members sit
- * in two or more sites has a hop from one of them to another, which takes
- * at least the site bound of that pair; other hops are bounded by 0.
+ * A lower bound on T_sync of plan p (cost model): every segment's ring at
+ * its site bound (ring_site_bound()), summed per unit as T_sync sums
+ * R_q; rings inside one site are bounded by 0.
  */
 double
 cost_sync_bound(const struct dl_costctx *x, struct dl_sitebound *sb,
@@ -690,15 +695,15 @@ cost_sync_bound(const struct dl_costctx *x, struct dl_sitebound *sb,
 {
 	size_t ns = x->c->nsites;
 	int G = p->ngroups, L = (int)x->m->nlayers, nst = 0;
-	int *pos, *base, *sites, nsite;
+	int *pos, *base, *sites, *node;
 	unsigned char *seen;
 	double *acc, worst = 0;
 
 	if (G < 2 || ns < 2)
 		return 0;
-	cost_sitebound_init(sb, x->c);
 	pos = xcalloc((size_t)G, sizeof(int));
 	base = xcalloc((size_t)G, sizeof(int));
+	node = xcalloc((size_t)G, sizeof(int));
 	for (int g = 0; g < G; g++) {
 		base[g] = nst;
 		nst += p->groups[g].nstages;
@@ -708,7 +713,7 @@ cost_sync_bound(const struct dl_costctx *x, struct dl_sitebound *sb,
 	seen = xcalloc(ns, 1);
 	for (int first = 0; first < L;) {
 		int last = L - 1;
-		double hb = HUGE_VAL, bytes;
+		double hb, bytes;
 
 		/* The segment ends at the first stage end at or after first. */
 		for (int g = 0; g < G; g++) {
@@ -719,36 +724,20 @@ cost_sync_bound(const struct dl_costctx *x, struct dl_sitebound *sb,
 			if (pos[g] + 1 < gr->nstages &&
 			    gr->stages[pos[g]].last < last)
 				last = gr->stages[pos[g]].last;
+			node[g] = gr->stages[pos[g]].node;
 		}
 		bytes = cost_range_params(x, first, last) *
 		    x->o->grad_bytes / G;
-		nsite = 0;
-		for (int g = 0; g < G; g++) {
-			int si = x->c->nodes[p->groups[g].stages[pos[g]].node]
-			    .site_idx;
-
-			if (!seen[si]) {
-				seen[si] = 1;
-				sites[nsite++] = si;
-			}
-		}
-		for (int i = 0; i < nsite; i++)
-			for (int j = 0; j < nsite; j++)
-				if (i != j)
-					hb = fmin(hb, cost_site_hop(sb, ns,
-					    (size_t)sites[i], (size_t)sites[j],
-					    bytes));
-		for (int i = 0; i < nsite; i++)
-			seen[sites[i]] = 0;
-		if (nsite >= 2 && hb < HUGE_VAL && bytes > 0)
-			for (int g = 0; g < G; g++)
-				acc[base[g] + pos[g]] += 2.0 * (G - 1) * hb;
+		hb = ring_site_bound(x, sb, G, node, bytes, seen, sites);
+		for (int g = 0; g < G && hb > 0; g++)
+			acc[base[g] + pos[g]] += 2.0 * (G - 1) * hb;
 		first = last + 1;
 	}
 	for (int i = 0; i < nst; i++)
 		worst = fmax(worst, acc[i]);
 	free(pos);
 	free(base);
+	free(node);
 	free(acc);
 	free(sites);
 	free(seen);
@@ -856,17 +845,16 @@ stage_compute_shares(const struct dl_costctx *x, const struct dl_stage *st)
 }
 
 /*
- * Every group's T_g and steady period from its stages' compute and its
- * routed pipeline flows.  base[g] is the index of g's first stage.
+ * Every group's T_g and steady period from its 1F1B inputs (in: f, b, xf
+ * and xb of cost_pipe_inputs(), n stages each).  base[g] is the index of
+ * g's first stage.
  */
 static void
-pipe_times(const struct dl_costctx *x, struct dl_plan *p, const int *base)
+pipe_times(struct dl_plan *p, const int *base, const double *in)
 {
 	int n = base[p->ngroups];
-	double *v = xcalloc(4 * (size_t)n + 1, sizeof(double));
-	double *f = v, *b = v + n, *xf = v + 2 * n, *xb = v + 3 * n;
+	const double *f = in, *b = in + n, *xf = in + 2 * n, *xb = in + 3 * n;
 
-	cost_pipe_inputs(x, p, base, f, b, xf, xb);
 	for (int g = 0; g < p->ngroups; g++) {
 		struct dl_group *gr = &p->groups[g];
 		int o = base[g];
@@ -876,22 +864,17 @@ pipe_times(const struct dl_costctx *x, struct dl_plan *p, const int *base)
 		gr->period_s = pipe_period(gr->nstages, f + o, b + o, xf + o,
 		    xb + o);
 	}
-	free(v);
 }
 
-/*
- * The largest of the groups' lower bounds on their makespans
- * (pipe_lower()), each from the same inputs pipe_times() uses.
- */
+/* The largest of the groups' lower bounds on their makespans
+ * (pipe_lower()), from the inputs pipe_times() takes. */
 static double
-pipe_bound(const struct dl_costctx *x, const struct dl_plan *p,
-    const int *base)
+pipe_bound(const struct dl_plan *p, const int *base, const double *in)
 {
 	int n = base[p->ngroups];
-	double *v = xcalloc(4 * (size_t)n + 1, sizeof(double));
-	double *f = v, *b = v + n, *xf = v + 2 * n, *xb = v + 3 * n, lb = 0;
+	const double *f = in, *b = in + n, *xf = in + 2 * n, *xb = in + 3 * n;
+	double lb = 0;
 
-	cost_pipe_inputs(x, p, base, f, b, xf, xb);
 	for (int g = 0; g < p->ngroups; g++) {
 		const struct dl_group *gr = &p->groups[g];
 		int o = base[g];
@@ -899,7 +882,6 @@ pipe_bound(const struct dl_costctx *x, const struct dl_plan *p,
 		lb = fmax(lb, pipe_lower(gr->nstages, gr->micro_batches,
 		    f + o, b + o, xf + o, xb + o));
 	}
-	free(v);
 	/* Rounding must never make the bound pass the makespan. */
 	return lb * (1 - 1e-9);
 }
@@ -918,13 +900,15 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 {
 	struct dl_estimate *est = &p->est;
 	size_t cap = 0;
-	int *base = xcalloc(p->ngroups + 1, sizeof(int)), rc, mrc;
-	double *acc, mu = (double)x->o->micro_batch;
+	int *base = xcalloc(p->ngroups + 1, sizeof(int)), rc, n;
+	double *acc, *in, mu = (double)x->o->micro_batch;
 
 	plan_clear_results(p);
 	for (int g = 0; g < p->ngroups; g++)
 		base[g + 1] = base[g] + p->groups[g].nstages;
-	acc = xcalloc(base[p->ngroups] + 1, sizeof(double));
+	n = base[p->ngroups];
+	acc = xcalloc(n + 1, sizeof(double));
+	in = xcalloc(4 * (size_t)n + 1, sizeof(double));
 
 	/* Stage compute, and the pipeline phase: S bytes each way. */
 	for (int g = 0; g < p->ngroups; g++) {
@@ -950,6 +934,9 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 
 		p->groups[f->a].stages[f->b].p2p_s += f->expected_s;
 	}
+	if (rc == DL_OK)
+		cost_pipe_inputs(x, p, base, in, in + n, in + 2 * n,
+		    in + 3 * n);
 
 	/*
 	 * With a cut, the sync goes first, against the pipelines' lower
@@ -959,17 +946,14 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 	*over = 0;
 	est->sync_s = 0;
 	if (rc == DL_OK && cut > 0) {
-		double pl = pipe_bound(x, p, base);
+		double pl = pipe_bound(p, base, in);
 
 		if (pl > cut)
 			*over = 1;
 		else if (p->ngroups > 1)
 			rc = eval_sync(x, p, &cap, base, acc, cut, pl, over, e);
-		if (rc == DL_OK && *over) {
-			free(base);
-			free(acc);
-			return DL_OK;
-		}
+		if (rc != DL_OK || *over)
+			goto out;
 	}
 
 	/*
@@ -978,7 +962,7 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 	 */
 	est->slowest_group = 0;
 	if (rc == DL_OK)
-		pipe_times(x, p, base);
+		pipe_times(p, base, in);
 	for (int g = 0; g < p->ngroups && rc == DL_OK; g++) {
 		struct dl_group *gr = &p->groups[g];
 		double ct = 0, cc = 0;
@@ -997,32 +981,30 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 			est->period_s = gr->period_s;
 		}
 	}
-
 	if (rc == DL_OK && cut > 0 && est->pipeline_s > cut) {
 		*over = 1;
-		free(base);
-		free(acc);
-		return DL_OK;
+		goto out;
 	}
 
 	/* Data-parallel sync, one ring per segment (unless priced above). */
 	if (rc == DL_OK && cut <= 0 && p->ngroups > 1)
 		rc = eval_sync(x, p, &cap, base, acc, 0, 0, over, e);
-	for (int i = 0; i < base[p->ngroups] && rc == DL_OK; i++)
+	for (int i = 0; i < n && rc == DL_OK; i++)
 		if (acc[i] > est->sync_s)
 			est->sync_s = acc[i];
-	free(base);
-	free(acc);
 	if (rc != DL_OK)
-		return rc;
-
+		goto out;
 	est->iteration_s = est->pipeline_s + est->sync_s;
 	est->lower_bound_s = cost_lower_bound(x);
 	est->efficiency = est->lower_bound_s / est->iteration_s;
 	est->throughput = (double)x->o->global_batch / est->iteration_s;
-	mrc = eval_memory(x, p, e);
-	est->feasible = mrc == DL_OK;
-	return mrc;
+	rc = eval_memory(x, p, e);
+	est->feasible = rc == DL_OK;
+out:
+	free(base);
+	free(acc);
+	free(in);
+	return rc;
 }
 
 /* The GPUs of p in rank order, each as its own replica (see cost.h). */

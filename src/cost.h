@@ -119,8 +119,8 @@ double cost_boundary_dirs(const struct dl_costctx *x, int u, int v,
     double bytes, double *fwd, double *bwd);
 /*
  * A lower bound on T_sync of plan p that routes nothing: a ring whose
- * members sit in two or more sites has a hop from one of them to another,
- * which takes at least the site bound of that pair (cost_sites.h).
+ * members sit in two or more sites leaves each of them at least once, by
+ * a hop at least the site bound (cost_sites.h) to the nearest other.
  */
 double cost_sync_bound(const struct dl_costctx *x, struct dl_sitebound *sb,
     const struct dl_plan *p);
