@@ -416,22 +416,16 @@ mv_inserts(struct ctx *C, struct mv *m, const struct unit *lo0, size_t nlo0,
 }
 
 /*
- * One round of moves in a fixed order; 1 as soon as one makes the best
- * plan faster (the caller reloads and starts again), 0 when none does or
- * the budget of shapes is spent.
+ * The moves of one round that use only the plan's own units: swaps,
+ * splits into halves, moves to another group.  lst and len are scratch
+ * for n units; 1 as soon as one makes the best plan faster.
  */
 static int
-mv_round(struct ctx *C, struct mv *m, const struct unit *lo, size_t nlo,
+mv_round_own(struct ctx *C, struct mv *m, int *lst, int *len, size_t n,
     long *left)
 {
-	size_t n = 0;
-	int G = m->G, *lst, *len, hit = 0, wmax = 0;
+	int G = m->G, hit = mv_swaps(C, m, lst, len, n, left);
 
-	for (int g = 0; g < G; g++)
-		n += (size_t)m->glen[g];
-	lst = xcalloc(n + 2, sizeof(int));
-	len = xcalloc((size_t)G + 2, sizeof(int));
-	hit = mv_swaps(C, m, lst, len, n, left);
 	/* Split a unit in two halves: the second half joins another group
 	 * at its end, or follows the first as a stage of its own. */
 	for (int g = 0; g < G && !hit && *left > 0; g++)
@@ -498,6 +492,46 @@ mv_round(struct ctx *C, struct mv *m, const struct unit *lo, size_t nlo,
 				(*left)--;
 				hit = try_shape(C, m, lst, len, G);
 			}
+	return hit;
+}
+
+/*
+ * Where the first line's moves first depend on the left-out units, which
+ * are all the two lines differ in (search_improve()).  Up to there the
+ * second line would try the same shapes on the same plans, so it starts
+ * from this plan and budget instead.
+ */
+struct fork {
+	int have;		/* the first line got there */
+	struct dl_plan plan;	/* the best plan then */
+	long left;		/* the shapes it had left then */
+};
+
+/*
+ * One round of moves in a fixed order; 1 as soon as one makes the best
+ * plan faster (the caller reloads and starts again), 0 when none does or
+ * the budget of shapes is spent.  With from_lo set the round starts at
+ * the moves of left-out units; fk, when not NULL, records where the
+ * round first reaches them.
+ */
+static int
+mv_round(struct ctx *C, struct mv *m, const struct unit *lo, size_t nlo,
+    long *left, int from_lo, struct fork *fk)
+{
+	size_t n = 0;
+	int G = m->G, *lst, *len, hit = 0, wmax = 0;
+
+	for (int g = 0; g < G; g++)
+		n += (size_t)m->glen[g];
+	lst = xcalloc(n + 2, sizeof(int));
+	len = xcalloc((size_t)G + 2, sizeof(int));
+	if (!from_lo)
+		hit = mv_round_own(C, m, lst, len, n, left);
+	if (fk != NULL && !fk->have && nlo > 0 && !hit && *left > 0) {
+		fk->have = 1;
+		plan_copy(&fk->plan, C->best);
+		fk->left = *left;
+	}
 	/* Every left-out unit, in site order, as one more pipeline. */
 	if (nlo > 0 && !hit && *left > 0) {
 		int *l2 = xcalloc(n + nlo + 2, sizeof(int));
@@ -576,11 +610,15 @@ improve_budget(const struct dl_costctx *x)
 
 /*
  * One line of the improvement phase from best, the left-out nodes cut
- * into units of at most wmax GPUs (0: as wide as they go).
+ * into units of at most wmax GPUs (0: as wide as they go), with left
+ * shapes to try.  With from_lo set its first round starts at the moves
+ * of left-out units; fk, when not NULL, records where they are first
+ * reached.
  */
 static void
 improve_line(const struct dl_costctx *x, const struct search_opts *so,
-    struct dl_plan *best, struct search_stats *st, int wmax)
+    struct dl_plan *best, struct search_stats *st, int wmax, long left,
+    int from_lo, struct fork *fk)
 {
 	struct dl_costctx xl;
 	struct mv m = { 0 };
@@ -588,7 +626,6 @@ improve_line(const struct dl_costctx *x, const struct search_opts *so,
 	char *used = xcalloc(x->c->nnodes + 1, 1);
 	struct unit *lo = xcalloc((size_t)cluster_gpus(x->c) + 1, sizeof(*lo));
 	size_t nlo = search_left_units(x, best, used, lo, wmax);
-	long left = improve_budget(x);
 
 	search_ctx_open(&C, &xl, x, so, st, best);
 	C.have_best = 1;
@@ -597,7 +634,8 @@ improve_line(const struct dl_costctx *x, const struct search_opts *so,
 	C.best_job = -1;
 	C.job = 0;
 	while (left > 0 && !C.failed && mv_load(&m, x, best) &&
-	    mv_round(&C, &m, lo, nlo, &left)) {
+	    mv_round(&C, &m, lo, nlo, &left, from_lo, fk)) {
+		from_lo = 0;
 		memset(used, 0, x->c->nnodes + 1);
 		nlo = search_left_units(x, best, used, lo, wmax);
 	}
@@ -617,7 +655,9 @@ improve_line(const struct dl_costctx *x, const struct search_opts *so,
  * ones.  When a left-out node has more than two GPUs in units, a second
  * line starts from the same plan with units of at most two, and its end
  * is kept only when strictly faster, so the plan is never worse than
- * the first line's.
+ * the first line's.  Until the first line reaches a move of left-out
+ * units the second would repeat it shape for shape, so it starts where
+ * the first got to then, and not at all when the first never got there.
  */
 void
 search_improve(const struct dl_costctx *x, const struct search_opts *so,
@@ -627,21 +667,20 @@ search_improve(const struct dl_costctx *x, const struct search_opts *so,
 	struct unit *lo = xcalloc((size_t)cluster_gpus(x->c) + 1, sizeof(*lo));
 	size_t nlo = search_left_units(x, best, used, lo, 0);
 	int wide = 0;
-	struct dl_plan start;
+	struct fork fk = { 0 };
 
 	for (size_t i = 0; i < nlo; i++)
 		wide |= lo[i].k > IMPROVE_NARROW;
 	free(used);
 	free(lo);
-	if (wide)
-		plan_copy(&start, best);
-	improve_line(x, so, best, st, 0);
-	if (!wide)
+	improve_line(x, so, best, st, 0, improve_budget(x), 0,
+	    wide ? &fk : NULL);
+	if (!fk.have)
 		return;
-	improve_line(x, so, &start, st, IMPROVE_NARROW);
-	if (start.est.iteration_s < best->est.iteration_s) {
+	improve_line(x, so, &fk.plan, st, IMPROVE_NARROW, fk.left, 1, NULL);
+	if (fk.plan.est.iteration_s < best->est.iteration_s) {
 		plan_free(best);
-		plan_copy(best, &start);
+		plan_copy(best, &fk.plan);
 	}
-	plan_free(&start);
+	plan_free(&fk.plan);
 }
