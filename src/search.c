@@ -121,8 +121,7 @@ polish(const struct dl_costctx *x, const struct search_opts *so,
 		}
 		plan_free(&b);
 	}
-	if (cluster_gpus(x->c) <= IMPROVE_MAX_GPUS)
-		search_improve(x, so, p, st);
+	search_improve(x, so, p, st);
 	st->evaluated += search_refine_cuts(x, p);
 }
 

@@ -253,9 +253,8 @@ search_build_plan(const struct ctx *C, struct dl_plan *p,
 	}
 }
 
-/* Whether key (t, j, r) comes before (t2, j2, r2). */
-static int
-key_before(double t, long j, int r, double t2, long j2, int r2)
+int
+search_key_before(double t, long j, int r, double t2, long j2, int r2)
 {
 	if (t != t2)
 		return t < t2;
@@ -285,8 +284,8 @@ search_cut(struct ctx *C, double lb)
 	int r;
 
 	pool_lock(C);
-	r = R->have_best && !key_before(lb, C->job, C->round, R->best_t,
-	    R->best_job, R->best_round);
+	r = R->have_best && !search_key_before(lb, C->job, C->round,
+	    R->best_t, R->best_job, R->best_round);
 	pool_unlock(C);
 	return r;
 }
@@ -318,7 +317,7 @@ search_consider(struct ctx *C)
 	}
 	pool_lock(C);
 	if (rc == DL_EINFEAS) {
-		if (!R->have_infeas || key_before(t, C->job, C->round,
+		if (!R->have_infeas || search_key_before(t, C->job, C->round,
 		    R->infeas_t, R->infeas_job, R->infeas_round)) {
 			R->infeas = e;
 			R->infeas_t = t;
@@ -326,7 +325,7 @@ search_consider(struct ctx *C)
 			R->infeas_round = C->round;
 			R->have_infeas = 1;
 		}
-	} else if (!R->have_best || key_before(t, C->job, C->round,
+	} else if (!R->have_best || search_key_before(t, C->job, C->round,
 	    R->best_t, R->best_job, R->best_round)) {
 		plan_free(R->best);
 		plan_copy(R->best, p);

@@ -46,12 +46,19 @@
  * on one node (its units packed again).  The first move that makes T
  * strictly smaller is kept and the moves start again from the new plan,
  * until none helps or the budget is spent (fewer shapes above
- * IMPROVE_LAYERS layers).  best is replaced only by a faster plan.
+ * IMPROVE_LAYERS layers and above IMPROVE_MAX_GPUS GPUs).  best is
+ * replaced only by a faster plan.
  */
 #define IMPROVE_SHAPES 1000
 /* Above this many layers a line may try IMPROVE_SHAPES * this / layers. */
 #define IMPROVE_LAYERS 100
+/*
+ * Above this many GPUs, that many times this / GPUs (at least one), and a
+ * shape of more than IMPROVE_CHARGE_GPUS GPUs is charged one for each
+ * IMPROVE_CHARGE_GPUS or part of them, since its pricing grows with them.
+ */
 #define IMPROVE_MAX_GPUS 512
+#define IMPROVE_CHARGE_GPUS 256
 void search_improve(const struct dl_costctx *x, const struct search_opts *so,
     struct dl_plan *best, struct search_stats *st);
 
@@ -231,6 +238,31 @@ void search_build_plan(const struct ctx *C, struct dl_plan *p,
 int search_cut(struct ctx *C, double lb);
 /* Score the plan in C->work; keep it when it is the best so far. */
 void search_consider(struct ctx *C);
+/* Whether the key (T t, job j, round r) of a plan comes before (t2, j2,
+ * r2): the order in which the search prefers plans. */
+int search_key_before(double t, long j, int r, double t2, long j2, int r2);
+
+/*
+ * The improvement phase's shapes solved a batch at a time on nt threads
+ * (search_batch.c), with the outcome of solving them one by one on C:
+ * the same best plan, the same budget left.  batch_add() takes a shape
+ * the caller has charged to *left (ok 0: one it would not solve), copies
+ * it, and solves the batch when full; batch_flush() solves what is left.
+ * Both return 1 when the batch made C's best strictly faster; the usual
+ * mode then stops at the first shape that did and gives the budget of
+ * the shapes after it back, and with batch_all() set every shape counts
+ * (a run of moves that keeps the best of all).  batch_free() adds the
+ * threads' counts to C's.
+ */
+struct batch;
+/* Below this many GPUs the structured mode and the improvement phase run
+ * on one thread. */
+#define THREADS_MIN_GPUS 256
+struct batch *batch_new(struct ctx *C, int nt, long *left);
+int batch_add(struct batch *b, const struct shape *sh, int ok, long charge);
+int batch_flush(struct batch *b);
+void batch_all(struct batch *b, int all);
+void batch_free(struct batch *b);
 
 /* Whether G groups of at most maxs stages are a plan of strategy strat,
  * and whether shape sh is. */

@@ -1061,9 +1061,6 @@ make_jobs(const struct ctx *C, struct joblist *jl)
 	free(rank);
 }
 
-/* Below this many GPUs the structured mode runs on one thread. */
-#define THREADS_MIN_GPUS 256
-
 /*
  * The structured mode, in four passes: every job of make_jobs(), the
  * stripes over any nodes, the stripes of each site (add_stripes()), the
