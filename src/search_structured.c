@@ -501,7 +501,8 @@ struct joblist {
 	size_t n, cap;
 	long base;		/* job j's plans have key base + j */
 	size_t most;		/* jobs run at most (0: all) */
-	int only;		/* 1: only jobs of node set only_use, S only_S */
+	int only;		/* 1: only jobs of node set only_use, S only_S
+				 * (0: any) */
 	int only_use, only_S;
 };
 
@@ -861,6 +862,18 @@ job_shape(struct ctx *C, const struct joblist *jl, size_t j,
 	}
 }
 
+/* The GPUs of the nodes in use[]. */
+static long
+set_gpus(const struct ctx *C, const int *use)
+{
+	long n = 0;
+
+	for (size_t i = 0; i < C->x->c->nnodes; i++)
+		if (use[i])
+			n += C->x->c->nodes[i].gpus;
+	return n;
+}
+
 /*
  * Run job j of jl on C.  Returns 0 when the job's lower bound cannot
  * beat the best plan so far: the jobs come in ascending order of their
@@ -876,7 +889,7 @@ run_job(struct ctx *C, size_t j, void *arg)
 	if (jl->most > 0 && j >= jl->most)
 		return 0;
 	if (jl->only && (jl->job[j].use != jl->only_use ||
-	    jl->job[j].S != jl->only_S))
+	    (jl->only_S > 0 && jl->job[j].S != jl->only_S)))
 		return 1;
 	job_shape(C, jl, j, &sh);
 	C->job = jl->base + (long)j;
@@ -1110,7 +1123,8 @@ search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],
 		    IMPROVE_MAX_GPUS) {
 			jl[i].only = 1;
 			jl[i].only_use = win.use;
-			jl[i].only_S = win.S;
+			jl[i].only_S = set_gpus(C, jl[i].use[win.use]) <=
+			    MIXED_SET_GPUS ? 0 : win.S;
 		} else if (i == SEARCH_PASSES - 1 && cluster_gpus(C->x->c) >
 		    MIXED_FULL_GPUS)
 			jl[i].most = ran0 > 0 ? 2 * ran0 : 1;
