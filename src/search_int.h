@@ -337,22 +337,26 @@ void search_solve_shape(struct ctx *C, const struct shape *sh);
 /*
  * The two modes: score their candidates on C.  The structured mode runs
  * SEARCH_PASSES passes of jobs (its pipelines, the stripes over any
- * nodes, the stripes of each site, the mixed shapes); when a pass beats
- * the best so far it copies that best into the next of prev[] (not
- * initialised before; the caller frees them), and it returns how many it
- * copied.  *mixed is set to 1 when the last pass, the mixed shapes, won
- * (prev[] then ends with the best of the passes before), else 0.
+ * nodes, the stripes of each site, the mixed shapes from pass MIXED_PASS
+ * on); when a pass beats the best so far it copies that best into the
+ * next of prev[] (not initialised before; the caller frees them), and
+ * it returns how many it copied.  *mixed is set to 1 when a pass of
+ * mixed shapes won last (prev[] then ends with the best of the passes
+ * before it), else 0.
  */
-#define SEARCH_PASSES 4
+#define SEARCH_PASSES 5
+#define MIXED_PASS 3
 /*
  * Above this many GPUs the last pass is bounded: it runs at most twice as
  * many structures as the first pass did (the best bounds first), and its
  * line goes through the improvement phase only when it already beats the
  * other passes' plan.  Above IMPROVE_MAX_GPUS it runs only the structures
- * of the first pass's best's node set: of every stage count when the set
- * has at most MIXED_SET_GPUS GPUs (on gen 2's 4,096 GPUs x 80 layers its
- * 584 GPUs gave a plan 6.4% faster for about 0.1 s), else of the best's
- * stage count only (sets of 4,096 GPUs took 5 to 8 s more for nothing).
+ * of the first pass's best's node set and stage count, and a fifth pass
+ * runs those of the set's other stage counts when the set has at most
+ * MIXED_SET_GPUS GPUs (on gen 2's 4,096 GPUs x 80 layers its 584 GPUs
+ * gave a plan 6.4% faster); sets of 4,096 GPUs took 5 to 8 s more there
+ * for nothing.  A pass of its own, so that its plan, polished, is never
+ * slower than the fourth pass's would have been.
  */
 #define MIXED_FULL_GPUS 256
 #define MIXED_SET_GPUS 1024

@@ -502,8 +502,8 @@ struct joblist {
 	long base;		/* job j's plans have key base + j */
 	size_t most;		/* jobs run at most (0: all) */
 	int only;		/* 1: only jobs of node set only_use, S only_S
-				 * (0: any) */
-	int only_use, only_S;
+				 * (0: any) and not not_S (0: none) */
+	int only_use, only_S, not_S;
 };
 
 /* Units the job uses (0: none) and its number of groups. */
@@ -889,7 +889,8 @@ run_job(struct ctx *C, size_t j, void *arg)
 	if (jl->most > 0 && j >= jl->most)
 		return 0;
 	if (jl->only && (jl->job[j].use != jl->only_use ||
-	    (jl->only_S > 0 && jl->job[j].S != jl->only_S)))
+	    (jl->only_S > 0 && jl->job[j].S != jl->only_S) ||
+	    jl->job[j].S == jl->not_S))
 		return 1;
 	job_shape(C, jl, j, &sh);
 	C->job = jl->base + (long)j;
@@ -1075,11 +1076,13 @@ make_jobs(const struct ctx *C, struct joblist *jl)
 }
 
 /*
- * The structured mode, in four passes: every job of make_jobs(), the
+ * The structured mode, in five passes: every job of make_jobs(), the
  * stripes over any nodes, the stripes of each site (add_stripes()), the
- * mixed shapes over make_jobs()'s node sets (last, so that the best of
- * the passes before, which the improvement phase takes on too, is what
- * the planner found without them).  Each
+ * mixed shapes over make_jobs()'s node sets (after the others, so that
+ * the best of the passes before, which the improvement phase takes on
+ * too, is what the planner found without them), and above
+ * IMPROVE_MAX_GPUS the mixed shapes again, of the stage counts the
+ * fourth pass leaves out there (last, for the same reason).  Each
  * runs on so->jobs threads (C itself is one of them; the others get their
  * own router and caches, which hold the same values, so the plan does not
  * depend on the number of threads, only how many plans are scored before
@@ -1104,9 +1107,17 @@ search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],
 	add_stripes(C, &jl[1], 0);
 	add_stripes(C, &jl[2], 1);
 	for (size_t u = 0; u < jl[0].nuse; u++)
-		add_jobs(C, &jl[3], jl[0].use[u], 1);
+		add_jobs(C, &jl[MIXED_PASS], jl[0].use[u], 1);
 	for (int i = 0; i < SEARCH_PASSES; i++) {
-		order_jobs(C, &jl[i], base);
+		if (i == MIXED_PASS + 1) {
+			/* The same jobs, keys after them; only above
+			 * IMPROVE_MAX_GPUS. */
+			jl[i] = jl[MIXED_PASS];
+			jl[i].base = base;
+			if (cluster_gpus(C->x->c) <= IMPROVE_MAX_GPUS)
+				jl[i].n = 0;
+		} else
+			order_jobs(C, &jl[i], base);
 		base += (long)jl[i].n;
 	}
 	if (cluster_gpus(C->x->c) < THREADS_MIN_GPUS)
@@ -1119,13 +1130,20 @@ search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],
 			plan_copy(&last, C->best);
 		C->rep_more = i + 1 < SEARCH_PASSES;
 		C->rep_done = total;
-		if (i == SEARCH_PASSES - 1 && cluster_gpus(C->x->c) >
+		if (i >= MIXED_PASS && cluster_gpus(C->x->c) >
 		    IMPROVE_MAX_GPUS) {
+			/* The best's node set: its stage count, then the
+			 * others where the set is small enough. */
 			jl[i].only = 1;
 			jl[i].only_use = win.use;
-			jl[i].only_S = set_gpus(C, jl[i].use[win.use]) <=
-			    MIXED_SET_GPUS ? 0 : win.S;
-		} else if (i == SEARCH_PASSES - 1 && cluster_gpus(C->x->c) >
+			if (i == MIXED_PASS)
+				jl[i].only_S = win.S;
+			else if (win.use >= 0 && set_gpus(C,
+			    jl[i].use[win.use]) <= MIXED_SET_GPUS)
+				jl[i].not_S = win.S;
+			else
+				jl[i].only_use = -1;
+		} else if (i == MIXED_PASS && cluster_gpus(C->x->c) >
 		    MIXED_FULL_GPUS)
 			jl[i].most = ran0 > 0 ? 2 * ran0 : 1;
 		ran = search_pool_run(C, n, nt > (int)n ? (int)n : nt, run_job,
@@ -1140,7 +1158,7 @@ search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],
 		if (i > 0 && best_job >= 0) {
 			if (C->best_job != best_job) {
 				plan_copy(&prev[nprev++], &last);
-				*mixed = i == SEARCH_PASSES - 1;
+				*mixed = i >= MIXED_PASS;
 			}
 			plan_free(&last);
 		}
@@ -1151,6 +1169,7 @@ search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],
 	C->job = base;
 	C->round = 0;
 	for (int i = 0; i < SEARCH_PASSES; i++)
-		joblist_free(&jl[i]);
+		if (i != MIXED_PASS + 1)
+			joblist_free(&jl[i]);
 	return nprev;
 }
