@@ -347,7 +347,7 @@ void search_solve_shape(struct ctx *C, const struct shape *sh);
 #define SEARCH_PASSES 5
 #define MIXED_PASS 3
 /*
- * Above this many GPUs the last pass is bounded: it runs at most twice as
+ * Above this many GPUs the mixed pass is bounded: it runs at most twice as
  * many structures as the first pass did (the best bounds first), and its
  * line goes through the improvement phase only when it already beats the
  * other passes' plan.  Above IMPROVE_MAX_GPUS it runs only the structures
