@@ -23,7 +23,6 @@
 #include <string.h>
 
 #include "lp.h"
-#include "route.h"
 #include "search_int.h"
 
 /* One shape of a batch and what solving it gave. */
@@ -69,17 +68,23 @@ batch_new(struct ctx *C, int nt, long *left)
 	b->W = xcalloc((size_t)nt, sizeof(*b->W));
 	b->xw = xcalloc((size_t)nt, sizeof(*b->xw));
 	b->ws = xcalloc((size_t)nt, sizeof(*b->ws));
-	for (int i = 0; i < nt; i++) {
-		b->xw[i] = *C->x;
-		/* Thread 0 is the caller's, which leaves C's router alone. */
-		if (i > 0 && C->x->router != NULL)
-			router_clone(&b->xw[i].router, C->x->router);
-		search_ctx_init(&b->W[i], &b->xw[i], C->so, &b->ws[i]);
-		b->xw[i].rings = &b->W[i].rings;
-		b->xw[i].sites = &b->W[i].sb;
-	}
+	/* Thread 0 is the caller's, which leaves C's router alone. */
+	for (int i = 0; i < nt; i++)
+		search_ctx_thread(&b->W[i], &b->xw[i], C, &b->ws[i], i > 0);
 	pthread_mutex_init(&b->mu, NULL);
 	return b;
+}
+
+/* Free the batch's jobs and empty it. */
+static void
+jobs_clear(struct batch *b)
+{
+	for (size_t j = 0; j < b->n; j++) {
+		plan_free(&b->job[j].plan);
+		free(b->job[j].u);
+		free(b->job[j].S);
+	}
+	b->n = 0;
 }
 
 void
@@ -87,19 +92,9 @@ batch_free(struct batch *b)
 {
 	if (b == NULL)
 		return;
-	for (int i = 0; i < b->nt; i++) {
-		b->C->st->structures += b->ws[i].structures;
-		b->C->st->evaluated += b->ws[i].evaluated;
-		b->C->st->pruned += b->ws[i].pruned;
-		b->C->st->milps += b->ws[i].milps;
-		search_ctx_free(&b->W[i]);
-		if (i > 0)
-			router_free(b->xw[i].router);
-	}
-	for (size_t j = 0; j < b->cap; j++) {
-		free(b->job[j].u);
-		free(b->job[j].S);
-	}
+	for (int i = 0; i < b->nt; i++)
+		search_ctx_thread_free(&b->W[i], b->C->st, i > 0);
+	jobs_clear(b);
 	pthread_mutex_destroy(&b->mu);
 	free(b->job);
 	free(b->W);
@@ -246,15 +241,8 @@ batch_flush(struct batch *b)
 			}
 		}
 	}
-	for (size_t j = 0; j < b->n; j++) {
-		plan_free(&b->job[j].plan);
-		free(b->job[j].u);
-		free(b->job[j].S);
-		b->job[j].u = NULL;
-		b->job[j].S = NULL;
-	}
+	jobs_clear(b);
 	*b->left += b->charged - used;
-	b->n = 0;
 	b->charged = 0;
 	free(tid);
 	free(r);

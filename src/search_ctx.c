@@ -437,6 +437,29 @@ search_ctx_open(struct ctx *C, struct dl_costctx *xl,
 }
 
 void
+search_ctx_thread(struct ctx *W, struct dl_costctx *xw, const struct ctx *C,
+    struct search_stats *ws, int own_router)
+{
+	search_ctx_open(W, xw, C->x, C->so, ws, NULL);
+	if (own_router && C->x->router != NULL)
+		router_clone(&xw->router, C->x->router);
+}
+
+void
+search_ctx_thread_free(struct ctx *W, struct search_stats *to, int own_router)
+{
+	struct dl_router *r = W->x->router;
+
+	to->structures += W->st->structures;
+	to->evaluated += W->st->evaluated;
+	to->pruned += W->st->pruned;
+	to->milps += W->st->milps;
+	search_ctx_free(W);
+	if (own_router)
+		router_free(r);
+}
+
+void
 search_ctx_free(struct ctx *C)
 {
 	tc_free(&C->tc);
@@ -548,14 +571,8 @@ search_pool_run(struct ctx *C, size_t njobs, int nt,
 	pl.done = 0;
 	C->pool = &pl;
 	for (int i = 1; i < nt; i++) {
-		struct dl_costctx *xc = xmalloc(sizeof(*xc));
-
-		*xc = *C->x;
-		if (C->x->router != NULL)
-			router_clone(&xc->router, C->x->router);
-		search_ctx_init(&W[i], xc, C->so, &ws[i]);
-		xc->rings = &W[i].rings;
-		xc->sites = &W[i].sb;
+		search_ctx_thread(&W[i], xmalloc(sizeof(struct dl_costctx)),
+		    C, &ws[i], 1);
 		W[i].pool = &pl;
 		if (pthread_create(&tid[i], NULL, worker, &W[i]) != 0) {
 			/* Fewer threads: the jobs still all run. */
@@ -568,12 +585,7 @@ search_pool_run(struct ctx *C, size_t njobs, int nt,
 
 		if (W[i].pool != NULL)
 			pthread_join(tid[i], NULL);
-		C->st->structures += ws[i].structures;
-		C->st->evaluated += ws[i].evaluated;
-		C->st->pruned += ws[i].pruned;
-		C->st->milps += ws[i].milps;
-		search_ctx_free(&W[i]);
-		router_free(xc->router);
+		search_ctx_thread_free(&W[i], C->st, 1);
 		free(xc);
 	}
 	C->pool = NULL;

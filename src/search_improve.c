@@ -104,7 +104,7 @@ try_shape(struct ctx *C, const struct mv *m, const int *lst, const int *len,
 	const struct unit **ord = xcalloc(m->nu + 2, sizeof(*ord));
 	struct shape sh;
 	double before = C->best_t;
-	int n = 0, maxs = C->x->o->max_stages, ok = 1;
+	int n = 0, maxs = C->x->o->max_stages, ok = 1, hit = 0;
 	long gpus = 0, charge = 1;
 
 	sh.G = G;
@@ -127,13 +127,13 @@ try_shape(struct ctx *C, const struct mv *m, const int *lst, const int *len,
 		*m->left -= charge - 1;
 	}
 	if (C->scratch != NULL)
-		ok = batch_add(C->scratch, &sh, ok, charge);
+		hit = batch_add(C->scratch, &sh, ok, charge);
 	else if (ok)
 		search_solve_shape(C, &sh);
 	free(sh.S);
 	free(sh.off);
 	free(ord);
-	return C->scratch != NULL ? ok : C->best_t < before;
+	return hit || C->best_t < before;
 }
 
 /* Solve the shapes a batch holds, if any: 1 when they made the best plan

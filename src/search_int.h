@@ -189,6 +189,17 @@ void search_ctx_open(struct ctx *C, struct dl_costctx *xl,
     const struct dl_costctx *x, const struct search_opts *so,
     struct search_stats *st, struct dl_plan *best);
 void search_ctx_free(struct ctx *C);
+/*
+ * A context W for another thread of C's search: *xw becomes a copy of
+ * C's cost context with caches of W's own and, with own_router set, a
+ * clone of its router (which a router's prices need, since they change
+ * it); W's counts go to *ws.  search_ctx_thread_free() adds them to *to
+ * and frees W and the clone; the caller keeps xw.
+ */
+void search_ctx_thread(struct ctx *W, struct dl_costctx *xw,
+    const struct ctx *C, struct search_stats *ws, int own_router);
+void search_ctx_thread_free(struct ctx *W, struct search_stats *to,
+    int own_router);
 
 /* The one-way times of a boundary from node a to node b (each way
  * priced alone, cached in cc->cache), *fwd a to b and *bwd back. */
