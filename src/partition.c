@@ -191,6 +191,32 @@ tab_stage(const struct dl_costctx *x, const struct part_group *g,
  */
 
 /*
+ * Whether the DPs below need cell (j, b), stage j ending at layer b.
+ * Stage j needs j layers before it and S - 1 - j after, and the last
+ * stage ends at the last layer: the rest of its row is never read.
+ */
+static int
+dp_cell(const struct tab *T, int j, int b)
+{
+	if (b < j || T->L - 1 - b < T->S - 1 - j)
+		return 0;
+	return j < T->S - 1 || b == T->L - 1;
+}
+
+/*
+ * Where the scan of cell (j, b) starts.  Stage 0 starts at layer 0, so
+ * its scan looks at a = 0 alone: every test that would stop a scan from
+ * b before it reached 0 (the stage does not fit, or is too slow) fails at
+ * 0 as well, since memory and t only grow as a falls, and the a above 0
+ * have no previous stage to add to.  The answer is the same.
+ */
+static int
+scan_top(int j, int b)
+{
+	return j == 0 ? 0 : b;
+}
+
+/*
  * Least sum of (t + c) over partitions whose every stage has P <= B; the
  * argmin's stage ends go to last[].  Returns HUGE_VAL when none exists.
  * f and arg are (S x L) scratch.  P only grows as a stage takes more
@@ -212,14 +238,13 @@ sum_dp(const struct dl_costctx *x, const struct part_group *g,
 
 			f[j * L + b] = HUGE_VAL;
 			arg[j * L + b] = -1;
-			/* Stage j needs j layers before it and S-1-j after. */
-			if (b < j || L - 1 - b < S - 1 - j)
+			if (!dp_cell(T, j, b))
 				continue;
 			/* tab_stage() without what depends on a. */
 			if (!scan_start(x, g, T, j, b, &c, &lo, &row))
 				continue;
 			yb = xback(T, j, b);
-			for (int a = b; a >= j; a--) {
+			for (int a = scan_top(j, b); a >= j; a--) {
 				double prev = j == 0 ? (a == 0 ? 0 : HUGE_VAL) :
 				    f[(j - 1) * L + a - 1];
 				double v;
@@ -483,12 +508,12 @@ minmax_dp(const struct dl_costctx *x, const struct part_group *g,
 			int lo;
 
 			f[j * L + b] = HUGE_VAL;
-			if (b < j || L - 1 - b < S - 1 - j)
+			if (!dp_cell(T, j, b))
 				continue;
 			if (!scan_start(x, g, T, j, b, &c, &lo, &row))
 				continue;
 			yb = xback(T, j, b);
-			for (int a = b; a >= j; a--) {
+			for (int a = scan_top(j, b); a >= j; a--) {
 				double prev = j == 0 ? (a == 0 ? 0 : HUGE_VAL) :
 				    f[(j - 1) * L + a - 1];
 				double p;
