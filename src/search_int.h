@@ -1,8 +1,9 @@
 /*
  * search_int.h - what the files of the plan search share (search.c,
- * search_ctx.c, search_structured.c, search_stripe.c, search_exhaustive.c,
- * search_improve.c, search_explain.c, search_dump.c, search_runtime.c,
- * search_cuts.c); nothing outside them includes it.
+ * search_ctx.c, search_structured.c, search_shape.c, search_stripe.c,
+ * search_exhaustive.c, search_improve.c, search_batch.c, search_explain.c,
+ * search_dump.c, search_runtime.c, search_cuts.c); nothing outside them
+ * includes it.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -10,6 +11,7 @@
  *
  *	search.c		search_plan(): runs the modes, explains failure
  *	search_structured.c	the structured mode
+ *	search_shape.c		one shape of it: partitions, split, rounds
  *	search_stripe.c		the structured mode's striped shapes
  *	search_exhaustive.c	the exhaustive mode (the exact optimum)
  *	search_improve.c	search_improve(): local moves from the best plan
