@@ -307,6 +307,7 @@ search_solve_shape(struct ctx *C, const struct shape *sh)
 	long *m2 = xcalloc((size_t)G, sizeof(long));
 	double *w = xcalloc((size_t)G, sizeof(double));
 	int **last = xcalloc((size_t)G, sizeof(int *));
+	unsigned char *dead = xcalloc((size_t)G, 1);
 	struct split_group *sg = xcalloc((size_t)G, sizeof(*sg));
 
 	C->st->structures++;
@@ -314,7 +315,7 @@ search_solve_shape(struct ctx *C, const struct shape *sh)
 		w[g] = group_speed(sh, g);
 	proportional(w, G, C->total, m);
 	for (int round = 0; round < 4 && !C->failed; round++) {
-		int ok = 1, st;
+		int ok = 1, st, same = round > 0;
 		double z;
 
 		C->round = round;
@@ -328,19 +329,28 @@ search_solve_shape(struct ctx *C, const struct shape *sh)
 				ok = 0;
 				break;
 			}
-			if (r.status == LP_INFEASIBLE) {
+			if (same && (dead[g] != (r.status == LP_INFEASIBLE) ||
+			    memcmp(last[g], r.last, (size_t)sh->S[g] *
+			    sizeof(int)) != 0))
+				same = 0;
+			free(last[g]);
+			last[g] = r.last;
+			dead[g] = r.status == LP_INFEASIBLE;
+			if (dead[g]) {
 				/* This group cannot hold the model. */
 				sg[g].A = sg[g].M = 0;
 				sg[g].cap = 0;
-				free(last[g]);
-				last[g] = r.last;
 				continue;
 			}
-			free(last[g]);
-			last[g] = r.last;
 			split_terms(C, sh, g, last[g], &sg[g]);
 		}
-		if (!ok)
+		/*
+		 * The partitions of the last round again: the split is a
+		 * function of them, so this round would score the same plan
+		 * as the last one, which it cannot beat (ties go to the
+		 * earlier round), and end there.
+		 */
+		if (!ok || same)
 			break;
 		/*
 		 * The exact threshold search: the optimum of the data-split
@@ -375,6 +385,7 @@ search_solve_shape(struct ctx *C, const struct shape *sh)
 	for (int g = 0; g < G; g++)
 		free(last[g]);
 	free(last);
+	free(dead);
 	free(m);
 	free(m2);
 	free(w);
