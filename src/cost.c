@@ -239,18 +239,25 @@ cost_boundary_dirs(const struct dl_costctx *x, int u, int v, double bytes,
 }
 
 double
-cost_stage_compute(const struct dl_costctx *x, int node, int k, int first,
-    int last)
+cost_unit_time(const struct dl_costctx *x, int node, int k, double flops,
+    double tp)
 {
 	double mu = (double)x->o->micro_batch;
-	double t = mu * cost_range_flops(x, first, last) /
-	    (k * x->speed[node]);
+	double t = mu * flops / (k * x->speed[node]);
 
 	/* The TP all-reduce: 2(k-1)/k is exact for k = 2, 4, 8. */
 	if (k > 1)
-		t += mu * cost_range_tp(x, first, last) * (2.0 * (k - 1) / k) /
+		t += mu * tp * (2.0 * (k - 1) / k) /
 		    (x->c->nodes[node].intra_gbps * 1e9 / 8);
 	return t;
+}
+
+double
+cost_stage_compute(const struct dl_costctx *x, int node, int k, int first,
+    int last)
+{
+	return cost_unit_time(x, node, k, cost_range_flops(x, first, last),
+	    cost_range_tp(x, first, last));
 }
 
 double

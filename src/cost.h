@@ -80,6 +80,12 @@ int cost_init(struct dl_costctx *x, const struct dl_cluster *c,
     struct dl_router *router, struct dl_err *e);
 void cost_free(struct dl_costctx *x);
 
+/*
+ * t_sigma of layers with flops FLOPs and TP volume tp in all, on k GPUs
+ * of node n: it never falls as either grows, in floating point too.
+ */
+double cost_unit_time(const struct dl_costctx *x, int node, int k,
+    double flops, double tp);
 /* t_sigma for layers [first, last] on k GPUs of node n, micro-batch mu. */
 double cost_stage_compute(const struct dl_costctx *x, int node, int k,
     int first, int last);

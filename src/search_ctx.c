@@ -467,6 +467,8 @@ search_ctx_free(struct ctx *C)
 	kc_free(&C->fc);
 	cids_free(&C->cid);
 	cost_sitebound_free(&C->sb);
+	free(C->wmin);
+	free(C->wmin_ok);
 	kc_free(&C->rings);
 	if (C->scratch_free != NULL)
 		C->scratch_free(C->scratch);

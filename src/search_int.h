@@ -132,6 +132,13 @@ struct ctx {
 	struct kcache fc;	/* key with min(m, S) -> struct part_front */
 	struct cids cid;
 	struct dl_sitebound sb;
+	/*
+	 * The least FLOPs and TP volume of one layer that stage j of S can
+	 * hold (layers j .. L - S + j): wmin[(S - 1) L + j] and the same
+	 * L x L further on; S's rows filled when wmin_ok[S - 1] is set.
+	 */
+	double *wmin;
+	unsigned char *wmin_ok;
 	struct kcache rings;	/* x->rings: see cost.h */
 	double bound;		/* search_bound() of the root; 0: not known */
 

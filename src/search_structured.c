@@ -124,7 +124,8 @@ struct job {
 	int bal;		/* 1: unit_degrees() balanced */
 	int stripe;		/* 1: a striped shape, sp */
 	struct stripe sp;
-	double lb;		/* shape_bound() */
+	double lb;		/* shape_bound(): orders the keys */
+	double cut;		/* shape_bound() with group_floor(): cuts */
 	size_t seq;		/* the order listed */
 };
 
@@ -138,6 +139,13 @@ struct joblist {
 	int only;		/* 1: only jobs of node set only_use, S only_S
 				 * (0: any) and not not_S (0: none) */
 	int only_use, only_S, not_S;
+	/*
+	 * The order the jobs run in, by cut: first the nprobe probes (each
+	 * node set's first job, so that a good plan is known early), then
+	 * all of them, those already run skipped (done).
+	 */
+	size_t *run, nrun, nprobe;
+	unsigned char *done;
 };
 
 /* Units the job uses (0: none) and its number of groups. */
@@ -292,7 +300,66 @@ joblist_free(struct joblist *jl)
 		free(jl->use[i]);
 	free(jl->use);
 	free(jl->job);
+	free(jl->run);
+	free(jl->done);
 	memset(jl, 0, sizeof(*jl));
+}
+
+/*
+ * The rows of C->wmin for S stages: for each stage j, the least FLOPs and
+ * the least TP volume of a layer it may hold.
+ */
+static const double *
+window_min(struct ctx *C, int S)
+{
+	const struct dl_costctx *x = C->x;
+	size_t L = (size_t)C->L;
+	double *row;
+
+	if (C->wmin == NULL) {
+		C->wmin = xcalloc(2 * L * L, sizeof(double));
+		C->wmin_ok = xcalloc(L, 1);
+	}
+	row = C->wmin + (size_t)(S - 1) * L;
+	if (C->wmin_ok[S - 1])
+		return row;
+	for (int j = 0; j < S; j++) {
+		double f = HUGE_VAL, tp = HUGE_VAL;
+
+		for (int l = j; l <= C->L - S + j; l++) {
+			f = fmin(f, cost_range_flops(x, l, l));
+			tp = fmin(tp, cost_range_tp(x, l, l));
+		}
+		row[j] = f;
+		row[L * L + j] = tp;
+	}
+	C->wmin_ok[S - 1] = 1;
+	return row;
+}
+
+/*
+ * A floor under the bottleneck of group g of sh, whatever its partition:
+ * every stage holds at least one layer of its window (window_min()), so
+ * its time per micro-batch is at least what cost_stage_compute() gives
+ * for the least FLOPs and TP volume of those layers (it grows with both,
+ * in floating point too), and the 1F1B schedule runs every stage's m
+ * forwards and backwards one after another: T_g >= m_g times the largest.
+ */
+static double
+group_floor(struct ctx *C, const struct shape *sh, int g)
+{
+	int S = sh->S[g];
+	size_t L = (size_t)C->L;
+	const double *row = window_min(C, S);
+	double b = 0;
+
+	for (int j = 0; j < S; j++) {
+		const struct unit *u = sh->u[sh->off[g] + j];
+
+		b = fmax(b, cost_unit_time(C->x, u->node, u->k, row[j],
+		    row[L * L + j]));
+	}
+	return b;
 }
 
 /*
@@ -307,10 +374,14 @@ joblist_free(struct joblist *jl)
  * with the least latency and widest bandwidth between sites the shape
  * uses; a unit of a group holds segments whose R_q add up to at least
  * 1 / S_g of all of them, and there are at least S_g segments.  The bound
- * is the least over Gu of the two together.
+ * is the least over Gu of the two together.  *cut gets the same with a
+ * second bound on the pipeline: group g takes at least m_g b_g
+ * (group_floor()), so with M micro-batches over the Gu groups of least
+ * b_g, max_g T_g >= M / sum 1 / b_g.  That one is not the returned bound
+ * (the order of the plans' keys), only what cuts the job.
  */
 static double
-shape_bound(struct ctx *C, const struct shape *sh)
+shape_bound(struct ctx *C, const struct shape *sh, double *cut)
 {
 	const struct dl_costctx *x = C->x;
 	const struct dl_cluster *c = x->c;
@@ -321,7 +392,8 @@ shape_bound(struct ctx *C, const struct shape *sh)
 	double mu = (double)x->o->micro_batch, lat = HUGE_VAL, bw = 0;
 	double W = cost_range_flops(x, 0, C->L - 1);
 	double P = cost_range_params(x, 0, C->L - 1) * x->o->grad_bytes;
-	double sum = 0, best = HUGE_VAL;
+	double sum = 0, best = HUGE_VAL, *inv = xcalloc((size_t)G,
+	    sizeof(double)), isum = 0, best2 = HUGE_VAL;
 	unsigned char *present = xcalloc(ns, 1);
 
 	for (size_t i = 0; i < ns; i++)
@@ -341,6 +413,7 @@ shape_bound(struct ctx *C, const struct shape *sh)
 			}
 		}
 		w[g] = sh->S[g] * f;
+		inv[g] = 1 / group_floor(C, sh, g);
 		if (sh->S[g] > smax)
 			smax = sh->S[g];
 	}
@@ -359,23 +432,28 @@ shape_bound(struct ctx *C, const struct shape *sh)
 				}
 	}
 	qsort(w, (size_t)G, sizeof(double), cmp_double_desc);
+	qsort(inv, (size_t)G, sizeof(double), cmp_double_desc);
 	for (int gu = 1; gu <= G; gu++) {
-		double t;
+		double t, sync = 0;
 
 		sum += w[gu - 1];
+		isum += inv[gu - 1];
 		if (!(sum > 0))
 			continue;
 		t = mu * W * (double)C->total / sum;
 		if (gu > tmax && np >= 2 && bw > 0)
-			t += 2.0 * (gu - 1) * (lat + 8 * P / ((double)smax * gu *
-			    bw * 1e9));
-		best = fmin(best, t);
+			sync = 2.0 * (gu - 1) * (lat + 8 * P / ((double)smax *
+			    gu * bw * 1e9));
+		best = fmin(best, t + sync);
+		best2 = fmin(best2, fmax(t, (double)C->total / isum) + sync);
 	}
 	free(w);
+	free(inv);
 	free(touch);
 	free(last);
 	free(present);
 	/* Rounding must never make the bound pass the true value. */
+	*cut = best2 == HUGE_VAL ? 0 : best2 * (1 - 1e-9);
 	return best == HUGE_VAL ? 0 : best * (1 - 1e-9);
 }
 
@@ -515,23 +593,26 @@ set_gpus(const struct ctx *C, const int *use)
  * Jobs that the pass's only leaves out are skipped.
  */
 static int
-run_job(struct ctx *C, size_t j, void *arg)
+run_job(struct ctx *C, size_t i, void *arg)
 {
 	const struct joblist *jl = arg;
 	struct shape sh;
+	int probe = i < jl->nprobe;
+	size_t j = jl->run[i];
 
-	if (jl->most > 0 && j >= jl->most)
-		return 0;
-	if (jl->only && (jl->job[j].use != jl->only_use ||
-	    (jl->only_S > 0 && jl->job[j].S != jl->only_S) ||
-	    jl->job[j].S == jl->not_S))
+	/* A probe's job is not run again (done is set before the pass). */
+	if (!probe && jl->done != NULL && jl->done[j])
+		return 1;
+	if ((jl->most > 0 && j >= jl->most) || (jl->only &&
+	    (jl->job[j].use != jl->only_use || (jl->only_S > 0 &&
+	    jl->job[j].S != jl->only_S) || jl->job[j].S == jl->not_S)))
 		return 1;
 	job_shape(C, jl, j, &sh);
 	C->job = jl->base + (long)j;
 	C->round = 0;
-	if (search_cut(C, jl->job[j].lb)) {
+	if (search_cut(C, jl->job[j].cut)) {
 		C->st->pruned++;
-		return 0;
+		return probe;
 	}
 	search_solve_shape(C, &sh);
 	return 1;
@@ -547,23 +628,89 @@ cmp_job(const void *a, const void *b)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+/* Job indices by cut, ties by index (cmp_run()'s list). */
+static const struct job *run_jobs;
+
+static int
+cmp_run(const void *a, const void *b)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+
+	if (run_jobs[i].cut != run_jobs[j].cut)
+		return run_jobs[i].cut < run_jobs[j].cut ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+/*
+ * The order jl's jobs run in (jl->run): by their cuts, so that the first
+ * job the best plan cuts ends the pass (every later one has a cut at
+ * least as large, and on a tie a later key); with probes, each node
+ * set's first job of that order runs before them all.  The plans, and
+ * which wins a tie, do not depend on this order: a plan's key is its
+ * job's place in the order of lb.
+ */
+static void
+order_runs(struct joblist *jl, int probes)
+{
+	unsigned char *seen;
+
+	jl->nrun = jl->n;
+	jl->run = xcalloc(2 * jl->n + 1, sizeof(size_t));
+	for (size_t j = 0; j < jl->n; j++)
+		jl->run[j] = j;
+	run_jobs = jl->job;
+	if (jl->n > 0)
+		qsort(jl->run, jl->n, sizeof(size_t), cmp_run);
+	if (!probes || jl->n == 0)
+		return;
+	seen = xcalloc(jl->nuse + 1, 1);
+	jl->done = xcalloc(jl->n, 1);
+	for (size_t i = 0; i < jl->n; i++) {
+		int u = jl->job[jl->run[i]].use;
+
+		if (u >= 0 && !seen[u]) {
+			seen[u] = 1;
+			jl->nprobe++;
+		}
+	}
+	/* The probes, then the whole order again. */
+	memmove(jl->run + jl->nprobe, jl->run, jl->n * sizeof(size_t));
+	memset(seen, 0, jl->nuse + 1);
+	for (size_t i = jl->nprobe, p = 0; p < jl->nprobe; i++) {
+		size_t j = jl->run[i];
+		int u = jl->job[j].use;
+
+		if (u >= 0 && !seen[u]) {
+			seen[u] = 1;
+			jl->done[j] = 1;
+			jl->run[p++] = j;
+		}
+	}
+	jl->nrun += jl->nprobe;
+	free(seen);
+}
+
 /*
  * Order the jobs best first: by their lower bounds (shape_bound()), ties
  * in the order they were listed.  Job j's plans have key base + j.
  */
 static void
-order_jobs(struct ctx *C, struct joblist *jl, long base)
+order_jobs(struct ctx *C, struct joblist *jl, long base, int sharp,
+    int probes)
 {
 	for (size_t j = 0; j < jl->n; j++) {
 		struct shape sh;
 
 		job_shape(C, jl, j, &sh);
-		jl->job[j].lb = shape_bound(C, &sh);
+		jl->job[j].lb = shape_bound(C, &sh, &jl->job[j].cut);
+		if (!sharp)
+			jl->job[j].cut = jl->job[j].lb;
 		jl->job[j].seq = j;
 	}
 	jl->base = base;
 	if (jl->n > 0)
 		qsort(jl->job, jl->n, sizeof(struct job), cmp_job);
+	order_runs(jl, sharp && probes);
 }
 
 /* Most groups a striped shape has. */
@@ -732,7 +879,14 @@ search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],
 	struct joblist jl[SEARCH_PASSES] = { { 0 } };
 	struct dl_plan last;
 	int nt = C->so->jobs > 1 ? C->so->jobs : 1, nprev = 0;
-	long base = 0, total = 0, best_job = -1;
+	long base = 0, total = 0, runs = 0, best_job = -1, solved;
+	long gpus = cluster_gpus(C->x->c);
+	/*
+	 * Where the mixed pass is capped by the first pass's structures, a
+	 * sharper cut there would shrink the cap (gen 2's 512 GPUs planned
+	 * 2.9% slower): the first pass keeps its plain bounds and order.
+	 */
+	int sharp = gpus <= MIXED_FULL_GPUS || gpus > IMPROVE_MAX_GPUS;
 	size_t ran, ran0 = 0;
 	struct job win = { .use = -1 };
 
@@ -749,16 +903,17 @@ search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],
 			jl[i] = jl[MIXED_PASS];
 			jl[i].base = base;
 			if (cluster_gpus(C->x->c) <= IMPROVE_MAX_GPUS)
-				jl[i].n = 0;
+				jl[i].n = jl[i].nrun = 0;
 		} else
-			order_jobs(C, &jl[i], base);
+			order_jobs(C, &jl[i], base, sharp, i == 0);
 		base += (long)jl[i].n;
+		runs += (long)jl[i].nrun;
 	}
 	if (cluster_gpus(C->x->c) < THREADS_MIN_GPUS)
 		nt = 1;
-	C->rep_total = base;
+	C->rep_total = runs;
 	for (int i = 0; i < SEARCH_PASSES && !C->failed; i++) {
-		size_t n = jl[i].n;
+		size_t n = jl[i].nrun;
 
 		if (i > 0 && best_job >= 0)
 			plan_copy(&last, C->best);
@@ -780,13 +935,15 @@ search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],
 		} else if (i == MIXED_PASS && cluster_gpus(C->x->c) >
 		    MIXED_FULL_GPUS)
 			jl[i].most = ran0 > 0 ? 2 * ran0 : 1;
+		solved = C->st->structures;
 		ran = search_pool_run(C, n, nt > (int)n ? (int)n : nt, run_job,
 		    &jl[i]);
+		/* The structures the first pass solved, not its runs. */
 		if (i == 0)
-			ran0 = ran;
+			ran0 = (size_t)(C->st->structures - solved);
 		/* The best structure of the first pass, if any. */
 		if (i == 0 && C->have_best && C->best_job >= jl[0].base &&
-		    C->best_job < jl[0].base + (long)n)
+		    C->best_job < jl[0].base + (long)jl[0].n)
 			win = jl[0].job[C->best_job - jl[0].base];
 		total += (long)ran;
 		if (i > 0 && best_job >= 0) {
