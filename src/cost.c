@@ -61,9 +61,9 @@ range_table(const double *hi, const double *lo, size_t n)
 {
 	double *t = xcalloc(n * n, sizeof(double));
 
-	for (size_t a = 0; a < n; a++)
-		for (size_t b = a; b < n; b++)
-			t[a * n + b] = range(hi, lo, (int)a, (int)b);
+	for (size_t b = 0; b < n; b++)
+		for (size_t a = 0; a <= b; a++)
+			t[b * n + a] = range(hi, lo, (int)a, (int)b);
 	return t;
 }
 
@@ -74,7 +74,7 @@ range_of(const struct dl_costctx *x, const double *t, const double *hi,
     const double *lo, int first, int last)
 {
 	if (t != NULL && first <= last)
-		return t[(size_t)first * x->m->nlayers + (size_t)last];
+		return t[(size_t)last * x->m->nlayers + (size_t)first];
 	return range(hi, lo, first, last);
 }
 
@@ -236,20 +236,6 @@ cost_boundary_dirs(const struct dl_costctx *x, int u, int v, double bytes,
 		*(dir ? bwd : fwd) = td;
 	}
 	return *fwd + *bwd;
-}
-
-double
-cost_unit_time(const struct dl_costctx *x, int node, int k, double flops,
-    double tp)
-{
-	double mu = (double)x->o->micro_batch;
-	double t = mu * flops / (k * x->speed[node]);
-
-	/* The TP all-reduce: 2(k-1)/k is exact for k = 2, 4, 8. */
-	if (k > 1)
-		t += mu * tp * (2.0 * (k - 1) / k) /
-		    (x->c->nodes[node].intra_gbps * 1e9 / 8);
-	return t;
 }
 
 double

@@ -51,10 +51,12 @@ struct dl_costctx {
 	 */
 	double bwd_min;
 	/*
-	 * The same range sums tabled, [first * nlayers + last] for
+	 * The same range sums tabled, [last * nlayers + first] for
 	 * first <= last, for models of at most COST_RANGE_TABLE layers
 	 * (NULL above): the partition DPs price the same ranges over and
 	 * over, and a load is cheaper than the double-double difference.
+	 * A row holds the ranges that end at one layer, in the order the
+	 * DPs scan a stage's first layer.
 	 */
 	double *rt_flops, *rt_params, *rt_mem, *rt_tp;
 	double speed_total;	/* sum of s over every GPU of the cluster */
@@ -81,11 +83,54 @@ int cost_init(struct dl_costctx *x, const struct dl_cluster *c,
 void cost_free(struct dl_costctx *x);
 
 /*
- * t_sigma of layers with flops FLOPs and TP volume tp in all, on k GPUs
- * of node n: it never falls as either grows, in floating point too.
+ * What t_sigma of a unit of k GPUs of one node needs besides its layers,
+ * so that a caller pricing many ranges of one unit works it out once.
  */
-double cost_unit_time(const struct dl_costctx *x, int node, int k,
-    double flops, double tp);
+struct cost_unit {
+	double mu;		/* the micro-batch */
+	double flops;		/* k s: the unit's FLOP/s */
+	double share;		/* 2 (k - 1) / k of the TP volume is sent */
+	double bytes;		/* intra_gbps 1e9 / 8: bytes per second */
+	int k;
+};
+
+static inline void
+cost_unit_init(const struct dl_costctx *x, int node, int k,
+    struct cost_unit *u)
+{
+	u->mu = (double)x->o->micro_batch;
+	u->flops = k * x->speed[node];
+	/* The TP all-reduce: 2(k-1)/k is exact for k = 2, 4, 8. */
+	u->share = 2.0 * (k - 1) / k;
+	u->bytes = x->c->nodes[node].intra_gbps * 1e9 / 8;
+	u->k = k;
+}
+
+/*
+ * t_sigma on unit u of layers with flops FLOPs and TP volume tp in all:
+ * it never falls as either grows, in floating point too.  (Inline: the
+ * partition DPs call it in their inner loops.)
+ */
+static inline double
+cost_unit_t(const struct cost_unit *u, double flops, double tp)
+{
+	double t = u->mu * flops / u->flops;
+
+	if (u->k > 1)
+		t += u->mu * tp * u->share / u->bytes;
+	return t;
+}
+
+/* cost_unit_t() on k GPUs of node n. */
+static inline double
+cost_unit_time(const struct dl_costctx *x, int node, int k, double flops,
+    double tp)
+{
+	struct cost_unit u;
+
+	cost_unit_init(x, node, k, &u);
+	return cost_unit_t(&u, flops, tp);
+}
 /* t_sigma for layers [first, last] on k GPUs of node n, micro-batch mu. */
 double cost_stage_compute(const struct dl_costctx *x, int node, int k,
     int first, int last);

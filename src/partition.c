@@ -28,9 +28,11 @@ tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
 	T->own = g->commv ? NULL : xcalloc(2 * (size_t)T->S * (size_t)T->L,
 	    sizeof(double));
 	T->cap = xcalloc((size_t)T->S, sizeof(double));
+	T->unit = xcalloc((size_t)T->S, sizeof(*T->unit));
 	T->phi = xcalloc((size_t)T->S, sizeof(double));
 	T->amin = NULL;		/* a front's scan sets it (front_scratch()) */
 	T->tc = NULL;
+	T->tc_ok = NULL;
 	T->ty = xcalloc((size_t)T->S, sizeof(int));
 	T->nty = 0;
 	for (int j = 0; j < T->S; j++) {
@@ -48,6 +50,7 @@ tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
 	}
 	for (int j = 0; j < T->S; j++) {
 		T->cap[j] = cost_gpu_capacity(x, g->node[j]);
+		cost_unit_init(x, g->node[j], g->k[j], &T->unit[j]);
 		T->phi[j] = 1.0 / g->k[j];
 		if (j == T->S - 1)
 			continue;
@@ -73,31 +76,58 @@ tab_free(struct tab *T)
 	free(T->cb);
 	free(T->own);
 	free(T->cap);
+	free(T->unit);
 	free(T->phi);
 	free(T->amin);
 	free(T->ty);
 	free(T->tc);
+	free(T->tc_ok);
 }
 
-/* Stage j's row of T->tc for ranges ending at layer b, NULL if not kept. */
+/*
+ * Stage j's row of T->tc for ranges ending at layer b, NULL if not kept;
+ * cleared the first time it is asked for.
+ */
 static double *
 tc_row(const struct tab *T, int j, int b)
 {
+	size_t r;
+
 	if (T->tc == NULL)
 		return NULL;
-	return T->tc + ((size_t)T->ty[j] * (size_t)T->L + (size_t)b) *
-	    (size_t)T->L;
+	r = (size_t)T->ty[j] * (size_t)T->L + (size_t)b;
+	if (!T->tc_ok[r]) {
+		memset(T->tc + r * (size_t)T->L, 0, ((size_t)b + 1) *
+		    sizeof(double));
+		T->tc_ok[r] = 1;
+	}
+	return T->tc + r * (size_t)T->L;
 }
 
-/* cost_stage_compute() of stage j holding [a, b], from row (tc_row()). */
-static double
-row_t(const struct dl_costctx *x, const struct part_group *g, double *row,
-    int j, int a, int b)
+/*
+ * cost_stage_compute() of stage j holding [a, b], a <= b, read from the
+ * cost context's range tables when it keeps them (cost.h).
+ */
+static inline double
+unit_t(const struct dl_costctx *x, const struct part_group *g,
+    const struct tab *T, int j, int a, int b)
+{
+	size_t i = (size_t)b * x->m->nlayers + (size_t)a;
+
+	if (x->rt_flops == NULL)
+		return cost_stage_compute(x, g->node[j], g->k[j], a, b);
+	return cost_unit_t(&T->unit[j], x->rt_flops[i], x->rt_tp[i]);
+}
+
+/* unit_t() of stage j holding [a, b], from row (tc_row()). */
+static inline double
+row_t(const struct dl_costctx *x, const struct part_group *g,
+    const struct tab *T, double *row, int j, int a, int b)
 {
 	if (row == NULL)
-		return cost_stage_compute(x, g->node[j], g->k[j], a, b);
+		return unit_t(x, g, T, j, a, b);
 	if (row[a] == 0)
-		row[a] = cost_stage_compute(x, g->node[j], g->k[j], a, b);
+		row[a] = unit_t(x, g, T, j, a, b);
 	return row[a];
 }
 
@@ -106,35 +136,31 @@ static double
 stage_t(const struct dl_costctx *x, const struct part_group *g,
     const struct tab *T, int j, int a, int b)
 {
-	return row_t(x, g, tc_row(T, j, b), j, a, b);
+	return row_t(x, g, T, tc_row(T, j, b), j, a, b);
 }
 
 /*
  * The first layer a (>= j) with which stage j ending at b fits in memory,
- * b + 1 when even [b, b] does not: found by bisection with the same
- * comparison scan_stage() makes without it, once per (j, b).
+ * b + 1 when even [b, b] does not, with the same comparison scan_stage()
+ * makes without it.  The first time stage j is asked, its whole row is
+ * filled: a stage's memory grows with its range, so that layer never
+ * falls as b grows, and one pass over b moves it forward.
  */
 static int
 first_fit(const struct dl_costctx *x, const struct part_group *g,
     const struct tab *T, int j, int b)
 {
-	int *slot = &T->amin[j * T->L + b], lo, hi;
+	int *row = &T->amin[j * T->L], lo = j;
 
-	if (*slot > 0)
-		return *slot - 1;
-	lo = j;
-	hi = b + 1;
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-
-		if (cost_stage_memory(x, mid, b, T->phi[j], j + 1, g->S,
-		    g->m) > T->cap[j])
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (row[b] > 0)
+		return row[b] - 1;
+	for (int e = j; e < T->L; e++) {
+		while (lo <= e && cost_stage_memory(x, lo, e, T->phi[j], j + 1,
+		    g->S, g->m) > T->cap[j])
+			lo++;
+		row[e] = lo + 1;
 	}
-	*slot = lo + 1;
-	return lo;
+	return row[b] - 1;
 }
 
 /*
@@ -158,7 +184,7 @@ scan_start(const struct dl_costctx *x, const struct part_group *g,
  * Stage j holding [a, b] inside a scan set up by scan_start() for that b:
  * 0 when it does not fit in memory, else 1 with its time in *t.
  */
-static int
+static inline int
 scan_stage(const struct dl_costctx *x, const struct part_group *g,
     const struct tab *T, int j, int lo, double *row, int a, int b,
     double *t)
@@ -166,7 +192,7 @@ scan_stage(const struct dl_costctx *x, const struct part_group *g,
 	if (T->amin != NULL ? a < lo : cost_stage_memory(x, a, b, T->phi[j],
 	    j + 1, g->S, g->m) > T->cap[j])
 		return 0;
-	*t = row_t(x, g, row, j, a, b);
+	*t = row_t(x, g, T, row, j, a, b);
 	return 1;
 }
 
@@ -578,24 +604,30 @@ front_scratch(struct part_front *F, int need)
 	size_t n = (size_t)F->g.S * (size_t)F->T.L;
 
 	if (need && F->f == NULL) {
-		F->f = xcalloc(n, sizeof(double));
-		F->arg = xcalloc(n, sizeof(int));
+		/* The DPs write every cell of f and arg before reading it. */
+		F->f = xreallocarray(NULL, n, sizeof(double));
+		F->arg = xreallocarray(NULL, n, sizeof(int));
 		F->tmp = xcalloc((size_t)F->g.S, sizeof(int));
 		F->T.amin = xcalloc(n + 1, sizeof(int));
-		if (F->T.L <= TAB_TC_LAYERS && 2 * F->T.nty <= F->g.S)
-			F->T.tc = xcalloc((size_t)F->T.nty * (size_t)F->T.L *
-			    (size_t)F->T.L, sizeof(double));
+		if (F->T.L <= TAB_TC_LAYERS && 2 * F->T.nty <= F->g.S) {
+			F->T.tc = xreallocarray(NULL, (size_t)F->T.nty *
+			    (size_t)F->T.L, (size_t)F->T.L * sizeof(double));
+			F->T.tc_ok = xcalloc((size_t)F->T.nty *
+			    (size_t)F->T.L, 1);
+		}
 	} else if (!need) {
 		free(F->f);
 		free(F->arg);
 		free(F->tmp);
 		free(F->T.amin);
 		free(F->T.tc);
+		free(F->T.tc_ok);
 		F->f = NULL;
 		F->arg = NULL;
 		F->tmp = NULL;
 		F->T.amin = NULL;
 		F->T.tc = NULL;
+		F->T.tc_ok = NULL;
 	}
 }
 
@@ -773,10 +805,11 @@ front_cands(struct part_front *F, size_t keep)
 	double t, c, *xlo = xcalloc((size_t)S, sizeof(double));
 
 	h.n = 0;
-	h.v = xcalloc((size_t)S * (size_t)L, sizeof(double));
-	h.j = xcalloc((size_t)S * (size_t)L, sizeof(int));
-	h.b = xcalloc((size_t)S * (size_t)L, sizeof(int));
-	h.a = xcalloc((size_t)S * (size_t)L, sizeof(int));
+	/* Entries are written as they join the heap. */
+	h.v = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(double));
+	h.j = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(int));
+	h.b = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(int));
+	h.a = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(int));
 	for (int j = 0; j < S; j++) {
 		double xhi;
 

@@ -20,11 +20,13 @@ struct tab {
 	const double **cf, **cb;
 	double *own;		/* the cf and cb rows when computed here */
 	double *cap;		/* S: usable bytes per GPU of unit j */
+	struct cost_unit *unit;	/* S: what pricing unit j's ranges needs */
 	double *phi;		/* S: largest TP share of unit j */
 	/*
-	 * S x L, filled as asked: 1 + the first layer a such that stage j
-	 * holding [a, b] fits in memory (memory grows as a falls), 0 until
-	 * known; NULL outside a front's scan (stage() then prices memory
+	 * S x L, filled a stage's row at a time when first asked: 1 + the
+	 * first layer a such that stage j holding [a, b] fits in memory
+	 * (memory grows as a falls), 0 until known; NULL outside a front's
+	 * scan (scan_stage() then prices memory
 	 * itself), so that the many fronts kept do not keep it.  A front is
 	 * used by one thread at a time.
 	 */
@@ -44,6 +46,12 @@ struct tab {
 	 */
 	int *ty, nty;
 	double *tc;
+	/*
+	 * nty x L: 1 once row (ty, b) of tc is cleared.  A row is cleared
+	 * (up to b, the only first layers it has) when first asked for, so
+	 * that a scan clears only the rows it reads.
+	 */
+	unsigned char *tc_ok;
 };
 
 /* Models up to this many layers keep tab.tc (nty * L * L doubles). */
