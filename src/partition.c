@@ -896,12 +896,23 @@ part_front_new(const struct dl_costctx *x, const struct part_group *g,
 	F->g.comm = NULL;
 	F->g.ctx = NULL;
 	F->g.commv = NULL;
-	front_scratch(F, 1);
 	F->sinf_last = xcalloc((size_t)S, sizeof(int));
-	bmin = fits_greedy(x, &F->g, &F->T) ? minmax_dp(x, &F->g, &F->T,
-	    F->f) : HUGE_VAL;
+	bmin = HUGE_VAL;
+	if (fits_greedy(x, &F->g, &F->T)) {
+		front_scratch(F, 1);
+		bmin = minmax_dp(x, &F->g, &F->T, F->f);
+	}
 	if (bmin == HUGE_VAL) {
+		/*
+		 * No partition: the front answers every query from its
+		 * status, and the many kept (most groups of the largest
+		 * clusters do not hold the model) keep nothing else.
+		 */
 		front_scratch(F, 0);
+		free((int *)F->g.node);
+		free((int *)F->g.k);
+		F->g.node = F->g.k = NULL;
+		tab_free(&F->T);
 		return F;
 	}
 	F->sinf = sum_best(x, &F->g, &F->T, HUGE_VAL, F->f, F->arg,
