@@ -692,20 +692,29 @@ order_runs(struct joblist *jl, int probes)
 
 /*
  * Order the jobs best first: by their lower bounds (shape_bound()), ties
- * in the order they were listed.  Job j's plans have key base + j.
+ * in the order they were listed.  Job j's plans have key base + j.  With
+ * set other than ALL_SETS only the jobs of that node set are bounded (a
+ * pass that runs no others); the rest go last, in the order listed, which
+ * keeps the order of those that run.
  */
+#define ALL_SETS (-2)
 static void
 order_jobs(struct ctx *C, struct joblist *jl, long base, int sharp,
-    int probes)
+    int probes, int set)
 {
 	for (size_t j = 0; j < jl->n; j++) {
 		struct shape sh;
 
+		jl->job[j].seq = j;
+		if (set != ALL_SETS && jl->job[j].use != set) {
+			/* Not run: last, in the order listed. */
+			jl->job[j].lb = jl->job[j].cut = HUGE_VAL;
+			continue;
+		}
 		job_shape(C, jl, j, &sh);
 		jl->job[j].lb = shape_bound(C, &sh, &jl->job[j].cut);
 		if (!sharp)
 			jl->job[j].cut = jl->job[j].lb;
-		jl->job[j].seq = j;
 	}
 	jl->base = base;
 	if (jl->n > 0)
@@ -902,10 +911,14 @@ search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],
 			 * IMPROVE_MAX_GPUS. */
 			jl[i] = jl[MIXED_PASS];
 			jl[i].base = base;
-			if (cluster_gpus(C->x->c) <= IMPROVE_MAX_GPUS)
+			if (gpus <= IMPROVE_MAX_GPUS)
 				jl[i].n = jl[i].nrun = 0;
+		} else if (i == MIXED_PASS && gpus > IMPROVE_MAX_GPUS) {
+			/* Ordered once the first pass's best is known. */
+			jl[i].base = base;
+			jl[i].nrun = jl[i].n;
 		} else
-			order_jobs(C, &jl[i], base, sharp, i == 0);
+			order_jobs(C, &jl[i], base, sharp, i == 0, ALL_SETS);
 		base += (long)jl[i].n;
 		runs += (long)jl[i].nrun;
 	}
@@ -919,8 +932,16 @@ search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],
 			plan_copy(&last, C->best);
 		C->rep_more = i + 1 < SEARCH_PASSES;
 		C->rep_done = total;
-		if (i >= MIXED_PASS && cluster_gpus(C->x->c) >
-		    IMPROVE_MAX_GPUS) {
+		if (i == MIXED_PASS && gpus > IMPROVE_MAX_GPUS) {
+			/* Both mixed passes run only the best's node set:
+			 * only its jobs are bounded (the others' bounds
+			 * cost most of the ordering on the largest
+			 * clusters), and the second pass shares the order. */
+			order_jobs(C, &jl[i], jl[i].base, sharp, 0, win.use);
+			jl[i + 1].job = jl[i].job;
+			jl[i + 1].run = jl[i].run;
+		}
+		if (i >= MIXED_PASS && gpus > IMPROVE_MAX_GPUS) {
 			/* The best's node set: its stage count, then the
 			 * others where the set is small enough. */
 			jl[i].only = 1;
