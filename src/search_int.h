@@ -348,6 +348,16 @@ int search_stripe_shape(const struct ctx *C, const struct stripe *sp,
     struct unit *units, const struct unit **u, int *S, int *off,
     struct shape *sh);
 /*
+ * A floor under the time per micro-batch of group g of sh's slowest
+ * stage, whatever the partition (T_g >= m_g times it), and a lower bound
+ * on T for every plan of sh; *cut gets a second one, at least as large,
+ * that counts those floors too (search_structured.c says how).  Tests
+ * check both against every plan of small shapes.
+ */
+double search_group_floor(struct ctx *C, const struct shape *sh, int g);
+double search_shape_bound(struct ctx *C, const struct shape *sh,
+    double *cut);
+/*
  * The structured mode's inner loop for one shape: partition each group,
  * split the micro-batches, repeat until the split stops changing; every
  * round's plan is scored (search_consider()).

@@ -124,8 +124,8 @@ struct job {
 	int bal;		/* 1: unit_degrees() balanced */
 	int stripe;		/* 1: a striped shape, sp */
 	struct stripe sp;
-	double lb;		/* shape_bound(): orders the keys */
-	double cut;		/* shape_bound() with group_floor(): cuts */
+	double lb;		/* search_shape_bound(): orders the keys */
+	double cut;		/* its *cut, with the floors: cuts */
 	size_t seq;		/* the order listed */
 };
 
@@ -344,14 +344,20 @@ window_min(struct ctx *C, int S)
  * for the least FLOPs and TP volume of those layers (it grows with both,
  * in floating point too), and the 1F1B schedule runs every stage's m
  * forwards and backwards one after another: T_g >= m_g times the largest.
+ * HUGE_VAL when the group has more stages than the model has layers.
  */
-static double
-group_floor(struct ctx *C, const struct shape *sh, int g)
+double
+search_group_floor(struct ctx *C, const struct shape *sh, int g)
 {
 	int S = sh->S[g];
 	size_t L = (size_t)C->L;
-	const double *row = window_min(C, S);
+	const double *row;
 	double b = 0;
+
+	/* More stages than layers: no partition, no micro-batches. */
+	if (S > C->L)
+		return HUGE_VAL;
+	row = window_min(C, S);
 
 	for (int j = 0; j < S; j++) {
 		const struct unit *u = sh->u[sh->off[g] + j];
@@ -376,12 +382,12 @@ group_floor(struct ctx *C, const struct shape *sh, int g)
  * 1 / S_g of all of them, and there are at least S_g segments.  The bound
  * is the least over Gu of the two together.  *cut gets the same with a
  * second bound on the pipeline: group g takes at least m_g b_g
- * (group_floor()), so with M micro-batches over the Gu groups of least
- * b_g, max_g T_g >= M / sum 1 / b_g.  That one is not the returned bound
+ * (search_group_floor()), so with M micro-batches over the Gu groups of
+ * least b_g, max_g T_g >= M / sum 1 / b_g.  That one is not the returned bound
  * (the order of the plans' keys), only what cuts the job.
  */
-static double
-shape_bound(struct ctx *C, const struct shape *sh, double *cut)
+double
+search_shape_bound(struct ctx *C, const struct shape *sh, double *cut)
 {
 	const struct dl_costctx *x = C->x;
 	const struct dl_cluster *c = x->c;
@@ -413,7 +419,7 @@ shape_bound(struct ctx *C, const struct shape *sh, double *cut)
 			}
 		}
 		w[g] = sh->S[g] * f;
-		inv[g] = 1 / group_floor(C, sh, g);
+		inv[g] = 1 / search_group_floor(C, sh, g);
 		if (sh->S[g] > smax)
 			smax = sh->S[g];
 	}
@@ -691,11 +697,11 @@ order_runs(struct joblist *jl, int probes)
 }
 
 /*
- * Order the jobs best first: by their lower bounds (shape_bound()), ties
- * in the order they were listed.  Job j's plans have key base + j.  With
- * set other than ALL_SETS only the jobs of that node set are bounded (a
- * pass that runs no others); the rest go last, in the order listed, which
- * keeps the order of those that run.
+ * Order the jobs best first: by their lower bounds (search_shape_bound()),
+ * ties in the order they were listed.  Job j's plans have key base + j.
+ * With set other than ALL_SETS only the jobs of that node set are bounded
+ * (a pass that runs no others); the rest go last, in the order listed,
+ * which keeps the order of those that run.
  */
 #define ALL_SETS (-2)
 static void
@@ -712,7 +718,7 @@ order_jobs(struct ctx *C, struct joblist *jl, long base, int sharp,
 			continue;
 		}
 		job_shape(C, jl, j, &sh);
-		jl->job[j].lb = shape_bound(C, &sh, &jl->job[j].cut);
+		jl->job[j].lb = search_shape_bound(C, &sh, &jl->job[j].cut);
 		if (!sharp)
 			jl->job[j].cut = jl->job[j].lb;
 	}

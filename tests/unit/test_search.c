@@ -17,6 +17,7 @@
 #include "route.h"
 #include "sb.h"
 #include "search_bound_int.h"
+#include "search_int.h"
 #include "tap.h"
 
 struct ounit {
@@ -36,6 +37,16 @@ struct oracle {
 	/* cost_sync_bound() against the T_sync of every plan scored */
 	struct dl_sitebound sb;
 	long bounded, over;
+	/*
+	 * search_group_floor() against every group's T_g (floor_close: the
+	 * floor times m_g is at least half of T_g, so that the test has
+	 * teeth), and search_shape_bound() and its cut against the best plan
+	 * of every structure (cut_above: the cut is the sharper).
+	 */
+	struct ctx *C;
+	long floor_n, floor_over, floor_close;
+	long shape_n, shape_over, cut_above;
+	double smin;		/* the best plan of the current structure */
 	/* current structure */
 	int G, len[16], seq[16];	/* groups as consecutive runs of seq */
 	long m[16];
@@ -76,6 +87,61 @@ plan_class(const struct dl_cluster *c, const struct dl_plan *p)
 	if (in == 0)
 		return BOUND_SPAN;
 	return insite >= 0 ? BOUND_MIXED_ONE : BOUND_MIXED_MANY;
+}
+
+static void o_split(struct oracle *, int, long);
+
+/*
+ * The search's shape of groups g0 .. g0 + G - 1 of the current structure
+ * (their units in u[], pointers in up[]).
+ */
+static void
+o_shape(const struct oracle *O, int g0, int G, struct unit *u,
+    const struct unit **up, int *S, int *off, struct shape *sh)
+{
+	int pos = 0, n = 0;
+
+	for (int g = 0; g < g0; g++)
+		pos += O->len[g];
+	for (int g = 0; g < G; g++) {
+		S[g] = O->len[g0 + g];
+		off[g] = n;
+		for (int j = 0; j < S[g]; j++, n++) {
+			const struct ounit *o = &O->u[O->seq[pos++]];
+
+			u[n] = (struct unit){ o->node, o->k, o->gpu0, o->k *
+			    O->x->speed[o->node] };
+			up[n] = &u[n];
+		}
+	}
+	sh->G = G;
+	sh->S = S;
+	sh->off = off;
+	sh->u = up;
+}
+
+/* The group floors of the plan p just priced, against its T_g. */
+static void
+o_floors(struct oracle *O, const struct dl_plan *p)
+{
+	for (int g = 0; g < O->G; g++) {
+		struct unit u[16];
+		const struct unit *up[16];
+		int S, off;
+		struct shape sh;
+		double b, t = p->groups[g].time_s;
+
+		o_shape(O, g, 1, u, up, &S, &off, &sh);
+		b = (double)O->m[g] * search_group_floor(O->C, &sh, 0);
+		O->floor_n++;
+		if (b > t * (1 + 1e-12)) {
+			O->floor_over++;
+			printf("# group floor %.17g x %ld above T_g %.17g\n",
+			    b / (double)O->m[g], O->m[g], t);
+		}
+		if (b >= 0.5 * t)
+			O->floor_close++;
+	}
 }
 
 static void
@@ -126,8 +192,38 @@ o_score(struct oracle *O)
 			O->cbest[cls] = p.est.iteration_s;
 		if (p.est.iteration_s < O->gbest[O->G])
 			O->gbest[O->G] = p.est.iteration_s;
+		if (p.est.iteration_s < O->smin)
+			O->smin = p.est.iteration_s;
+		o_floors(O, &p);
 	}
 	plan_free(&p);
+}
+
+/* The current structure's bounds against its best plan. */
+static void
+o_structure(struct oracle *O)
+{
+	struct unit u[16];
+	const struct unit *up[16];
+	int S[16], off[16];
+	struct shape sh;
+	double lb, cut;
+
+	o_shape(O, 0, O->G, u, up, S, off, &sh);
+	lb = search_shape_bound(O->C, &sh, &cut);
+	O->smin = HUGE_VAL;
+	o_split(O, 0, O->M);
+	if (O->smin == HUGE_VAL)
+		return;
+	O->shape_n++;
+	if (lb > O->smin * (1 + 1e-12) || cut > O->smin * (1 + 1e-12) ||
+	    cut < lb) {
+		O->shape_over++;
+		printf("# structure of %d groups: bound %.17g, cut %.17g, "
+		    "best plan %.17g\n", O->G, lb, cut, O->smin);
+	}
+	if (cut > lb * (1 + 1e-9))
+		O->cut_above++;
 }
 
 /* Every boundary choice of group g onwards. */
@@ -189,7 +285,7 @@ o_perm(struct oracle *O, int i, int k)
 					start = b + 1;
 				}
 			if (O->G <= O->M)
-				o_split(O, 0, O->M);
+				o_structure(O);
 		}
 		return;
 	}
@@ -320,6 +416,12 @@ struct inst {
 	struct dl_costctx x;
 	struct dl_router *r;
 	struct oracle O;
+	/* A search context for the bounds of the oracle's structures. */
+	struct search_opts so;
+	struct search_stats st;
+	struct dl_costctx xl;
+	struct dl_plan best;
+	struct ctx C;
 };
 
 /*
@@ -342,6 +444,12 @@ inst_run(struct fixture *f, int L, long M, long mu, struct inst *in)
 	router_new(&in->r, &in->c, &ro, &e);
 	cost_init(&in->x, &in->c, &in->m, &in->o, NULL, in->r, &e);
 	memset(O, 0, sizeof(*O));
+	in->so = (struct search_opts){ STRAT_AUTO, 1, NULL, 30, 1,
+	    RUNTIME_DLPLAN, NULL, NULL };
+	plan_init(&in->best);
+	search_ctx_open(&in->C, &in->xl, &in->x, &in->so, &in->st,
+	    &in->best);
+	O->C = &in->C;
 	O->x = &in->x;
 	O->L = L;
 	O->M = M;
@@ -358,6 +466,8 @@ inst_run(struct fixture *f, int L, long M, long mu, struct inst *in)
 static void
 inst_free(struct inst *in)
 {
+	search_ctx_free(&in->C);
+	plan_free(&in->best);
 	cost_free(&in->x);
 	router_free(in->r);
 	model_free(&in->m);
@@ -591,6 +701,8 @@ main(void)
 	struct fixture f;
 	int n = 0, match = 0, never_better = 1, infeasible = 0, bad = 0;
 	long evals = 0, bounded = 0, over = 0;
+	long floor_n = 0, floor_over = 0, floor_close = 0;
+	long shape_n = 0, shape_over = 0, cut_above = 0;
 	int bound_over = 0, bound_above_tlb = 0, bound_n = 0;
 	double sum_bd = 0, sum_lb = 0;
 
@@ -614,6 +726,12 @@ main(void)
 		evals += O->evals;
 		bounded += O->bounded;
 		over += O->over;
+		floor_n += O->floor_n;
+		floor_over += O->floor_over;
+		floor_close += O->floor_close;
+		shape_n += O->shape_n;
+		shape_over += O->shape_over;
+		cut_above += O->cut_above;
 		/* search_bound() holds for every plan, so for the optimum. */
 		if (O->best < HUGE_VAL) {
 			double bd = search_bound(x, &so);
@@ -701,6 +819,13 @@ main(void)
 	ok(over == 0 && bounded > 1000, "the sync lower bound never exceeds "
 	    "T_sync (%ld of %ld plans over; %ld with a bound > 0)", over, evals,
 	    bounded);
+	ok(floor_over == 0 && floor_close >= 1000, "m_g times the "
+	    "group floor never exceeds T_g (%ld of %ld groups over) and is "
+	    "half of it or more on %ld", floor_over, floor_n, floor_close);
+	ok(shape_over == 0 && shape_n > 1000 && cut_above >= shape_n / 20,
+	    "a structure's bound and its sharper cut never exceed its best "
+	    "plan (%ld of %ld over); the cut is above the bound on %ld",
+	    shape_over, shape_n, cut_above);
 	printf("# mean over the optima: search_bound %.3f, T_lb %.3f\n",
 	    sum_bd / (bound_n ? bound_n : 1), sum_lb / (bound_n ? bound_n : 1));
 	/*
