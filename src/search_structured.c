@@ -928,7 +928,7 @@ search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],
 		base += (long)jl[i].n;
 		runs += (long)jl[i].nrun;
 	}
-	if (cluster_gpus(C->x->c) < THREADS_MIN_GPUS)
+	if (gpus < THREADS_MIN_GPUS)
 		nt = 1;
 	C->rep_total = runs;
 	for (int i = 0; i < SEARCH_PASSES && !C->failed; i++) {
@@ -938,18 +938,19 @@ search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],
 			plan_copy(&last, C->best);
 		C->rep_more = i + 1 < SEARCH_PASSES;
 		C->rep_done = total;
-		if (i == MIXED_PASS && gpus > IMPROVE_MAX_GPUS) {
-			/* Both mixed passes run only the best's node set:
-			 * only its jobs are bounded (the others' bounds
-			 * cost most of the ordering on the largest
-			 * clusters), and the second pass shares the order. */
-			order_jobs(C, &jl[i], jl[i].base, sharp, 0, win.use);
-			jl[i + 1].job = jl[i].job;
-			jl[i + 1].run = jl[i].run;
-		}
 		if (i >= MIXED_PASS && gpus > IMPROVE_MAX_GPUS) {
-			/* The best's node set: its stage count, then the
-			 * others where the set is small enough. */
+			/*
+			 * The best's node set: its stage count, then the
+			 * others where the set is small enough.  Only its
+			 * jobs are bounded (the others' bounds cost most of
+			 * the ordering on the largest clusters); the second
+			 * pass shares the first's job list and order.
+			 */
+			if (i == MIXED_PASS) {
+				order_jobs(C, &jl[i], jl[i].base, sharp, 0,
+				    win.use);
+				jl[i + 1].run = jl[i].run;
+			}
 			jl[i].only = 1;
 			jl[i].only_use = win.use;
 			if (i == MIXED_PASS)
@@ -959,8 +960,7 @@ search_structured(struct ctx *C, struct dl_plan prev[SEARCH_PASSES - 1],
 				jl[i].not_S = win.S;
 			else
 				jl[i].only_use = -1;
-		} else if (i == MIXED_PASS && cluster_gpus(C->x->c) >
-		    MIXED_FULL_GPUS)
+		} else if (i == MIXED_PASS && gpus > MIXED_FULL_GPUS)
 			jl[i].most = ran0 > 0 ? 2 * ran0 : 1;
 		solved = C->st->structures;
 		ran = search_pool_run(C, n, nt > (int)n ? (int)n : nt, run_job,
