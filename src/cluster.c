@@ -818,3 +818,22 @@ cluster_diameter(const struct dl_cluster *c)
 	free(queue);
 	return d;
 }
+
+/*
+ * Whether a GPU model has no bf16 arithmetic (Volta and older: V100,
+ * P100, P40, P4, T4 is Turing, K80, M40, M60): such GPUs train fp16
+ * with loss scaling.
+ */
+int
+cluster_gpu_fp16(const char *gpu_model)
+{
+	static const char *const old[] = { "V100", "P100", "P40", "P4-",
+	    "T4", "K80", "K40", "M40", "M60", "TITAN V", "GTX" };
+
+	if (gpu_model == NULL)
+		return 0;
+	for (size_t i = 0; i < sizeof(old) / sizeof(old[0]); i++)
+		if (strstr(gpu_model, old[i]) != NULL)
+			return 1;
+	return strcmp(gpu_model, "P4") == 0;
+}

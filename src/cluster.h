@@ -109,4 +109,8 @@ void cluster_site_labels(const struct dl_cluster *c, int *label);
  * are series.h's). */
 extern const struct csv_schema dl_nodes_schema, dl_links_schema;
 
+/* Whether a GPU model (nodes.csv gpu_model) has no bf16 arithmetic
+ * (Volta and older): it trains fp16 with loss scaling. */
+int cluster_gpu_fp16(const char *gpu_model);
+
 #endif

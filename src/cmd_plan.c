@@ -29,7 +29,7 @@ enum {
 	O_STATES, O_STRAT, O_TLIM,
 	O_BUDGET, O_SLOTS, O_SLOTSTEPS, O_TRADEOFF,
 	O_JOB, O_LAUNCHER, O_PORT, O_PARTITION, O_SCRIPT, O_TIME, O_JOBS,
-	O_FORECAST, O_RUNTIME
+	O_FORECAST, O_RUNTIME, O_ATTN, O_RECOMP, O_OPTIM
 };
 /* emit's #SBATCH options for --launcher, numbered apart from the above. */
 enum { O_ACCOUNT = 500, O_QOS, O_LOGOUT, O_LOGERR, O_SBATCH };
@@ -38,6 +38,8 @@ static const struct optspec plan_opts[] = {
 	DL_OPT_CLUSTER,
 	{ "account", 0, O_ACCOUNT, "NAME", NULL,
 	    "Slurm account for --launcher (#SBATCH --account)" },
+	{ "attention", 0, O_ATTN, "K", PLAN_ATTENTIONS,
+	    "attention kernel: fused (flash, keeps no scores) or unfused" },
 	{ "budget", 0, O_BUDGET, "COST", NULL,
 	    "average price per hour the schedule may spend (needs --slots)" },
 	{ "dump-lp", 0, O_DUMP, "DIR", "dir",
@@ -72,6 +74,8 @@ static const struct optspec plan_opts[] = {
 	{ "micro-batch", 0, O_MBATCH, "N", NULL,
 	    "samples per micro-batch (1)" },
 	{ "model", 'm', O_MODEL, "FILE", "csv", "model.csv" },
+	{ "optimizer", 0, O_OPTIM, "P", PLAN_OPTIMIZERS,
+	    "optimizer state replicated or sharded over the groups" },
 	{ "optimizer-bytes", 0, O_OPT, "B", NULL,
 	    "optimizer state bytes per parameter (12)" },
 	{ "outdir", 'o', O_OUT, "DIR", "dir",
@@ -83,6 +87,8 @@ static const struct optspec plan_opts[] = {
 	    "Slurm partition(s) for --launcher" },
 	{ "qos", 0, O_QOS, "NAME", NULL,
 	    "Slurm quality of service for --launcher (#SBATCH --qos)" },
+	{ "recompute", 0, O_RECOMP, "R", PLAN_RECOMPUTES,
+	    "activation recomputation (auto: none or the fewest blocks)" },
 	{ "runtime", 0, O_RUNTIME, "R", PLAN_RUNTIMES,
 	    "plan only what that framework can run (dlplan: any plan)" },
 	{ "sbatch-arg", 0, O_SBATCH, "OPT", NULL,
@@ -681,10 +687,26 @@ take_opt(struct plan_args *a, int id, struct optstate *sto, struct dl_err *e)
 			return -1;
 		a->so.strategy = rc;
 		break;
+	case O_ATTN:
+		if ((rc = opt_choice(sto, e)) < 0)
+			return -1;
+		a->o.attention = rc;
+		break;
+	case O_OPTIM:
+		if ((rc = opt_choice(sto, e)) < 0)
+			return -1;
+		a->o.optimizer = rc;
+		break;
+	case O_RECOMP:
+		if ((rc = opt_choice(sto, e)) < 0)
+			return -1;
+		a->o.recompute = rc;
+		break;
 	case O_RUNTIME:
 		if ((rc = opt_choice(sto, e)) < 0)
 			return -1;
 		a->so.runtime = rc;
+		a->o.runtime = rc;
 		break;
 	case O_TLIM:
 		if (opt_double(sto, 0.001, 1e6, &a->o.time_limit, e))
@@ -725,6 +747,34 @@ check_args(struct plan_args *a, struct optstate *sto, struct dl_err *e)
 {
 	if (budget_usage(&a->bo, a->so.dump_dir, e) != DL_OK)
 		return -1;
+	if (a->so.runtime == RUNTIME_DLPLAN &&
+	    a->o.optimizer == OPTIM_SHARDED) {
+		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option '--optimizer "
+		    "sharded' needs '--runtime megatron', 'deepspeed' or "
+		    "'torchtitan' (the reference executor keeps the optimizer "
+		    "state replicated)");
+		return -1;
+	}
+	/*
+	 * DeepSpeed and torchtitan set recomputation and sharding in the
+	 * model code or their own config sections, which dlplan does not
+	 * write yet: their plans use none of them rather than promise what
+	 * the launch files do not do.
+	 */
+	if (a->so.runtime == RUNTIME_DEEPSPEED ||
+	    a->so.runtime == RUNTIME_TORCHTITAN) {
+		if (a->o.recompute == RC_AUTO)
+			a->o.recompute = RC_NONE;
+		if (a->o.recompute != RC_NONE ||
+		    a->o.optimizer != OPTIM_REPLICATED) {
+			dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "'--runtime %s' "
+			    "plans take no '--recompute' or '--optimizer "
+			    "sharded' (dlplan does not write them into its "
+			    "launch files); use '--runtime megatron'",
+			    plan_runtime_names[a->so.runtime]);
+			return -1;
+		}
+	}
 	if (a->so.runtime != RUNTIME_DLPLAN && a->bo.budget > 0) {
 		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option '--runtime' does "
 		    "not go with '--budget'");

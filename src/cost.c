@@ -17,105 +17,6 @@
 #include "pipesched.h"
 #include "ring.h"
 
-/* Knuth's TwoSum: s + err == a + b exactly. */
-static void
-two_sum(double a, double b, double *s, double *err)
-{
-	double z = a + b, bb = z - a;
-
-	*err = (a - (z - bb)) + (b - bb);
-	*s = z;
-}
-
-/* Prefix sums hi[i] + lo[i] of the first i terms, i = 0..n. */
-static void
-prefix(const double *term, size_t n, double **hi, double **lo)
-{
-	double h = 0, l = 0;
-
-	*hi = xcalloc(n + 1, sizeof(double));
-	*lo = xcalloc(n + 1, sizeof(double));
-	for (size_t i = 0; i < n; i++) {
-		double s, err;
-
-		two_sum(h, term[i], &s, &err);
-		l += err;
-		two_sum(s, l, &h, &l);
-		(*hi)[i + 1] = h;
-		(*lo)[i + 1] = l;
-	}
-}
-
-static double
-range(const double *hi, const double *lo, int first, int last)
-{
-	double s, err;
-
-	two_sum(hi[last + 1], -hi[first], &s, &err);
-	return s + (err + (lo[last + 1] - lo[first]));
-}
-
-/* range() of every [first, last] of n layers, first <= last. */
-static double *
-range_table(const double *hi, const double *lo, size_t n)
-{
-	double *t = xcalloc(n * n, sizeof(double));
-
-	for (size_t b = 0; b < n; b++)
-		for (size_t a = 0; a <= b; a++)
-			t[b * n + a] = range(hi, lo, (int)a, (int)b);
-	return t;
-}
-
-/* range() of [first, last], from the table t when kept (inline: the
- * partition DPs call it in their inner loops). */
-static inline double
-range_of(const struct dl_costctx *x, const double *t, const double *hi,
-    const double *lo, int first, int last)
-{
-	if (t != NULL && first <= last)
-		return t[(size_t)last * x->m->nlayers + (size_t)first];
-	return range(hi, lo, first, last);
-}
-
-double
-cost_range_flops(const struct dl_costctx *x, int first, int last)
-{
-	return range_of(x, x->rt_flops, x->cum_flops, x->lo_flops, first,
-	    last);
-}
-
-double
-cost_fwd_share(const struct dl_costctx *x, int first, int last)
-{
-	double all = cost_range_flops(x, first, last);
-
-	if (!(all > 0))
-		return 1.0 / 3;
-	return range(x->cum_fwd, x->lo_fwd, first, last) / all;
-}
-
-double
-cost_range_params(const struct dl_costctx *x, int first, int last)
-{
-	return range_of(x, x->rt_params, x->cum_params, x->lo_params, first,
-	    last);
-}
-
-double
-cost_range_mem(const struct dl_costctx *x, int first, int last)
-{
-	return range_of(x, x->rt_mem, x->cum_mem, x->lo_mem, first,
-	    last);
-}
-
-double
-cost_range_tp(const struct dl_costctx *x, int first, int last)
-{
-	return range_of(x, x->rt_tp, x->cum_tp, x->lo_tp, first,
-	    last);
-}
-
 int
 cost_init(struct dl_costctx *x, const struct dl_cluster *c,
     const struct dl_model *m, const struct dl_opts *o, const double *uhat,
@@ -152,37 +53,39 @@ cost_init(struct dl_costctx *x, const struct dl_cluster *c,
 		x->speed[i] = nd->tflops * 1e12 * mfu * (1 - u);
 		x->speed_total += nd->gpus * x->speed[i];
 	}
+	cost_savers_init(x, m, o);
 	t = xcalloc(n, sizeof(double));
 	for (size_t l = 0; l < n; l++)
-		t[l] = (m->layers[l].fwd_gflop + m->layers[l].bwd_gflop) * 1e9;
-	prefix(t, n, &x->cum_flops, &x->lo_flops);
+		t[l] = x->lay_flops[l] + (x->rc_fold ? x->lay_rcf[l] : 0);
+	cost_prefix(t, n, &x->cum_flops, &x->lo_flops);
 	for (size_t l = 0; l < n; l++)
 		t[l] = m->layers[l].fwd_gflop * 1e9;
-	prefix(t, n, &x->cum_fwd, &x->lo_fwd);
+	cost_prefix(t, n, &x->cum_fwd, &x->lo_fwd);
 	/* The least backward share of any stage (see cost.h). */
 	x->bwd_min = 2.0 / 3;
 	for (size_t l = 0; l < n; l++) {
-		double all = (m->layers[l].fwd_gflop + m->layers[l].bwd_gflop);
+		double all = x->lay_flops[l] + (x->rc_fold ? x->lay_rcf[l] :
+		    0);
 
 		if (all > 0)
-			x->bwd_min = fmin(x->bwd_min, m->layers[l].bwd_gflop /
-			    all);
+			x->bwd_min = fmin(x->bwd_min, (all -
+			    m->layers[l].fwd_gflop * 1e9) / all);
 	}
 	for (size_t l = 0; l < n; l++)
 		t[l] = m->layers[l].params_m * 1e6;
-	prefix(t, n, &x->cum_params, &x->lo_params);
+	cost_prefix(t, n, &x->cum_params, &x->lo_params);
 	for (size_t l = 0; l < n; l++)
-		t[l] = m->layers[l].mem_mb * 1e6;
-	prefix(t, n, &x->cum_mem, &x->lo_mem);
+		t[l] = x->rc_fold && x->blk[l] ? x->lay_keep[l] : x->lay_mem[l];
+	cost_prefix(t, n, &x->cum_mem, &x->lo_mem);
 	for (size_t l = 0; l < n; l++)
 		t[l] = m->layers[l].tp_mb * 1e6;
-	prefix(t, n, &x->cum_tp, &x->lo_tp);
+	cost_prefix(t, n, &x->cum_tp, &x->lo_tp);
 	free(t);
 	if (n > 0 && n <= COST_RANGE_TABLE) {
-		x->rt_flops = range_table(x->cum_flops, x->lo_flops, n);
-		x->rt_params = range_table(x->cum_params, x->lo_params, n);
-		x->rt_mem = range_table(x->cum_mem, x->lo_mem, n);
-		x->rt_tp = range_table(x->cum_tp, x->lo_tp, n);
+		x->rt_flops = cost_range_table(x->cum_flops, x->lo_flops, n);
+		x->rt_params = cost_range_table(x->cum_params, x->lo_params, n);
+		x->rt_mem = cost_range_table(x->cum_mem, x->lo_mem, n);
+		x->rt_tp = cost_range_table(x->cum_tp, x->lo_tp, n);
 	}
 	return DL_OK;
 }
@@ -206,6 +109,11 @@ cost_free(struct dl_costctx *x)
 	free(x->rt_params);
 	free(x->rt_mem);
 	free(x->rt_tp);
+	free(x->blk);
+	free(x->lay_flops);
+	free(x->lay_mem);
+	free(x->lay_keep);
+	free(x->lay_rcf);
 	memset(x, 0, sizeof(*x));
 }
 
@@ -246,26 +154,6 @@ cost_stage_compute(const struct dl_costctx *x, int node, int k, int first,
 	    cost_range_tp(x, first, last));
 }
 
-double
-cost_stage_memory(const struct dl_costctx *x, int first, int last,
-    double phi, int p, int S, long m)
-{
-	const struct dl_opts *o = x->o;
-	long held = m < S - p + 1 ? m : S - p + 1;
-
-	if (held < 0)
-		held = 0;
-	return (o->param_bytes + o->grad_bytes + o->optimizer_bytes) *
-	    cost_range_params(x, first, last) * phi +
-	    (double)held * o->micro_batch * cost_range_mem(x, first, last) *
-	    phi;
-}
-
-double
-cost_gpu_capacity(const struct dl_costctx *x, int node)
-{
-	return x->c->nodes[node].mem_gb * 1e9 * (1 - x->o->mem_reserve);
-}
 
 /* The whole batch's FLOPs over a total speed: T_lb of those GPUs. */
 static double
@@ -756,9 +644,10 @@ eval_memory(const struct dl_costctx *x, struct dl_plan *p, struct dl_err *e)
 
 			st->mem_bytes = 0;
 			for (int d = 0; d < st->ngpus; d++) {
-				double need = cost_stage_memory(x, st->first,
-				    st->last, st->tp_share[d], s + 1,
-				    gr->nstages, gr->micro_batches);
+				double need = cost_stage_memory_rc(x,
+				    st->first, st->last, st->tp_share[d],
+				    s + 1, gr->nstages, gr->micro_batches,
+				    cost_stage_rc(x, st), p->ngroups);
 
 				if (need > st->mem_bytes)
 					st->mem_bytes = need;
@@ -807,8 +696,11 @@ cost_pipe_inputs(const struct dl_costctx *x, const struct dl_plan *p,
 			const struct dl_stage *st = &gr->stages[s];
 			int o = base[g] + s;
 
-			f[o] = st->compute_s * cost_fwd_share(x, st->first,
-			    st->last);
+			double share;
+
+			cost_stage_flops_rc(x, st->first, st->last,
+			    cost_stage_rc(x, st), &share);
+			f[o] = st->compute_s * share;
 			b[o] = st->compute_s - f[o];
 		}
 	}
@@ -825,15 +717,16 @@ cost_pipe_inputs(const struct dl_costctx *x, const struct dl_plan *p,
 static double
 stage_compute_shares(const struct dl_costctx *x, const struct dl_stage *st)
 {
-	double t = cost_stage_compute(x, st->node, st->ngpus, st->first,
-	    st->last), most = 0;
+	double fl = cost_stage_flops_rc(x, st->first, st->last,
+	    cost_stage_rc(x, st), NULL), most = 0;
+	double t = cost_unit_time(x, st->node, st->ngpus, fl,
+	    cost_range_tp(x, st->first, st->last));
 
 	for (int i = 0; i < st->ngpus; i++)
 		most = fmax(most, st->tp_share[i]);
 	if (st->ngpus > 1 && most * st->ngpus > 1 + 1e-12)
 		t += (most * st->ngpus - 1) * (double)x->o->micro_batch *
-		    cost_range_flops(x, st->first, st->last) /
-		    (st->ngpus * x->speed[st->node]);
+		    fl / (st->ngpus * x->speed[st->node]);
 	return t;
 }
 

@@ -61,6 +61,29 @@ struct dl_costctx {
 	double *rt_flops, *rt_params, *rt_mem, *rt_tp;
 	double speed_total;	/* sum of s over every GPU of the cluster */
 	/*
+	 * The memory savers (dlplan(1) ALGORITHMS, Memory savers), per
+	 * layer l: blk[l] 1 for a transformer block (model_is_block());
+	 * lay_flops[l] its fwd + bwd FLOPs per sample with the plan's
+	 * attention recomputation (selective adds the core attention's
+	 * forward to the backward); lay_mem[l] the bytes it keeps per sample
+	 * with the plan's attention kernel; lay_keep[l] what a fully
+	 * recomputed block keeps (its input), lay_rcf[l] the forward FLOPs
+	 * its recomputation runs again.  rc_fold: the search mode of full
+	 * recomputation, every block of every stage recomputed (cum_flops,
+	 * cum_mem and their tables then hold the recomputed figures), and
+	 * rc_transient the activations of the largest block, held for one
+	 * micro-batch while it is recomputed.  wbytes: bytes per parameter
+	 * of weights and gradients as the runtime holds them, obytes the
+	 * optimizer state's; tied_params the tied embedding's copy that the
+	 * last stage of a pipeline keeps (0 when the head is not tied).
+	 */
+	unsigned char *blk;
+	double *lay_flops, *lay_mem, *lay_keep, *lay_rcf;
+	int rc_fold;
+	double rc_transient;
+	double wbytes, obytes;
+	double tied_params;
+	/*
 	 * Optional (NULL: none): ring orders already found, keyed by the hop
 	 * size and the members' nodes; the planner scores many plans whose
 	 * rings repeat (struct ring_spec, ring.h).  Its values are plain
@@ -75,6 +98,19 @@ struct dl_costctx {
 	 */
 	struct dl_sitebound *sites;
 };
+
+/* Fill the memory savers' per-layer figures of x (cost_savers.c). */
+void cost_savers_init(struct dl_costctx *x, const struct dl_model *m,
+    const struct dl_opts *o);
+/*
+ * The double-double prefix sums hi[i] + lo[i] of the first i of n terms
+ * (both arrays new, n + 1 long), and the table of every range sum
+ * [first, last] of them, at [last * n + first] (new, n * n long).
+ */
+void cost_prefix(const double *term, size_t n, double **hi, double **lo);
+double *cost_range_table(const double *hi, const double *lo, size_t n);
+/* Forward FLOPs per sample of layers [first, last]. */
+double cost_range_fwd(const struct dl_costctx *x, int first, int last);
 
 /* uhat: per node forecast load (copied; clamped to [0, 0.95]); NULL = 0. */
 int cost_init(struct dl_costctx *x, const struct dl_cluster *c,
@@ -134,10 +170,37 @@ cost_unit_time(const struct dl_costctx *x, int node, int k, double flops,
 /* t_sigma for layers [first, last] on k GPUs of node n, micro-batch mu. */
 double cost_stage_compute(const struct dl_costctx *x, int node, int k,
     int first, int last);
-/* Per-GPU memory (bytes) of a stage at pipeline position p (1-based) of S
- * stages with m micro-batches, for TP share phi. */
+/*
+ * Per-GPU memory (bytes) of a stage at pipeline position p (1-based) of S
+ * stages with m micro-batches, for TP share phi, as the search prices it:
+ * recomputation as the context's mode says, the optimizer state
+ * replicated (sharded state is priced by cost_eval(), which knows the
+ * data-parallel size; the search's figure is never below it).
+ */
 double cost_stage_memory(const struct dl_costctx *x, int first, int last,
     double phi, int p, int S, long m);
+/*
+ * The same for a stage that recomputes its first nrc blocks, with the
+ * optimizer state over dp replicas (sharded) or replicated (dp 1).
+ */
+double cost_stage_memory_rc(const struct dl_costctx *x, int first, int last,
+    double phi, int p, int S, long m, int nrc, long dp);
+/* FLOPs per sample (fwd + bwd + recomputation) of layers [first, last]
+ * when their first nrc blocks are recomputed, and the forward's share. */
+double cost_stage_flops_rc(const struct dl_costctx *x, int first, int last,
+    int nrc, double *fwd_share);
+/* The blocks a stage recomputes: st->recompute when decided, else as the
+ * context's search mode says (every block, or none). */
+int cost_stage_rc(const struct dl_costctx *x, const struct dl_stage *st);
+/*
+ * Decide the recomputation of every stage of plan p priced in a context
+ * of the full mode: each stage recomputes the fewest of its blocks with
+ * which it fits (uniform: the most any stage needs, for a framework that
+ * takes one number for every stage), and rc_set is set.  In a context of
+ * another mode every stage recomputes none.  p is not priced again.
+ */
+void cost_decide_rc(const struct dl_costctx *x, struct dl_plan *p,
+    int uniform);
 /* Usable memory of one GPU of node n, bytes. */
 double cost_gpu_capacity(const struct dl_costctx *x, int node);
 /* T_lb for the whole cluster. */

@@ -49,9 +49,12 @@
  *			--grad-reduce-in-bf16 (bf16 weights and gradients,
  *			fp32 master weights and Adam moments); 2/4/12 --bf16
  *			(Megatron's default fp32 gradients); 4/4/8 fp32;
- *			anything else exits 3.  No activation recompute and
- *			no distributed optimizer: the memory model keeps
- *			every activation and a whole optimizer per replica.
+ *			anything else exits 3; --fp16 instead of --bf16
+ *			where a GPU of the plan has no bf16 (V100, T4)
+ *	the savers	saver_args(): --attention-backend unfused,
+ *			--recompute-activations, --recompute-granularity
+ *			full --recompute-method block --recompute-num-layers,
+ *			--use-distributed-optimizer
  *
  * With TP > 1 megatron.sh exports CUDA_DEVICE_MAX_CONNECTIONS=1:
  * validate_args() asserts it before Blackwell
@@ -129,14 +132,22 @@ size_args(const struct mg_arch *a, struct strbuf *sb)
 		sb_adds(sb, "--hidden-dropout\n0\n--attention-dropout\n0\n");
 }
 
-/* The precision the memory model priced. */
+/*
+ * The precision the memory model priced: bf16, or fp16 with Megatron's
+ * dynamic loss scaling (--fp16 alone: --loss-scale unset is dynamic,
+ * arguments.py:3055) where a GPU of the plan has no bf16.
+ */
 static int
 precision_args(const struct dl_opts *o, const struct mg_arch *a,
-    struct strbuf *sb, struct dl_err *e)
+    int fp16, struct strbuf *sb, struct dl_err *e)
 {
 	if (o->param_bytes == 2 && a->dtype_bytes == 2 &&
 	    o->optimizer_bytes == 12 && (o->grad_bytes == 2 ||
 	    o->grad_bytes == 4)) {
+		if (fp16) {
+			sb_adds(sb, "--fp16\n");
+			return DL_OK;
+		}
 		sb_adds(sb, "--bf16\n");
 		if (o->grad_bytes == 2)
 			sb_adds(sb, "--grad-reduce-in-bf16\n");
@@ -151,6 +162,40 @@ precision_args(const struct dl_opts *o, const struct mg_arch *a,
 	    "trains bf16 2/2/12 or 2/4/12 with 2-byte activations, or fp32 "
 	    "4/4/8)", o->param_bytes, o->grad_bytes, o->optimizer_bytes,
 	    a->dtype_bytes);
+}
+
+/*
+ * The memory savers the plan was priced with (TransformerConfig at
+ * transformer_config.py:532-551 and its checks at 1901-1932): unfused
+ * attention --attention-backend unfused (the default, auto, lets
+ * Transformer Engine pick a flash or fused kernel, which keep no
+ * scores); selective recomputation --recompute-activations
+ * (arguments.py:607); full recomputation of the first N blocks of every
+ * stage --recompute-granularity full --recompute-method block
+ * --recompute-num-layers N, N the most any stage recomputes (the plan
+ * gives every stage that many, or all its blocks when it has fewer); a
+ * sharded optimizer --use-distributed-optimizer.
+ */
+static void
+saver_args(const struct dl_plan *p, struct strbuf *sb)
+{
+	int most = 0;
+
+	if (p->opts.attention == ATTN_UNFUSED)
+		sb_adds(sb, "--attention-backend\nunfused\n");
+	if (p->opts.recompute == RC_SELECTIVE)
+		sb_adds(sb, "--recompute-activations\n");
+	for (int g = 0; g < p->ngroups; g++)
+		for (int s = 0; s < p->groups[g].nstages; s++)
+			if (p->groups[g].stages[s].recompute > most)
+				most = p->groups[g].stages[s].recompute;
+	if (p->opts.recompute == RC_FULL && most > 0) {
+		sb_adds(sb, "--recompute-granularity\nfull\n"
+		    "--recompute-method\nblock\n");
+		arg_num(sb, "--recompute-num-layers", most);
+	}
+	if (p->opts.optimizer == OPTIM_SHARDED)
+		sb_adds(sb, "--use-distributed-optimizer\n");
 }
 
 int
@@ -182,8 +227,10 @@ emit_megatron(struct emit_ctx *x, struct dl_err *e)
 	arg_num(&args, "--num-layers", model_blocks(x->o->model, 0,
 	    f.layers - 1));
 	if ((rc = split_args(&f, &args, e)) != DL_OK ||
-	    (rc = precision_args(o, a, &args, e)) != DL_OK)
+	    (rc = precision_args(o, a, plan_precision(x->p, x->c) ==
+	    PREC_FP16, &args, e)) != DL_OK)
 		goto out;
+	saver_args(x->p, &args);
 	arg_num(&args, "--micro-batch-size", o->micro_batch);
 	arg_num(&args, "--global-batch-size", o->global_batch);
 	size_args(a, &args);

@@ -19,6 +19,18 @@
 
 /* The names of the enums of plan.h, as plan.json and the options write
  * them; plan_name_find() goes back. */
+const char *const plan_attention_names[DL_NATTENTION] = {
+	"fused", "unfused"
+};
+const char *const plan_recompute_names[DL_NRECOMPUTE] = {
+	"none", "selective", "full", "auto"
+};
+const char *const plan_optimizer_names[DL_NOPTIMIZER] = {
+	"replicated", "sharded"
+};
+const char *const plan_precision_names[DL_NPRECISION] = {
+	"bf16", "fp16"
+};
 const char *const plan_runtime_names[DL_NRUNTIMES] = {
 	"dlplan", "megatron", "deepspeed", "torchtitan"
 };
@@ -61,6 +73,24 @@ plan_opts_default(struct dl_opts *o)
 	o->max_stages = 0;
 	o->max_tp = DL_MAX_TP;
 	o->time_limit = 60;
+	o->attention = ATTN_FUSED;
+	o->recompute = RC_AUTO;
+	o->optimizer = OPTIM_REPLICATED;
+	o->runtime = RUNTIME_DLPLAN;
+}
+
+int
+plan_precision(const struct dl_plan *p, const struct dl_cluster *c)
+{
+	for (int g = 0; g < p->ngroups; g++)
+		for (int s = 0; s < p->groups[g].nstages; s++) {
+			int n = p->groups[g].stages[s].node;
+
+			if (n >= 0 && (size_t)n < c->nnodes &&
+			    cluster_gpu_fp16(c->nodes[n].gpu_model))
+				return PREC_FP16;
+		}
+	return PREC_BF16;
 }
 
 void
@@ -387,6 +417,22 @@ plan_validate(const struct dl_plan *p, const struct dl_cluster *c,
 			    file, e);
 		if (rc == DL_OK)
 			rc = check_layers(gr, g, L, file, e);
+		for (int s = 0; s < gr->nstages && rc == DL_OK; s++) {
+			const struct dl_stage *st = &gr->stages[s];
+			int nb = model_blocks(m, st->first, st->last);
+
+			if (st->recompute > 0 && p->opts.recompute != RC_FULL)
+				rc = verr(e, file, "groups[%d].stages[%d]."
+				    "recompute_layers: %d, but options."
+				    "recompute is '%s' (expected 0, or "
+				    "'full')", g, s, st->recompute,
+				    plan_recompute_names[p->opts.recompute]);
+			else if (st->recompute > nb)
+				rc = verr(e, file, "groups[%d].stages[%d]."
+				    "recompute_layers: %d, but the stage holds "
+				    "%d transformer blocks", g, s,
+				    st->recompute, nb);
+		}
 	}
 	if (rc == DL_OK && mb * p->opts.micro_batch != p->opts.global_batch)
 		rc = verr(e, file, "groups: micro-batches sum to %ld, times "

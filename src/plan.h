@@ -58,6 +58,30 @@ extern const char *const plan_bound_names[DL_NBOUNDS];
  * of the tables above to its enum. */
 int plan_name_find(const char *const *names, int n, const char *s);
 
+/*
+ * The memory savers of a plan (dlplan(1) ALGORITHMS, Memory savers).
+ * The attention kernel: fused (flash: the a s^2 scores are never kept)
+ * or unfused.  Recomputation: none; selective (core attention, Megatron's
+ * --recompute-activations); full (a stage recomputes the first
+ * dl_stage.recompute of its blocks, Megatron's block method); auto (the
+ * planner tries none and full and keeps the faster; a plan records the
+ * one it chose).  The optimizer state: replicated on every data-parallel
+ * replica, or sharded over them.  Names in enum order, for opt_choice.
+ */
+enum dl_attention { ATTN_FUSED, ATTN_UNFUSED, DL_NATTENTION };
+#define PLAN_ATTENTIONS "fused|unfused"
+enum dl_recompute { RC_NONE, RC_SELECTIVE, RC_FULL, RC_AUTO, DL_NRECOMPUTE };
+#define PLAN_RECOMPUTES "none|selective|full|auto"
+enum dl_optimizer { OPTIM_REPLICATED, OPTIM_SHARDED, DL_NOPTIMIZER };
+#define PLAN_OPTIMIZERS "replicated|sharded"
+/* The precision a plan trains in: bf16, or fp16 with loss scaling where
+ * a GPU it uses has no bf16 (plan_precision()). */
+enum dl_precision { PREC_BF16, PREC_FP16, DL_NPRECISION };
+extern const char *const plan_attention_names[DL_NATTENTION];
+extern const char *const plan_recompute_names[DL_NRECOMPUTE];
+extern const char *const plan_optimizer_names[DL_NOPTIMIZER];
+extern const char *const plan_precision_names[DL_NPRECISION];
+
 /* Job options (dlplan(1), dlplan plan) with their defaults. */
 struct dl_opts {
 	long global_batch;	/* samples per iteration */
@@ -73,6 +97,15 @@ struct dl_opts {
 	int max_stages;		/* 0: no limit */
 	int max_tp;		/* 8 */
 	double time_limit;	/* solver budget, seconds: 60 */
+	int attention;		/* enum dl_attention: fused */
+	int recompute;		/* enum dl_recompute: auto */
+	int optimizer;		/* enum dl_optimizer: replicated */
+	/*
+	 * Whose memory accounting (enum dl_runtime, set from the plan's
+	 * runtime): Megatron-LM's mixed precision keeps fp32 main
+	 * gradients, 4 bytes a parameter whatever grad_bytes says.
+	 */
+	int runtime;
 };
 void plan_opts_default(struct dl_opts *o);
 
@@ -87,6 +120,14 @@ struct dl_stage {
 	double compute_s;		/* t_sigma */
 	double p2p_s;			/* c_sigma (0 for the last stage) */
 	double mem_bytes;		/* peak per-GPU memory (largest share) */
+	/*
+	 * Full recomputation: the first `recompute` blocks of the stage
+	 * (model_is_block()) keep only their input and run their forward
+	 * again in backward.  rc_set 0: not decided yet, priced as the
+	 * cost context's search mode says (none, or every block).
+	 */
+	int recompute;
+	int rc_set;
 };
 
 /* A group (data-parallel replica): a pipeline of stages over all layers. */
@@ -286,6 +327,9 @@ struct dl_plan {
 };
 
 void plan_init(struct dl_plan *p);
+/* The precision plan p trains in on cluster c: fp16 when a GPU it uses
+ * has no bf16 (cluster_gpu_fp16()), else bf16. */
+int plan_precision(const struct dl_plan *p, const struct dl_cluster *c);
 void plan_free(struct dl_plan *p);
 /*
  * Record in p what the forecast of each of its nodes used: copies of the

@@ -128,6 +128,12 @@ w_options(const struct dl_opts *o)
 	set(j, "max_stages", jint(o->max_stages));
 	set(j, "max_tp", jint(o->max_tp));
 	set(j, "time_limit", jreal(o->time_limit));
+	set(j, "attention", json_string(plan_attention_names[o->attention]));
+	/* A plan not searched (made by hand, a baseline) recomputes
+	 * nothing. */
+	set(j, "recompute", json_string(plan_recompute_names[o->recompute ==
+	    RC_AUTO ? RC_NONE : o->recompute]));
+	set(j, "optimizer", json_string(plan_optimizer_names[o->optimizer]));
 	return j;
 }
 
@@ -221,6 +227,7 @@ w_stage(const struct dl_plan *p, const struct dl_stage *st, long m_g,
 	}
 	set(o, "ranks", rk);
 	set(o, "micro_batches", jint(m_g));
+	set(o, "recompute_layers", jint(st->rc_set ? st->recompute : 0));
 	if (p->est.iteration_s > 0) {
 		set(o, "compute_s", jreal(st->compute_s));
 		set(o, "p2p_s", jreal(st->p2p_s));
@@ -478,6 +485,8 @@ plan_to_json(const struct dl_plan *p, const struct dl_cluster *c,
 		set(sv, "strategy",
 		    json_string(plan_strategy_names[p->strategy]));
 	set(o, "solver", sv);
+	set(o, "precision",
+	    json_string(plan_precision_names[plan_precision(p, c)]));
 	/* Only plans restricted to one framework name it (plan --runtime). */
 	if (p->runtime != RUNTIME_DLPLAN)
 		set(o, "runtime", json_string(plan_runtime_names[p->runtime]));

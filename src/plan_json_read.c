@@ -400,9 +400,11 @@ read_options(struct rd *r, json_t *root, struct dl_opts *o)
 	static const char *const keys[] = {
 		"global_batch", "micro_batch", "mfu", "param_bytes",
 		"grad_bytes", "optimizer_bytes", "mem_reserve", "horizon",
-		"states", "forecast", "max_stages", "max_tp", "time_limit", NULL
+		"states", "forecast", "max_stages", "max_tp", "time_limit",
+		"attention", "recompute", "optimizer", NULL
 	};
-	const char *w = "options", *fm = NULL;
+	const char *w = "options", *fm = NULL, *at = NULL, *rc_ = NULL;
+	const char *op = NULL;
 	json_t *j;
 	int rc;
 
@@ -432,8 +434,29 @@ read_options(struct rd *r, json_t *root, struct dl_opts *o)
 	    != DL_OK ||
 	    (rc = get_num(r, j, w, "time_limit", 0, 0, 1e9, &o->time_limit))
 	    != DL_OK ||
-	    (rc = get_str(r, j, w, "forecast", 0, &fm)) != DL_OK)
+	    (rc = get_str(r, j, w, "forecast", 0, &fm)) != DL_OK ||
+	    (rc = get_str(r, j, w, "attention", 0, &at)) != DL_OK ||
+	    (rc = get_str(r, j, w, "recompute", 0, &rc_)) != DL_OK ||
+	    (rc = get_str(r, j, w, "optimizer", 0, &op)) != DL_OK)
 		return rc;
+	/* A plan records the savers it was priced with; one without them
+	 * (made before they existed) used none of them. */
+	o->attention = ATTN_UNFUSED;
+	o->recompute = RC_NONE;
+	o->optimizer = OPTIM_REPLICATED;
+	if (at != NULL && (o->attention = plan_name_find(plan_attention_names,
+	    DL_NATTENTION, at)) < 0)
+		return rerr(r, "options.attention: unknown kernel '%s' "
+		    "(expected %s)", at, PLAN_ATTENTIONS);
+	if (rc_ != NULL && ((o->recompute = plan_name_find(
+	    plan_recompute_names, DL_NRECOMPUTE, rc_)) < 0 ||
+	    o->recompute == RC_AUTO))
+		return rerr(r, "options.recompute: '%s' is not a plan's "
+		    "recomputation (expected none, selective or full)", rc_);
+	if (op != NULL && (o->optimizer = plan_name_find(plan_optimizer_names,
+	    DL_NOPTIMIZER, op)) < 0)
+		return rerr(r, "options.optimizer: unknown placement '%s' "
+		    "(expected %s)", op, PLAN_OPTIMIZERS);
 	if (fm != NULL && (o->forecast = fm_parse(fm)) < 0)
 		return rerr(r, "options.forecast: unknown method '%s' "
 		    "(expected %s)", fm, FM_NAMES);
@@ -523,7 +546,8 @@ read_stage(struct rd *r, json_t *j, const char *w, struct dl_stage *st,
 {
 	static const char *const keys[] = {
 		"node", "gpus", "tp_shares", "layers", "layer_names", "ranks",
-		"micro_batches", "compute_s", "p2p_s", "mem_bytes", NULL
+		"micro_batches", "compute_s", "p2p_s", "mem_bytes",
+		"recompute_layers", NULL
 	};
 	const char *id = NULL;
 	json_t *ly;
@@ -561,8 +585,11 @@ read_stage(struct rd *r, json_t *j, const char *w, struct dl_stage *st,
 	    (rc = get_num(r, j, w, "p2p_s", 0, 0, HUGE_VAL, &st->p2p_s)) !=
 	    DL_OK ||
 	    (rc = get_num(r, j, w, "mem_bytes", 0, 0, HUGE_VAL,
-	    &st->mem_bytes)) != DL_OK)
+	    &st->mem_bytes)) != DL_OK ||
+	    (rc = get_int(r, j, w, "recompute_layers", 0, 0, INT_MAX,
+	    &st->recompute)) != DL_OK)
 		return rc;
+	st->rc_set = 1;
 	return DL_OK;
 }
 
@@ -667,6 +694,7 @@ read_results(json_t *root, struct dl_plan *p)
 	    (k = plan_name_find(plan_runtime_names, DL_NRUNTIMES,
 	    json_string_value(v))) >= 0)
 		p->runtime = (enum dl_runtime)k;
+	p->opts.runtime = p->runtime;
 	if (!json_is_object(sv))
 		return;
 	if (json_is_string(v = json_object_get(sv, "status")) &&

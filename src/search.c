@@ -145,8 +145,8 @@ polish_lines(const struct dl_costctx *x, const struct search_opts *so,
 	}
 }
 
-int
-search_plan(const struct dl_costctx *x, const struct search_opts *so,
+static int
+search_mode(const struct dl_costctx *x, const struct search_opts *so,
     struct dl_plan *best, struct search_stats *st, struct dl_err *e)
 {
 	struct dl_costctx xl;
@@ -255,4 +255,113 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	best->solve_s = st->time_s;
 	st->own_lb_s = cost_own_bound(x, best);
 	return DL_OK;
+}
+
+/*
+ * Decide the recomputation of every stage of plan p found in context x
+ * (cost_decide_rc(): in the full mode the fewest blocks that fit, one
+ * number for every stage where the framework takes one) and price it
+ * again; the plan records the mode.
+ */
+static void
+settle_rc(const struct dl_costctx *x, const struct search_opts *so,
+    struct dl_plan *p)
+{
+	struct dl_err e = { 0 };
+
+	cost_decide_rc(x, p, so->runtime != RUNTIME_DLPLAN);
+	p->opts.recompute = x->rc_fold ? RC_FULL : x->o->recompute ==
+	    RC_AUTO ? RC_NONE : x->o->recompute;
+	if (x->rc_fold) {
+		double t = p->est.iteration_s;
+
+		cost_eval(x, p, &e);
+		/* Fewer blocks recomputed only take less time. */
+		if (p->est.iteration_s > t)
+			p->est.iteration_s = t;
+	}
+}
+
+/*
+ * The search of dlplan(1) ALGORITHMS, Memory savers: --recompute auto
+ * searches twice, without recomputation and with every block recomputed
+ * (rc_fold), settles the second plan's stages to the fewest blocks that
+ * fit, and keeps the faster, the plan without recomputation on a tie.
+ * Either search may find nothing; the answer fails only when both do.
+ */
+int
+search_plan(const struct dl_costctx *x, const struct search_opts *so,
+    struct dl_plan *best, struct search_stats *st, struct dl_err *e)
+{
+	struct dl_costctx xf;
+	struct dl_opts of;
+	struct dl_plan pf;
+	struct search_stats sf;
+	struct dl_err ef = { 0 };
+	int rc, rcf;
+	double t0 = mono_now();
+
+	if (x->o->recompute != RC_AUTO || model_blocks(x->m, 0,
+	    (int)x->m->nlayers - 1) == 0) {
+		rc = search_mode(x, so, best, st, e);
+		if (rc == DL_OK)
+			settle_rc(x, so, best);
+		return rc;
+	}
+	of = *x->o;
+	of.recompute = RC_FULL;
+	if ((rc = cost_init(&xf, x->c, x->m, &of, x->uhat, x->router, e)) !=
+	    DL_OK)
+		return rc;
+	xf.sites = x->sites;
+	rc = search_mode(x, so, best, st, e);
+	if (rc == DL_OK)
+		settle_rc(x, so, best);
+	if (rc != DL_OK && rc != DL_EINFEAS) {
+		cost_free(&xf);
+		return rc;
+	}
+	rcf = search_mode(&xf, so, &pf, &sf, &ef);
+	if (rcf == DL_OK)
+		settle_rc(&xf, so, &pf);
+	if (rcf == DL_OK && (rc != DL_OK || pf.est.iteration_s <
+	    best->est.iteration_s)) {
+		if (rc == DL_OK)
+			plan_free(best);
+		plan_copy(best, &pf);
+		/*
+		 * The search's bound priced every block recomputed; the
+		 * settled plan recomputes fewer, so only T_lb without
+		 * recomputation bounds it.
+		 */
+		best->est.lower_bound_s = cost_lower_bound(x);
+		best->est.efficiency = best->est.lower_bound_s /
+		    best->est.iteration_s;
+		best->status = PLAN_FEASIBLE;
+		best->bound_s = fmin(best->est.iteration_s,
+		    best->est.lower_bound_s);
+		best->bound_method = BOUND_T_LB;
+		best->gap = (best->est.iteration_s - best->bound_s) /
+		    best->est.iteration_s;
+		st->structures += sf.structures;
+		st->evaluated += sf.evaluated;
+		st->pruned += sf.pruned;
+		st->milps += sf.milps;
+		st->exact = 0;
+		st->own_lb_s = cost_own_bound(x, best);
+		rc = DL_OK;
+	} else if (rcf == DL_OK) {
+		/* A plan without recomputation may still lose to one that
+		 * recomputes some blocks: the proof is for that mode only. */
+		if (best->status == PLAN_OPTIMAL)
+			best->status = PLAN_FEASIBLE;
+		st->exact = 0;
+	}
+	if (rcf == DL_OK)
+		plan_free(&pf);
+	cost_free(&xf);
+	st->time_s = mono_now() - t0;
+	if (rc == DL_OK)
+		best->solve_s = st->time_s;
+	return rc;
 }

@@ -166,7 +166,7 @@ expect_err "missing global batch" 2 \
     dlplan eval "$TMP/nogb.json"
 plan typo "\"options\": { \"global_batch\": 2, \"micro_batch\": 1, \"micro_bacth\": 2 }, \"groups\": [ $G1 ]"
 expect_err "unknown option key" 2 \
-    "dlplan: $TMP/typo.json: options: unknown key 'micro_bacth' (expected global_batch, micro_batch, mfu, param_bytes, grad_bytes, optimizer_bytes, mem_reserve, horizon, states, forecast, max_stages, max_tp, time_limit; prefix other keys with x_)" -- \
+    "dlplan: $TMP/typo.json: options: unknown key 'micro_bacth' (expected global_batch, micro_batch, mfu, param_bytes, grad_bytes, optimizer_bytes, mem_reserve, horizon, states, forecast, max_stages, max_tp, time_limit, attention, recompute, optimizer; prefix other keys with x_)" -- \
     dlplan eval "$TMP/typo.json"
 plan fm "\"options\": { \"global_batch\": 2, \"micro_batch\": 1, \"forecast\": \"arima\" }, \"groups\": [ $G1 ]"
 expect_err "unknown forecast method" 2 \
@@ -238,7 +238,7 @@ expect_err "group without micro-batches" 2 \
     dlplan eval "$TMP/zero.json"
 plan skey "$OPT, \"groups\": [ { \"micro_batches\": 2, \"stages\": [ { \"node\": \"a\", \"gpu\": [0], \"layers\": [0, 3] } ] } ]"
 expect_err "unknown stage key" 2 \
-    "dlplan: $TMP/skey.json: groups[0].stages[0]: unknown key 'gpu' (expected node, gpus, tp_shares, layers, layer_names, ranks, micro_batches, compute_s, p2p_s, mem_bytes; prefix other keys with x_)" -- \
+    "dlplan: $TMP/skey.json: groups[0].stages[0]: unknown key 'gpu' (expected node, gpus, tp_shares, layers, layer_names, ranks, micro_batches, compute_s, p2p_s, mem_bytes, recompute_layers; prefix other keys with x_)" -- \
     dlplan eval "$TMP/skey.json"
 plan xkey "$OPT, \"x_note\": 1, \"groups\": [ { \"micro_batches\": 2, \"x_why\": \"test\", \"stages\": [ $(st a 0 0 3) ] } ]"
 expect_run "x_ keys are allowed" 0 - - -- dlplan eval "$TMP/xkey.json"

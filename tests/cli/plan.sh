@@ -143,9 +143,16 @@ check "a multi-group plan dumps its data split" test -f "$TMP/lp/split.lp"
 # --- exhaustive search on a small cluster --------------------------------
 mkdir -p "$TMP/six"
 printf 'node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps\na,s,2,A100,312,80,2400,100\nb,s,2,V100,125,32,1200,25\nc,s,2,T4,65,16,256,25\n' >"$TMP/six/nodes.csv"
+# The proof holds within one recomputation mode: --recompute auto also
+# searches with recomputation and then proves nothing.
 expect_run "six GPUs: exhaustive" 0 - - -- dlplan plan -c "$TMP/six" \
-    -m datasets/models/bert-large.csv --global-batch 8 --micro-batch 2
+    -m datasets/models/bert-large.csv --global-batch 8 --micro-batch 2 \
+    --recompute none
 check "six GPUs: proven optimal" grep -q "exhaustive (optimal)" "$TMP/out"
+expect_run "six GPUs: recompute auto" 0 - - -- dlplan plan -c "$TMP/six" \
+    -m datasets/models/bert-large.csv --global-batch 8 --micro-batch 2
+check "six GPUs: auto claims no proof" sh -c \
+    '! grep -q "(optimal)" "$1"' sh "$TMP/out"
 expect_run "six GPUs, json: the bound is T" 0 - - -- dlplan plan -c "$TMP/six" \
     -m datasets/models/bert-large.csv --global-batch 8 --micro-batch 2 \
     --format json

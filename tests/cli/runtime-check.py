@@ -114,18 +114,22 @@ def megatron_parser():
            "decoder-last-pipeline-num-layers", "micro-batch-size",
            "global-batch-size", "hidden-size", "num-attention-heads",
            "num-query-groups", "ffn-hidden-size", "seq-length",
-           "max-position-embeddings", "vocab-size"]
+           "max-position-embeddings", "vocab-size",
+           "recompute-num-layers"]
     for n in num:
         p.add_argument("--" + n, type=int)
     for n in ["hidden-dropout", "attention-dropout"]:
         p.add_argument("--" + n, type=float)
-    for n in ["position-embedding-type", "normalization"]:
+    for n in ["position-embedding-type", "normalization",
+              "attention-backend", "recompute-granularity",
+              "recompute-method"]:
         p.add_argument("--" + n)
     for n in ["use-tp-pp-dp-mapping", "account-for-embedding-in-pipeline-"
               "split", "account-for-loss-in-pipeline-split", "bf16", "fp16",
               "grad-reduce-in-bf16", "group-query-attention", "swiglu",
               "disable-bias-linear", "untie-embeddings-and-output-weights",
-              "sequence-parallel"]:
+              "sequence-parallel", "recompute-activations",
+              "use-distributed-optimizer"]:
         p.add_argument("--" + n, action="store_true")
     return p
 
@@ -306,7 +310,12 @@ def check_megatron(f, launch, plan):
     kv = int(arch.get("kv-heads", arch["heads"]))
     need(kv == (a.num_query_groups if a.group_query_attention else
                 a.num_attention_heads), "query groups differ from kv-heads")
-    need(a.bf16 == (arch.get("dtype-bytes") == "2"), "--bf16 for 2 bytes")
+    half = arch.get("dtype-bytes") == "2"
+    fp16 = plan.get("precision") == "fp16"
+    need(a.bf16 == (half and not fp16), "--bf16 for 2 bytes on GPUs "
+         "with bf16")
+    need(a.fp16 == (half and fp16), "--fp16 for 2 bytes on GPUs "
+         "without bf16")
     need(a.untie_embeddings_and_output_weights == (arch["tied"] == "no"),
          "--untie-embeddings-and-output-weights")
     # The memory model divides all activations by TP: sequence

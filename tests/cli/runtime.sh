@@ -114,7 +114,7 @@ shape, even micro-batches per replica, the layer split megatron expresses, \
 memory); TP 2, 4, 8 left out: megatron needs num_attention_heads (25) \
 divisible by TP 2 and num_query_groups (25) a multiple or a divisor of it" \
     -- dlplan plan -c "$CL/philly-64" -m "$MO/gpt2-xl.csv" $JOB \
-    --runtime megatron
+    --runtime megatron --recompute none --attention unfused
 expect_err "not with --budget" 1 "dlplan: option '--runtime' does not go \
 with '--budget'" -- dlplan plan -c "$CL/hetero-lab" -m "$MO/gpt2-xl.csv" \
     $JOB --runtime megatron --budget 10 --slots 2
@@ -170,7 +170,7 @@ for i in p['inputs']:
 json.dump(p, open(sys.argv[3], 'w'))" \
     "$TMP/megatron-hetero-lab-llama2-7b/plan.json" "$TMP/heads25/model.csv" \
     "$TMP/heads25/plan.json"
-expect_err "megatron: TP 4 on 25 heads" 3 "dlplan: TP 4, 2 stages: megatron \
+expect_err "megatron: TP 4 on 25 heads" 3 "dlplan: TP 4, 3 stages: megatron \
 needs num_attention_heads (25) divisible by TP 4 and num_query_groups (25) \
 a multiple or a divisor of it" -- dlplan emit --ignore-digests --trust-paths \
     "$TMP/heads25/plan.json" --launcher megatron -o "$TMP/heads25"

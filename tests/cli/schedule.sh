@@ -109,7 +109,8 @@ assert (j['llama']['min_gpus'], j['llama-b']['min_gpus']) == (5, 5), j"
 sed '/^a40-[12],/d' $A4 >"$TMP/a40-one.csv"
 expect_run "and no plan fits on one server of 4 such GPUs" 3 - - -- dlplan \
     plan --nodes "$TMP/a40-one.csv" -m "$TMP/mp-gadget/models/llama2-7b.csv" \
-    --global-batch 16 --micro-batch 1 -j 1
+    --global-batch 16 --micro-batch 1 -j 1 --recompute none \
+    --attention unfused
 for j in llama llama-b; do
 	expect_run "eval takes $j's plan" 0 - - -- dlplan eval \
 	    "$TMP/mp-gadget/plans/$j.json" --format json

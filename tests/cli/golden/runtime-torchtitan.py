@@ -41,7 +41,7 @@ def dlplan_plan():
     p.context_parallel_degree = 1
     p.expert_parallel_degree = 1
     p.tensor_parallel_degree = 4
-    p.pipeline_parallel_degree = 2
+    p.pipeline_parallel_degree = 3
     p.pipeline_parallel_schedule = "1F1B"
     p.pipeline_parallel_layers_per_stage = None
     p.num_pp_microbatches = 64
@@ -60,10 +60,10 @@ def dlplan_plan():
          "layers.10",
          "layers.11",
          "layers.12",
-         "layers.13",
-         "layers.14",
-         "layers.15"],
-        ["layers.16",
+         "layers.13"],
+        ["layers.14",
+         "layers.15",
+         "layers.16",
          "layers.17",
          "layers.18",
          "layers.19",
@@ -73,8 +73,8 @@ def dlplan_plan():
          "layers.23",
          "layers.24",
          "layers.25",
-         "layers.26",
-         "layers.27",
+         "layers.26"],
+        ["layers.27",
          "layers.28",
          "layers.29",
          "layers.30",
