@@ -326,8 +326,8 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 		settle_rc(&xf, so, &pf);
 	if (rcf == DL_OK && (rc != DL_OK || pf.est.iteration_s <
 	    best->est.iteration_s)) {
-		if (rc == DL_OK)
-			plan_free(best);
+		/* A failed search leaves an initialised plan: free it too. */
+		plan_free(best);
 		plan_copy(best, &pf);
 		/*
 		 * The search's bound priced every block recomputed; the
@@ -357,8 +357,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 			best->status = PLAN_FEASIBLE;
 		st->exact = 0;
 	}
-	if (rcf == DL_OK)
-		plan_free(&pf);
+	plan_free(&pf);
 	cost_free(&xf);
 	st->time_s = mono_now() - t0;
 	if (rc == DL_OK)
