@@ -15,6 +15,7 @@
 extern const struct dl_cmd dl_cmd_check;
 extern const struct dl_cmd dl_cmd_emit;
 extern const struct dl_cmd dl_cmd_eval;
+extern const struct dl_cmd dl_cmd_import;
 extern const struct dl_cmd dl_cmd_plan;
 extern const struct dl_cmd dl_cmd_predict;
 extern const struct dl_cmd dl_cmd_replan;

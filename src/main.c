@@ -25,6 +25,7 @@ const struct dl_cmd *const dl_cmds[] = {
 	&dl_cmd_predict,
 	&dl_cmd_route,
 	&dl_cmd_eval,
+	&dl_cmd_import,
 	&dl_cmd_emit,
 	&dl_cmd_replan,
 	&dl_cmd_schedule,

@@ -1,0 +1,252 @@
+# tests/cli/import.sh - dlplan import megatron: the ranks and layers
+# Megatron builds, derived by hand; the round trip plan -> emit -> import
+# (same T, the same megatron.args again); the savers; every error.
+
+C=$SRCDIR/datasets/clusters
+M=$SRCDIR/datasets/models
+ONE=$C/single-node
+
+dlplan model gpt --layers 4 --hidden 64 --heads 4 --seq 32 --vocab 128 \
+    -o "$TMP/tiny.csv"
+TINY="--num-layers 4 --hidden-size 64 --num-attention-heads 4
+--seq-length 32 --max-position-embeddings 32 --vocab-size 128 --bf16
+--micro-batch-size 1 --global-batch-size 8"
+
+# layout FILE: per group, per stage "node/gpus/first-last/recompute".
+layout() {
+	/usr/bin/python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+print(" ".join("|".join("%s/%s/%d-%d/%d" % (s["node"],
+      ",".join(map(str, s["gpus"])), s["layers"][0], s["layers"][-1],
+      s.get("recompute_layers", 0)) for s in g["stages"])
+      for g in p["groups"]))' "$1"
+}
+
+# Ranks, by hand: TP 2, PP 2, DP 2 on one 8-GPU node.  Megatron's order
+# tp-cp-ep-dp-pp puts rank r = tp + 2 (dp + 2 pp), so replica 0 has GPUs
+# 0,1 (stage 0) and 4,5 (stage 1); with --use-tp-pp-dp-mapping, r = tp +
+# 2 (pp + 2 dp): replica 0 has 0,1 and 2,3.  4 blocks over 2 stages: rows
+# 0-2 (embed, position, block0, block1) and the rest.
+expect_run "import: TP 2 PP 2 DP 2, megatron's rank order" 0 - - -- \
+    dlplan import megatron -c $ONE -m "$TMP/tiny.csv" -o "$TMP/r1" -q -- \
+    $TINY --tensor-model-parallel-size 2 --sequence-parallel \
+    --pipeline-model-parallel-size 2
+rows=$(grep -v '^#' "$TMP/tiny.csv" | sed 1d | cut -d, -f1 | tr '\n' ' ')
+check "import: the tiny model's rows" test "$rows" = \
+    "embed block0 block1 block2 block3 head "
+check "import: replica 0 on GPUs 0,1 and 4,5" test "$(layout "$TMP/r1/plan.json")" = \
+    "dgx-a100-0/0,1/0-2/0|dgx-a100-0/4,5/3-5/0 dgx-a100-0/2,3/0-2/0|dgx-a100-0/6,7/3-5/0"
+expect_run "import: --use-tp-pp-dp-mapping" 0 - - -- \
+    dlplan import megatron -c $ONE -m "$TMP/tiny.csv" -o "$TMP/r2" -q -- \
+    $TINY --tensor-model-parallel-size 2 --sequence-parallel \
+    --pipeline-model-parallel-size 2 --use-tp-pp-dp-mapping
+check "import: replica 0 on GPUs 0,1 and 2,3" test "$(layout "$TMP/r2/plan.json")" = \
+    "dgx-a100-0/0,1/0-2/0|dgx-a100-0/2,3/3-5/0 dgx-a100-0/4,5/0-2/0|dgx-a100-0/6,7/3-5/0"
+check "import: the plan is given, runtime megatron, 4 micro-batches each" \
+    /usr/bin/python3 -c "
+import json, sys
+p = json.load(open('$TMP/r2/plan.json'))
+sys.exit(not (p['solver']['status'] == 'given' and p['runtime'] == 'megatron' and
+              [g['micro_batches'] for g in p['groups']] == [4, 4]))"
+# eval prices the written plan as import did.
+dlplan eval "$TMP/r2/plan.json" --format json >"$TMP/r2.eval.json"
+check "import: eval gives the same T" /usr/bin/python3 -c "
+import json, sys
+a = json.load(open('$TMP/r2/plan.json'))['estimate']['iteration_s']
+b = json.load(open('$TMP/r2.eval.json'))['estimate']['iteration_s']
+sys.exit(a != b)"
+
+# Splits: PP 4 with the first stage given 1 block.  The rest (3) over
+# the other 3 stages.  And the embedding and loss counted as a layer
+# each: (4 + 2) / 3 = 2 a stage, 1 block on the first and the last.
+expect_run "import: --decoder-first-pipeline-num-layers" 0 - - -- \
+    dlplan import megatron -c $ONE -m "$TMP/tiny.csv" -o "$TMP/r3" -q -- \
+    $TINY --pipeline-model-parallel-size 4 \
+    --decoder-first-pipeline-num-layers 1 --global-batch-size 16
+check "import: first 1 block, then 1 each" test "$(layout "$TMP/r3/plan.json" | cut -d' ' -f1)" = \
+    "dgx-a100-0/0/0-1/0|dgx-a100-0/2/2-2/0|dgx-a100-0/4/3-3/0|dgx-a100-0/6/4-5/0"
+expect_run "import: the account-for flags" 0 - - -- \
+    dlplan import megatron -c $ONE -m "$TMP/tiny.csv" -o "$TMP/r4" -q \
+    --hosts dgx-a100-0:6 -- $TINY --pipeline-model-parallel-size 3 \
+    --account-for-embedding-in-pipeline-split \
+    --account-for-loss-in-pipeline-split
+check "import: 1, 2 and 1 blocks" test "$(layout "$TMP/r4/plan.json" | cut -d' ' -f1)" = \
+    "dgx-a100-0/0/0-1/0|dgx-a100-0/2/2-3/0|dgx-a100-0/4/4-5/0"
+
+# The savers.
+expect_run "import: full recomputation of 3 blocks a stage" 0 - - -- \
+    dlplan import megatron -c $ONE -m "$TMP/tiny.csv" -o "$TMP/r5" -q -- \
+    $TINY --pipeline-model-parallel-size 2 --decoder-first-pipeline-num-layers 3 \
+    --recompute-granularity full --recompute-method block \
+    --recompute-num-layers 2 --use-distributed-optimizer \
+    --attention-backend unfused
+check "import: min(2, blocks) recomputed per stage" test "$(layout "$TMP/r5/plan.json" | cut -d' ' -f1)" = \
+    "dgx-a100-0/0/0-3/2|dgx-a100-0/4/4-5/1"
+check "import: options full, sharded, unfused" /usr/bin/python3 -c "
+import json, sys
+o = json.load(open('$TMP/r5/plan.json'))['options']
+sys.exit((o['recompute'], o['optimizer'], o['attention'], o['grad_bytes'])
+         != ('full', 'sharded', 'unfused', 4))"
+expect_run "import: uniform with 1 recomputes every block" 0 - - -- \
+    dlplan import megatron -c $ONE -m "$TMP/tiny.csv" -o "$TMP/r6" -q -- \
+    $TINY --recompute-granularity full --recompute-method uniform \
+    --recompute-num-layers 1 --recompute-activations --grad-reduce-in-bf16
+check "import: 4 of 4 blocks on every stage" test "$(layout "$TMP/r6/plan.json" | cut -d' ' -f1)" = \
+    "dgx-a100-0/0/0-5/4"
+expect_run "import: --recompute-activations is selective" 0 - - -- \
+    dlplan import megatron -c $ONE -m "$TMP/tiny.csv" --format json -- \
+    $TINY --recompute-activations --use-flash-attn
+check "import: selective, fused" grep -q '"recompute": "selective"' "$TMP/out"
+
+# Arguments that change time but are not priced: a warning, no error.
+expect_run "import: --overlap-grad-reduce warns" 0 - - -- \
+    dlplan import megatron -c $ONE -m "$TMP/tiny.csv" -- $TINY \
+    --overlap-grad-reduce --lr 1e-4 --data-path 1 a 1 b --split 99,1,0
+check "import: the warning names the argument" grep -q \
+    "^dlplan: warning: megatron argument '--overlap-grad-reduce': dlplan prices communication without overlap" "$TMP/err"
+check "import: the table gives T" grep -q "^iteration [0-9.e-]* s" "$TMP/out"
+
+# The round trip on the bundled clusters: plan --runtime megatron, its
+# megatron.args imported on the hosts of its ranks price the same T and
+# emit the same arguments.
+for cm in geo-8:llama2-7b two-dc:llama2-7b hetero-lab:gpt2-xl \
+    single-node:gpt2-xl two-dc:gpt2-xl; do
+	cl=${cm%%:*} md=${cm#*:}
+	d=$TMP/rt-$cl-$md
+	expect_run "import: round trip $cl $md: plan" 0 - - -- \
+	    dlplan plan -c "$C/$cl" -m "$M/$md.csv" --runtime megatron \
+	    --global-batch 32 --recompute full -o "$d/a" -q \
+	    --launcher megatron -- true
+	hosts=$(/usr/bin/python3 -c '
+import json, sys
+out = []
+for r in json.load(open(sys.argv[1]))["ranks"]:
+    if out and out[-1][0] == r["node"]:
+        out[-1][1] += 1
+    else:
+        out.append([r["node"], 1])
+print(",".join("%s:%d" % (n, k) for n, k in out))' "$d/a/plan.json")
+	expect_run "import: round trip $cl $md: import" 0 - - -- \
+	    dlplan import megatron -c "$C/$cl" -m "$M/$md.csv" -o "$d/b" \
+	    --hosts "$hosts" -q -- $(cat "$d/a/launch/megatron.args")
+	check "import: round trip $cl $md: the same T" /usr/bin/python3 -c "
+import json, sys
+a = json.load(open('$d/a/plan.json'))['estimate']['iteration_s']
+b = json.load(open('$d/b/plan.json'))['estimate']['iteration_s']
+sys.exit(abs(a - b) > 1e-9 * a)"
+	dlplan emit "$d/b/plan.json" --launcher megatron -o "$d/c" -q -- true
+	check "import: round trip $cl $md: the same megatron.args" \
+	    cmp "$d/a/launch/megatron.args" "$d/c/launch/megatron.args"
+done
+
+# Errors.
+I="dlplan import megatron -c $ONE -m $TMP/tiny.csv"
+expect_err "import: unknown argument" 1 \
+    "dlplan: unknown megatron argument '--hiden-size': dlplan does not know whether it changes memory or time (did you mean '--hidden-size'?) (dlplan(1), IMPORT, lists the arguments it reads)" -- \
+    $I -- $TINY --hiden-size 64
+expect_err "import: a word that is no option" 1 \
+    "dlplan: megatron argument 'x': expected an option (--NAME)" -- \
+    $I -- $TINY x
+expect_err "import: a flag with a value" 1 \
+    "dlplan: megatron argument '--bf16' takes no value (got 'yes')" -- \
+    $I -- $TINY --bf16=yes
+expect_err "import: a value missing" 1 \
+    "dlplan: megatron argument '--micro-batch-size' needs a value" -- \
+    $I -- $TINY --micro-batch-size
+expect_err "import: a bad number" 1 \
+    "dlplan: megatron argument '--micro-batch-size x': expected a whole number" -- \
+    $I -- $TINY --micro-batch-size x
+expect_err "import: interleaved stages" 3 \
+    "dlplan: megatron argument '--num-layers-per-virtual-pipeline-stage': dlplan prices the 1F1B schedule without interleaved stages" -- \
+    $I -- $TINY --num-layers-per-virtual-pipeline-stage 1
+expect_err "import: context parallelism" 3 \
+    "dlplan: megatron argument '--context-parallel-size 2': dlplan plans no context parallelism" -- \
+    $I -- $TINY --context-parallel-size 2
+expect_err "import: sgd" 3 \
+    "dlplan: megatron argument '--optimizer sgd': dlplan prices Adam's state (two fp32 moments and fp32 master weights)" -- \
+    $I -- $TINY --optimizer sgd
+expect_err "import: hidden size differs" 2 \
+    "dlplan: megatron argument '--hidden-size 128': model '$TMP/tiny.csv' has hidden size 64" -- \
+    $I -- $TINY --hidden-size 128
+expect_err "import: ffn default differs" 2 \
+    "dlplan: megatron argument '--swiglu': model '$TMP/tiny.csv' has a GELU MLP" -- \
+    $I -- $TINY --swiglu --ffn-hidden-size 256
+expect_err "import: dropout differs" 2 \
+    "dlplan: megatron argument '--hidden-dropout 0': model '$TMP/tiny.csv' trains with dropout (give --hidden-dropout 0.1)" -- \
+    $I -- $TINY --hidden-dropout 0
+expect_err "import: no micro-batch" 1 \
+    "dlplan: no --micro-batch-size (megatron requires it)" -- \
+    $I -- --num-layers 4 --hidden-size 64 --num-attention-heads 4 \
+    --seq-length 32 --vocab-size 128 --bf16
+expect_err "import: world not a multiple" 3 \
+    "dlplan: the hosts have 8 GPUs, not a multiple of TP x PP = 3 (megatron's world size; megatron/training/arguments.py:432)" -- \
+    $I -- $TINY --pipeline-model-parallel-size 3
+expect_err "import: TP without sequence parallelism" 3 \
+    "dlplan: TP 2 without --sequence-parallel: dlplan's memory model divides every activation of a stage by TP (tensor and sequence parallelism together); without it megatron keeps the LayerNorm and dropout activations whole on every TP rank" -- \
+    $I -- $TINY --tensor-model-parallel-size 2
+expect_err "import: sequence parallelism without TP" 1 \
+    "dlplan: megatron argument '--sequence-parallel' needs TP > 1 (megatron/core/model_parallel_config.py:502)" -- \
+    $I -- $TINY --sequence-parallel
+expect_err "import: bf16 and fp16" 1 \
+    "dlplan: megatron arguments '--bf16' and '--fp16' together (megatron/training/arguments.py:1205)" -- \
+    $I -- $TINY --fp16
+expect_err "import: uniform chunks of 2" 3 \
+    "dlplan: megatron arguments '--recompute-method uniform --recompute-num-layers 2': dlplan prices recomputation one layer at a time (uniform with 1, or block)" -- \
+    $I -- $TINY --recompute-granularity full --recompute-method uniform \
+    --recompute-num-layers 2
+expect_err "import: full without a method" 1 \
+    "dlplan: full recomputation needs --recompute-method and --recompute-num-layers (megatron/core/transformer/transformer_config.py:1913, 1919)" -- \
+    $I -- $TINY --recompute-granularity full
+expect_err "import: a batch Megatron cannot split" 1 \
+    "dlplan: global batch 12 is not a positive multiple of micro-batch 1 x data-parallel size 8 (megatron/core/num_microbatches_calculator.py:381)" -- \
+    $I -- $TINY --global-batch-size 12
+expect_err "import: layers Megatron cannot split" 1 \
+    "dlplan: megatron cannot split 4 layers over 8 pipeline stages evenly (megatron/training/arguments.py:997)" -- \
+    $I -- $TINY --pipeline-model-parallel-size 8
+expect_err "import: --hosts names no node" 1 \
+    "dlplan: option '--hosts': no node 'x' in nodes.csv" -- \
+    $I --hosts x -- $TINY
+expect_err "import: --hosts twice" 1 \
+    "dlplan: option '--hosts': node 'dgx-a100-0' given twice" -- \
+    $I --hosts dgx-a100-0,dgx-a100-0 -- $TINY
+expect_err "import: --hosts too many GPUs" 1 \
+    "dlplan: option '--hosts': 'dgx-a100-0:9': expected 1 to 8 GPUs" -- \
+    $I --hosts dgx-a100-0:9 -- $TINY
+expect_err "import: no framework" 1 \
+    "dlplan: no framework given (expected 'megatron')" -- \
+    dlplan import -c $ONE -m "$TMP/tiny.csv" -- $TINY
+expect_err "import: another framework" 1 \
+    "dlplan: cannot import 'deepspeed' (expected 'megatron')" -- \
+    dlplan import deepspeed -c $ONE -m "$TMP/tiny.csv" -- $TINY
+expect_err "import: no cluster" 1 \
+    "dlplan: no cluster given (expected -c DIR)" -- \
+    dlplan import megatron -m "$TMP/tiny.csv" -- $TINY
+expect_err "import: no model" 1 \
+    "dlplan: no model given (expected -m MODEL.csv)" -- \
+    dlplan import megatron -c $ONE -- $TINY
+expect_err "import: no arguments" 1 \
+    "dlplan: no megatron arguments (expected '-- ARGS...', pretrain_gpt.py's arguments)" -- \
+    $I
+expect_err "import: an operand before --" 1 \
+    "dlplan: unexpected argument 'x' (put megatron's arguments after '--')" -- \
+    $I x -- $TINY
+# bf16 on a cluster with V100s (hetero-lab's lab-v100-2 has 1 GPU).
+expect_err "import: --bf16 on a V100" 3 \
+    "dlplan: megatron argument '--bf16': a GPU of the cluster has no bf16 (train with --fp16)" -- \
+    dlplan import megatron -c "$C/hetero-lab" -m "$TMP/tiny.csv" \
+    --hosts lab-v100-2 -- $TINY --global-batch-size 1
+# Too big: llama2-70b on one node, no savers.  Nothing is written.
+expect_run "import: llama2-70b on one node does not fit" 3 - - -- \
+    dlplan import megatron -c $ONE -m "$M/llama2-70b.csv" -o "$TMP/big" -- \
+    --num-layers 80 --hidden-size 8192 --num-attention-heads 64 \
+    --group-query-attention --num-query-groups 8 --ffn-hidden-size 28672 \
+    --seq-length 4096 --max-position-embeddings 4096 --vocab-size 32000 \
+    --position-embedding-type rope --normalization RMSNorm --swiglu \
+    --disable-bias-linear --untie-embeddings-and-output-weights \
+    --hidden-dropout 0 --attention-dropout 0 --bf16 \
+    --tensor-model-parallel-size 8 --sequence-parallel \
+    --micro-batch-size 1 --global-batch-size 8
+check "import: the message names the GPU and the bytes over" grep -q \
+    "memory does not fit on GPU .*over by" "$TMP/err"
+check "import: no output directory written" test ! -e "$TMP/big/plan.json"
