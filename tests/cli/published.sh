@@ -68,8 +68,10 @@ done
 # without them: dlplan prices plain 1F1B.  The runs of 2021 had no
 # sequence parallelism (Korthikanti et al. 2022 added it), which dlplan's
 # memory model assumes with TP > 1; with every layer recomputed what that
-# changes is each layer's kept input, h s b bytes x 2 whole on each TP
-# rank instead of a TP-th: at most 0.2 GB a stage on these rows.
+# changes is each layer's kept input, 2 s b h bytes whole on each TP rank
+# instead of a TP-th, for each micro-batch in flight: at most 17.6 GB on
+# the first stage of the 1008B row (PP 64 in flight), which would then
+# need 58.4 GB of its 72; every row fits either way.
 grep -v '^#' "$D/megatron-sc21-table1.csv" | sed 1d |
 while IFS=, read -r name heads hidden layers params tp pp dp gpus gbs seq \
     vocab gpu tflops pct mbs; do
