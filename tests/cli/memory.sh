@@ -1,0 +1,35 @@
+# tests/cli/memory.sh - the memory of every --runtime megatron plan on the
+# bundled clusters against Megatron-LM's own estimate
+# (tests/cli/megatron-memory.py: theoretical_memory_usage.py at
+# d98e8a64ddf3, per stage): never below it, at most 10 % above.  With
+# MEGATRON_LM naming a Megatron-LM checkout at that commit the script also
+# calls Megatron's functions and checks its transcription against them.
+# llama2-70b has no plan on hetero-lab, single-node and philly-64: its
+# weights alone (18 bytes a parameter) exceed their GPUs' memory.
+
+C=$SRCDIR/datasets/clusters
+M=$SRCDIR/datasets/models
+dirs=""
+for savers in "--recompute none" \
+    "--recompute selective --optimizer sharded"; do
+	for cl in geo-8 two-dc hetero-lab single-node philly-64; do
+		for md in llama2-7b llama2-13b llama2-70b gpt2-xl; do
+			case $cl:$md in
+			hetero-lab:llama2-70b|single-node:llama2-70b|philly-64:llama2-70b)
+				continue ;;
+			esac
+			d=$TMP/mem-$cl-$md-${savers##* }
+			expect_run "memory: plan $cl $md $savers" 0 - - -- \
+			    dlplan plan -c "$C/$cl" -m "$M/$md.csv" \
+			    --runtime megatron --global-batch 64 $savers \
+			    -o "$d" -q --launcher megatron -- true
+			dirs="$dirs $d"
+		done
+	done
+done
+# shellcheck disable=SC2086
+check "memory: every stage within [1, 1.10] x Megatron's estimate" \
+    /usr/bin/python3 "$SRCDIR/tests/cli/megatron-memory.py" \
+    --report "$TMP/memory.txt" $dirs
+[ -n "${DLPLAN_KEEP:-}" ] && cp "$TMP/memory.txt" "$SRCDIR/tests/out/memory.txt"
+:
