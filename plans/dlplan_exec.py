@@ -36,7 +36,18 @@ micro-batches, mu = the plan's micro-batch:
     order on every rank (segment, then holders), so blocking all-reduces on
     overlapping groups cannot deadlock.
  4. The optimizer steps on every rank; shards step elementwise as the
-    whole tensor would.
+    whole tensor would.  With options.optimizer "sharded" (ZeRO stage 1:
+    Megatron's --use-distributed-optimizer) each sync bucket's flat
+    buffer is cut into one contiguous shard per holder; a rank keeps
+    master copies and optimizer state of its shards only, steps them with
+    the all-reduced gradient, and the holders then all-reduce the updated
+    values (each shard from its owner, zeros elsewhere) into every copy.
+    Parameters in no bucket (a single group) step locally, as replicated.
+
+Recomputation: the first recompute_layers transformer blocks of a stage
+(plan.json, options.recompute "full") run under torch.utils.checkpoint:
+their forward keeps only its input and runs again in backward, TP
+all-reduces included, on every TP rank of the stage alike.
 
 The step log has, per rank and step, "seconds" (start of the step to the
 end of its pipeline phase, without the sync and the optimizer: what
@@ -57,6 +68,7 @@ import time
 
 import torch
 import torch.distributed as dist
+import torch.utils.checkpoint
 
 if __package__:
     from .dlplan_model import (Layer, TPComm, batch, make_optimizer,
@@ -193,8 +205,7 @@ class Executor:
         self.layers = [Layer(self.arch, i, stage.tp_shares, me.tp_rank,
                              self.comm, self.cfg.seed, self.dev)
                        for i in me.layers]
-        params = [p for m in self.layers for p in m.parameters()]
-        self.opt = make_optimizer(self.cfg, params)
+        self.params = [p for m in self.layers for p in m.parameters()]
         stages = plan.groups[me.group].stages
         self.prev = stages[me.stage - 1] if me.stage > 0 else None
         self.next = stages[me.stage + 1] if me.stage + 1 < len(stages) \
@@ -209,6 +220,55 @@ class Executor:
         self.offset = off * plan.micro_batch
         self.scale = float(self.gb)
         self.buckets = self._sync_plan()
+        self._make_optimizers()
+
+    def _make_optimizers(self):
+        """The replicated optimizer over the rank's parameters, or with a
+        sharded plan one over the rank's shards of every bucket (masters)
+        and one over the parameters in no bucket."""
+        self.shards = []
+        local = self.params
+        if self.plan.optimizer == "sharded" and self.buckets:
+            inb = {id(it[0]) for b in self.buckets for it in b.items}
+            local = [p for p in self.params if id(p) not in inb]
+            for b in self.buckets:
+                n, i = len(b.holders), b.holders.index(self.me.rank)
+                lo, hi = b.size * i // n, b.size * (i + 1) // n
+                flat = self._gather(b)
+                master = torch.nn.Parameter(flat[lo:hi].clone())
+                self.shards.append((b, lo, hi, master))
+            masters = [m for _, lo, hi, m in self.shards if hi > lo]
+            self.zopt = make_optimizer(self.cfg, masters) if masters \
+                else None
+        self.opt = make_optimizer(self.cfg, local) if local else None
+
+    @staticmethod
+    def _gather(b):
+        """The bucket's parameter values, flat, in the order of its
+        gradient buffer."""
+        flat = torch.empty_like(b.buf)
+        for p, dim, lo, n, _, off in b.items:
+            v = p.detach() if dim is None else p.detach().narrow(dim, lo, n)
+            flat[off:off + v.numel()].copy_(v.reshape(-1))
+        return flat
+
+    def _sharded_step(self):
+        """Step the rank's shards with the all-reduced gradients (still in
+        each bucket's buffer after _sync()), then give every holder the
+        updated values of every shard."""
+        for b, lo, hi, master in self.shards:
+            if hi > lo:
+                master.grad = b.buf[lo:hi].clone()
+        if self.zopt is not None:
+            self.zopt.step()
+        for b, lo, hi, master in self.shards:
+            upd = torch.zeros_like(b.buf)
+            upd[lo:hi].copy_(master.detach())
+            dist.all_reduce(upd, group=b.group)
+            with torch.no_grad():
+                for p, dim, plo, n, _, off in b.items:
+                    v = p if dim is None else p.narrow(dim, plo, n)
+                    v.copy_(upd[off:off + v.numel()].view(v.shape))
 
     @staticmethod
     def _source(stage, t):
@@ -248,11 +308,16 @@ class Executor:
         tgt = y[j * mu:(j + 1) * mu]
 
         def run():
-            h = inp
+            h, left = inp, self.me.recompute
             for m in self.layers:
                 if m.layer == self.arch.layers + 1:
                     return m(h, tgt).sum() / self.scale
-                h = m(h)
+                if left > 0 and 0 < m.layer <= self.arch.layers:
+                    left -= 1
+                    h = torch.utils.checkpoint.checkpoint(
+                        m, h, use_reentrant=False)
+                else:
+                    h = m(h)
             return h
         out = self._timed(run)
         self.trace.append((self.cur_step, 0, j, t_wait, t_in,
@@ -358,12 +423,16 @@ class Executor:
         y = gy[self.offset:self.offset + n].to(self.dev)
         self.busy = 0.0
         self.cur_step = step + self.cfg.first_step
-        self.opt.zero_grad(set_to_none=False)
+        for p in self.params:
+            p.grad.zero_()
         t0 = time.perf_counter()
         self._pipeline(x, y)
         t1 = time.perf_counter()
         self._sync()
-        self.opt.step()
+        if self.opt is not None:
+            self.opt.step()
+        if self.shards:
+            self._sharded_step()
         if self.dev.startswith("cuda"):
             torch.cuda.synchronize()
         return t1 - t0, self.busy, time.perf_counter() - t0

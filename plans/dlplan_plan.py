@@ -81,6 +81,7 @@ class Stage:
         self.tp_shares = tp_shares
         self.first = first
         self.last = last
+        self.recompute = 0      # the first blocks recomputed in backward
         self.ranks = []
 
     def __repr__(self):
@@ -139,6 +140,7 @@ class Rank:
         self.tp_rank = tp_rank
         self.tp_size = len(stage.gpus)
         self.tp_share = stage.tp_shares[tp_rank]
+        self.recompute = stage.recompute
         self._stage = stage
 
     @property
@@ -291,6 +293,15 @@ class Plan:
                                  "options.global_batch")
         self.micro_batch = _int(opts.get("micro_batch", 1),
                                 "options.micro_batch")
+        # The memory savers the executor runs (dlplan-formats(5)): full
+        # recomputation of each stage's first recompute_layers blocks,
+        # and the optimizer state sharded over the holders of each
+        # gradient bucket.
+        self.optimizer = opts.get("optimizer", "replicated")
+        if self.optimizer not in ("replicated", "sharded"):
+            raise PlanError("options.optimizer: %s (expected \"replicated\""
+                            " or \"sharded\")" % _show(self.optimizer))
+        full = opts.get("recompute", "none") == "full"
         hosts = {}
         for r in data.get("ranks") or []:
             if isinstance(r, dict) and "node" in r and "host" in r:
@@ -331,6 +342,12 @@ class Plan:
                               shares,
                               _int(layers[0], w + ".layers"),
                               _int(layers[1], w + ".layers"))
+                stage.recompute = _int(sj.get("recompute_layers", 0),
+                                       w + ".recompute_layers")
+                if stage.recompute < 0 or (stage.recompute and not full):
+                    raise PlanError("%s.recompute_layers: %d (expected 0, "
+                                    "or more with options.recompute "
+                                    "\"full\")" % (w, stage.recompute))
                 for j in range(len(gpus)):
                     stage.ranks.append(len(self.ranks))
                     self.ranks.append(Rank(self, len(self.ranks), stage, j))

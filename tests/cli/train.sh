@@ -8,8 +8,12 @@
 #   c-tp      a TP 2 stage next to a group whose holder of the same layers
 #             has TP 1
 #   d-uneven  TP shares 0.75/0.25 next to a pipeline of two TP 1 stages
+#   b-savers, c-savers  b-pp and c-tp with the memory savers: the first
+#             two blocks of every stage recomputed (torch.utils.checkpoint)
+#             and the optimizer state sharded over each bucket's holders
 # A broken executor (tests/cli/train_break.py patches it: no global loss
-# scaling, the last segment left out of the sync) fails the same check;
+# scaling, the last segment left out of the sync, sharded updates kept on
+# their owner, a recomputation from a perturbed input) fails the same check;
 # d-uneven with sync buckets of 256 bytes (many per segment) passes it.  With CUDA and three
 # GPUs, plan a-dp runs with NCCL too.  Errors exit 2 with one line.
 #
@@ -28,6 +32,26 @@ for _p in a-dp b-pp c-tp d-uneven; do
 done
 
 OPTS="--dtype float64 --steps 3 --optimizer adamw"
+# The savers' plans: recompute_layers min(2, blocks) on every stage,
+# options recompute full and optimizer sharded.
+for _p in b-pp c-tp; do
+	"$TR_PY" -c '
+import json, os, sys
+src, dst = sys.argv[1], sys.argv[2]
+p = json.load(open(src))
+p["options"]["recompute"] = "full"
+p["options"]["optimizer"] = "sharded"
+for g in p["groups"]:
+    for s in g["stages"]:
+        a, b = s["layers"]
+        s["recompute_layers"] = min(2, sum(1 for i in range(a, b + 1)
+                                           if 0 < i < 7))
+for i in p["inputs"]:
+    i["path"] = os.path.join(os.path.dirname(src), i["path"])
+json.dump(p, open(dst, "w"))' "$TD/$_p.json" "$TMP/${_p%%-*}-savers.json"
+	check "dlplan eval accepts ${_p%%-*}-savers" dlplan eval \
+	    "$TMP/${_p%%-*}-savers.json"
+done
 
 # planned NAME PLAN WORLD [BREAK]: run PLAN with torchrun on one node
 # (c10d rendezvous on a free port) into $TMP/NAME.pt, through
@@ -39,10 +63,14 @@ planned() {
 	else
 		set -- "$TRAIN"
 	fi
+	case $_pl in
+	/*) ;;
+	*) _pl=$TD/$_pl.json ;;
+	esac
 	PYTHONPATH=$SRCDIR/plans torchrun --redirects 1 --tee 1 --nnodes 1 \
 	    --nproc_per_node "$_w" --rdzv_backend c10d \
 	    --rdzv_endpoint localhost:0 --rdzv_id "train-$_n" \
-	    --monitor_interval 0.2 "$@" --plan "$TD/$_pl.json" $OPTS \
+	    --monitor_interval 0.2 "$@" --plan "$_pl" $OPTS \
 	    --dump-params "$TMP/$_n.pt" >"$TMP/$_n.log" 2>&1
 	echo $? >"$TMP/$_n.rc"
 }
@@ -60,10 +88,17 @@ wait
 planned noscale a-dp 3 noscale &
 planned skipseg c-tp 4 skipseg
 wait
-planned smallbkt d-uneven 4 smallbuckets
+planned smallbkt d-uneven 4 smallbuckets &
+planned b-savers "$TMP/b-savers.json" 5
+wait
+planned c-savers "$TMP/c-savers.json" 4 &
+planned noshare "$TMP/b-savers.json" 5 noshare
+wait
+planned badrc "$TMP/b-savers.json" 5 badrecompute
 check "reference run" test -s "$TMP/ref.pt"
 _cmp=
-for _n in a-dp b-pp c-tp d-uneven smallbkt noscale skipseg; do
+for _n in a-dp b-pp c-tp d-uneven smallbkt b-savers c-savers noscale \
+    skipseg noshare badrc; do
 	[ -s "$TMP/$_n.pt" ] && _cmp="$_cmp $TMP/$_n.pt"
 done
 # shellcheck disable=SC2086
@@ -76,7 +111,7 @@ ran() {
 	    "$TMP/$1.log" | tail -8)"
 	return 1
 }
-for _n in a-dp b-pp c-tp d-uneven smallbkt; do
+for _n in a-dp b-pp c-tp d-uneven smallbkt b-savers c-savers; do
 	ran "$_n" || continue
 	_l=$(grep "^$TMP/$_n.pt: " "$TMP/cmp.txt" | sed "s|^$TMP/$_n.pt: ||")
 	case "$_l" in
@@ -84,7 +119,7 @@ for _n in a-dp b-pp c-tp d-uneven smallbkt; do
 	*) t_notok "$_n: equals the reference" "$_l" "$(cat "$TMP/cmp.txt")" ;;
 	esac
 done
-for _n in noscale skipseg; do
+for _n in noscale skipseg noshare badrc; do
 	ran "$_n" || continue
 	_l=$(grep "^$TMP/$_n.pt: " "$TMP/cmp.txt" | sed "s|^$TMP/$_n.pt: ||")
 	case "$_l" in

@@ -8,10 +8,17 @@ BREAK: "noscale" scales each group's loss by the group's own samples
 instead of the global batch; "skipseg" leaves the last layer segment out
 of the gradient sync.  "smallbuckets" breaks nothing: buckets of at most
 256 bytes, so that every segment's sync takes many all-reduces per
-process group (the result must still equal the reference).
+process group (the result must still equal the reference).  "noshare"
+keeps each sharded optimizer step on its owner (the holders never get
+each other's updated shards); "badrecompute" recomputes a checkpointed
+block from a perturbed input, so that a plan whose blocks are really
+recomputed trains wrong.
 """
 
 import sys
+
+import torch
+import torch.utils.checkpoint
 
 import dlplan_exec
 import dlplan_train
@@ -39,12 +46,47 @@ def smallbuckets():
     dlplan_exec.BUCKET_BYTES = 256
 
 
+def noshare():
+    def broken(self):
+        for b, lo, hi, master in self.shards:
+            if hi > lo:
+                master.grad = b.buf[lo:hi].clone()
+        if self.zopt is not None:
+            self.zopt.step()
+        for b, lo, hi, master in self.shards:
+            with torch.no_grad():
+                flat = dlplan_exec.Executor._gather(b)
+                flat[lo:hi].copy_(master.detach())
+                for p, dim, plo, n, _, off in b.items:
+                    v = p if dim is None else p.narrow(dim, plo, n)
+                    v.copy_(flat[off:off + v.numel()].view(v.shape))
+    dlplan_exec.Executor._sharded_step = broken
+
+
+def badrecompute():
+    real = torch.utils.checkpoint.checkpoint
+
+    def broken(fn, x, **kw):
+        first = []
+
+        def twice(h):
+            # The forward runs once; the recomputation sees h shifted
+            # by a ramp over the hidden units (LayerNorm cancels a constant).
+            if first:
+                h = h + torch.arange(h.shape[-1], dtype=h.dtype) * 0.01
+            first.append(1)
+            return fn(h)
+        return real(twice, x, **kw)
+    torch.utils.checkpoint.checkpoint = broken
+
+
 BREAKS = {"noscale": noscale, "skipseg": skipseg,
-          "smallbuckets": smallbuckets}
+          "smallbuckets": smallbuckets, "noshare": noshare,
+          "badrecompute": badrecompute}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in BREAKS:
-        sys.stderr.write("usage: train_break.py noscale|skipseg|smallbuckets OPTIONS...\n")
+        sys.stderr.write("usage: train_break.py noscale|skipseg|smallbuckets|noshare|badrecompute OPTIONS...\n")
         sys.exit(1)
     BREAKS[sys.argv[1]]()
     sys.exit(dlplan_train.main(sys.argv[2:]))
