@@ -28,6 +28,9 @@
 # 5. Forecast (predict.sh: throughput on 10,000 synthetic series, backtest
 #    MAPE on ../shared/data/google-vm-cpu.csv) and routing of 1,000 flows
 #    (route.sh), with one more run of each for the peak RSS.
+# 6. Step time against published runs (published.py: the SC'21 Table 1
+#    rows imported with dlplan import megatron, predicted against
+#    measured teraFLOP/s per GPU), in published.txt after the table.
 #
 # BENCH_SCALES and BENCH_LAYERS override the lists (e.g. BENCH_SCALES="8
 # 64" BENCH_LAYERS="12 32" BENCH_RUNS=1 for a quick look).
@@ -201,6 +204,15 @@ if [ -n "$timer" ] && [ -f "$out/route/flows-1000.csv" ]; then
 fi
 rm -f "$out/rss.txt" "$out/plan.json" "$out/plan.err"
 
+# 6. Published runs.
+log "published.py"
+python3 "$root/tests/bench/published.py" --dlplan "$dlplan" \
+    --out "$out/published.txt" >/dev/null 2>&1 ||
+    echo "published.py failed: $?" >>"$out/published.txt"
+
 python3 "$root/tests/bench/report.py" --out "$out" --raw "$raw" \
     --limit "$limit" --balanced "$bal" --predict "$out/predict.txt" \
     --predict-rss "$prss" --route "$out/route.txt" --route-rss "$rrss"
+echo
+echo "Step time against the SC'21 Table 1 (tests/bench/published.py):"
+cat "$out/published.txt"
