@@ -747,14 +747,6 @@ check_args(struct plan_args *a, struct optstate *sto, struct dl_err *e)
 {
 	if (budget_usage(&a->bo, a->so.dump_dir, e) != DL_OK)
 		return -1;
-	if (a->so.runtime == RUNTIME_DLPLAN &&
-	    a->o.optimizer == OPTIM_SHARDED) {
-		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option '--optimizer "
-		    "sharded' needs '--runtime megatron', 'deepspeed' or "
-		    "'torchtitan' (the reference executor keeps the optimizer "
-		    "state replicated)");
-		return -1;
-	}
 	/*
 	 * DeepSpeed and torchtitan set recomputation and sharding in the
 	 * model code or their own config sections, which dlplan does not

@@ -180,6 +180,13 @@ double cost_stage_compute(const struct dl_costctx *x, int node, int k,
 double cost_stage_memory(const struct dl_costctx *x, int first, int last,
     double phi, int p, int S, long m);
 /*
+ * cost_stage_memory() where the search knows the data-parallel size dp
+ * (a framework's search: every group alike): sharded optimizer state is
+ * priced over dp replicas, as cost_eval() prices it.
+ */
+double cost_stage_memory_dp(const struct dl_costctx *x, int first, int last,
+    double phi, int p, int S, long m, long dp);
+/*
  * The same for a stage that recomputes its first nrc blocks, with the
  * optimizer state over dp replicas (sharded) or replicated (dp 1).
  */

@@ -215,17 +215,27 @@ tied_copy(const struct dl_costctx *x, int first, int p, int S)
 }
 
 double
-cost_stage_memory(const struct dl_costctx *x, int first, int last,
-    double phi, int p, int S, long m)
+cost_stage_memory_dp(const struct dl_costctx *x, int first, int last,
+    double phi, int p, int S, long m, long dp)
 {
-	double mu = (double)x->o->micro_batch;
-	double w = (x->wbytes + x->obytes) * (cost_range_params(x, first,
-	    last) + tied_copy(x, first, p, S)) * phi;
-	double act = held_mb(p, S, m) * mu * cost_range_mem(x, first, last);
+	double mu = (double)x->o->micro_batch, ob = x->obytes;
+	double w, act = held_mb(p, S, m) * mu * cost_range_mem(x, first,
+	    last);
 
+	if (x->o->optimizer == OPTIM_SHARDED && dp > 1)
+		ob /= (double)dp;
+	w = (x->wbytes + ob) * (cost_range_params(x, first, last) +
+	    tied_copy(x, first, p, S)) * phi;
 	if (x->rc_fold)
 		act += mu * x->rc_transient;
 	return w + act * phi;
+}
+
+double
+cost_stage_memory(const struct dl_costctx *x, int first, int last,
+    double phi, int p, int S, long m)
+{
+	return cost_stage_memory_dp(x, first, last, phi, p, S, m, 1);
 }
 
 int

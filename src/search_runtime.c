@@ -66,8 +66,8 @@ price_split(struct ctx *C, const struct rtshape *r, const int *last)
 		double A, M;
 
 		for (int j = 0, a = 0; j < r->S; j++) {
-			double mem = cost_stage_memory(x, a, last[j],
-			    1.0 / r->k, j + 1, r->S, r->m);
+			double mem = cost_stage_memory_dp(x, a, last[j],
+			    1.0 / r->k, j + 1, r->S, r->m, r->G);
 
 			if (mem > cost_gpu_capacity(x, u[j]->node))
 				return HUGE_VAL;

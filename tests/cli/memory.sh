@@ -33,3 +33,24 @@ check "memory: every stage within [1, 1.10] x Megatron's estimate" \
     --report "$TMP/memory.txt" $dirs
 [ -n "${DLPLAN_KEEP:-}" ] && cp "$TMP/memory.txt" "$SRCDIR/tests/out/memory.txt"
 :
+
+# The sharded optimizer in a framework's search: the state over the
+# groups lets philly-64 x llama2-13b (megatron) hold two replicas of two
+# stages, faster than one pipeline of four with the state replicated.
+for op in replicated sharded; do
+	expect_run "memory: philly-64 llama2-13b megatron, optimizer $op" 0 \
+	    - - -- dlplan plan -c "$C/philly-64" -m "$M/llama2-13b.csv" \
+	    --runtime megatron --global-batch 64 --recompute none \
+	    --optimizer $op --format json
+	cp "$TMP/out" "$TMP/opt-$op.json"
+done
+check "memory: sharded finds more groups and a faster plan" \
+    /usr/bin/python3 -c "
+import json, sys
+r = json.load(open('$TMP/opt-replicated.json'))
+s = json.load(open('$TMP/opt-sharded.json'))
+sys.exit(not (len(s['groups']) > len(r['groups']) and
+              s['estimate']['iteration_s'] < r['estimate']['iteration_s']))"
+expect_run "memory: --runtime dlplan takes --optimizer sharded" 0 - - -- \
+    dlplan plan -c "$C/hetero-lab" -m "$M/gpt2-xl.csv" --global-batch 64 \
+    --optimizer sharded -q
