@@ -6,6 +6,7 @@
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -282,12 +283,37 @@ settle_rc(const struct dl_costctx *x, const struct search_opts *so,
 	}
 }
 
+/* One search mode and its settling, for a thread of its own. */
+struct mode_job {
+	const struct dl_costctx *x;
+	struct search_opts so;
+	struct dl_plan *p;
+	struct search_stats *st;
+	struct dl_err *e;
+	int rc;
+};
+
+static void *
+mode_run(void *arg)
+{
+	struct mode_job *j = arg;
+
+	j->rc = search_mode(j->x, &j->so, j->p, j->st, j->e);
+	if (j->rc == DL_OK)
+		settle_rc(j->x, &j->so, j->p);
+	return NULL;
+}
+
 /*
  * The search of dlplan(1) ALGORITHMS, Memory savers: --recompute auto
  * searches twice, without recomputation and with every block recomputed
  * (rc_fold), settles the second plan's stages to the fewest blocks that
  * fit, and keeps the faster, the plan without recomputation on a tie.
  * Either search may find nothing; the answer fails only when both do.
+ * The two searches share nothing but their inputs (the second has a
+ * clone of the router and no progress callback), so the second runs on
+ * a thread of its own beside the first: the same plans, in about the
+ * wall time of the slower one where a core is free.
  */
 int
 search_plan(const struct dl_costctx *x, const struct search_opts *so,
@@ -298,7 +324,9 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	struct dl_plan pf;
 	struct search_stats sf;
 	struct dl_err ef = { 0 };
-	int rc, rcf;
+	struct mode_job jf;
+	pthread_t tid;
+	int rc, rcf, threaded;
 	double t0 = mono_now();
 
 	if (x->o->recompute != RC_AUTO || model_blocks(x->m, 0,
@@ -314,16 +342,37 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	    DL_OK)
 		return rc;
 	xf.sites = x->sites;
+	if (x->router != NULL && router_clone(&xf.router, x->router) !=
+	    DL_OK)
+		xf.router = NULL;
+	memset(&pf, 0, sizeof(pf));
+	jf.x = &xf;
+	jf.so = *so;
+	jf.so.progress = NULL;
+	jf.so.progress_arg = NULL;
+	jf.p = &pf;
+	jf.st = &sf;
+	jf.e = &ef;
+	threaded = (x->router == NULL || xf.router != NULL) &&
+	    pthread_create(&tid, NULL, mode_run, &jf) == 0;
 	rc = search_mode(x, so, best, st, e);
 	if (rc == DL_OK)
 		settle_rc(x, so, best);
+	if (threaded)
+		pthread_join(tid, NULL);
+	else {
+		if (xf.router == NULL)
+			xf.router = x->router;
+		mode_run(&jf);
+	}
+	rcf = jf.rc;
 	if (rc != DL_OK && rc != DL_EINFEAS) {
+		plan_free(&pf);
+		if (xf.router != x->router)
+			router_free(xf.router);
 		cost_free(&xf);
 		return rc;
 	}
-	rcf = search_mode(&xf, so, &pf, &sf, &ef);
-	if (rcf == DL_OK)
-		settle_rc(&xf, so, &pf);
 	if (rcf == DL_OK && (rc != DL_OK || pf.est.iteration_s <
 	    best->est.iteration_s)) {
 		/* A failed search leaves an initialised plan: free it too. */
@@ -358,6 +407,8 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 		st->exact = 0;
 	}
 	plan_free(&pf);
+	if (xf.router != x->router)
+		router_free(xf.router);
 	cost_free(&xf);
 	st->time_s = mono_now() - t0;
 	if (rc == DL_OK)
