@@ -33,7 +33,7 @@ struct memo_route {
 	int *pe;		/* np edges */
 };
 
-static const struct dl_cluster *sort_c;
+static _Thread_local const struct dl_cluster *sort_c;
 
 static int
 cmp_by_dst(const void *a, const void *b)

@@ -635,7 +635,7 @@ cmp_job(const void *a, const void *b)
 }
 
 /* Job indices by cut, ties by index (cmp_run()'s list). */
-static const struct job *run_jobs;
+static _Thread_local const struct job *run_jobs;
 
 static int
 cmp_run(const void *a, const void *b)
@@ -796,7 +796,7 @@ add_stripes(const struct ctx *C, struct joblist *jl, int per_site)
 /* Largest number of nodes for which node subsets are tried too. */
 #define NODE_SUBSETS_MAX 64
 
-static const double *rank_key;
+static _Thread_local const double *rank_key;
 
 static int
 cmp_rank(const void *a, const void *b)
