@@ -79,6 +79,7 @@
 #include "cmdutil.h"
 #include "cost.h"
 #include "forecast.h"
+#include "modelgen.h"
 #include "route.h"
 #include "timeline.h"
 
@@ -127,6 +128,40 @@ struct ev {
 /*
  * Output helpers.
  */
+
+/*
+ * The model FLOPs of an iteration as Megatron-LM's log counts them
+ * (mg_megatron_flops(); the vocabulary padded to 128 TP for a megatron
+ * plan, as Megatron pads it), per GPU per second over T, and over the
+ * dense peak of the plan's GPUs: what a user compares with Megatron's
+ * "throughput per GPU (TFLOP/s/GPU)" line.  Only for gpt and llama
+ * models written by dlplan model.
+ */
+static void
+print_flops(const struct ev *v)
+{
+	const struct dl_plan *p = &v->p;
+	double T = p->est.iteration_s, peak = 0, F;
+	long pad = 1;
+
+	if (!v->m.has_arch || T <= 0)
+		return;
+	if (p->runtime == RUNTIME_MEGATRON && p->ngroups > 0)
+		pad = 128L * p->groups[0].stages[0].ngpus;
+	F = mg_megatron_flops(&v->m.arch, p->opts.global_batch, pad);
+	if (F <= 0)
+		return;
+	for (int g = 0; g < p->ngroups; g++)
+		for (int j = 0; j < p->groups[g].nstages; j++)
+			peak += p->groups[g].stages[j].ngpus *
+			    v->c.nodes[p->groups[g].stages[j].node].tflops *
+			    1e12;
+	printf("model      %.17g FLOP an iteration (Megatron-LM's count: "
+	    "causal attention halved, no recomputation)\n", F);
+	printf("           %.6g TFLOP/s per GPU over T; MFU %.2f %% of the "
+	    "plan's GPUs' dense peak\n", F / T / (double)plan_ranks(p) / 1e12,
+	    peak > 0 ? 100 * F / (T * peak) : 0);
+}
 
 static const char *
 fmt_s(char *buf, double v)
@@ -319,6 +354,7 @@ print_table(const struct ev *v, int baselines)
 		    "transfers and sync)\n", fmt_s(a, p->bound_s));
 	printf("efficiency       %.2f %%\n", 100 * E->efficiency);
 	printf("throughput       %.6g samples/s\n", E->throughput);
+	print_flops(v);
 	printf("\n");
 	print_hot(v);
 	if (!baselines)

@@ -641,3 +641,20 @@ mg_totals(const struct mg_model *m, struct mg_totals *t)
 		t->tp_mb += m->rows[i].tp_mb;
 	}
 }
+
+double
+mg_megatron_flops(const struct mg_arch *a, long batch, long pad)
+{
+	double B = (double)batch, S = (double)a->seq, h = (double)a->hidden;
+	double L = (double)a->layers, F = (double)a->ffn, q = h;
+	double kv = (double)a->kv_heads * (h / (double)a->heads);
+	double e = a->family == MG_LLAMA ? 3 : 2, V;
+
+	if (a->family != MG_GPT && a->family != MG_LLAMA)
+		return 0;
+	if (pad < 1)
+		pad = 1;
+	V = (double)((a->vocab + pad - 1) / pad * pad);
+	return 6 * B * S * (L * (F * e * h + h * (q + 2 * kv) + q * h) +
+	    h * V) + 6 * B * S * S * L * q;
+}

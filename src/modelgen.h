@@ -153,4 +153,21 @@ struct mg_totals {
 };
 void mg_totals(const struct mg_model *m, struct mg_totals *t);
 
+/*
+ * The FLOPs of one iteration of batch samples as Megatron-LM counts them
+ * for its "throughput per GPU (TFLOP/s/GPU)" log line
+ * (num_floating_point_operations() of megatron/training/training.py at
+ * d98e8a64ddf3, dense models, every sample seq tokens long):
+ *
+ *	6 B s (L (F e h + h (q + 2 g d) + q h) + h V) + 6 B s^2 L q
+ *
+ * with q = h (kv_channels x heads), g d the key/value width (query
+ * groups x head size), e = 3 with a SwiGLU MLP (llama), else 2, and the
+ * core attention halved for the causal mask.  The vocabulary V is
+ * padded to a multiple of pad (Megatron: 128 x TP; 1 for none).  No
+ * recomputation is counted.  0 for a family Megatron's formula does not
+ * describe (bert, resnet50).
+ */
+double mg_megatron_flops(const struct mg_arch *a, long batch, long pad);
+
 #endif

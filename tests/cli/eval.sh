@@ -326,3 +326,66 @@ for ge, gu in zip(ev["groups"], un["groups"]):
         n += 1
 assert n > 0
 PY
+
+# The model FLOPs line against Megatron-LM's own num_floating_point_
+# operations() (megatron/training/training.py at d98e8a64ddf3, the
+# function run unchanged, cut out with ast, on these arguments: the
+# figures below are its output).  Plans made with import megatron, so
+# that the vocabulary is padded to 128 x TP as Megatron pads it.
+fl_args() {
+	# fl_args MODEL.csv: the model's sizes as megatron arguments.
+	/usr/bin/python3 -c '
+import sys
+w = open(sys.argv[1]).readline().split()
+a = dict(zip(w[4::2], w[5::2]))
+out = ["--num-layers", a["--layers"], "--hidden-size", a["--hidden"],
+       "--num-attention-heads", a["--heads"], "--ffn-hidden-size",
+       a["--ffn"], "--seq-length", a["--seq"], "--vocab-size", a["--vocab"],
+       "--max-position-embeddings", a.get("--positions", a["--seq"]),
+       "--bf16"]
+if a["--kv-heads"] != a["--heads"]:
+    out += ["--group-query-attention", "--num-query-groups", a["--kv-heads"]]
+if w[3] == "llama":
+    out += ["--position-embedding-type", "rope", "--normalization",
+            "RMSNorm", "--swiglu", "--disable-bias-linear",
+            "--untie-embeddings-and-output-weights", "--hidden-dropout", "0",
+            "--attention-dropout", "0"]
+print(" ".join(out))' "$1"
+}
+mkdir -p "$TMP/fl4"
+{
+	echo "node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps"
+	for i in 0 1 2 3; do echo "dgx-$i,dc,8,A100-SXM4-80GB,312,80,2400,1600"; done
+} >"$TMP/fl4/nodes.csv"
+# model TP PP global-batch cluster megatron's FLOPs
+for c in "llama2-7b 4 1 64 single-node 1.1238108347498496e+16" \
+    "gpt2-xl 1 1 32 single-node 321196444876800.0" \
+    "llama2-70b 8 4 64 fl4 1.1230851570755174e+17"; do
+	set -- $c
+	cl=datasets/clusters/$5
+	[ "$5" = fl4 ] && cl=$TMP/fl4
+	sp=""
+	[ "$2" -gt 1 ] && sp=--sequence-parallel
+	# shellcheck disable=SC2046
+	dlplan import megatron -q -c "$cl" -m "datasets/models/$1.csv" \
+	    -o "$TMP/fl-$1" -- $(fl_args "datasets/models/$1.csv") \
+	    --tensor-model-parallel-size "$2" $sp \
+	    --pipeline-model-parallel-size "$3" --micro-batch-size 1 \
+	    --global-batch-size "$4" >/dev/null 2>&1
+	expect_run "eval: model FLOPs of $1 TP $2" 0 - - -- \
+	    dlplan eval "$TMP/fl-$1/plan.json"
+	check "eval: $1 TP $2 FLOPs are Megatron's count" \
+	    /usr/bin/python3 -c "
+import re, sys
+t = open('$TMP/out').read()
+f = float(re.search(r'^model +([0-9.e+]+) FLOP an iteration', t, re.M)[1])
+want = $6
+sys.exit(abs(f - want) > 1e-12 * want)"
+done
+check "eval: MFU is the FLOPs over T and the peak" /usr/bin/python3 -c "
+import json, re, subprocess, sys
+t = open('$TMP/out').read()
+f = float(re.search(r'^model +([0-9.e+]+) FLOP', t, re.M)[1])
+mfu = float(re.search(r'MFU ([0-9.]+) %', t)[1])
+T = float(re.search(r'^iteration  T +([0-9.e+-]+) s', t, re.M)[1])
+sys.exit(abs(mfu - 100 * f / (T * 32 * 312e12)) > 0.006)"
