@@ -15,6 +15,7 @@
 #include "af.h"
 #include "sb.h"
 #include "util.h"
+#include "util_io.h"
 
 /*
  * Temporary files and directories in flight, for the signal handlers:
@@ -118,8 +119,14 @@ af_open(struct afile *af, const char *path, struct dl_err *e)
 	int fd = -1;
 
 	af->fp = NULL;
-	af->path = xstrdup(path);
+	af->path = NULL;
 	af->tmp = NULL;
+	/* An output never destroys an input of the same run. */
+	if (read_is_input(path))
+		return dl_seterr(e, DL_EUSAGE, path, 0, 0, "is an input of "
+		    "this run and would be overwritten (choose another "
+		    "output)");
+	af->path = xstrdup(path);
 	/*
 	 * A device, FIFO or socket at path (not a link to one) is written
 	 * through: renaming a regular file over it would replace, say,
@@ -332,9 +339,10 @@ af_write_file(const char *path, const char *data, size_t len,
     struct dl_err *e)
 {
 	struct afile af;
+	int rc;
 
-	if (af_open(&af, path, e) != DL_OK)
-		return DL_ESYS;
+	if ((rc = af_open(&af, path, e)) != DL_OK)
+		return rc;
 	if (len && fwrite(data, 1, len, af.fp) != len) {
 		int err = errno;
 

@@ -418,21 +418,54 @@ in_sorted(const char *const *v, size_t n, const char *s)
 }
 
 /*
+ * The whole file dir/.dlplan-files, or NULL when there is none.  Read
+ * here rather than by read_file(): dlplan's own bookkeeping is not an
+ * input of the run (read_is_input()), so the new manifest may replace it.
+ */
+static char *
+slurp_manifest(const char *dir)
+{
+	struct strbuf p = STRBUF_INIT, b = STRBUF_INIT;
+	char chunk[65536];
+	ssize_t r;
+	int fd;
+
+	sb_addf(&p, "%s/" CMD_MANIFEST, dir);
+	fd = open(p.buf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	sb_free(&p);
+	if (fd < 0)
+		return NULL;
+	{
+		struct stat st;
+
+		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			return NULL;
+		}
+	}
+	while ((r = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		sb_add(&b, chunk, (size_t)r);
+	}
+	close(fd);
+	return sb_detach(&b);
+}
+
+/*
  * The lines of the manifest of dir (none when there is none); free with
  * free(*buf) and free(the array).
  */
 static char **
 read_manifest(const char *dir, char **buf, size_t *n)
 {
-	struct strbuf p = STRBUF_INIT;
 	char **v = NULL, *line, *save = NULL;
-	size_t cap = 0, len;
-	struct dl_err e = { 0 };
+	size_t cap = 0;
 
 	*n = 0;
-	*buf = NULL;
-	sb_addf(&p, "%s/" CMD_MANIFEST, dir);
-	if (read_file(p.buf, buf, &len, &e) == DL_OK) {
+	if ((*buf = slurp_manifest(dir)) != NULL) {
 		for (line = strtok_r(*buf, "\n", &save); line != NULL;
 		    line = strtok_r(NULL, "\n", &save)) {
 			if (line[0] == '#' || !plain_rel(line))
@@ -442,17 +475,30 @@ read_manifest(const char *dir, char **buf, size_t *n)
 			v[(*n)++] = line;
 		}
 	}
-	sb_free(&p);
 	return v;
+}
+
+/* The manifest's text: the new set, then the lines of keep[0..nkeep). */
+static void
+manifest_text(struct strbuf *m, const char *const *now, size_t nnow,
+    char *const *keep, size_t nkeep)
+{
+	sb_reset(m);
+	sb_adds(m, MANIFEST_HEAD);
+	for (size_t i = 0; i < nnow; i++)
+		sb_addf(m, "%s\n", now[i]);
+	for (size_t i = 0; i < nkeep; i++)
+		if (keep[i] != NULL)
+			sb_addf(m, "%s\n", keep[i]);
 }
 
 int
 cmd_set_end(const char *dir, const char *owned, int ok, struct dl_err *e)
 {
 	const char **paths, **now;
-	char **old, *oldbuf;
-	size_t n, nold, nnow = 0, olen = strlen(owned);
-	struct strbuf m = STRBUF_INIT, mp = STRBUF_INIT;
+	char **old, *oldbuf, **keep, **gone;
+	size_t n, nold, nnow = 0, nkeep = 0, ngone = 0, olen = strlen(owned);
+	struct strbuf m = STRBUF_INIT, mp = STRBUF_INIT, f = STRBUF_INIT;
 	int rc;
 
 	if (!ok) {
@@ -469,32 +515,56 @@ cmd_set_end(const char *dir, const char *owned, int ok, struct dl_err *e)
 	}
 	qsort(now, nnow, sizeof(*now), cmp_str);
 	old = read_manifest(dir, &oldbuf, &nold);
-	/* The new set, and the files of others runs it does not own. */
-	sb_adds(&m, MANIFEST_HEAD);
-	for (size_t i = 0; i < nnow; i++)
-		sb_addf(&m, "%s\n", now[i]);
-	for (size_t i = 0; i < nold; i++)
-		if (strncmp(old[i], owned, olen) != 0 &&
-		    !in_sorted(now, nnow, old[i]))
-			sb_addf(&m, "%s\n", old[i]);
+	keep = xcalloc(nold + 1, sizeof(*keep));
+	gone = xcalloc(nold + 1, sizeof(*gone));
+	/*
+	 * The files of other runs that the new set does not own stay listed;
+	 * the old set's own files that the new one lacks go, except an
+	 * input of this run (read_is_input()), which is the user's now.
+	 */
+	for (size_t i = 0; i < nold; i++) {
+		if (in_sorted(now, nnow, old[i]))
+			continue;
+		if (strncmp(old[i], owned, olen) != 0) {
+			keep[nkeep++] = old[i];
+			continue;
+		}
+		sb_reset(&f);
+		sb_addf(&f, "%s/%s", dir, old[i]);
+		if (!read_is_input(f.buf))
+			gone[ngone++] = old[i];
+	}
+	/*
+	 * The manifest that comes with the new set still lists the files
+	 * about to go, so that a run killed before they are removed leaves
+	 * them listed and the next run removes them; once they are gone it
+	 * is written again without them.
+	 */
+	manifest_text(&m, now, nnow, keep, nkeep);
+	for (size_t i = 0; i < ngone; i++)
+		sb_addf(&m, "%s\n", gone[i]);
 	sb_addf(&mp, "%s/" CMD_MANIFEST, dir);
 	af_hold_signals(1);
 	rc = af_write_file(mp.buf, m.buf, m.len, e);
 	if (af_defer_end(rc == DL_OK, e) != DL_OK)
 		rc = DL_ESYS;
-	/* Then the files of the old set that the new one lacks. */
-	for (size_t i = 0; i < nold && rc == DL_OK; i++)
-		if (strncmp(old[i], owned, olen) == 0 &&
-		    !in_sorted(now, nnow, old[i]))
-			remove_below(dir, old[i]);
+	for (size_t i = 0; i < ngone && rc == DL_OK; i++)
+		remove_below(dir, gone[i]);
+	if (rc == DL_OK && ngone > 0) {
+		manifest_text(&m, now, nnow, keep, nkeep);
+		rc = af_write_file(mp.buf, m.buf, m.len, e);
+	}
 	af_unlock_dir();
 	af_hold_signals(0);
 	for (size_t i = 0; i < nnow; i++)
 		free((char *)now[i]);
 	free(now);
 	free(old);
+	free(keep);
+	free(gone);
 	free(oldbuf);
 	sb_free(&m);
 	sb_free(&mp);
+	sb_free(&f);
 	return rc;
 }

@@ -149,13 +149,48 @@ struct seen {
 	char *path;
 	char sha[65];
 };
+struct inode {
+	dev_t dev;
+	ino_t ino;
+};
 static struct {
 	pthread_mutex_t mu;
 	struct pin *pin;
 	size_t npin, cappin;
 	struct seen *seen;
 	size_t nseen, capseen;
-} io = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, NULL, 0, 0 };
+	struct inode *in;	/* the files read (read_is_input()) */
+	size_t nin, capin;
+} io = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, NULL, 0, 0, NULL, 0, 0 };
+
+/* Note the file st (a regular file read) as an input of this run. */
+static void
+note_input(const struct stat *st)
+{
+	if (!S_ISREG(st->st_mode))
+		return;
+	pthread_mutex_lock(&io.mu);
+	if (io.nin == io.capin)
+		io.in = xgrow(io.in, &io.capin, io.nin + 1, sizeof(*io.in));
+	io.in[io.nin].dev = st->st_dev;
+	io.in[io.nin++].ino = st->st_ino;
+	pthread_mutex_unlock(&io.mu);
+}
+
+int
+read_is_input(const char *path)
+{
+	struct stat st;
+	int found = 0;
+
+	if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	pthread_mutex_lock(&io.mu);
+	for (size_t i = 0; i < io.nin && !found; i++)
+		found = io.in[i].dev == st.st_dev && io.in[i].ino == st.st_ino;
+	pthread_mutex_unlock(&io.mu);
+	return found;
+}
 
 void
 read_pin(const char *path, const char *sha256, const char *root,
@@ -382,6 +417,7 @@ read_stdin(char **data, size_t *len, struct dl_err *e)
 			dl_seterr(&in_cache.err, DL_EDATA, "-", 0, 0,
 			    "standard input is a directory");
 		} else {
+			note_input(&st);
 			(void)read_fd(fd, "-", &st, &in_cache.data,
 			    &in_cache.len, &in_cache.err);
 		}
@@ -408,8 +444,14 @@ read_file(const char *path, char **data, size_t *len, struct dl_err *e)
 	if (strcmp(path, DL_STDIN_PATH) == 0)
 		rc = read_stdin(data, len, e);
 	else if ((rc = open_input(path, pinned ? &pin : NULL, &fd, &st, e)) ==
-	    DL_OK)
+	    DL_OK) {
+		struct stat lst;
+
+		note_input(&st);
+		if (lstat(path, &lst) == 0)
+			note_input(&lst);	/* a link to it, too */
 		rc = read_fd(fd, path, &st, data, len, e);
+	}
 	if (rc != DL_OK)
 		return rc;
 	/* The digest of these bytes, the ones the caller parses. */

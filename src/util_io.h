@@ -65,5 +65,12 @@ void read_unpin(void);
  * out[65]: 1, or 0 when path was not read.
  */
 int read_digest(const char *path, char out[65]);
+/*
+ * 1 when path (not followed when it is a symbolic link) is a regular
+ * file that read_file() read in this run, by name or through a link, or
+ * that standard input was; else 0.  The output files (af_open()) and
+ * output sets (cmd_set_end()) never replace or remove an input.
+ */
+int read_is_input(const char *path);
 
 #endif

@@ -125,3 +125,55 @@ done
 echo "# schedule interrupted 12 times: $same left as they were, $new complete, $bad mixed or with temporaries"
 check "schedule interrupted: never a mixed set or a temporary file" \
     test "$bad" -eq 0
+
+# --- killed between the new set and the removal of the old one ----------
+# strace kills the run at its first unlinkat(), the removal of the first
+# file of the old set: the new manifest still lists the old files, and
+# the next run removes them.
+if [ -n "${DLPLAN_WRAP:-}" ]; then
+	skip "kill -9 before the old set is removed" "not under $DLPLAN_WRAP"
+elif ! strace -o /dev/null true 2>/dev/null; then
+	skip "kill -9 before the old set is removed" "needs strace (and ptrace)"
+else
+	dlplan schedule -c datasets/clusters/philly-64 --jobs "$J" \
+	    -o "$TMP/k9" -q
+	strace -f -o /dev/null -e trace=unlinkat \
+	    -e inject=unlinkat:signal=SIGKILL "$DLPLAN" schedule \
+	    -c datasets/clusters/philly-64 \
+	    --jobs datasets/jobs/philly-gavel-120.csv -o "$TMP/k9" -q \
+	    >/dev/null 2>&1
+	check "killed before the removal: the manifest lists the old plans" \
+	    grep -qx 'plans/k0-j0001.json' "$TMP/k9/.dlplan-files"
+	dlplan schedule -c datasets/clusters/philly-64 \
+	    --jobs datasets/jobs/philly-gavel-120.csv -o "$TMP/k9" -q
+	check "... and the next run removes them (120 plans left)" \
+	    test "$(ls "$TMP/k9/plans" | wc -l)" -eq 120
+fi
+
+# --- an output never replaces an input of the same run -----------------
+mkdir -p "$TMP/in/models"
+dlplan schedule -c datasets/clusters/philly-64 \
+    --jobs datasets/jobs/philly-gavel-120.csv -o "$TMP/in" -q
+cp datasets/jobs/philly-gavel-120.csv "$TMP/in/jobs.csv"
+state "$TMP/in" >"$TMP/in.before"
+expect_err "schedule --jobs DIR/jobs.csv -o DIR: refused" 1 \
+    "dlplan: $TMP/in/jobs.csv: is an input of this run and would be overwritten (choose another output)" -- \
+    dlplan schedule -c datasets/clusters/philly-64 --jobs "$TMP/in/jobs.csv" \
+    -o "$TMP/in"
+state "$TMP/in" >"$TMP/in.after"
+check "... and the directory is as it was" cmp "$TMP/in.before" \
+    "$TMP/in.after"
+# A job's model file in DIR/models/ with a preset's name: a job naming
+# that file reads it; the preset another job names must not replace it.
+dlplan model --preset resnet50 -o "$TMP/mine.csv" -q
+printf '# mine\n' >>"$TMP/mine.csv"
+cp "$TMP/mine.csv" "$TMP/in/models/resnet50.csv"
+{
+	echo 'job,arrival_s,model,global_batch,micro_batch,iterations,min_gpus,max_gpus,weight'
+	echo "a,0,resnet50,64,4,10,1,1,1"
+	echo "b,0,$TMP/in/models/resnet50.csv,64,4,10,1,1,1"
+} >"$TMP/j2.csv"
+dlplan schedule -c datasets/clusters/philly-64 --jobs "$TMP/j2.csv" \
+    -o "$TMP/in" -q >/dev/null 2>&1
+check "schedule: a preset never replaces a user's model of the run" cmp \
+    "$TMP/mine.csv" "$TMP/in/models/resnet50.csv"
