@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,6 +36,7 @@ static volatile int af_ndirs;
 
 /* The output directory lock of this run (af_lock_dir()), or NULL. */
 static char *af_lockfile;
+static int af_lockfd = -1;	/* open and flock()ed while held */
 
 /* Track tmp; the slot to untrack it with. */
 static size_t
@@ -259,38 +261,115 @@ af_hold_signals(int on)
 }
 
 
+/*
+ * A new lock file beside path, locked with flock() and linked to path
+ * (EEXIST when path exists): a lock file is never visible unlocked while
+ * its holder lives.  The descriptor stays open, and so locked, until
+ * the run ends.  -1 with errno set on failure.
+ */
+static int
+lock_create(const char *path, int replace)
+{
+	size_t n = strlen(path);
+	char *tmp = xmalloc(n + 16);
+	int fd, err = 0;
+
+	snprintf(tmp, n + 16, "%s.tmp-XXXXXX", path);
+	if ((fd = mkstemp(tmp)) < 0) {
+		free(tmp);
+		return -1;
+	}
+	fchmod(fd, 0644);
+	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0 ||
+	    (replace ? rename(tmp, path) : link(tmp, path)) != 0)
+		err = errno;
+	if (!replace || err)
+		unlink(tmp);
+	free(tmp);
+	if (err) {
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The lock file at path exists: 1 when it is stale (its holder is gone,
+ * or it is the empty file of an older dlplan, which no one holds) and
+ * this run took it over, 0 when a live dlplan holds it, -1 with errno on
+ * failure.  Taking over holds the stale file's lock while checking that
+ * the name still names it, so two runs never both take one over.
+ */
+static int
+lock_takeover(const char *path, int *fdp)
+{
+	struct stat a, b;
+	int old = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), fd;
+
+	if (old < 0)
+		return errno == ENOENT ? 2 : -1;	/* gone: try again */
+	if (flock(old, LOCK_EX | LOCK_NB) != 0) {
+		int err = errno;
+
+		close(old);
+		if (err == EWOULDBLOCK)
+			return 0;
+		errno = err;
+		return -1;
+	}
+	if (fstat(old, &a) != 0 || lstat(path, &b) != 0 ||
+	    a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		close(old);
+		return 2;	/* replaced meanwhile: try again */
+	}
+	fd = lock_create(path, 1);
+	close(old);
+	if (fd < 0)
+		return -1;
+	*fdp = fd;
+	return 1;
+}
+
 int
-af_lock_dir(const char *dir, struct dl_err *e)
+af_lock_dir(const char *dir, int *stale, struct dl_err *e)
 {
 	struct strbuf sb = STRBUF_INIT;
-	int fd;
+	int fd = -1, r = 2, err = 0;
 
+	*stale = 0;
 	if (af_lockfile != NULL)
 		return DL_OK;
 	sb_addf(&sb, "%s/" AF_LOCK_NAME, dir);
 	/*
-	 * A signal delivered as open() returns would find af_lockfile not
-	 * yet set, and the lock would outlive the run: held until the name
-	 * is recorded, it is delivered then and af_cleanup_all() removes
-	 * the lock.
+	 * A signal delivered as the lock appears would find af_lockfile
+	 * not yet set, and the lock would outlive the run: held until the
+	 * name is recorded, it is delivered then and af_cleanup_all()
+	 * removes the lock.
 	 */
 	af_hold_signals(1);
-	if ((fd = open(sb.buf, O_WRONLY | O_CREAT | O_EXCL, 0644)) < 0) {
-		int err = errno;
-
+	for (int tries = 0; r == 2 && tries < 16; tries++) {
+		if ((fd = lock_create(sb.buf, 0)) >= 0)
+			r = 1;
+		else if (errno != EEXIST)
+			r = -1;
+		else if ((r = lock_takeover(sb.buf, &fd)) == 1)
+			*stale = 1;
+		err = errno;
+	}
+	if (r != 1) {
 		af_hold_signals(0);
-		if (err == EEXIST)
+		if (r == 0 || r == 2)
 			dl_seterr(e, DL_ESYS, sb.buf, 0, 0, "another dlplan is "
-			    "writing to '%s' (if none is, remove this lock "
-			    "file)", dir);
+			    "writing to '%s'", dir);
 		else
 			dl_seterr(e, DL_ESYS, sb.buf, 0, 0, "cannot create "
 			    "lock file: %s", strerror(err));
 		sb_free(&sb);
 		return DL_ESYS;
 	}
-	/* Empty: the lock must not take the room the output needs. */
-	close(fd);
+	af_lockfd = fd;
 	af_lockfile = sb_detach(&sb);
 	af_hold_signals(0);
 	return DL_OK;
@@ -302,9 +381,12 @@ af_unlock_dir(void)
 	/* A signal's cleanup must not read the name once it is freed. */
 	af_hold_signals(1);
 	if (af_lockfile != NULL) {
+		/* Removed while still locked: see lock_takeover(). */
 		unlink(af_lockfile);
 		free(af_lockfile);
 		af_lockfile = NULL;
+		close(af_lockfd);
+		af_lockfd = -1;
 	}
 	af_hold_signals(0);
 }

@@ -53,14 +53,17 @@ int af_write_files(size_t n, const char *const *paths,
 void af_hold_signals(int on);
 
 /*
- * Lock output directory dir (which must exist) for this run, git-lockfile
- * style: create the empty file dir/.dlplan.lock with O_EXCL.  A second
- * writer gets DL_ESYS naming the lock file.  af_unlock_dir() and
- * af_cleanup_all() (at exit and on signals) remove it.  One lock per run;
- * a second call is a no-op.
+ * Lock output directory dir (which must exist) for this run: the file
+ * dir/.dlplan.lock, made under a temporary name, locked with flock() and
+ * linked into place, so it appears only locked, and stays locked while
+ * this run lives.  A second writer gets DL_ESYS naming the lock file.  A
+ * lock file that no process holds (its run was killed, or an older
+ * dlplan left it) is stale: it is taken over, and *stale set to 1 for the
+ * caller to say so.  af_unlock_dir() and af_cleanup_all() (at exit and on
+ * signals) remove it.  One lock per run; a second call is a no-op.
  */
 #define AF_LOCK_NAME ".dlplan.lock"
-int af_lock_dir(const char *dir, struct dl_err *e);
+int af_lock_dir(const char *dir, int *stale, struct dl_err *e);
 void af_unlock_dir(void);
 
 /* Make directory path (and parents) if missing. */

@@ -311,9 +311,15 @@ cmd_lock_outdir(const char *outdir, struct dl_err *e)
 {
 	int rc;
 
+	int stale;
+
 	if ((rc = mkdir_p(outdir, e)) != DL_OK)
 		return rc;
-	return af_lock_dir(outdir, e);
+	if ((rc = af_lock_dir(outdir, &stale, e)) == DL_OK && stale &&
+	    dl_verbose >= 0)
+		dl_warn("warning: %s/" AF_LOCK_NAME ": took over a stale lock "
+		    "(the dlplan that left it is gone)", outdir);
+	return rc;
 }
 
 int

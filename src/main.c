@@ -272,6 +272,12 @@ main(int argc, char **argv)
 	 * (status 141 in the shell), no message.
 	 */
 	signal(SIGPIPE, on_signal);
+	/*
+	 * Past a file size limit (ulimit -f), a write fails with EFBIG and
+	 * the run ends with its error and its temporary files removed,
+	 * rather than being killed with them left behind.
+	 */
+	signal(SIGXFSZ, SIG_IGN);
 
 	if (argc < 2) {
 		usage(stderr);

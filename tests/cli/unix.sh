@@ -87,17 +87,52 @@ dlplan plan $ONE -q -o "$TMP/lk" >/dev/null 2>&1
 check "no lock file left after a run" test ! -e "$TMP/lk/.dlplan.lock"
 cp "$TMP/lk/plan.json" "$TMP/lk.before"
 : >"$TMP/lk/.dlplan.lock"
-expect_err "a second writer (or a stale lock) fails, naming the lock" 4 \
-    "dlplan: $TMP/lk/.dlplan.lock: another dlplan is writing to '$TMP/lk' (if none is, remove this lock file)" -- \
+# A live writer holds its lock file with flock(2); flock(1) stands in.
+flock -o "$TMP/lk/.dlplan.lock" sleep 30 &
+_holder=$!
+sleep 0.3
+expect_err "a second writer fails, naming the lock" 4 \
+    "dlplan: $TMP/lk/.dlplan.lock: another dlplan is writing to '$TMP/lk'" -- \
     dlplan plan $ONE --mfu 0.5 -o "$TMP/lk"
 check "locked: the output is untouched" cmp "$TMP/lk/plan.json" \
     "$TMP/lk.before"
 check "locked: the other writer's lock stays" test -e "$TMP/lk/.dlplan.lock"
 expect_err "emit into a locked directory" 4 \
-    "dlplan: $TMP/lk/.dlplan.lock: another dlplan is writing to '$TMP/lk' (if none is, remove this lock file)" -- \
+    "dlplan: $TMP/lk/.dlplan.lock: another dlplan is writing to '$TMP/lk'" -- \
     dlplan emit "$TMP/lk/plan.json" --launcher hostfile \
     -o "$TMP/lk" -- x
-rm -f "$TMP/lk/.dlplan.lock"
+kill $_holder 2>/dev/null
+wait $_holder 2>/dev/null
+# The holder gone, its lock file is stale: taken over with a warning.
+expect_err "a stale lock is taken over, with a warning" 0 \
+    "dlplan: warning: $TMP/lk/.dlplan.lock: took over a stale lock (the dlplan that left it is gone)" -- \
+    dlplan plan $ONE --mfu 0.5 -o "$TMP/lk"
+check "... and removed at the end" test ! -e "$TMP/lk/.dlplan.lock"
+# A run killed with SIGKILL (or by SIGXFSZ in older versions) leaves its
+# lock file behind: the next run must not be blocked by it.
+"$DLPLAN" schedule -c datasets/clusters/philly-64 \
+    --jobs datasets/jobs/philly-gavel-120.csv -o "$TMP/lk9" -q &
+_p=$!
+while [ ! -e "$TMP/lk9/.dlplan.lock" ] && kill -0 $_p 2>/dev/null; do
+	sleep 0.01
+done
+kill -KILL $_p 2>/dev/null
+wait $_p 2>/dev/null
+check "after kill -9, the next run into the directory succeeds" \
+    "$DLPLAN" schedule -c datasets/clusters/philly-64 \
+    --jobs datasets/jobs/philly-gavel-120.csv -o "$TMP/lk9" -q
+
+# Past a file size limit the write fails (exit 4), not the run by SIGXFSZ:
+# no temporary file, no lock left to block the next run.
+mkdir -p "$TMP/fsz"
+(ulimit -f 8; exec "$DLPLAN" schedule -c datasets/clusters/philly-64 \
+    --jobs datasets/jobs/philly-gavel-120.csv -o "$TMP/fsz" -q) \
+    >/dev/null 2>"$TMP/fsz.err"
+_rc=$?
+check "ulimit -f: exit 4 (not killed by SIGXFSZ), said on stderr" sh -c \
+    "test $_rc -eq 4 && grep -q 'File too large' '$TMP/fsz.err'"
+check "ulimit -f: no temporary file or lock left" sh -c \
+    "! find '$TMP/fsz' -name '*.tmp-*' -o -name .dlplan.lock | grep -q ."
 
 # SIGTERM while plan.json is being renamed (strace holds every rename for
 # 2 s): the plan files and the launch files are one output, so the run
