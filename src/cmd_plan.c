@@ -454,9 +454,21 @@ plan_budget(const struct dl_cluster *c, const struct dl_model *m,
 		plan_free(&p);
 		plan_copy(&p, &plans[0]);
 		p.schedule = plan_schedule_dup(&s);
-		if (outdir)
-			rc = write_budget_outputs(plans, &s, &p, c, m, outdir,
-			    e);
+		/*
+		 * One output set, like a plan's: the slot plans of an
+		 * earlier schedule and its launch files go, under the
+		 * directory's lock (cmd_set_end()).
+		 */
+		if (outdir) {
+			cmd_set_begin();
+			if ((rc = cmd_lock_outdir(outdir, e)) == DL_OK)
+				rc = write_budget_outputs(plans, &s, &p, c, m,
+				    outdir, e);
+			if (rc == DL_OK)
+				rc = cmd_set_end(outdir, "", 1, e);
+			else
+				cmd_set_end(outdir, "", 0, NULL);
+		}
 	}
 	if (rc == DL_OK && fmt == 1) {
 		char *js;

@@ -143,3 +143,28 @@ expect_err "too many forecast steps" 1 \
 expect_run "two-dc: links without traffic history" 0 - - -- \
     dlplan plan -c datasets/clusters/two-dc -m datasets/models/llama2-7b.csv \
     --global-batch 64 --micro-batch 2 --budget 150 --slots 3 -q --format json
+
+# --- -o DIR is one output set under the directory's lock ------------------
+dlplan plan $HAND --budget 5 --slots 3 --tradeoff 1000 -o "$TMP/set" \
+    >/dev/null
+dlplan plan $HAND -o "$TMP/set" --launcher hostfile -- python3 train.py \
+    >/dev/null 2>&1
+check "set: a plan with launch files first" test -f "$TMP/set/launch/hostfile"
+dlplan plan $HAND --budget 5 --slots 3 --tradeoff 1000 -o "$TMP/set" \
+    >/dev/null
+dlplan plan $HAND --budget 5 --slots 2 --tradeoff 1000 -o "$TMP/set" \
+    >/dev/null
+check "--budget: the earlier plan's launch files and slot 3 are gone" \
+    sh -c "! ls '$TMP/set/launch/'* >/dev/null 2>&1 &&
+	test ! -e '$TMP/set/plan-slot3.json' -a -f '$TMP/set/plan-slot2.json'"
+check "--budget: a manifest lists the set" grep -qx plan-slot2.json \
+    "$TMP/set/.dlplan-files"
+flock -o "$TMP/set/.dlplan.lock" sleep 30 &
+_holder=$!
+sleep 0.3
+expect_err "--budget into a locked directory" 4 \
+    "dlplan: $TMP/set/.dlplan.lock: another dlplan is writing to '$TMP/set'" -- \
+    dlplan plan $HAND --budget 5 --slots 3 --tradeoff 1000 -o "$TMP/set"
+check "... and slot 3 is not written" test ! -e "$TMP/set/plan-slot3.json"
+kill $_holder 2>/dev/null
+wait $_holder 2>/dev/null || :
