@@ -30,9 +30,10 @@ static volatile size_t af_nlive;	/* slots in use: [0, af_nlive) */
 static size_t af_cap;
 static char **af_old[64];
 static int af_nold;
-#define AF_MAXDIRS 64
-static char *af_dirs[AF_MAXDIRS];	/* made by mkdir_p() in a set */
+/* Made by mkdir_p() in a set; grown like af_live, the old arrays kept. */
+static char **volatile af_dirs;
 static volatile int af_ndirs;
+static int af_capdirs;
 
 /* The output directory lock of this run (af_lock_dir()), or NULL. */
 static char *af_lockfile;
@@ -569,7 +570,19 @@ mkdir_p(const char *path, struct dl_err *e)
 		af_hold_signals(1);
 		made = mkdir(p, 0777) == 0;
 		err = errno;
-		if (made && af_ndefer > 0 && af_ndirs < AF_MAXDIRS) {
+		if (made && af_ndefer > 0) {
+			if (af_ndirs == af_capdirs) {
+				int cap = af_capdirs ? 2 * af_capdirs : 64;
+				char **t = xcalloc((size_t)cap, sizeof(*t));
+
+				/* The signal handlers may read the old
+				 * array: it is never freed. */
+				if (af_ndirs)
+					memcpy(t, af_dirs, (size_t)af_ndirs *
+					    sizeof(*t));
+				af_dirs = t;
+				af_capdirs = cap;
+			}
 			af_dirs[af_ndirs] = xstrdup(p);
 			af_ndirs++;
 		}

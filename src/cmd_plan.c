@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "af.h"
@@ -752,6 +753,37 @@ take_opt(struct plan_args *a, int id, struct optstate *sto, struct dl_err *e)
 	return 0;
 }
 
+/*
+ * --dump-lp DIR as an output set of its own under DIR's lock: the LP
+ * files of an earlier plan that this one lacks go, and a failure leaves
+ * DIR as it was.
+ */
+static int
+dump_set(const struct dl_costctx *x, const struct search_opts *so,
+    const struct dl_plan *p, struct dl_err *e)
+{
+	int rc;
+
+	cmd_set_begin();
+	if ((rc = cmd_lock_outdir(so->dump_dir, e)) == DL_OK)
+		rc = search_dump(x, so, p, e);
+	if (rc == DL_OK)
+		return cmd_set_end(so->dump_dir, "", 1, e);
+	cmd_set_end(so->dump_dir, "", 0, NULL);
+	return rc;
+}
+
+/* Do paths a and b name one directory (or the same missing path)? */
+static int
+same_dir(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	return strcmp(a, b) == 0;
+}
+
 /* The checks once every option is known; -1 with e set on a usage
  * error. */
 static int
@@ -759,6 +791,14 @@ check_args(struct plan_args *a, struct optstate *sto, struct dl_err *e)
 {
 	if (budget_usage(&a->bo, a->so.dump_dir, e) != DL_OK)
 		return -1;
+	/* Each is an output set that would remove the other's files. */
+	if (a->so.dump_dir && a->outdir && same_dir(a->so.dump_dir,
+	    a->outdir)) {
+		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option '--dump-lp' names "
+		    "the -o directory '%s' (give the LP files a directory of "
+		    "their own)", a->outdir);
+		return -1;
+	}
 	/*
 	 * DeepSpeed and torchtitan set recomputation and sharding in the
 	 * model code or their own config sections, which dlplan does not
@@ -896,7 +936,7 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 		if (rc == DL_OK && a->so.runtime != RUNTIME_DLPLAN)
 			rc = free_plan_time(&x, &a->so, &free_t, e);
 		if (rc == DL_OK && a->so.dump_dir)
-			rc = search_dump(&x, &a->so, &p, e);
+			rc = dump_set(&x, &a->so, &p, e);
 		if (rc == DL_OK && a->so.runtime == RUNTIME_DLPLAN)
 			search_left_out(&x, &a->so, &p);
 		if (rc == DL_OK)

@@ -139,6 +139,23 @@ sys.exit(0 if abs(o - g) <= 1e-6 * o and abs(o - b) <= 1e-6 * o else 1)"
 	done <"$TMP/lp/objectives.txt"
 done
 check "a multi-group plan dumps its data split" test -f "$TMP/lp/split.lp"
+# The LP files are one output set: a plan with fewer programs leaves none
+# of the earlier plan's beside its objectives.txt.
+dlplan plan -c datasets/clusters/hetero-lab -m $GX $J --dump-lp "$TMP/lp" -q
+check "dump-lp again: every .lp file is in objectives.txt" sh -c "
+    for f in '$TMP/lp'/*.lp; do
+	grep -q \"^\${f##*/} \" '$TMP/lp/objectives.txt' || exit 1
+    done; test ! -e '$TMP/lp/split.lp'"
+expect_err "dump-lp into the -o directory" 1 \
+    "dlplan: option '--dump-lp' names the -o directory '$TMP/lp' (give the LP files a directory of their own)" -- \
+    dlplan plan -c datasets/clusters/hetero-lab -m $GX $J --dump-lp "$TMP/lp" \
+    -o "$TMP/lp" -q
+# A failed plan -o leaves no directory it made, however deep.
+_deep=$TMP/deep/$(printf 'd/%.0s' $(seq 70))
+dlplan plan -c datasets/clusters/two-dc -m datasets/models/llama2-7b.csv \
+    --global-batch 96 --micro-batch 2 --horizon 3 -o "$_deep" \
+    --launcher hostfile -- python3 train.py >/dev/null 2>&1
+check "failed plan -o into 70 new directories: none left" test ! -e "$TMP/deep"
 
 # --- exhaustive search on a small cluster --------------------------------
 mkdir -p "$TMP/six"
