@@ -183,3 +183,19 @@ of gadget|fifo|random|tiresias|srtf" -- dlplan schedule -c $PH --jobs $TR \
 expect_run "nothing written on error" 3 - - -- dlplan schedule -c $PH \
     --jobs $D/nomem.csv -o "$TMP/none"
 check "no output directory" test ! -e "$TMP/none"
+
+# A baseline that stalls does not fail the policy asked for: random draws
+# sizes llama2-13b cannot run on (seeds 4 and 10 leave it no start).
+printf 'job,arrival_s,model,global_batch,micro_batch,iterations,min_gpus,max_gpus,weight\nj1,0,llama2-13b,64,1,100,1,64,1\n' \
+    >"$TMP/stall.csv"
+for seed in 4 10; do
+	expect_err "gadget, random stalls with seed $seed: a warning" 0 \
+	    "dlplan: warning: random schedule stalls at slot 0: no waiting job can start (a baseline: its summary counts the jobs it leaves unfinished)" -- \
+	    dlplan schedule -c $PH --jobs "$TMP/stall.csv" --seed $seed \
+	    -o "$TMP/stall$seed"
+	check "... gadget's schedule written, random's row leaves the job" \
+	    grep -q '^random,.*,1,0,' "$TMP/stall$seed/summary.csv"
+done
+expect_err "--policy random that stalls: exit 3" 3 \
+    "dlplan: random schedule stalls at slot 0: no waiting job can start" -- \
+    dlplan schedule -c $PH --jobs "$TMP/stall.csv" --seed 4 --policy random
