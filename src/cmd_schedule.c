@@ -554,6 +554,14 @@ parse(const struct dl_cmd *cmd, int argc, char **argv, struct req *rq,
 		    "JOBS.csv)");
 		goto usage;
 	}
+	/* A start or restart costs restart_s of its slot's time. */
+	if (rq->sp.slot_s <= rq->sp.restart_s) {
+		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option '--slot-seconds' "
+		    "(%g) must exceed '--restart-seconds' (%g): every start "
+		    "takes that long out of its slot", rq->sp.slot_s,
+		    rq->sp.restart_s);
+		goto usage;
+	}
 	opt_free(&st);
 	return DL_OK;
 usage:

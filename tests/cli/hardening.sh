@@ -650,7 +650,7 @@ bounded "schedule, a job of 1e15 iterations" 120 262144 0 -- \
     --jobs "$TMP/it15.csv"
 bounded "schedule, 1e15 iterations in slots of 1 ms" 120 262144 2 -- \
     "$DLPLAN" schedule -c "$SRCDIR/datasets/clusters/philly-64" \
-    --jobs "$TMP/it15.csv" --slot-seconds 0.001
+    --jobs "$TMP/it15.csv" --slot-seconds 0.001 --restart-seconds 0
 check "... refused up front naming its line" grep -q \
     "^dlplan: $TMP/it15.csv:2: job 'j1' needs at least .* more than the 1000000000000 slots of 0.001 s" \
     "$TMP/err"

@@ -145,7 +145,7 @@ expect_err "a job that cannot end within the slots dlplan simulates" 2 \
 (1e+15 iterations of at least 0.0157025 s on 8 GPUs), more than the \
 1000000000000 slots of 0.001 s dlplan simulates (give fewer iterations, \
 longer --slot-seconds, or --slots N to stop early)" -- dlplan schedule \
-    -c $PH --jobs $D/forever.csv --slot-seconds 0.001
+    -c $PH --jobs $D/forever.csv --slot-seconds 0.001 --restart-seconds 0
 expect_err "negative arrival" 2 "dlplan: $D/neg.csv:2:2: column \
 'arrival_s': '-5' is out of range (expected a number in [0, 1000000000000] \
 (seconds))" -- dlplan schedule -c $PH --jobs $D/neg.csv
@@ -199,3 +199,6 @@ done
 expect_err "--policy random that stalls: exit 3" 3 \
     "dlplan: random schedule stalls at slot 0: no waiting job can start" -- \
     dlplan schedule -c $PH --jobs "$TMP/stall.csv" --seed 4 --policy random
+expect_err "slots no longer than a restart: refused up front" 1 \
+    "dlplan: option '--slot-seconds' (30) must exceed '--restart-seconds' (30): every start takes that long out of its slot" -- \
+    dlplan schedule -c $PH --jobs $TR --slot-seconds 30
