@@ -118,12 +118,19 @@ emit_layout(struct emit_layout *l, const struct dl_plan *p,
 	if (p->ngroups < 1)
 		return dl_seterr(e, DL_EDATA, NULL, 0, 0, "plan has no groups");
 	for (size_t i = 0; i < c->nnodes; i++) {
+		/* Named by its row of nodes.csv, where it can be fixed. */
+		const char *f = c->path_nodes;
+		long ln = c->path_nodes ? c->nodes[i].line : 0;
+
 		if (!valid_id(c->nodes[i].id))
-			return dl_seterr(e, DL_EDATA, NULL, 0, 0,
+			return dl_seterr(e, DL_EDATA, f, ln, 0,
 			    "node %zu has an invalid id", i + 1);
 		if (!emit_valid_host(c->nodes[i].host))
-			return dl_seterr(e, DL_EDATA, NULL, 0, 0,
-			    "node '%s' has an invalid host name",
+			return dl_seterr(e, DL_EDATA, f, ln, 0,
+			    "node '%s' has no valid host name for the launch "
+			    "files (without a 'host' column the id is the "
+			    "host: letters, digits, '.', '-', '_', not first "
+			    "'-' or '.'; give a 'host' column)",
 			    c->nodes[i].id);
 	}
 	for (int g = 0; g < p->ngroups; g++) {

@@ -99,10 +99,15 @@ if dlplan plan -c "$TMP/dash" -m "$M4" --global-batch 8 -o "$TMP/dplan" \
 else
 	t_notok "node id '-n' plans" "$(head -3 "$TMP/err")"
 fi
-expect_err "node id '-n' is no hostname for a launcher" 2 \
-    "dlplan: node '-n' has an invalid host name" -- \
+_hmsg="node '-n' has no valid host name for the launch files (without a 'host' column the id is the host: letters, digits, '.', '-', '_', not first '-' or '.'; give a 'host' column)"
+expect_err "node id '-n' is no hostname for a launcher: nodes.csv:LINE" 2 \
+    "dlplan: $TMP/dplan/../dash/nodes.csv:2: $_hmsg" -- \
     dlplan emit "$TMP/dplan/plan.json" --launcher hostfile \
     -o "$TMP/dout" -- train
+expect_err "... and from plan --launcher" 2 \
+    "dlplan: $TMP/dash/nodes.csv:2: $_hmsg" -- \
+    dlplan plan -c "$TMP/dash" -m "$M4" --global-batch 8 -o "$TMP/dplan2" \
+    --launcher torchrun -- train
 
 # --- documented exit status of a missing input ------------------------
 expect_err "missing input is bad input data" 2 \
