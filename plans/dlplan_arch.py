@@ -72,6 +72,12 @@ class Arch:
                 head = [f.readline() for _ in range(4)]
         except OSError:
             return None
+        return Arch.from_model_lines(head, path)
+
+    @staticmethod
+    def from_model_lines(head, path):
+        """The architecture named by the "# dlplan model gpt ..." line
+        among the first lines head of the model.csv path, or None."""
         for line in head:
             m = re.match(r"#\s*dlplan model (\S+)(.*)$", line)
             if not m:

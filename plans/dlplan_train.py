@@ -28,6 +28,7 @@ be run; exit 1 on a usage error or a failed --compare.
 """
 
 import argparse
+import hashlib
 import math
 import os
 import sys
@@ -42,6 +43,8 @@ else:
     from dlplan_config import TrainConfig, TrainError
 
 PROG = "dlplan_train"
+# A model.csv is one row per layer; no real one comes near this.
+DLPLAN_MODEL_MAX = 64 << 20
 
 
 def parse_args(argv):
@@ -146,32 +149,68 @@ def slow_factors(specs):
     return out
 
 
-def model_path(plan_path, data):
-    for inp in data.get("inputs") or []:
+def model_input(plan_path, data):
+    """The plan's model input as (index, path, sha256), the path resolved
+    as dlplan resolves it: relative to the plan's directory, never to the
+    current one.  None when the plan names no model."""
+    for i, inp in enumerate(data.get("inputs") or []):
         if isinstance(inp, dict) and inp.get("kind") == "model":
             p = inp.get("path")
-            if not p:
+            if not p or not isinstance(p, str):
                 return None
-            q = os.path.join(os.path.dirname(os.path.abspath(plan_path)), p)
-            return q if os.path.exists(q) else p
+            if p != "-" and not os.path.isabs(p):
+                p = os.path.join(os.path.dirname(os.path.abspath(
+                    plan_path)), p)
+            sha = inp.get("sha256")
+            return i, p, sha if isinstance(sha, str) else None
     return None
+
+
+def read_model(plan_path, i, path, sha):
+    """The first lines of the plan's model file, read only when its bytes
+    have the digest the plan records (as dlplan reads a plan's inputs)."""
+    if path == "-":
+        raise TrainError("%s: inputs[%d].path: the model was read from "
+                         "standard input; give it with --layers, --hidden, "
+                         "--heads, --seq and --vocab" % (plan_path, i))
+    try:
+        with open(path, "rb") as f:
+            data = f.read(DLPLAN_MODEL_MAX + 1)
+    except OSError as e:
+        raise TrainError("%s: inputs[%d].path: %s: %s" %
+                         (plan_path, i, path, e.strerror or e)) from e
+    if len(data) > DLPLAN_MODEL_MAX:
+        raise TrainError("%s: larger than %d bytes (not a model.csv)" %
+                         (path, DLPLAN_MODEL_MAX))
+    if not sha:
+        raise TrainError("%s: inputs[%d].sha256: missing, so '%s' is not "
+                         "read" % (plan_path, i, path))
+    if hashlib.sha256(data).hexdigest() != sha:
+        raise TrainError("%s: does not match the digest the plan records "
+                         "for it, so it is not read (it changed since the "
+                         "plan was made)" % path)
+    text = data.decode("utf-8", errors="replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.splitlines(True)[:4]
 
 
 def resolve_arch(args, plan_path):
     """The model: the options, on top of the plan's model.csv line."""
     base = None
-    if plan_path:
-        mp = model_path(plan_path, dlplan_plan.read_json(plan_path))
-        if mp:
-            base = Arch.from_model_csv(mp)
     keys = ("layers", "hidden", "heads", "seq", "vocab", "ffn", "positions")
     vals = {k: getattr(args, k) for k in keys}
+    need = ("layers", "hidden", "heads", "seq", "vocab")
+    mi = plan_path and model_input(plan_path,
+                                   dlplan_plan.read_json(plan_path))
+    # A model read from standard input is gone: the options replace it.
+    if mi and (mi[1] != "-" or any(vals[k] is None for k in need)):
+        base = Arch.from_model_lines(read_model(plan_path, *mi), mi[1])
     if base is not None:
         for k in keys:
             if vals[k] is None:
                 vals[k] = getattr(base, k)
-    missing = [k for k in ("layers", "hidden", "heads", "seq", "vocab")
-               if vals[k] is None]
+    missing = [k for k in need if vals[k] is None]
     if missing:
         raise TrainError("no model: give --%s (or a plan whose model.csv "
                          "was written by 'dlplan model gpt')" %

@@ -77,3 +77,18 @@ bad "--lr nan" "$A" "--lr nan: expected a finite number > 0" --lr nan
 bad "--lr inf" "$A" "--lr inf: expected a finite number > 0" --lr inf
 bad "--timeout -1" "$A" "--timeout -1.0: expected a finite number > 0" \
     --timeout -1
+
+# The plan's model.csv is where dlplan reads it (beside the plan), never
+# one of the same name in the current directory, and only with the digest
+# the plan records.
+mkdir -p "$TMP/mp" "$TMP/cwd"
+cp "$A" "$TMP/mp/a-dp.json"
+sed 's/--hidden 32/--hidden 64/' "$DATA/train/model.csv" >"$TMP/cwd/model.csv"
+cd "$TMP/cwd" || exit 1
+bad "a missing model.csv is not looked for in the current directory" \
+    "$TMP/mp/a-dp.json" \
+    "$TMP/mp/a-dp.json: inputs[1].path: $TMP/mp/model.csv: No such file or directory"
+cp "$TMP/cwd/model.csv" "$TMP/mp/model.csv"
+bad "a model.csv whose digest differs is not read" "$TMP/mp/a-dp.json" \
+    "$TMP/mp/model.csv: does not match the digest the plan records for it, so it is not read (it changed since the plan was made)"
+cd "$SRCDIR" || exit 1
