@@ -34,7 +34,6 @@ dlplan_arch.py (Arch, apportion, param_specs, local_params: no torch):
 """
 
 import math
-import os
 import zlib
 
 import torch
@@ -44,11 +43,11 @@ import torch.nn.functional as F
 if __package__:
     from .dlplan_arch import (Arch, ModelError, apportion, local_params,
                               param_specs, ranges)
-    from .dlplan_config import TrainError
+    from .dlplan_config import TrainError, atomic_write
 else:
     from dlplan_arch import (Arch, ModelError, apportion, local_params,
                              param_specs, ranges)
-    from dlplan_config import TrainError
+    from dlplan_config import TrainError, atomic_write
 
 __all__ = ["Arch", "ModelError", "apportion", "param_specs", "ranges",
            "local_params", "init_full", "Layer", "batch", "TPComm",
@@ -265,6 +264,4 @@ def save_params(path, arch, cfg, params, extra=None):
     d = {"arch": arch.command(), "steps": cfg.steps,
          "optimizer": cfg.optimizer, "params": params}
     d.update(extra or {})
-    tmp = path + ".tmp"
-    torch.save(d, tmp)
-    os.replace(tmp, path)
+    atomic_write(path, lambda f: torch.save(d, f), binary=True)

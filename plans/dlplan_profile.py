@@ -46,11 +46,11 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 if __package__:
-    from .dlplan_config import TrainError
+    from .dlplan_config import TrainError, atomic_write
     from .dlplan_model import (Layer, TPComm, batch, make_optimizer,
                                param_specs, setup_torch)
 else:
-    from dlplan_config import TrainError
+    from dlplan_config import TrainError, atomic_write
     from dlplan_model import (Layer, TPComm, batch, make_optimizer,
                               param_specs, setup_torch)
 
@@ -134,10 +134,7 @@ def _model_csv(cfg, arch, mu, rows, speed, note):
 
 
 def _write(path, text):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    atomic_write(path, lambda f: f.write(text))
 
 
 def profile_layers_csv(cfg, device, arch, mu, reps, tflops, path):

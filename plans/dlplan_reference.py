@@ -13,9 +13,11 @@ import sys
 import torch
 
 if __package__:
+    from .dlplan_config import TrainError
     from .dlplan_model import (Layer, TPComm, batch, make_optimizer,
                                save_params, setup_torch)
 else:
+    from dlplan_config import TrainError
     from dlplan_model import (Layer, TPComm, batch, make_optimizer,
                               save_params, setup_torch)
 
@@ -67,13 +69,27 @@ def _compare_one(a, b, tol):
                           "tensors" % (worst, where, len(pa)))
 
 
+def _load_dump(path):
+    """A --dump-params file; TrainError (one line) for anything else."""
+    try:
+        d = torch.load(path)
+    except Exception as e:
+        raise TrainError("--compare %s: not a --dump-params file (%s)" %
+                         (path, str(e).splitlines()[0][:120] if str(e)
+                          else type(e).__name__)) from e
+    if not isinstance(d, dict) or not isinstance(d.get("params"), dict):
+        raise TrainError("--compare %s: not a --dump-params file (no "
+                         "parameters)" % path)
+    return d
+
+
 def run_compare(files, tol):
     """Each of files[1:] against files[0]: one line each; 1 if any
     differs."""
-    ref = torch.load(files[0])
+    ref = _load_dump(files[0])
     bad = 0
     for f in files[1:]:
-        ok, line = _compare_one(ref, torch.load(f), tol)
+        ok, line = _compare_one(ref, _load_dump(f), tol)
         sys.stdout.write("%s: %s%s\n" % (f, "" if ok else "DIFFERS: ",
                                           line))
         bad += not ok

@@ -24,7 +24,8 @@ dlplan_profile or dlplan_exec) once they are known to be good.
 
 Run with --help for the options.  Errors: exit 2 with one line on stderr
 ("dlplan_train: ...") when the plan, the model or the environment cannot
-be run; exit 1 on a usage error or a failed --compare.
+be run, or an output cannot be written (checked before any work); exit 1
+on a usage error or a failed --compare.
 """
 
 import argparse
@@ -36,11 +37,11 @@ import sys
 if __package__:
     from . import dlplan_plan
     from .dlplan_arch import Arch, ModelError
-    from .dlplan_config import TrainConfig, TrainError
+    from .dlplan_config import TrainConfig, TrainError, check_output
 else:
     import dlplan_plan
     from dlplan_arch import Arch, ModelError
-    from dlplan_config import TrainConfig, TrainError
+    from dlplan_config import TrainConfig, TrainError, check_output
 
 PROG = "dlplan_train"
 # A model.csv is one row per layer; no real one comes near this.
@@ -360,10 +361,27 @@ def check_args(args):
                                            "profile_tflops") else ">="))
 
 
+def check_outputs(args):
+    """Every file the run writes, checked before any work: a run must
+    not train for an hour and then fail on its output path (in torchrun,
+    rank 0's failure would end the others with a traceback)."""
+    for opt in ("dump_params", "log", "trace", "profile"):
+        if getattr(args, opt):
+            check_output(opt.replace("_", "-"), getattr(args, opt))
+    if args.profile_cluster:
+        check_output("profile-cluster", args.profile_cluster, "dir")
+    for f in args.compare or []:
+        if not os.path.isfile(f):
+            raise TrainError("--compare %s: %s" % (
+                f, "is not a file" if os.path.exists(f) else
+                "No such file or directory"))
+
+
 def main(argv):
     args = parse_args(argv)
     try:
         check_args(args)
+        check_outputs(args)
         cfg = TrainConfig.from_namespace(args)
         if args.compare:
             return run_compare(args)

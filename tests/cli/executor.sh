@@ -92,3 +92,19 @@ cp "$TMP/cwd/model.csv" "$TMP/mp/model.csv"
 bad "a model.csv whose digest differs is not read" "$TMP/mp/a-dp.json" \
     "$TMP/mp/model.csv: does not match the digest the plan records for it, so it is not read (it changed since the plan was made)"
 cd "$SRCDIR" || exit 1
+
+# Output paths are checked before any work (and before PyTorch): one
+# line, exit 2, on every rank alike.
+mkdir -p "$TMP/o"
+: >"$TMP/o/file"
+bad "--dump-params in a missing directory" "$A" \
+    "--dump-params $TMP/o/none/p.pt: no directory $TMP/o/none" \
+    --dump-params "$TMP/o/none/p.pt"
+bad "--log naming a directory" "$A" \
+    "--log $TMP/o: is a directory (expected a file)" --log "$TMP/o"
+bad "--profile-cluster naming a file" "$A" \
+    "--profile-cluster $TMP/o/file: exists and is not a directory" \
+    --profile-cluster "$TMP/o/file"
+bad "--compare of a missing file" "$A" \
+    "--compare $TMP/o/none.pt: No such file or directory" \
+    --compare "$TMP/o/file" "$TMP/o/none.pt"

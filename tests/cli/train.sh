@@ -156,3 +156,20 @@ sed 's/0.75, 0.25/0.75, 0.2/' "$TD/d-uneven.json" >"$TMP/bad.json"
 expect_err "shares that do not sum to 1" 2 \
     "dlplan_train: group 0 stage 0: tp_shares [0.75, 0.2] sum to 0.95, not 1" -- \
     "$TR_PY" "$TRAIN" --plan "$TMP/bad.json" --reference
+printf 'not a dump\n' >"$TMP/junk.pt"
+"$TR_PY" "$TRAIN" --compare "$TMP/ref.pt" "$TMP/junk.pt" >/dev/null \
+    2>"$TMP/junk.err"
+_rc=$?
+check "--compare of a file that is no dump: exit 2, one line" sh -c "
+    test $_rc -eq 2 && test \$(wc -l <'$TMP/junk.err') -eq 1 &&
+    grep -q '^dlplan_train: --compare $TMP/junk.pt: not a --dump-params file (' \
+    '$TMP/junk.err'"
+# --dump-params writes through an unpredictable temporary name: a link
+# planted at FILE.tmp is not followed.
+printf 'keep\n' >"$TMP/victim"
+ln -s "$TMP/victim" "$TMP/p.pt.tmp"
+"$TR_PY" "$TRAIN" --reference --plan "$TD/a-dp.json" --dtype float64 \
+    --steps 1 --dump-params "$TMP/p.pt" >/dev/null 2>&1
+check "--dump-params: a link at FILE.tmp is not written through" sh -c \
+    "test \"\$(cat '$TMP/victim')\" = keep && test -s '$TMP/p.pt' &&
+    ! ls '$TMP'/p.pt.tmp-* >/dev/null 2>&1"
