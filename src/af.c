@@ -540,16 +540,22 @@ af_defer_end(int commit, struct dl_err *e)
 }
 
 size_t
-af_deferred(const char ***paths)
+af_deferred(const char ***paths, const char ***tmps)
 {
-	static const char **p;
-	static size_t cap;
+	static const char **p, **t;
+	static size_t cap, capt;
 
 	if (af_ndfr + 1 > cap)
 		p = xgrow(p, &cap, af_ndfr + 1, sizeof(*p));
-	for (size_t i = 0; i < af_ndfr; i++)
+	if (af_ndfr + 1 > capt)
+		t = xgrow(t, &capt, af_ndfr + 1, sizeof(*t));
+	for (size_t i = 0; i < af_ndfr; i++) {
 		p[i] = af_dfr[i].path;
+		t[i] = af_dfr[i].tmp;
+	}
 	*paths = p;
+	if (tmps != NULL)
+		*tmps = t;
 	return af_ndfr;
 }
 

@@ -83,6 +83,12 @@ int mkdir_p(const char *path, struct dl_err *e);
  */
 void af_defer_begin(void);
 int af_defer_end(int commit, struct dl_err *e);
-size_t af_deferred(const char ***paths);
+/*
+ * tmps (may be NULL) gets their temporary files, in the same order: each
+ * is its path with ".tmp-XXXXXX" appended, complete and synced.  A file
+ * replaced is linked first to the backup named like its temporary file
+ * with "tmp" turned into "old".
+ */
+size_t af_deferred(const char ***paths, const char ***tmps);
 
 #endif

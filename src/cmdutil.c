@@ -306,6 +306,8 @@ cmd_write_plan(const struct dl_plan *p, const struct dl_cluster *c,
 	return rc;
 }
 
+static int journal_finish(const char *dir);
+
 int
 cmd_lock_outdir(const char *outdir, struct dl_err *e)
 {
@@ -319,6 +321,9 @@ cmd_lock_outdir(const char *outdir, struct dl_err *e)
 	    dl_verbose >= 0)
 		dl_warn("warning: %s/" AF_LOCK_NAME ": took over a stale lock "
 		    "(the dlplan that left it is gone)", outdir);
+	if (rc == DL_OK && journal_finish(outdir) && dl_verbose >= 0)
+		dl_warn("warning: %s/" CMD_JOURNAL ": finished renaming the "
+		    "output set of a run that was killed", outdir);
 	return rc;
 }
 
@@ -381,16 +386,16 @@ plain_rel(const char *rel)
 }
 
 /*
- * Remove the regular file rel below dir, never following a symbolic link
- * on the way (a manifest in a directory from elsewhere must not remove
- * files outside it).
+ * The directory holding rel below dir, opened without following a
+ * symbolic link on the way (a list in a directory from elsewhere must
+ * not reach files outside it); *leaf points into copy at rel's last
+ * part.  -1 when it cannot be opened.
  */
-static void
-remove_below(const char *dir, const char *rel)
+static int
+open_parent_below(const char *dir, char *copy, char **leaf)
 {
-	char *copy = xstrdup(rel), *comp = copy, *sl;
+	char *comp = copy, *sl;
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct stat st;
 
 	while (fd >= 0 && (sl = strchr(comp, '/')) != NULL) {
 		int nfd;
@@ -402,9 +407,29 @@ remove_below(const char *dir, const char *rel)
 		fd = nfd;
 		comp = sl + 1;
 	}
-	if (fd >= 0 && fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISREG(st.st_mode))
-		(void)unlinkat(fd, comp, 0);
+	*leaf = comp;
+	return fd;
+}
+
+/* Is leaf a regular file (not followed) in the directory fd? */
+static int
+regular_at(int fd, const char *leaf)
+{
+	struct stat st;
+
+	return fstatat(fd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(st.st_mode);
+}
+
+/* Remove the regular file rel below dir (open_parent_below()). */
+static void
+remove_below(const char *dir, const char *rel)
+{
+	char *copy = xstrdup(rel), *leaf;
+	int fd = open_parent_below(dir, copy, &leaf);
+
+	if (fd >= 0 && regular_at(fd, leaf))
+		(void)unlinkat(fd, leaf, 0);
 	if (fd >= 0)
 		close(fd);
 	free(copy);
@@ -424,19 +449,20 @@ in_sorted(const char *const *v, size_t n, const char *s)
 }
 
 /*
- * The whole file dir/.dlplan-files, or NULL when there is none.  Read
+ * The whole file dir/name (the manifest, the journal), or NULL when there
+ * is none.  Read
  * here rather than by read_file(): dlplan's own bookkeeping is not an
  * input of the run (read_is_input()), so the new manifest may replace it.
  */
 static char *
-slurp_manifest(const char *dir)
+slurp_below(const char *dir, const char *name)
 {
 	struct strbuf p = STRBUF_INIT, b = STRBUF_INIT;
 	char chunk[65536];
 	ssize_t r;
 	int fd;
 
-	sb_addf(&p, "%s/" CMD_MANIFEST, dir);
+	sb_addf(&p, "%s/%s", dir, name);
 	fd = open(p.buf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	sb_free(&p);
 	if (fd < 0)
@@ -471,7 +497,7 @@ read_manifest(const char *dir, char **buf, size_t *n)
 	size_t cap = 0;
 
 	*n = 0;
-	if ((*buf = slurp_manifest(dir)) != NULL) {
+	if ((*buf = slurp_below(dir, CMD_MANIFEST)) != NULL) {
 		for (line = strtok_r(*buf, "\n", &save); line != NULL;
 		    line = strtok_r(NULL, "\n", &save)) {
 			if (line[0] == '#' || !plain_rel(line))
@@ -482,6 +508,115 @@ read_manifest(const char *dir, char **buf, size_t *n)
 		}
 	}
 	return v;
+}
+
+/*
+ * The journal of a set being renamed (CMD_JOURNAL): the temporary files
+ * of the set, relative to dir, every one complete and synced, and
+ * ("rm FILE") the files of the old set to remove.  Written
+ * before the first rename and removed after the last, so that a run
+ * killed in between (SIGKILL, a crash) leaves it for the next run to
+ * finish the renames (journal_finish()): the new set, never half of it.
+ */
+#define JOURNAL_HEAD "# dlplan is renaming these files into place; the " \
+	"next run into this directory finishes it\n"
+
+static int
+journal_write(const char *dir, char *const *gone, size_t ngone,
+    struct strbuf *jp, struct dl_err *e)
+{
+	const char **paths, **tmps;
+	size_t n = af_deferred(&paths, &tmps);
+	struct strbuf b = STRBUF_INIT, t = STRBUF_INIT;
+	int fd, bad;
+
+	sb_adds(&b, JOURNAL_HEAD);
+	for (size_t i = 0; i < n; i++) {
+		const char *r = tmps[i] ? rel_to(dir, tmps[i]) : NULL;
+
+		if (r != NULL && plain_rel(r))
+			sb_addf(&b, "%s\n", r);
+	}
+	for (size_t i = 0; i < ngone; i++)
+		sb_addf(&b, "rm %s\n", gone[i]);
+	sb_addf(jp, "%s/" CMD_JOURNAL, dir);
+	sb_addf(&t, "%s.tmp-XXXXXX", jp->buf);
+	if ((fd = mkstemp(t.buf)) < 0) {
+		sb_free(&b);
+		sb_free(&t);
+		return dl_seterr(e, DL_ESYS, jp->buf, 0, 0, "cannot create "
+		    "file: %s", strerror(errno));
+	}
+	bad = write(fd, b.buf, b.len) != (ssize_t)b.len || fsync(fd) != 0;
+	bad = close(fd) != 0 || bad;
+	if (bad || rename(t.buf, jp->buf) != 0) {
+		int err = errno;
+
+		unlink(t.buf);
+		sb_free(&b);
+		sb_free(&t);
+		return dl_seterr(e, DL_ESYS, jp->buf, 0, 0, "cannot write "
+		    "file: %s", strerror(err ? err : EIO));
+	}
+	sb_free(&b);
+	sb_free(&t);
+	return DL_OK;
+}
+
+/* Is rel the name of a temporary file: NAME.tmp-XXXXXX? */
+static int
+tmp_name(const char *rel)
+{
+	size_t n = strlen(rel);
+
+	return n > 11 && plain_rel(rel) && strncmp(rel + n - 11, ".tmp-", 5)
+	    == 0 && strchr(rel + n - 6, '/') == NULL;
+}
+
+/*
+ * Finish the renames of a set that a killed run left in its journal:
+ * the old set's files it lists go, each temporary file still there is
+ * renamed over its file, and the backups of the replaced files go.  1
+ * when there was a journal.
+ */
+static int
+journal_finish(const char *dir)
+{
+	char *buf = slurp_below(dir, CMD_JOURNAL), *line, *save = NULL;
+	struct strbuf jp = STRBUF_INIT;
+
+	if (buf == NULL)
+		return 0;
+	for (line = strtok_r(buf, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		char *copy, *leaf, *to;
+		size_t n;
+		int fd;
+
+		if (strncmp(line, "rm ", 3) == 0 && plain_rel(line + 3))
+			remove_below(dir, line + 3);
+		if (line[0] == '#' || !tmp_name(line))
+			continue;
+		copy = xstrdup(line);
+		if ((fd = open_parent_below(dir, copy, &leaf)) >= 0) {
+			n = strlen(leaf);
+			to = xstrdup(leaf);
+			to[n - 11] = '\0';
+			if (regular_at(fd, leaf))
+				(void)renameat(fd, leaf, fd, to);
+			memcpy(leaf + n - 10, "old", 3);
+			if (regular_at(fd, leaf))
+				(void)unlinkat(fd, leaf, 0);
+			free(to);
+			close(fd);
+		}
+		free(copy);
+	}
+	free(buf);
+	sb_addf(&jp, "%s/" CMD_JOURNAL, dir);
+	unlink(jp.buf);
+	sb_free(&jp);
+	return 1;
 }
 
 /* The manifest's text: the new set, then the lines of keep[0..nkeep). */
@@ -505,13 +640,14 @@ cmd_set_end(const char *dir, const char *owned, int ok, struct dl_err *e)
 	char **old, *oldbuf, **keep, **gone;
 	size_t n, nold, nnow = 0, nkeep = 0, ngone = 0, olen = strlen(owned);
 	struct strbuf m = STRBUF_INIT, mp = STRBUF_INIT, f = STRBUF_INIT;
+	struct strbuf jp = STRBUF_INIT;
 	int rc;
 
 	if (!ok) {
 		af_unlock_dir();	/* before the new directories go */
 		return af_defer_end(0, e) == DL_OK ? DL_OK : DL_ESYS;
 	}
-	n = af_deferred(&paths);
+	n = af_deferred(&paths, NULL);
 	now = xcalloc(n + 1, sizeof(*now));
 	for (size_t i = 0; i < n; i++) {
 		const char *r = rel_to(dir, paths[i]);
@@ -552,8 +688,12 @@ cmd_set_end(const char *dir, const char *owned, int ok, struct dl_err *e)
 	sb_addf(&mp, "%s/" CMD_MANIFEST, dir);
 	af_hold_signals(1);
 	rc = af_write_file(mp.buf, m.buf, m.len, e);
+	if (rc == DL_OK)
+		rc = journal_write(dir, gone, ngone, &jp, e);
 	if (af_defer_end(rc == DL_OK, e) != DL_OK)
 		rc = DL_ESYS;
+	if (jp.len > 0)
+		unlink(jp.buf);
 	for (size_t i = 0; i < ngone && rc == DL_OK; i++)
 		remove_below(dir, gone[i]);
 	if (rc == DL_OK && ngone > 0) {
@@ -572,5 +712,6 @@ cmd_set_end(const char *dir, const char *owned, int ok, struct dl_err *e)
 	sb_free(&m);
 	sb_free(&mp);
 	sb_free(&f);
+	sb_free(&jp);
 	return rc;
 }

@@ -151,6 +151,12 @@ size_t cmd_warn_inputs(const struct dl_cluster *c, const struct dl_model *m);
  * way the directory's lock (cmd_lock_outdir()) is released.
  */
 #define CMD_MANIFEST ".dlplan-files"
+/*
+ * While the new set's files are renamed into place, DIR/.dlplan-set
+ * lists their temporary files; a run killed then leaves it, and the next
+ * cmd_lock_outdir() of DIR finishes the renames (with a warning).
+ */
+#define CMD_JOURNAL ".dlplan-set"
 void cmd_set_begin(void);
 int cmd_set_end(const char *dir, const char *owned, int ok, struct dl_err *e);
 

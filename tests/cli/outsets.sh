@@ -126,6 +126,18 @@ echo "# schedule interrupted 12 times: $same left as they were, $new complete, $
 check "schedule interrupted: never a mixed set or a temporary file" \
     test "$bad" -eq 0
 
+# killed_at SYSCALL WHEN DIR: the 600 jobs' schedule in DIR, then the
+# 120 jobs' schedule into DIR killed (SIGKILL, by strace) at the WHEN-th
+# call of SYSCALL.
+killed_at() {
+	dlplan schedule -c datasets/clusters/philly-64 --jobs "$J" -o "$3" -q
+	strace -f -o /dev/null -e trace="$1" \
+	    -e inject="$1":signal=SIGKILL:when="$2" "$DLPLAN" schedule \
+	    -c datasets/clusters/philly-64 \
+	    --jobs datasets/jobs/philly-gavel-120.csv -o "$3" -q \
+	    >/dev/null 2>&1
+}
+
 # --- killed between the new set and the removal of the old one ----------
 # strace kills the run at its first unlinkat(), the removal of the first
 # file of the old set: the new manifest still lists the old files, and
@@ -135,13 +147,7 @@ if [ -n "${DLPLAN_WRAP:-}" ]; then
 elif ! strace -o /dev/null true 2>/dev/null; then
 	skip "kill -9 before the old set is removed" "needs strace (and ptrace)"
 else
-	dlplan schedule -c datasets/clusters/philly-64 --jobs "$J" \
-	    -o "$TMP/k9" -q
-	strace -f -o /dev/null -e trace=unlinkat \
-	    -e inject=unlinkat:signal=SIGKILL "$DLPLAN" schedule \
-	    -c datasets/clusters/philly-64 \
-	    --jobs datasets/jobs/philly-gavel-120.csv -o "$TMP/k9" -q \
-	    >/dev/null 2>&1
+	killed_at unlinkat 1 "$TMP/k9"
 	check "killed before the removal: the manifest lists the old plans" \
 	    grep -qx 'plans/k0-j0001.json' "$TMP/k9/.dlplan-files"
 	dlplan schedule -c datasets/clusters/philly-64 \
@@ -177,3 +183,29 @@ dlplan schedule -c datasets/clusters/philly-64 --jobs "$TMP/j2.csv" \
     -o "$TMP/in" -q >/dev/null 2>&1
 check "schedule: a preset never replaces a user's model of the run" cmp \
     "$TMP/mine.csv" "$TMP/in/models/resnet50.csv"
+
+# --- killed in the middle of the renames: the next run finishes them ----
+# strace kills the run at its 60th rename(), part of the new set renamed:
+# the journal .dlplan-set lists the rest, and the next run into the
+# directory (here one that then fails) renames them first.
+if [ -n "${DLPLAN_WRAP:-}" ]; then
+	skip "kill -9 among the renames" "not under $DLPLAN_WRAP"
+elif ! strace -o /dev/null true 2>/dev/null; then
+	skip "kill -9 among the renames" "needs strace (and ptrace)"
+else
+	dlplan schedule -c datasets/clusters/philly-64 \
+	    --jobs datasets/jobs/philly-gavel-120.csv -o "$TMP/ref" -q
+	killed_at rename 60 "$TMP/mid"
+	check "killed among the renames: the journal is left" \
+	    test -f "$TMP/mid/.dlplan-set"
+	dlplan plan -c $C -m $M --global-batch 96 --micro-batch 2 \
+	    --horizon 3 -o "$TMP/mid" --launcher hostfile -- python3 train.py \
+	    >/dev/null 2>"$TMP/mid.err"
+	check "... the next run says it finishes the set" grep -qx \
+	    "dlplan: warning: $TMP/mid/.dlplan-set: finished renaming the output set of a run that was killed" \
+	    "$TMP/mid.err"
+	state "$TMP/mid" | grep -v '^./.dlplan-files' >"$TMP/mid.state"
+	state "$TMP/ref" | grep -v '^./.dlplan-files' >"$TMP/ref.state"
+	check "... and the directory holds the new set, all of it, only it" \
+	    cmp "$TMP/mid.state" "$TMP/ref.state"
+fi
