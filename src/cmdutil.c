@@ -692,14 +692,15 @@ cmd_set_end(const char *dir, const char *owned, int ok, struct dl_err *e)
 		rc = journal_write(dir, gone, ngone, &jp, e);
 	if (af_defer_end(rc == DL_OK, e) != DL_OK)
 		rc = DL_ESYS;
-	if (jp.len > 0)
-		unlink(jp.buf);
 	for (size_t i = 0; i < ngone && rc == DL_OK; i++)
 		remove_below(dir, gone[i]);
 	if (rc == DL_OK && ngone > 0) {
 		manifest_text(&m, now, nnow, keep, nkeep);
 		rc = af_write_file(mp.buf, m.buf, m.len, e);
 	}
+	/* The set is whole, or was put back: nothing left to finish. */
+	if (jp.len > 0)
+		unlink(jp.buf);
 	af_unlock_dir();
 	af_hold_signals(0);
 	for (size_t i = 0; i < nnow; i++)

@@ -148,6 +148,8 @@ elif ! strace -o /dev/null true 2>/dev/null; then
 	skip "kill -9 before the old set is removed" "needs strace (and ptrace)"
 else
 	killed_at unlinkat 1 "$TMP/k9"
+	check "killed before the removal: the journal is left to finish it" \
+	    grep -qx 'rm plans/k0-j0001.json' "$TMP/k9/.dlplan-set"
 	check "killed before the removal: the manifest lists the old plans" \
 	    grep -qx 'plans/k0-j0001.json' "$TMP/k9/.dlplan-files"
 	dlplan schedule -c datasets/clusters/philly-64 \
