@@ -9,6 +9,15 @@
 #include "pipesched.h"
 #include "util.h"
 
+/*
+ * Micro-batches simulated before the makespan is extrapolated, the steps
+ * checked to be one period, and the most simulated while looking for
+ * the steady state (pipe_makespan()).
+ */
+#define PIPE_DIRECT 4096L
+#define PIPE_CHECK 3L
+#define PIPE_DIRECT_MAX (1L << 20)
+
 /* The k-th operation of stage s in 1F1B order: *back and micro-batch *i. */
 static void
 op_of(int S, int s, long m, long k, int *back, long *i)
@@ -27,9 +36,10 @@ op_of(int S, int s, long m, long k, int *back, long *i)
 	}
 }
 
-double
-pipe_makespan(int S, long m, const double *f, const double *b,
-    const double *xf, const double *xb, struct pipe_op *F, struct pipe_op *B)
+/* The event simulation of pipe_makespan(): O(S m) time and memory. */
+static double
+simulate(int S, long m, const double *f, const double *b, const double *xf,
+    const double *xb, struct pipe_op *F, struct pipe_op *B)
 {
 	size_t n = (size_t)S * (size_t)m;
 	double *fe, *be, *lane, end = 0;
@@ -108,6 +118,51 @@ pipe_makespan(int S, long m, const double *f, const double *b,
 	free(lane);
 	free(next);
 	return end;
+}
+
+/* Is d the period p, up to rounding? */
+static int
+is_period(double d, double p)
+{
+	return fabs(d - p) <= 1e-9 * fmax(p, 1e-300);
+}
+
+double
+pipe_makespan(int S, long m, const double *f, const double *b,
+    const double *xf, const double *xb, struct pipe_op *F, struct pipe_op *B)
+{
+	double p;
+
+	if (S < 1 || m < 1)
+		return 0;
+	if (F != NULL || B != NULL || m <= PIPE_DIRECT + PIPE_CHECK)
+		return simulate(S, m, f, b, xf, xb, F, B);
+	/*
+	 * Past the fill, one more micro-batch adds one steady period P to
+	 * the makespan (each stage runs one more forward and backward pair
+	 * in its steady phase, and the steady state repeats with period P):
+	 * once the makespans of k, k + 1, ..., k + PIPE_CHECK micro-batches
+	 * grow by P each, the makespan of m is that of k plus (m - k) P.
+	 * The fill may last long when two lanes are nearly equal: k doubles
+	 * until the steps are P, and m is simulated whole if it never is.
+	 */
+	p = pipe_period(S, f, b, xf, xb);
+	for (long k = PIPE_DIRECT; k + PIPE_CHECK < m && k <= PIPE_DIRECT_MAX;
+	    k *= 2) {
+		double base = simulate(S, k, f, b, xf, xb, NULL, NULL), prev;
+		int steady = isfinite(base) && p > 0;
+
+		prev = base;
+		for (long j = 1; j <= PIPE_CHECK && steady; j++) {
+			double t = simulate(S, k + j, f, b, xf, xb, NULL, NULL);
+
+			steady = is_period(t - prev, p);
+			prev = t;
+		}
+		if (steady)
+			return base + (double)(m - k) * p;
+	}
+	return simulate(S, m, f, b, xf, xb, NULL, NULL);
 }
 
 double

@@ -17,6 +17,7 @@
 
 #include "pipesched.h"
 #include "tap.h"
+#include "util.h"
 
 #define MAXS 6
 #define MAXM 12
@@ -176,5 +177,50 @@ main(void)
 	    badmono);
 	ok(badp == 0, "the period is the makespan's growth per micro-batch "
 	    "(%d of 200 differ)", badp);
+	{
+		/*
+		 * Past 4,099 micro-batches the makespan is extrapolated
+		 * from the steady state: it matches the whole simulation
+		 * (asked for with F and B), and 1e12 micro-batches take as
+		 * long as 5,000.
+		 */
+		int badx = 0;
+		long ms[] = { 4100, 5000, 9001 };
+		double t0, t12;
+
+		for (int n = 0; n < 20; n++) {
+			int S = 1 + (int)(rnd(&st) * 8);
+			double f[8], b[8], xf[8], xb[8];
+
+			for (int s = 0; s < S; s++) {
+				f[s] = rnd(&st);
+				b[s] = f[s] * (1 + 2 * rnd(&st));
+				xf[s] = rnd(&st) < 0.3 ? 0 : rnd(&st);
+				xb[s] = xf[s] * (0.5 + rnd(&st));
+			}
+			for (int i = 0; i < 3; i++) {
+				size_t k = (size_t)S * (size_t)ms[i];
+				struct pipe_op *F = xcalloc(k, sizeof(*F));
+				struct pipe_op *B = xcalloc(k, sizeof(*B));
+				double a = pipe_makespan(S, ms[i], f, b, xf, xb,
+				    NULL, NULL), w = pipe_makespan(S, ms[i], f,
+				    b, xf, xb, F, B);
+
+				if (fabs(a - w) > 1e-9 * w)
+					badx++;
+				free(F);
+				free(B);
+			}
+		}
+		ok(badx == 0, "extrapolated past the fill = simulated whole "
+		    "(%d of 60 differ)", badx);
+		t0 = mono_now();
+		t12 = pipe_makespan(2, 1000000000000L, f2, b2, x2, x2, NULL,
+		    NULL);
+		is_near(t12, 3 + 999999999999.0 * 1.5, 1e-12,
+		    "1e12 micro-batches: fill plus 999999999999 periods");
+		ok(mono_now() - t0 < 1, "... in under a second (%.3g s)",
+		    mono_now() - t0);
+	}
 	return done_testing();
 }
