@@ -11,7 +11,15 @@
  * global batch), train_micro_batch_size_per_gpu and
  * gradient_accumulation_steps (the micro-batches of one replica), so that
  * train_batch_size = micro-batch x accumulation x data-parallel degree
- * (DeepSpeedConfig._batch_assertion()); bf16 and the gradient
+ * (DeepSpeedConfig._batch_assertion(), runtime/config.py:937).  With
+ * AutoTP (TP > 1) train_batch_size is left out: a plain module's config
+ * is read before the engine makes its TP groups, with the mpu the script
+ * passes or none (deepspeed/__init__.py:214), and without one its world
+ * size counts the TP ranks too (runtime/config.py:724), so a global
+ * batch written here would fail the assertion; left out, DeepSpeed sets
+ * it to micro-batch x accumulation x that world size (config.py:966-970)
+ * and both paths load.  The batch trained is the plan's either way: the
+ * TP ranks of a replica take the same micro-batch.  bf16 and the gradient
  * accumulation type for the bytes the memory model priced; ZeRO stage 0
  * (a whole optimizer per replica, as priced); and for TP > 1
  * tensor_parallel.autotp_size, AutoTP, which slices the model's linear
@@ -85,13 +93,16 @@ ds_config(struct emit_ctx *x, const struct emit_fw *f, struct dl_err *e)
 		    "precision with %g-byte parameters and %g-byte gradients",
 		    o->param_bytes, o->grad_bytes);
 	sb = emit_add_file(x, "ds_config.json", 0);
-	sb_addf(sb, "{\n  \"train_batch_size\": %ld,\n"
-	    "  \"train_micro_batch_size_per_gpu\": %ld,\n"
+	sb_adds(sb, "{\n");
+	if (f->k == 1)
+		sb_addf(sb, "  \"train_batch_size\": %ld,\n",
+		    o->global_batch);
+	sb_addf(sb, "  \"train_micro_batch_size_per_gpu\": %ld,\n"
 	    "  \"gradient_accumulation_steps\": %ld,\n"
 	    "  \"bf16\": {\"enabled\": %s},\n"
 	    "  \"data_types\": {\"grad_accum_dtype\": \"%s\"},\n"
-	    "  \"zero_optimization\": {\"stage\": 0}", o->global_batch,
-	    o->micro_batch, f->m, o->param_bytes == 2 ? "true" : "false",
+	    "  \"zero_optimization\": {\"stage\": 0}", o->micro_batch,
+	    f->m, o->param_bytes == 2 ? "true" : "false",
 	    o->grad_bytes == 2 ? "bf16" : "fp32");
 	if (f->k > 1)
 		sb_addf(sb, ",\n  \"tensor_parallel\": {\"autotp_size\": %d}",

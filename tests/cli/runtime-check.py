@@ -331,6 +331,35 @@ def check_megatron(f, launch, plan):
 DS = "DeepSpeed edaa7221267"
 
 
+def ds_batch(c, world, how):
+    """DeepSpeedConfig's batch sizes for a world size: the missing one
+    derived (deepspeed/runtime/config.py:942-987), then the assertion
+    (config.py:925-940).  Returns train_batch_size."""
+    tb = c.get("train_batch_size")
+    mb = c.get("train_micro_batch_size_per_gpu")
+    ga = c.get("gradient_accumulation_steps")
+    if tb is not None and mb is not None and ga is not None:
+        pass
+    elif tb is not None and mb is not None:
+        ga = tb // mb // world
+    elif tb is not None and ga is not None:
+        mb = tb // world // ga
+    elif mb is not None and ga is not None:
+        tb = mb * ga * world
+    elif tb is not None:
+        ga, mb = 1, tb // world
+    elif mb is not None:
+        tb, ga = mb * world, 1
+    else:
+        fail("%s: config.py:985 no train_batch_size nor micro-batch" % DS)
+    need(tb > 0 and mb > 0 and ga > 0, "%s: config.py:929-933 batch sizes "
+         "not positive" % DS)
+    need(tb == mb * ga * world, "%s: config.py:937 with %s (world size "
+         "%d): train_batch_size %d != %d * %d * %d" % (DS, how, world, tb,
+                                                     mb, ga, world))
+    return tb
+
+
 def check_deepspeed(f, launch, plan):
     with open(os.path.join(launch, "ds_config.json")) as fh:
         c = json.load(fh)
@@ -371,13 +400,20 @@ def check_deepspeed(f, launch, plan):
     dp = f["gpus"] // (tp * pp)
     need((tp, pp, dp) == (f["k"], f["S"], f["G"]),
          "deepspeed degrees %s differ from the plan" % ((tp, pp, dp),))
-    # deepspeed/runtime/config.py:937 _batch_assertion: train batch =
-    # micro x accumulation x data-parallel world size.
-    need(c["train_batch_size"] == c["train_micro_batch_size_per_gpu"] *
-         c["gradient_accumulation_steps"] * dp, "%s: config.py:937 "
-         "train_batch_size != micro x accumulation x DP" % DS)
-    need(c["train_batch_size"] == f["global"] and
-         c["gradient_accumulation_steps"] == f["m"],
+    # The world size DeepSpeedConfig divides the batch by: a plain module
+    # is configured with the mpu the script passes, or none
+    # (deepspeed/__init__.py:213-214), a PipelineModule with its own
+    # (__init__.py:242-244, the data axis of the topology);
+    # runtime/config.py:712-724 takes the mpu's data-parallel size, or
+    # without one every rank, the TP ranks of AutoTP too.
+    worlds = {"an mpu": dp}
+    if pp == 1:
+        worlds["no mpu"] = f["gpus"]
+    for how, world in worlds.items():
+        ds_batch(c, world, how)
+    need(c["train_micro_batch_size_per_gpu"] * c["gradient_accumulation_steps"]
+         * dp == f["global"] and c["train_micro_batch_size_per_gpu"] ==
+         f["micro"] and c["gradient_accumulation_steps"] == f["m"],
          "deepspeed batch differs from the plan")
     need(c["zero_optimization"]["stage"] == 0, "ZeRO shards what the plan "
          "replicates")
