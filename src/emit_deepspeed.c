@@ -36,7 +36,7 @@
  *
  * deepspeed.sh is the launch line: "deepspeed --hostfile hostfile
  * --master_addr HOST --master_port PORT --no_python --no_local_rank
- * worker.sh", worker.sh then running the training command with
+ * worker.sh deepspeed", worker.sh then running the training command with
  * "--deepspeed_config ds_config.json" appended.  DeepSpeed numbers ranks
  * host by host in hostfile order and gives local rank i GPU i of its
  * node (launcher/launch.py), so a plan whose ranks use other GPUs exits
@@ -139,7 +139,7 @@ launch_line(struct emit_ctx *x)
 	sb_addf(sb, " --master_port %ld \\\n\t--no_python --no_local_rank "
 	    "\"$@\" ", x->o->master_port);
 	sb_addshq(sb, x->worker_abs);
-	sb_adds(sb, "\n");
+	sb_adds(sb, " deepspeed\n");
 	sb_free(&path);
 }
 

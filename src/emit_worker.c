@@ -45,6 +45,16 @@ emit_worker(struct emit_ctx *x, struct dl_err *e)
 	    "# DLPLAN_TP_SHARE.  Under Slurm a rank started on another node "
 	    "than planned\n"
 	    "# stops with an error.\n");
+	if (x->o->launcher == EMIT_DEEPSPEED)
+		sb_adds(sb, "#\n"
+		    "# deepspeed.sh starts it as \"worker.sh deepspeed\": "
+		    "DeepSpeed's launcher sets\n"
+		    "# RANK, WORLD_SIZE and LOCAL_SIZE, and LOCAL_RANK to RANK "
+		    "modulo LOCAL_SIZE,\n"
+		    "# which is not the rank's place on its host when hosts "
+		    "run different counts;\n"
+		    "# this script sets LOCAL_RANK and LOCAL_WORLD_SIZE from "
+		    "the plan.\n");
 	if (x->o->script)
 		emit_env_comment(sb, 0);
 	sb_adds(sb, "set -f\n\nplan=");
@@ -57,10 +67,15 @@ emit_worker(struct emit_ctx *x, struct dl_err *e)
 	    "case $mode in\n"
 	    "'')\trank=${RANK-} ;;\n"
 	    "srun)\trank=${SLURM_PROCID-} ;;\n"
-	    "mpi)\trank=${OMPI_COMM_WORLD_RANK-${PMI_RANK-}} ;;\n"
-	    "*)\techo \"worker.sh: unknown mode '$mode' (expected srun or "
-	    "mpi)\" >&2\n"
-	    "\texit 2 ;;\n"
+	    "mpi)\trank=${OMPI_COMM_WORLD_RANK-${PMI_RANK-}} ;;\n");
+	if (x->o->launcher == EMIT_DEEPSPEED)
+		sb_adds(sb, "deepspeed)\trank=${RANK-} ;;\n"
+		    "*)\techo \"worker.sh: unknown mode '$mode' (expected "
+		    "srun, mpi or deepspeed)\" >&2\n");
+	else
+		sb_adds(sb, "*)\techo \"worker.sh: unknown mode '$mode' "
+		    "(expected srun or mpi)\" >&2\n");
+	sb_adds(sb, "\texit 2 ;;\n"
 	    "esac\n\n"
 	    "case $rank in\n");
 	for (int r = 0; r < l->nranks; r++) {
@@ -93,7 +108,30 @@ emit_worker(struct emit_ctx *x, struct dl_err *e)
 	    "\techo \"worker.sh: rank $rank is planned for '$host' but runs "
 	    "on '$SLURMD_NODENAME'\" >&2\n"
 	    "\texit 2\n"
-	    "fi\n"
+	    "fi\n");
+	/*
+	 * DeepSpeed's launch.py gives rank r the local rank r mod the
+	 * host's count (deepspeed/launcher/launch.py:238-240), its place on
+	 * the host only when every host before it runs a multiple of that
+	 * count; its GPUs are the first LOCAL_SIZE of the host
+	 * (launcher/runner.py:396, launch.py:181), as local_gpus() checks.
+	 */
+	if (x->o->launcher == EMIT_DEEPSPEED)
+		sb_adds(sb,
+		    "if [ \"$mode\" = deepspeed ]; then\n"
+		    "\tif [ \"${WORLD_SIZE-}\" != \"$world_size\" ] || "
+		    "[ \"${LOCAL_SIZE-}\" != \"$local_world_size\" ]; then\n"
+		    "\t\techo \"worker.sh: rank $rank was started with "
+		    "WORLD_SIZE '${WORLD_SIZE-}' and LOCAL_SIZE "
+		    "'${LOCAL_SIZE-}'; the plan has $world_size and "
+		    "$local_world_size\" >&2\n"
+		    "\t\texit 2\n"
+		    "\tfi\n"
+		    "\tLOCAL_RANK=$local_rank "
+		    "LOCAL_WORLD_SIZE=$local_world_size\n"
+		    "\texport LOCAL_RANK LOCAL_WORLD_SIZE\n"
+		    "el");
+	sb_adds(sb,
 	    "if [ -n \"$mode\" ]; then\n"
 	    "\tRANK=$rank LOCAL_RANK=$local_rank WORLD_SIZE=$world_size\n"
 	    "\tLOCAL_WORLD_SIZE=$local_world_size MASTER_ADDR=$master_addr "

@@ -174,3 +174,30 @@ expect_err "megatron: TP 4 on 25 heads" 3 "dlplan: TP 4, 3 stages: megatron \
 needs num_attention_heads (25) divisible by TP 4 and num_query_groups (25) \
 a multiple or a divisor of it" -- dlplan emit --ignore-digests --trust-paths \
     "$TMP/heads25/plan.json" --launcher megatron -o "$TMP/heads25"
+
+# DeepSpeed's launch chain, end to end: deepspeed.sh through DeepSpeed's
+# runner and launch.py rules (tests/cli/deepspeed-launch.py: the hostfile,
+# pdsh's remote shell line, launch.py's RANK and LOCAL_RANK), each rank's
+# training command printing its argv and environment, checked against the
+# plan; for every DeepSpeed plan above, and for hosts that run different
+# rank counts (8 and 6 GPUs of philly-64: DeepSpeed's LOCAL_RANK is RANK
+# modulo the host's count, which worker.sh corrects).
+printf 'import json, os, sys\nprint(json.dumps({"argv": sys.argv[1:], "env": dict(os.environ)}))\n' \
+    >"$TMP/rankenv.py"
+DSL="/usr/bin/python3 $SRCDIR/tests/cli/deepspeed-launch.py"
+dlplan plan -q -c "$CL/philly-64" -m "$MO/bert-large.csv" --global-batch 256 \
+    --micro-batch 1 --strategy pp --max-tp 1 --runtime deepspeed \
+    -o "$TMP/deepspeed-uneven" >/dev/null
+for d in "$TMP"/deepspeed-*; do
+	[ -f "$d/plan.json" ] || continue
+	check "deepspeed launch chain: ${d##*/}" sh -c "
+	    '$DLPLAN' emit '$d/plan.json' --launcher deepspeed -o '$d/e2e' -- \
+	    /usr/bin/python3 '$TMP/rankenv.py' >/dev/null &&
+	    cd '$TMP' && DLPLAN_DEEPSPEED=\"$DSL $d/plan.json\" \
+	    sh '$d/e2e/launch/deepspeed.sh'"
+done
+check "deepspeed: the hosts run 8 and 6 ranks" sh -c "grep -qx \
+    'dgx1-v100-0 slots=8' '$TMP/deepspeed-uneven/e2e/launch/hostfile' &&
+    grep -qx 'dgx1-v100-1 slots=6' \
+    '$TMP/deepspeed-uneven/e2e/launch/hostfile'"
+
