@@ -80,6 +80,28 @@ local_gpus(const struct emit_ctx *x, struct dl_err *e)
 	return DL_OK;
 }
 
+/*
+ * Refuse a launch directory a remote shell would split or expand: DeepSpeed's
+ * PDSH runner puts the path of worker.sh into the command line it gives pdsh
+ * unquoted (deepspeed/launcher/multinode_runner.py:98-123), and each host's
+ * shell reads it, so a space breaks a multi-host launch and "$(...)" runs.
+ */
+static int
+remote_safe(const struct emit_ctx *x, struct dl_err *e)
+{
+	static const char ok[] = "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+,:@%=-";
+	const char *p = x->worker_abs;
+
+	if (p[strspn(p, ok)] == '\0')
+		return DL_OK;
+	return dl_seterr(e, DL_EDATA, NULL, 0, 0, "output directory '%s' "
+	    "cannot be given to deepspeed: its launcher passes '%s' to a "
+	    "remote shell unquoted, which would split or expand it (use a "
+	    "path of letters, digits and / . _ + , : @ %% = -)",
+	    x->o->outdir, p);
+}
+
 static int
 ds_config(struct emit_ctx *x, const struct emit_fw *f, struct dl_err *e)
 {
@@ -129,8 +151,18 @@ launch_line(struct emit_ctx *x)
 	    "--deepspeed_config.\n"
 	    "# DLPLAN_DEEPSPEED overrides the launcher (default "
 	    "\"deepspeed\").  Written for\n"
-	    "# DeepSpeed 0.19.6 (edaa7221267, 2026-08-22).\n"
+	    "# DeepSpeed 0.19.6 (edaa7221267, 2026-08-22).  Its launcher "
+	    "passes the current\n"
+	    "# directory to each host's shell unquoted, so it must be a "
+	    "plain path.\n"
 	    "set -f\n"
+	    "case $PWD in\n"
+	    "*[!A-Za-z0-9/._+,:@%=-]*)\n"
+	    "\techo \"deepspeed.sh: DeepSpeed's launcher passes the "
+	    "current directory '$PWD' to a remote shell unquoted; run it "
+	    "from a directory without spaces or shell characters\" >&2\n"
+	    "\texit 2 ;;\n"
+	    "esac\n"
 	    "exec ${DLPLAN_DEEPSPEED:-deepspeed} --hostfile ");
 	sb_addf(&path, "%s/hostfile", x->dir_abs);
 	sb_addshq(sb, path.buf);
@@ -166,7 +198,8 @@ emit_deepspeed(struct emit_ctx *x, struct dl_err *e)
 		    "%s", f.k, f.S, why);
 		goto out;
 	}
-	if ((rc = local_gpus(x, e)) != DL_OK ||
+	if ((rc = remote_safe(x, e)) != DL_OK ||
+	    (rc = local_gpus(x, e)) != DL_OK ||
 	    (rc = emit_torchrun(x, e)) != DL_OK ||
 	    (rc = emit_hostfile(x, e)) != DL_OK ||
 	    (rc = ds_config(x, &f, e)) != DL_OK)

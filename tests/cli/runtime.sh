@@ -201,3 +201,23 @@ check "deepspeed: the hosts run 8 and 6 ranks" sh -c "grep -qx \
     grep -qx 'dgx1-v100-1 slots=6' \
     '$TMP/deepspeed-uneven/e2e/launch/hostfile'"
 
+# DeepSpeed's PDSH runner puts the path of worker.sh unquoted into the
+# line each host's shell reads (multinode_runner.py:98-123): an output
+# directory that shell would split or expand is refused, and nothing runs.
+for o in "$TMP/run dir" "$TMP/run\$(touch $TMP/pwned)" "$TMP/r;id" \
+    "$TMP/r*"; do
+	expect_err "deepspeed: output directory '$o'" 2 "dlplan: output \
+directory '$o' cannot be given to deepspeed: its launcher passes \
+'$o/launch/worker.sh' to a remote shell unquoted, which would split or \
+expand it (use a path of letters, digits and / . _ + , : @ % = -)" -- \
+	    dlplan emit "$TMP/hybrid-deepspeed/plan.json" --launcher deepspeed \
+	    -o "$o" -- python3 t.py
+	check "deepspeed: '$o' written nowhere" test ! -e "$o"
+done
+check "deepspeed: nothing ran" test ! -e "$TMP/pwned"
+mkdir -p "$TMP/a dir"
+expect_err "deepspeed.sh from a directory a remote shell would split" 2 \
+    "deepspeed.sh: DeepSpeed's launcher passes the current directory \
+'$TMP/a dir' to a remote shell unquoted; run it from a directory without \
+spaces or shell characters" -- sh -c "cd '$TMP/a dir' && \
+    DLPLAN_DEEPSPEED=false sh '$TMP/hybrid-deepspeed/launch/deepspeed.sh'"
