@@ -31,6 +31,12 @@
  *			the memory model prices)
  *	activation_checkpoint None: no recompute, as priced
  *
+ * and with a pipeline training.disable_cuda_graphs: CUDA graphs are on
+ * by default (torchtitan/config/configs.py:75), and the trainer refuses
+ * them with pipeline parallelism (torchtitan/trainer.py:168-176, from
+ * Trainer.Config.__post_init__ at trainer.py:130, which runs again on
+ * the configuration the command line builds, and at trainer.py:352).
+ *
  * torchtitan.sh, which worker.sh execs on every rank, runs "python3 -m
  * torchtitan.train --module dlplan_torchtitan --config dlplan_plan" with
  * the words given after "--".  torchtitan's device mesh is pp, then
@@ -141,11 +147,13 @@ config_module(struct emit_ctx *x, const struct emit_fw *f)
 	    "    t.num_tokens_per_train_step = %ld\n"
 	    "    t.max_context_length = %ld\n"
 	    "    t.dtype = \"float32\"\n"
-	    "    t.mixed_precision_param = \"%s\"\n"
-	    "    config.activation_checkpoint = None\n"
-	    "    return config\n", o->micro_batch * a->seq,
-	    o->global_batch * a->seq, a->seq, a->dtype_bytes == 2 ?
+	    "    t.mixed_precision_param = \"%s\"\n", o->micro_batch *
+	    a->seq, o->global_batch * a->seq, a->seq, a->dtype_bytes == 2 ?
 	    "bfloat16" : "float32");
+	if (f->S > 1)
+		sb_adds(sb, "    t.disable_cuda_graphs = True\n");
+	sb_adds(sb, "    config.activation_checkpoint = None\n"
+	    "    return config\n");
 }
 
 int

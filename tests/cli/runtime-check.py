@@ -465,8 +465,11 @@ def check_torchtitan(f, launch, plan):
     model = ns(layers=[None] * n, dim=int(arch["hidden"]),
                vocab_size=int(arch["vocab"]), first_attention=attn)
     base = types.ModuleType("dlplan_check_base")
-    base.make = lambda: ns(model_spec=ns(model=model), parallelism=ns(),
-                           training=ns(), activation_checkpoint="SAC")
+    # The defaults the checks below read (torchtitan/config/configs.py:75,
+    # the dataclass fields of ParallelismConfig).
+    base.make = lambda: ns(model_spec=ns(model=model), parallelism=ns(
+        expert_parallel_degree=1), training=ns(disable_cuda_graphs=False),
+        activation_checkpoint="SAC")
     sys.modules["dlplan_check_base"] = base
     os.environ["DLPLAN_TORCHTITAN_BASE"] = "dlplan_check_base:make"
     sys.path.insert(0, launch)
@@ -506,6 +509,17 @@ def check_torchtitan(f, launch, plan):
     need(tr.mixed_precision_param == ("bfloat16" if arch.get(
         "dtype-bytes") == "2" else "float32"), "mixed_precision_param")
     need(par.pipeline_parallel_schedule == "1F1B", "schedule")
+    # Trainer.Config.__post_init__ (torchtitan/trainer.py:118-130), run
+    # again on the configuration tyro builds from this one
+    # (config/manager.py:40-42): pipeline micro-batches > 0, then
+    # _validate_cuda_graphs (trainer.py:168-178), also called at
+    # trainer.py:352.
+    need(par.num_pp_microbatches > 0, "%s: trainer.py:125 "
+         "num_pp_microbatches must be greater than 0" % TT)
+    need(tr.disable_cuda_graphs or pp == 1, "%s: trainer.py:172-176 CUDA "
+         "graphs do not support pipeline parallelism yet" % TT)
+    need(tr.disable_cuda_graphs or par.expert_parallel_degree == 1,
+         "%s: trainer.py:178 CUDA graphs with expert parallelism" % TT)
     if pp == 1:
         return "TP %d PP 1 DP %d, accumulation %d" % (tp, dp, acc)
     # A single-stage schedule: one model part per PP rank

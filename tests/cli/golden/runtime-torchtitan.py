@@ -87,6 +87,7 @@ def dlplan_plan():
     t.max_context_length = 4096
     t.dtype = "float32"
     t.mixed_precision_param = "bfloat16"
+    t.disable_cuda_graphs = True
     config.activation_checkpoint = None
     return config
 #
