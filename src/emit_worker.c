@@ -10,6 +10,45 @@
 #include "sb.h"
 
 /*
+ * The mode "deepspeed" of worker.sh (part 0: its comment, part 1: its
+ * environment).  DeepSpeed's launch.py gives rank r the local rank r mod
+ * the host's count (deepspeed/launcher/launch.py:238-240), its place on
+ * the host only when every host before it runs a multiple of that count;
+ * its GPUs are the first LOCAL_SIZE of the host (launcher/runner.py:396,
+ * launch.py:182), as emit_deepspeed.c's local_gpus() checks.
+ */
+static void
+ds_mode(struct strbuf *sb, int part)
+{
+	if (part == 0) {
+		sb_adds(sb, "#\n"
+		    "# deepspeed.sh starts it as \"worker.sh deepspeed\": "
+		    "DeepSpeed's launcher sets\n"
+		    "# RANK, WORLD_SIZE and LOCAL_SIZE, and LOCAL_RANK to RANK "
+		    "modulo LOCAL_SIZE,\n"
+		    "# which is not the rank's place on its host when hosts "
+		    "run different counts;\n"
+		    "# this script sets LOCAL_RANK and LOCAL_WORLD_SIZE from "
+		    "the plan.\n");
+		return;
+	}
+	sb_adds(sb,
+	    "if [ \"$mode\" = deepspeed ]; then\n"
+	    "\tif [ \"${WORLD_SIZE-}\" != \"$world_size\" ] || "
+	    "[ \"${LOCAL_SIZE-}\" != \"$local_world_size\" ]; then\n"
+	    "\t\techo \"worker.sh: rank $rank was started with "
+	    "WORLD_SIZE '${WORLD_SIZE-}' and LOCAL_SIZE "
+	    "'${LOCAL_SIZE-}'; the plan has $world_size and "
+	    "$local_world_size\" >&2\n"
+	    "\t\texit 2\n"
+	    "\tfi\n"
+	    "\tLOCAL_RANK=$local_rank "
+	    "LOCAL_WORLD_SIZE=$local_world_size\n"
+	    "\texport LOCAL_RANK LOCAL_WORLD_SIZE\n"
+	    "el");
+}
+
+/*
  * worker.sh: the rank table and the command.  Comments say what the
  * file does; the table holds the plan.
  */
@@ -46,15 +85,7 @@ emit_worker(struct emit_ctx *x, struct dl_err *e)
 	    "than planned\n"
 	    "# stops with an error.\n");
 	if (x->o->launcher == EMIT_DEEPSPEED)
-		sb_adds(sb, "#\n"
-		    "# deepspeed.sh starts it as \"worker.sh deepspeed\": "
-		    "DeepSpeed's launcher sets\n"
-		    "# RANK, WORLD_SIZE and LOCAL_SIZE, and LOCAL_RANK to RANK "
-		    "modulo LOCAL_SIZE,\n"
-		    "# which is not the rank's place on its host when hosts "
-		    "run different counts;\n"
-		    "# this script sets LOCAL_RANK and LOCAL_WORLD_SIZE from "
-		    "the plan.\n");
+		ds_mode(sb, 0);
 	if (x->o->script)
 		emit_env_comment(sb, 0);
 	sb_adds(sb, "set -f\n\nplan=");
@@ -109,28 +140,8 @@ emit_worker(struct emit_ctx *x, struct dl_err *e)
 	    "on '$SLURMD_NODENAME'\" >&2\n"
 	    "\texit 2\n"
 	    "fi\n");
-	/*
-	 * DeepSpeed's launch.py gives rank r the local rank r mod the
-	 * host's count (deepspeed/launcher/launch.py:238-240), its place on
-	 * the host only when every host before it runs a multiple of that
-	 * count; its GPUs are the first LOCAL_SIZE of the host
-	 * (launcher/runner.py:396, launch.py:181), as local_gpus() checks.
-	 */
 	if (x->o->launcher == EMIT_DEEPSPEED)
-		sb_adds(sb,
-		    "if [ \"$mode\" = deepspeed ]; then\n"
-		    "\tif [ \"${WORLD_SIZE-}\" != \"$world_size\" ] || "
-		    "[ \"${LOCAL_SIZE-}\" != \"$local_world_size\" ]; then\n"
-		    "\t\techo \"worker.sh: rank $rank was started with "
-		    "WORLD_SIZE '${WORLD_SIZE-}' and LOCAL_SIZE "
-		    "'${LOCAL_SIZE-}'; the plan has $world_size and "
-		    "$local_world_size\" >&2\n"
-		    "\t\texit 2\n"
-		    "\tfi\n"
-		    "\tLOCAL_RANK=$local_rank "
-		    "LOCAL_WORLD_SIZE=$local_world_size\n"
-		    "\texport LOCAL_RANK LOCAL_WORLD_SIZE\n"
-		    "el");
+		ds_mode(sb, 1);
 	sb_adds(sb,
 	    "if [ -n \"$mode\" ]; then\n"
 	    "\tRANK=$rank LOCAL_RANK=$local_rank WORLD_SIZE=$world_size\n"
