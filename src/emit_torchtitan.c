@@ -12,8 +12,10 @@
  * dlplan_torchtitan.py is such a module: its dlplan_plan() takes a base
  * configuration (DLPLAN_TORCHTITAN_BASE, "module:function", default
  * torchtitan.models.llama3.config_registry:llama3_8b), refuses it when
- * its model is not the planned one (transformer blocks, dim,
- * vocab_size, heads), and sets
+ * its model is not the planned one (a llama3 ModelSpec, models/llama3/
+ * __init__.py:383, with the plan's transformer blocks, dim, vocab_size,
+ * heads and the SwiGLU hidden size of its feed_forward's w1,
+ * models/common/config_utils.py:298-300), and sets
  *
  *	parallelism	data_parallel_replicate_degree (the groups),
  *			data_parallel_shard_degree 1, tensor_parallel_degree,
@@ -90,19 +92,25 @@ config_module(struct emit_ctx *x, const struct emit_fw *f)
 	    "(2026-08-21).\n"
 	    "import importlib\nimport os\n\n"
 	    "BASE = \"torchtitan.models.llama3.config_registry:llama3_8b\"\n");
-	sb_addf(sb, "MODEL = {\"blocks\": %d, \"dim\": %ld, \"vocab_size\": "
-	    "%ld, \"n_heads\": %ld,\n         \"n_kv_heads\": %ld}\n", N,
-	    a->hidden, a->vocab, a->heads, a->kv_heads);
+	sb_addf(sb, "MODEL = {\"name\": \"llama3\", \"blocks\": %d, \"dim\": "
+	    "%ld, \"vocab_size\": %ld,\n         \"n_heads\": %ld, "
+	    "\"n_kv_heads\": %ld, \"hidden_dim\": %ld}\n", N, a->hidden,
+	    a->vocab, a->heads, a->kv_heads, a->ffn);
 	sb_adds(sb, "\n\n"
 	    "def _base():\n"
 	    "    name = os.environ.get(\"DLPLAN_TORCHTITAN_BASE\", BASE)\n"
 	    "    module, _, function = name.partition(\":\")\n"
 	    "    return getattr(importlib.import_module(module), "
 	    "function)()\n\n\n"
-	    "def _check(model):\n"
+	    "def _check(spec):\n"
 	    "    \"\"\"Refuse a base whose model is not the planned one.\"\"\"\n"
+	    "    model = spec.model\n"
 	    "    attn = getattr(model, \"first_attention\", None)\n"
-	    "    have = {\"blocks\": len(model.layers),\n"
+	    "    ffn = getattr(model.layers[0], \"feed_forward\", None) "
+	    "if model.layers \\\n"
+	    "        else None\n"
+	    "    have = {\"name\": getattr(spec, \"name\", None),\n"
+	    "            \"blocks\": len(model.layers),\n"
 	    "            \"dim\": getattr(model, \"dim\", MODEL[\"dim\"]),\n"
 	    "            \"vocab_size\": getattr(model, \"vocab_size\",\n"
 	    "                                  MODEL[\"vocab_size\"]),\n"
@@ -110,7 +118,10 @@ config_module(struct emit_ctx *x, const struct emit_fw *f)
 	    "MODEL[\"n_heads\"]),\n"
 	    "            \"n_kv_heads\": getattr(attn, \"n_kv_heads\", None) "
 	    "or\n"
-	    "            getattr(attn, \"n_heads\", MODEL[\"n_kv_heads\"])}\n"
+	    "            getattr(attn, \"n_heads\", MODEL[\"n_kv_heads\"]),\n"
+	    "            \"hidden_dim\": getattr(getattr(ffn, \"w1\", None), "
+	    "\"out_features\",\n"
+	    "                                  None)}\n"
 	    "    for k, v in MODEL.items():\n"
 	    "        if have[k] != v:\n"
 	    "            raise ValueError(\"dlplan: the base configuration "
@@ -120,7 +131,7 @@ config_module(struct emit_ctx *x, const struct emit_fw *f)
 	    "% (k, have[k], v))\n\n\n"
 	    "def dlplan_plan():\n"
 	    "    config = _base()\n"
-	    "    _check(config.model_spec.model)\n"
+	    "    _check(config.model_spec)\n"
 	    "    p = config.parallelism\n");
 	sb_addf(sb, "    p.data_parallel_replicate_degree = %d\n"
 	    "    p.data_parallel_shard_degree = 1\n"

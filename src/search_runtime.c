@@ -153,6 +153,21 @@ search_runtime_model(const struct dl_model *m, int runtime,
 		    "bert): %s builds the model from its sizes (write "
 		    "model.csv with 'dlplan model')", m->path ? m->path : "",
 		    rt);
+	/*
+	 * torchtitan b5bcd76c66d0 builds only its own families
+	 * (torchtitan/models/__init__.py:7-18); of dlplan's, only llama is
+	 * one of them (llama3: RMSNorm, SwiGLU with the hidden size given,
+	 * rotary positions, grouped KV heads, torchtitan/models/llama3/
+	 * __init__.py:69-112).  A gpt or bert plan would run a Llama of its
+	 * sizes, a different model from the one priced.
+	 */
+	if (runtime == RUNTIME_TORCHTITAN && m->arch.family != MG_LLAMA)
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "model '%s' is a "
+		    "%s: torchtitan has no %s family (it builds deepseek_v3, "
+		    "flux, gpt_oss, kimi_k2_7, llama3, muse_glimmer, qwen3 "
+		    "and qwen3_5; of dlplan's families, llama is its llama3)",
+		    m->path ? m->path : "", mg_family_name(m->arch.family),
+		    mg_family_name(m->arch.family));
 	return DL_OK;
 }
 

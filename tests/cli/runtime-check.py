@@ -458,22 +458,45 @@ def check_torchtitan(f, launch, plan):
     with torchtitan's own rules."""
     import types
     blocks, arch = model_blocks(plan, f)
+    # torchtitan/models/__init__.py:7-18: the families it builds; of
+    # dlplan's (gpt, llama, bert) only llama, as its llama3: RMSNorm,
+    # SwiGLU feed_forward (w1: dim -> hidden_dim), rotary positions,
+    # grouped KV heads (torchtitan/models/llama3/__init__.py:69-112).
+    need(arch["family"] == "llama", "%s: models/__init__.py:7-18 has no "
+         "%s family" % (TT, arch["family"]))
     n = sum(blocks)
     ns = types.SimpleNamespace
-    attn = ns(n_heads=int(arch["heads"]),
-              n_kv_heads=int(arch.get("kv-heads", arch["heads"])))
-    model = ns(layers=[None] * n, dim=int(arch["hidden"]),
-               vocab_size=int(arch["vocab"]), first_attention=attn)
+
+    def spec(name="llama3", ffn=int(arch["ffn"])):
+        """A llama3 ModelSpec (models/llama3/__init__.py:382-390) of the
+        planned sizes: blocks with feed_forward.w1.out_features
+        (models/common/config_utils.py:298-300)."""
+        attn = ns(n_heads=int(arch["heads"]),
+                  n_kv_heads=int(arch.get("kv-heads", arch["heads"])))
+        block = ns(feed_forward=ns(w1=ns(out_features=ffn)))
+        return ns(name=name, model=ns(layers=[block] * n, dim=int(
+            arch["hidden"]), vocab_size=int(arch["vocab"]),
+            first_attention=attn))
     base = types.ModuleType("dlplan_check_base")
     # The defaults the checks below read (torchtitan/config/configs.py:75,
     # the dataclass fields of ParallelismConfig).
-    base.make = lambda: ns(model_spec=ns(model=model), parallelism=ns(
+    base.make = lambda: ns(model_spec=base.spec(), parallelism=ns(
         expert_parallel_degree=1), training=ns(disable_cuda_graphs=False),
         activation_checkpoint="SAC")
     sys.modules["dlplan_check_base"] = base
     os.environ["DLPLAN_TORCHTITAN_BASE"] = "dlplan_check_base:make"
     sys.path.insert(0, launch)
     import dlplan_torchtitan
+    # A base of another family or feed-forward size is refused.
+    for other in (lambda: spec(name="qwen3"), lambda: spec(ffn=int(
+            arch["ffn"]) + 256)):
+        base.spec = other
+        try:
+            dlplan_torchtitan.dlplan_plan()
+            fail("dlplan_plan() took a base that is not the planned model")
+        except ValueError:
+            pass
+    base.spec = spec
     c = dlplan_torchtitan.dlplan_plan()
     par, tr = c.parallelism, c.training
     tp, pp = par.tensor_parallel_degree, par.pipeline_parallel_degree
@@ -488,6 +511,7 @@ def check_torchtitan(f, launch, plan):
     # torchtitan/models/common/decoder.py:169, 190, 195
     need(pp == 1 or arch["tied"] == "no", "%s: decoder.py:169 weight tying "
          "with a pipeline" % TT)
+    attn = c.model_spec.model.first_attention
     need(attn.n_heads % tp == 0 and attn.n_kv_heads % tp == 0,
          "%s: decoder.py:190/195 TP must divide n_heads and n_kv_heads"
          % TT)

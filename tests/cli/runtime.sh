@@ -17,12 +17,26 @@ JOB="--global-batch 256 --micro-batch 4"
 # (exit 3 with the reason).
 # The same for torchtitan: the modules of each model part
 # (module_fqns_per_model_part as its _split_module() reads them) hold the
-# plan's blocks of that stage, and its batch, mesh and model rules hold.
+# plan's blocks of that stage, and its batch, mesh and model rules hold;
+# it builds no GPT or BERT (torchtitan/models/__init__.py), so plan
+# refuses them.
 for rt in megatron torchtitan deepspeed; do
 	for c in "$CL"/*; do
 		c=${c##*/}
 		for m in gpt2-xl llama2-7b bert-large; do
 			d=$TMP/$rt-$c-$m
+			if [ $rt = torchtitan ] && [ $m != llama2-7b ]; then
+				f=gpt
+				[ $m = bert-large ] && f=bert
+				expect_err "torchtitan on $c, $m: no $f family" \
+				    3 "dlplan: model '$MO/$m.csv' is a $f: \
+torchtitan has no $f family (it builds deepseek_v3, flux, gpt_oss, \
+kimi_k2_7, llama3, muse_glimmer, qwen3 and qwen3_5; of dlplan's families, \
+llama is its llama3)" -- dlplan plan -q -c "$CL/$c" -m "$MO/$m.csv" $JOB \
+				    --runtime torchtitan -o "$d" --launcher \
+				    torchtitan -- --mock-data
+				continue
+			fi
 			check "$rt on $c, $m: a plan, or exit 3 with the reason" \
 			    sh -c "'$DLPLAN' plan -q -c '$CL/$c' -m '$MO/$m.csv' \
 			    $JOB --runtime $rt -o '$d' --launcher $rt -- \
@@ -66,8 +80,10 @@ expect_run "dlplan_torchtitan.py and torchtitan.sh" 0 runtime-torchtitan.py \
 
 # The summary prices the restriction against the unrestricted plan.
 for rt in megatron deepspeed torchtitan; do
+	m=gpt2-xl
+	[ $rt = torchtitan ] && m=llama2-7b
 	expect_run "$rt: price line" 0 runtime-price-$rt.txt - -- sh -c \
-	    "'$DLPLAN' plan -c '$CL/two-dc' -m '$MO/gpt2-xl.csv' $JOB \
+	    "'$DLPLAN' plan -c '$CL/two-dc' -m '$MO/$m.csv' $JOB \
 	    --runtime $rt | grep '^runtime'"
 done
 
@@ -120,13 +136,12 @@ with '--budget'" -- dlplan plan -c "$CL/hetero-lab" -m "$MO/gpt2-xl.csv" \
     $JOB --runtime megatron --budget 10 --slots 2
 
 # Several groups of several stages: Megatron's ranks in the plan's order.
-# torchtitan has no pipeline for a head tied to the embedding: an untied
-# gpt2-xl.
-dlplan model gpt --preset gpt2-xl --tied no >"$TMP/gpt2-xl-untied.csv"
+# torchtitan builds llama3, and no pipeline for a head tied to the
+# embedding: llama2-7b.
 for rt in megatron deepspeed torchtitan; do
 	d=$TMP/hybrid-$rt
 	m=$MO/gpt2-xl.csv
-	[ $rt = torchtitan ] && m=$TMP/gpt2-xl-untied.csv
+	[ $rt = torchtitan ] && m=$MO/llama2-7b.csv
 	expect_run "$rt, --strategy hybrid" 0 - - -- dlplan plan -q \
 	    -c "$CL/single-node" -m "$m" $JOB --strategy hybrid \
 	    --runtime $rt -o "$d" --launcher $rt -- python3 t.py

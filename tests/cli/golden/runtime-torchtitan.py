@@ -5,8 +5,8 @@ import importlib
 import os
 
 BASE = "torchtitan.models.llama3.config_registry:llama3_8b"
-MODEL = {"blocks": 32, "dim": 4096, "vocab_size": 32000, "n_heads": 32,
-         "n_kv_heads": 32}
+MODEL = {"name": "llama3", "blocks": 32, "dim": 4096, "vocab_size": 32000,
+         "n_heads": 32, "n_kv_heads": 32, "hidden_dim": 11008}
 
 
 def _base():
@@ -15,16 +15,22 @@ def _base():
     return getattr(importlib.import_module(module), function)()
 
 
-def _check(model):
+def _check(spec):
     """Refuse a base whose model is not the planned one."""
+    model = spec.model
     attn = getattr(model, "first_attention", None)
-    have = {"blocks": len(model.layers),
+    ffn = getattr(model.layers[0], "feed_forward", None) if model.layers \
+        else None
+    have = {"name": getattr(spec, "name", None),
+            "blocks": len(model.layers),
             "dim": getattr(model, "dim", MODEL["dim"]),
             "vocab_size": getattr(model, "vocab_size",
                                   MODEL["vocab_size"]),
             "n_heads": getattr(attn, "n_heads", MODEL["n_heads"]),
             "n_kv_heads": getattr(attn, "n_kv_heads", None) or
-            getattr(attn, "n_heads", MODEL["n_kv_heads"])}
+            getattr(attn, "n_heads", MODEL["n_kv_heads"]),
+            "hidden_dim": getattr(getattr(ffn, "w1", None), "out_features",
+                                  None)}
     for k, v in MODEL.items():
         if have[k] != v:
             raise ValueError("dlplan: the base configuration has %s %s, "
@@ -34,7 +40,7 @@ def _check(model):
 
 def dlplan_plan():
     config = _base()
-    _check(config.model_spec.model)
+    _check(config.model_spec)
     p = config.parallelism
     p.data_parallel_replicate_degree = 1
     p.data_parallel_shard_degree = 1
