@@ -128,12 +128,15 @@ const struct dl_cmd dl_cmd_plan = {
 /*
  * When no plan of a framework fits: add to e's reason what the framework
  * refused of this model (search_runtime_fits()): TP degrees, TP degrees
- * with a pipeline, a pipeline.
+ * with a pipeline, a pipeline; and of the cluster, the GPUs it cannot
+ * use (search_runtime_gpu_refused()).
  */
 static void
-runtime_refused(const struct dl_model *m, int runtime, int max_tp,
-    struct dl_err *e)
+runtime_refused(const struct dl_cluster *c, const struct dl_model *m,
+    int runtime, int max_tp, struct dl_err *e)
 {
+	struct strbuf gpus = STRBUF_INIT;
+
 	char why[256], why1[256] = "", why2[256] = "";
 	struct strbuf tp1 = STRBUF_INIT, tp2 = STRBUF_INIT;
 	size_t len = strlen(e->msg);
@@ -158,8 +161,24 @@ runtime_refused(const struct dl_model *m, int runtime, int max_tp,
 		    "; TP %s only with one stage: %s", tp2.buf, why2);
 	if (len < sizeof(e->msg) && !search_runtime_fits(m, runtime, 1, 2,
 	    why, sizeof(why)))
-		snprintf(e->msg + len, sizeof(e->msg) - len, "; no pipeline: "
-		    "%s", why);
+		len += (size_t)snprintf(e->msg + len, sizeof(e->msg) - len,
+		    "; no pipeline: %s", why);
+	for (size_t n = 0; n < c->nnodes; n++) {
+		const char *g = c->nodes[n].gpu_model;
+		char *at;
+
+		if (!search_runtime_gpu_refused(c, runtime, (int)n))
+			continue;
+		at = gpus.len ? strstr(gpus.buf, g) : NULL;
+		if (at == NULL || (at[strlen(g)] != ',' && at[strlen(g)] !=
+		    '\0'))
+			sb_addf(&gpus, "%s%s", gpus.len ? ", " : "", g);
+	}
+	if (gpus.len && len < sizeof(e->msg))
+		snprintf(e->msg + len, sizeof(e->msg) - len, "; GPUs without "
+		    "bf16 left out (%s): %s trains in bfloat16 or float32, with "
+		    "no fp16 loss scaling", gpus.buf, plan_runtime_names[runtime]);
+	sb_free(&gpus);
 	sb_free(&tp1);
 	sb_free(&tp2);
 }
@@ -932,7 +951,7 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 		rc = search_plan(&x, &a->so, &p, &st, e);
 		a->so.progress = NULL;
 		if (rc == DL_EINFEAS && a->so.runtime != RUNTIME_DLPLAN)
-			runtime_refused(m, a->so.runtime, a->o.max_tp, e);
+			runtime_refused(c, m, a->so.runtime, a->o.max_tp, e);
 		if (rc == DL_OK && a->so.runtime != RUNTIME_DLPLAN)
 			rc = free_plan_time(&x, &a->so, &free_t, e);
 		if (rc == DL_OK && a->so.dump_dir)

@@ -19,9 +19,12 @@
  * batch written here would fail the assertion; left out, DeepSpeed sets
  * it to micro-batch x accumulation x that world size (config.py:966-970)
  * and both paths load.  The batch trained is the plan's either way: the
- * TP ranks of a replica take the same micro-batch.  bf16 and the gradient
- * accumulation type for the bytes the memory model priced; ZeRO stage 0
- * (a whole optimizer per replica, as priced); and for TP > 1
+ * TP ranks of a replica take the same micro-batch.  bf16, or fp16 with
+ * dynamic loss scaling where a GPU of the plan has no bf16
+ * (plan_precision()), and the gradient accumulation type, the model's
+ * (runtime/engine.py:2011-2021), for the bytes the memory model
+ * priced; ZeRO stage 0 (a whole optimizer per replica, as priced); and
+ * for TP > 1
  * tensor_parallel.autotp_size, AutoTP, which slices the model's linear
  * layers and combines TP with data parallelism only: a plan with TP > 1
  * and a pipeline exits 3 (search_runtime_fits()).
@@ -106,14 +109,21 @@ static int
 ds_config(struct emit_ctx *x, const struct emit_fw *f, struct dl_err *e)
 {
 	const struct dl_opts *o = &x->p->opts;
+	int fp16 = plan_precision(x->p, x->c) == PREC_FP16;
+	const char *half = fp16 ? "fp16" : "bf16";
 	struct strbuf *sb;
 
+	/*
+	 * Without ZeRO the engine needs the gradients accumulated in the
+	 * model's type (runtime/engine.py:2011-2021: any other mix raises
+	 * NotImplementedError).
+	 */
 	if (!((o->param_bytes == 2 || o->param_bytes == 4) &&
-	    (o->grad_bytes == 2 || o->grad_bytes == 4) &&
-	    o->grad_bytes >= o->param_bytes))
+	    o->grad_bytes == o->param_bytes))
 		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "deepspeed has no "
-		    "precision with %g-byte parameters and %g-byte gradients",
-		    o->param_bytes, o->grad_bytes);
+		    "precision with %g-byte parameters and %g-byte gradients "
+		    "without ZeRO (it accumulates gradients in the model's "
+		    "type)", o->param_bytes, o->grad_bytes);
 	sb = emit_add_file(x, "ds_config.json", 0);
 	sb_adds(sb, "{\n");
 	if (f->k == 1)
@@ -121,11 +131,15 @@ ds_config(struct emit_ctx *x, const struct emit_fw *f, struct dl_err *e)
 		    o->global_batch);
 	sb_addf(sb, "  \"train_micro_batch_size_per_gpu\": %ld,\n"
 	    "  \"gradient_accumulation_steps\": %ld,\n"
-	    "  \"bf16\": {\"enabled\": %s},\n"
-	    "  \"data_types\": {\"grad_accum_dtype\": \"%s\"},\n"
-	    "  \"zero_optimization\": {\"stage\": 0}", o->micro_batch,
-	    f->m, o->param_bytes == 2 ? "true" : "false",
-	    o->grad_bytes == 2 ? "bf16" : "fp32");
+	    "  \"bf16\": {\"enabled\": %s},\n", o->micro_batch, f->m,
+	    o->param_bytes == 2 && !fp16 ? "true" : "false");
+	/* precision_config.py:132: loss_scale 0 is dynamic loss scaling. */
+	if (o->param_bytes == 2 && fp16)
+		sb_adds(sb, "  \"fp16\": {\"enabled\": true, \"loss_scale\": "
+		    "0},\n");
+	sb_addf(sb, "  \"data_types\": {\"grad_accum_dtype\": \"%s\"},\n"
+	    "  \"zero_optimization\": {\"stage\": 0}", o->grad_bytes == 2 ?
+	    half : "fp32");
 	if (f->k > 1)
 		sb_addf(sb, ",\n  \"tensor_parallel\": {\"autotp_size\": %d}",
 		    f->k);

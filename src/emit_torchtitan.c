@@ -195,6 +195,14 @@ emit_torchtitan(struct emit_ctx *x, struct dl_err *e)
 		    a->dtype_bytes);
 		goto out;
 	}
+	/* configs.py:75-100: bfloat16 or float32, no fp16 loss scaling. */
+	if (a->dtype_bytes == 2 && plan_precision(x->p, x->c) == PREC_FP16) {
+		rc = dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "torchtitan trains "
+		    "in bfloat16 or float32, with no fp16 loss scaling, and a "
+		    "GPU of the plan has no bf16 (make the plan with 'dlplan "
+		    "plan --runtime torchtitan', which leaves such GPUs out)");
+		goto out;
+	}
 	if ((rc = emit_torchrun(x, e)) != DL_OK)
 		goto out;
 	config_module(x, &f);

@@ -123,9 +123,14 @@ int search_dump(const struct dl_costctx *x, const struct search_opts *so,
  * shares the embedding's weights has no pipeline (Decoder's
  * update_from_config); DeepSpeed: TP > 1 only with one stage (AutoTP
  * has no pipeline, a PipelineModule no TP; see emit_deepspeed.c).
+ *
+ * search_runtime_gpu_refused(): whether runtime cannot use node's GPUs:
+ * torchtitan has no fp16, so no GPU without bf16 (cluster_gpu_fp16()).
  */
 int search_runtime_model(const struct dl_model *m, int runtime,
     struct dl_err *e);
+int search_runtime_gpu_refused(const struct dl_cluster *c, int runtime,
+    int node);
 int search_runtime_fits(const struct dl_model *m, int runtime, int k, int S,
     char *why, size_t n);
 

@@ -171,6 +171,19 @@ search_runtime_model(const struct dl_model *m, int runtime,
 	return DL_OK;
 }
 
+/*
+ * torchtitan trains in bfloat16 or float32 only (training.
+ * mixed_precision_param and dtype, torchtitan/config/configs.py:75-100):
+ * it has no fp16 with loss scaling for GPUs without bf16.
+ */
+int
+search_runtime_gpu_refused(const struct dl_cluster *c, int runtime,
+    int node)
+{
+	return runtime == RUNTIME_TORCHTITAN &&
+	    cluster_gpu_fp16(c->nodes[node].gpu_model);
+}
+
 int
 search_runtime_fits(const struct dl_model *m, int runtime, int k, int S,
     char *why, size_t n)
@@ -392,7 +405,8 @@ search_runtime(struct ctx *C)
 		size_t all = search_make_units(x, k, units), n = 0;
 
 		for (size_t i = 0; i < all; i++)
-			if (units[i].k == k)
+			if (units[i].k == k && !search_runtime_gpu_refused(
+			    x->c, C->so->runtime, units[i].node))
 				ord[n++] = &units[i];
 		qsort(ord, n, sizeof(*ord), search_cmp_unit);
 		for (int S = 1; S <= (int)n && S <= C->L && S <= maxs &&

@@ -48,6 +48,30 @@ def ds_uniform(layers, stages):
     return bounds
 
 
+# Compute capability of the GPU models the bundled clusters name; bf16
+# arithmetic needs 8.0 (Ampere) or later.
+GPU_CC = {"H100": 9.0, "A100": 8.0, "L4": 8.9, "A10": 8.6, "T4": 7.5,
+          "V100": 7.0, "P100": 6.0, "P40": 6.1, "K80": 3.7}
+
+
+def plan_fp16(plan):
+    """Whether a GPU the plan uses has no bf16, read from the cluster's
+    nodes.csv (gpu_model), independently of plan.json's precision."""
+    path = [i["path"] for i in plan["inputs"] if i["kind"] == "nodes"][0]
+    path = os.path.join(plan["_dir"], path)
+    with open(path) as fh:
+        rows = csv.DictReader(l for l in fh if not l.startswith("#"))
+        model = {r["node"]: r["gpu_model"] for r in rows}
+    used = {s["node"] for g in plan["groups"] for s in g["stages"]}
+    ccs = [GPU_CC[model[n].split("-")[0]] for n in used]
+    fp16 = min(ccs) < 8.0
+    need(plan.get("precision") == ("fp16" if fp16 else "bf16"),
+         "plan.json precision %r, the GPUs %s" % (plan.get("precision"),
+                                                 sorted(model[n] for n in
+                                                        used)))
+    return fp16
+
+
 def check_plan(runtime, plan):
     need(plan.get("runtime") == runtime, "plan.json runtime is %r, not %r"
          % (plan.get("runtime"), runtime))
@@ -417,8 +441,24 @@ def check_deepspeed(f, launch, plan):
          "deepspeed batch differs from the plan")
     need(c["zero_optimization"]["stage"] == 0, "ZeRO shards what the plan "
          "replicates")
-    need(c["bf16"]["enabled"] == (plan["options"]["param_bytes"] == 2),
-         "bf16")
+    # The precision: bf16 where every GPU of the plan has it, else fp16
+    # with dynamic loss scaling (precision_config.py:132: loss_scale 0);
+    # never both (runtime/config.py:827-828); without ZeRO the gradients
+    # accumulate in the model's type (runtime/engine.py:1484-1496,
+    # 2011-2021).
+    half = plan["options"]["param_bytes"] == 2
+    fp16 = plan_fp16(plan)
+    bf = c.get("bf16", {}).get("enabled", False)
+    fp = c.get("fp16", {}).get("enabled", False)
+    need(not (bf and fp), "%s: config.py:827 bf16 and fp16 both" % DS)
+    need(bf == (half and not fp16), "bf16 for 2 bytes on GPUs with bf16")
+    need(fp == (half and fp16), "fp16 for 2 bytes on GPUs without bf16")
+    need(not fp or c["fp16"].get("loss_scale", 0) == 0, "fp16 without "
+         "dynamic loss scaling")
+    model_dtype = "fp16" if fp else "bf16" if bf else "fp32"
+    accum = c.get("data_types", {}).get("grad_accum_dtype") or model_dtype
+    need(accum == model_dtype, "%s: engine.py:2021 model %s, gradient "
+         "accumulation %s without ZeRO" % (DS, model_dtype, accum))
     with open(os.path.join(launch, "deepspeed.sh")) as fh:
         sh = fh.read()
     for w in ("--hostfile", "--master_addr", "--master_port", "--no_python",
@@ -532,6 +572,9 @@ def check_torchtitan(f, launch, plan):
     need(c.activation_checkpoint is None, "activation checkpointing on")
     need(tr.mixed_precision_param == ("bfloat16" if arch.get(
         "dtype-bytes") == "2" else "float32"), "mixed_precision_param")
+    # torchtitan/config/configs.py:94: bfloat16 or float32, no fp16.
+    need(arch.get("dtype-bytes") != "2" or not plan_fp16(plan), "%s: "
+         "configs.py:94 bfloat16 on a GPU without bf16" % TT)
     need(par.pipeline_parallel_schedule == "1F1B", "schedule")
     # Trainer.Config.__post_init__ (torchtitan/trainer.py:118-130), run
     # again on the configuration tyro builds from this one

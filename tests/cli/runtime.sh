@@ -73,10 +73,6 @@ check "megatron.sh: CUDA_DEVICE_MAX_CONNECTIONS=1 with TP > 1" \
 H=$TMP/megatron-hetero-lab-llama2-7b/launch
 expect_run "megatron.args and megatron.sh" 0 runtime-megatron.args - -- \
     sh -c "cat '$H/megatron.args'; sed 1,3d '$H/megatron.sh'"
-H=$TMP/torchtitan-hetero-lab-llama2-7b/launch
-expect_run "dlplan_torchtitan.py and torchtitan.sh" 0 runtime-torchtitan.py \
-    - -- sh -c "sed 1,2d '$H/dlplan_torchtitan.py'; sed 1,3d \
-    '$H/torchtitan.sh' | sed 's|$TMP|TMP|'"
 
 # The summary prices the restriction against the unrestricted plan.
 for rt in megatron deepspeed torchtitan; do
@@ -148,6 +144,11 @@ for rt in megatron deepspeed torchtitan; do
 	check "$rt, --strategy hybrid: restrictions and configuration" \
 	    $CHK $rt "$d/plan.json" "$d/launch"
 done
+# torchtitan's: TP 2, PP 2, DP 2 on one node.
+H=$TMP/hybrid-torchtitan/launch
+expect_run "dlplan_torchtitan.py and torchtitan.sh" 0 runtime-torchtitan.py \
+    - -- sh -c "sed 1,2d '$H/dlplan_torchtitan.py'; sed 1,3d \
+    '$H/torchtitan.sh' | sed 's|$TMP|TMP|'"
 expect_run "megatron.args of a hybrid plan" 0 runtime-megatron-hybrid.args \
     - -- cat "$TMP/hybrid-megatron/launch/megatron.args"
 H=$TMP/hybrid-deepspeed/launch
@@ -236,3 +237,16 @@ expect_err "deepspeed.sh from a directory a remote shell would split" 2 \
 '$TMP/a dir' to a remote shell unquoted; run it from a directory without \
 spaces or shell characters" -- sh -c "cd '$TMP/a dir' && \
     DLPLAN_DEEPSPEED=false sh '$TMP/hybrid-deepspeed/launch/deepspeed.sh'"
+
+# Precision: bf16 where every GPU of the plan has it, else fp16 with
+# dynamic loss scaling (runtime-check.py derives which from nodes.csv);
+# torchtitan has no fp16 and leaves such GPUs out.
+expect_err "torchtitan: no GPU with bf16" 3 "dlplan: no plan that \
+torchtitan can run fits the limits given (every group the same shape, even \
+micro-batches per replica, the layer split torchtitan expresses, memory); \
+GPUs without bf16 left out (V100-SXM2-16GB, P100-PCIe-16GB): torchtitan \
+trains in bfloat16 or float32, with no fp16 loss scaling" -- dlplan plan \
+    -c "$CL/philly-64" -m "$MO/llama2-7b.csv" $JOB --runtime torchtitan
+check "deepspeed on V100 and P100: fp16 with dynamic loss scaling" grep -qx \
+    '  "fp16": {"enabled": true, "loss_scale": 0},' \
+    "$TMP/deepspeed-uneven/e2e/launch/ds_config.json"

@@ -42,15 +42,15 @@ def dlplan_plan():
     config = _base()
     _check(config.model_spec)
     p = config.parallelism
-    p.data_parallel_replicate_degree = 1
+    p.data_parallel_replicate_degree = 2
     p.data_parallel_shard_degree = 1
     p.context_parallel_degree = 1
     p.expert_parallel_degree = 1
-    p.tensor_parallel_degree = 4
-    p.pipeline_parallel_degree = 3
+    p.tensor_parallel_degree = 2
+    p.pipeline_parallel_degree = 2
     p.pipeline_parallel_schedule = "1F1B"
     p.pipeline_parallel_layers_per_stage = None
-    p.num_pp_microbatches = 64
+    p.num_pp_microbatches = 32
     p.module_fqns_per_model_part = [
         ["tok_embeddings",
          "layers.0",
@@ -66,10 +66,10 @@ def dlplan_plan():
          "layers.10",
          "layers.11",
          "layers.12",
-         "layers.13"],
-        ["layers.14",
-         "layers.15",
-         "layers.16",
+         "layers.13",
+         "layers.14",
+         "layers.15"],
+        ["layers.16",
          "layers.17",
          "layers.18",
          "layers.19",
@@ -79,8 +79,8 @@ def dlplan_plan():
          "layers.23",
          "layers.24",
          "layers.25",
-         "layers.26"],
-        ["layers.27",
+         "layers.26",
+         "layers.27",
          "layers.28",
          "layers.29",
          "layers.30",
@@ -105,8 +105,8 @@ def dlplan_plan():
 # builds the model; DLPLAN_PYTHON the interpreter (default python3).  Written
 # for torchtitan b5bcd76c66d0 (2026-08-21).
 set -f
-RANK=$((DLPLAN_STAGE * 4 + DLPLAN_GROUP * 4 + DLPLAN_TP_RANK))
-PYTHONPATH='TMP/torchtitan-hetero-lab-llama2-7b/launch'${PYTHONPATH:+:$PYTHONPATH}
+RANK=$((DLPLAN_STAGE * 4 + DLPLAN_GROUP * 2 + DLPLAN_TP_RANK))
+PYTHONPATH='TMP/hybrid-torchtitan/launch'${PYTHONPATH:+:$PYTHONPATH}
 export RANK PYTHONPATH
 exec ${DLPLAN_PYTHON:-python3} -m torchtitan.train \
 	'--module' 'dlplan_torchtitan' \
