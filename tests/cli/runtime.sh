@@ -198,8 +198,15 @@ a multiple or a divisor of it" -- dlplan emit --ignore-digests --trust-paths \
 # plan; for every DeepSpeed plan above, and for hosts that run different
 # rank counts (8 and 6 GPUs of philly-64: DeepSpeed's LOCAL_RANK is RANK
 # modulo the host's count, which worker.sh corrects).
-printf 'import json, os, sys\nprint(json.dumps({"argv": sys.argv[1:], "env": dict(os.environ)}))\n' \
-    >"$TMP/rankenv.py"
+# One short line (under PIPE_BUF: ranks a node script starts together
+# write to one pipe): the argv and the launch variables.
+cat >"$TMP/rankenv.py" <<'PY'
+import json, os, re, sys
+env = {k: v for k, v in os.environ.items() if k.startswith("DLPLAN_") or
+       re.fullmatch(r"(LOCAL_)?(RANK|WORLD_SIZE|SIZE)|MASTER_ADDR|"
+                    r"CUDA_VISIBLE_DEVICES", k)}
+sys.stdout.write(json.dumps({"argv": sys.argv[1:], "env": env}) + "\n")
+PY
 DSL="/usr/bin/python3 $SRCDIR/tests/cli/deepspeed-launch.py"
 dlplan plan -q -c "$CL/philly-64" -m "$MO/bert-large.csv" --global-batch 256 \
     --micro-batch 1 --strategy pp --max-tp 1 --runtime deepspeed \
@@ -250,3 +257,46 @@ trains in bfloat16 or float32, with no fp16 loss scaling" -- dlplan plan \
 check "deepspeed on V100 and P100: fp16 with dynamic loss scaling" grep -qx \
     '  "fp16": {"enabled": true, "loss_scale": 0},' \
     "$TMP/deepspeed-uneven/e2e/launch/ds_config.json"
+
+# Megatron's and torchtitan's launch chain, end to end: every
+# torchrun-<node>.sh through torchrun's rank rules
+# (tests/cli/torchrun-launch.py), worker.sh, megatron.sh or torchtitan.sh,
+# and a training program that prints its argv and environment (for
+# torchtitan a stand-in for "python3 -m torchtitan.train" that loads the
+# configuration as torchtitan's ConfigManager does), each rank checked
+# against the plan: host, RANK, LOCAL_RANK, and torchtitan's mesh position.
+TRL="/usr/bin/python3 $SRCDIR/tests/cli/torchrun-launch.py"
+mkdir -p "$TMP/mlm2" "$TMP/ttbase"
+cp "$TMP/rankenv.py" "$TMP/mlm2/pretrain_gpt.py"
+mkdir -p "$TMP/mlm2/examples/bert"
+cp "$TMP/rankenv.py" "$TMP/mlm2/examples/bert/pretrain_bert.py"
+cat >"$TMP/ttbase/my_configs.py" <<'PY'
+"""A stand-in llama3 configuration of llama2-7b's sizes."""
+import types
+ns = types.SimpleNamespace
+
+
+def llama2_7b():
+    block = ns(feed_forward=ns(w1=ns(out_features=11008)))
+    model = ns(layers=[block] * 32, dim=4096, vocab_size=32000,
+               first_attention=ns(n_heads=32, n_kv_heads=32))
+    return ns(model_spec=ns(name="llama3", model=model),
+              parallelism=ns(expert_parallel_degree=1),
+              training=ns(disable_cuda_graphs=False),
+              activation_checkpoint="SAC")
+PY
+TTENV="PYTHONPATH='$TMP/ttbase' DLPLAN_TORCHTITAN_BASE=my_configs:llama2_7b \
+DLPLAN_PYTHON='/usr/bin/python3 $SRCDIR/tests/cli/torchtitan-train.py'"
+for d in "$TMP"/megatron-* "$TMP"/torchtitan-* "$TMP"/hybrid-megatron \
+    "$TMP"/hybrid-torchtitan; do
+	[ -f "$d/plan.json" ] || continue
+	rt=${d##*/}
+	rt=${rt#hybrid-}
+	rt=${rt%%-*}
+	env="MEGATRON_LM='$TMP/mlm2' DLPLAN_PYTHON=/usr/bin/python3"
+	[ $rt = torchtitan ] && env=$TTENV
+	check "torchrun launch chain: ${d##*/}" sh -c "
+	    '$DLPLAN' emit '$d/plan.json' --launcher $rt -o '$d/e2e' \
+	    2>/dev/null >/dev/null && $env \
+	    $TRL '$d/plan.json' '$d/e2e/launch'"
+done
