@@ -300,3 +300,40 @@ for d in "$TMP"/megatron-* "$TMP"/torchtitan-* "$TMP"/hybrid-megatron \
 	    2>/dev/null >/dev/null && $env \
 	    $TRL '$d/plan.json' '$d/e2e/launch'"
 done
+
+# README.md, "Running a plan with Megatron-LM, DeepSpeed or torchtitan":
+# its table is what tests/cli/runtime-table.py computes, and its commands
+# run as written (from a directory with the bundled datasets), the
+# frameworks' launchers and programs replaced by the stand-ins above, and
+# every rank they start checked against its plan.
+check "README: the runtime cost table is runtime-table.py's" sh -c "
+    /usr/bin/python3 '$SRCDIR/tests/cli/runtime-table.py' '$DLPLAN' \
+    '$SRCDIR/datasets' '$TMP' >'$TMP/table.md' &&
+    sed -n '/^| cluster | model | dlplan T/,/^\$/p' '$SRCDIR/README.md' |
+    sed '\$d' | diff -u - '$TMP/table.md'"
+R=$TMP/readme
+mkdir -p "$R/bin" "$R/home/Megatron-LM" "$R/torchtitan"
+ln -s "$SRCDIR/datasets" "$R/datasets"
+ln -s "$DLPLAN" "$R/bin/dlplan"
+cp "$TMP/rankenv.py" "$R/home/Megatron-LM/pretrain_gpt.py"
+cp "$TMP/rankenv.py" "$R/train.py"
+cp "$TMP/ttbase/my_configs.py" "$R/my_configs.py"
+: >"$R/torchtitan/__init__.py"
+cp "$SRCDIR/tests/cli/torchtitan-train.py" "$R/torchtitan/train.py"
+awk '/^## Running a plan with Megatron-LM/ { on = 1; next }
+    /^## / { on = 0 } on && /^    / { print substr($0, 5) }' \
+    "$SRCDIR/README.md" >"$R/commands.sh"
+check "README: the section has commands, none with '...'" sh -c "
+    grep -q '^dlplan plan' '$R/commands.sh' &&
+    ! grep -q '\.\.\.' '$R/commands.sh'"
+check "README: its commands run as written" sh -c "cd '$R' &&
+    HOME='$R/home' PATH='$R/bin':\$PATH PYTHONPATH='$R' \
+    DLPLAN_TORCHRUN='/usr/bin/python3 $SRCDIR/tests/cli/torchrun-launch.py \
+    --agent' DLPLAN_DEEPSPEED='$DSL run3/plan.json' \
+    sh -e commands.sh >out.txt 2>err.txt"
+for r in run2 run4; do
+	check "README: the ranks $r started are its plan's" \
+	    $TRL --check "$R/$r/plan.json" "$R/out.txt"
+done
+check "README: deepspeed.sh started every rank as planned" grep -q \
+    '^deepspeed launch: 1 hosts, 8 ranks as planned' "$R/out.txt"

@@ -4,8 +4,8 @@ wrote, with every rank's argv and environment checked against the plan.
 
 usage: torchrun-launch.py PLAN.json LAUNCH_DIR
        torchrun-launch.py --check PLAN.json OUTPUT  (the JSON lines of
-           some ranks, from a torchrun-<node>.sh run with DLPLAN_TORCHRUN
-           "torchrun-launch.py --agent")
+           some ranks of the plan among other lines, from torchrun-<node>.sh
+           run with DLPLAN_TORCHRUN "torchrun-launch.py --agent")
 
 Runs every torchrun-<node>.sh of LAUNCH_DIR with DLPLAN_TORCHRUN set to
 this script with --agent, which stands in for torchrun's elastic agent:
@@ -149,7 +149,10 @@ def main():
         with open(sys.argv[2]) as fh:
             plan = json.load(fh)
         with open(sys.argv[3]) as fh:
-            got = [json.loads(l) for l in fh]
+            got = [json.loads(l) for l in fh if l.startswith("{")]
+        # The lines of this plan's ranks (worker.sh's DLPLAN_PLAN).
+        got = [g for g in got if os.path.samefile(g["env"]["DLPLAN_PLAN"],
+                                                  sys.argv[2])]
         check(plan, got, False)
         print("torchrun launch: %d ranks as planned" % len(got))
     elif len(sys.argv) == 3:

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """A stand-in for "python3 -m torchtitan.train" (torchtitan b5bcd76c66d0)
 for the launch-chain tests: DLPLAN_PYTHON="torchtitan-train.py" makes
-torchtitan.sh run it.  It loads the configuration as ConfigManager does
+torchtitan.sh run it, and so does a copy as torchtitan/train.py on the
+Python path.  It loads the configuration as ConfigManager does
 (torchtitan/config/manager.py:48-160: --module and --config, the module
 imported from the path, its function called) and prints one JSON line:
 its argv, the launch variables of its environment and the degrees of the configuration.
@@ -12,10 +13,13 @@ import os
 import re
 import sys
 
+# Run as a file after "-m torchtitan.train", or as torchtitan/train.py
+# on the path by "python3 -m torchtitan.train".
 args = sys.argv[1:]
-if args[:2] != ["-m", "torchtitan.train"]:
+if args[:2] == ["-m", "torchtitan.train"]:
+    args = args[2:]
+elif os.path.basename(sys.argv[0]) != "train.py":
     sys.exit("torchtitan-train: expected -m torchtitan.train, got %s" % args)
-args = args[2:]
 module = config = None
 i = 0
 while i < len(args):
