@@ -303,7 +303,7 @@ done
 
 # README.md, "Running a plan with Megatron-LM, DeepSpeed or torchtitan":
 # its table is what tests/cli/runtime-table.py computes, and its commands
-# run as written (from a directory with the bundled datasets), the
+# (not its transcripts) run as written (from a directory with the bundled datasets), the
 # frameworks' launchers and programs replaced by the stand-ins above, and
 # every rank they start checked against its plan.
 check "README: the runtime cost table is runtime-table.py's" sh -c "
@@ -320,9 +320,12 @@ cp "$TMP/rankenv.py" "$R/train.py"
 cp "$TMP/ttbase/my_configs.py" "$R/my_configs.py"
 : >"$R/torchtitan/__init__.py"
 cp "$SRCDIR/tests/cli/torchtitan-train.py" "$R/torchtitan/train.py"
+# The indented blocks of the section, but transcripts ("$ " first).
 awk '/^## Running a plan with Megatron-LM/ { on = 1; next }
-    /^## / { on = 0 } on && /^    / { print substr($0, 5) }' \
-    "$SRCDIR/README.md" >"$R/commands.sh"
+    /^## / { on = 0 }
+    on && /^    / { if (!blk) { blk = 1; tr = /^    \$ / }
+	if (!tr) print substr($0, 5); next }
+    { blk = 0 }' "$SRCDIR/README.md" >"$R/commands.sh"
 check "README: the section has commands, none with '...'" sh -c "
     grep -q '^dlplan plan' '$R/commands.sh' &&
     ! grep -q '\.\.\.' '$R/commands.sh'"
