@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lp.h"
 #include "search_int.h"
 
 int
@@ -304,6 +305,15 @@ mode_run(void *arg)
 	return NULL;
 }
 
+/* mode_run() on a thread of its own: GLPK's environment is per thread. */
+static void *
+mode_thread(void *arg)
+{
+	mode_run(arg);
+	lp_thread_exit();
+	return NULL;
+}
+
 /*
  * The search of dlplan(1) ALGORITHMS, Memory savers: --recompute auto
  * searches twice, without recomputation and with every block recomputed
@@ -354,7 +364,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	jf.st = &sf;
 	jf.e = &ef;
 	threaded = (x->router == NULL || xf.router != NULL) &&
-	    pthread_create(&tid, NULL, mode_run, &jf) == 0;
+	    pthread_create(&tid, NULL, mode_thread, &jf) == 0;
 	rc = search_mode(x, so, best, st, e);
 	if (rc == DL_OK)
 		settle_rc(x, so, best);
