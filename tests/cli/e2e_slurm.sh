@@ -371,10 +371,14 @@ check "train: --profile writes a model.csv dlplan checks" sh -c "
     '$PY' '$TRAIN' --profile '$X/model.csv' --layers 2 --hidden 32 \
     --heads 4 --seq 16 --vocab 64 --micro-batch 2 --profile-reps 5 &&
     '$DLPLAN' check -c '$X/c' -m '$X/model.csv'"
+# A hand-written plan records its inputs' digests, as the executor (like
+# eval) reads a plan's model.csv only when its bytes have them.
+SHA_N=$(sha256sum "$X/c/nodes.csv" | cut -d' ' -f1)
+SHA_M=$(sha256sum "$X/model.csv" | cut -d' ' -f1)
 cat >"$X/plan.json" <<EOF
 {"schema": "dlplan.plan/1",
- "inputs": [{"kind": "nodes", "path": "c/nodes.csv"},
-            {"kind": "model", "path": "model.csv"}],
+ "inputs": [{"kind": "nodes", "path": "c/nodes.csv", "sha256": "$SHA_N"},
+            {"kind": "model", "path": "model.csv", "sha256": "$SHA_M"}],
  "options": {"global_batch": 16, "micro_batch": 2},
  "groups": [
   {"micro_batches": 4, "stages": [{"node": "n1", "gpus": [0], "layers": [0, 3]}]},
