@@ -376,13 +376,8 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 		mode_run(&jf);
 	}
 	rcf = jf.rc;
-	if (rc != DL_OK && rc != DL_EINFEAS) {
-		plan_free(&pf);
-		if (xf.router != x->router)
-			router_free(xf.router);
-		cost_free(&xf);
-		return rc;
-	}
+	if (rc != DL_OK && rc != DL_EINFEAS)
+		goto out;
 	if (rcf == DL_OK && (rc != DL_OK || pf.est.iteration_s <
 	    best->est.iteration_s)) {
 		/* A failed search leaves an initialised plan: free it too. */
@@ -416,12 +411,13 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 			best->status = PLAN_FEASIBLE;
 		st->exact = 0;
 	}
+	st->time_s = mono_now() - t0;
+	if (rc == DL_OK)
+		best->solve_s = st->time_s;
+out:
 	plan_free(&pf);
 	if (xf.router != x->router)
 		router_free(xf.router);
 	cost_free(&xf);
-	st->time_s = mono_now() - t0;
-	if (rc == DL_OK)
-		best->solve_s = st->time_s;
 	return rc;
 }
