@@ -398,33 +398,10 @@ static int
 evaluate(struct ev *v, int baselines, struct dl_err *e)
 {
 	struct dl_plan *p = &v->p;
-	struct dl_route_opts ro = { p->opts.states, p->opts.horizon,
-	    p->opts.forecast };
-	int rc = DL_OK;
+	int rc;
 
 	v->forecast_given = p->uhat != NULL;
-	if (p->uhat == NULL) {
-		p->nnodes = v->c.nnodes;
-		p->uhat = xcalloc(v->c.nnodes + 1, sizeof(double));
-		rc = forecast_node_loads(&v->c, p->opts.horizon,
-		    p->opts.forecast, p->uhat, e);
-	}
-	if (rc == DL_OK) {
-		/* What a forecast from load.csv uses (plan.json's
-		 * forecast_methods), for eval --format json. */
-		char **used = forecast_node_used(&v->c, p->opts.horizon,
-		    p->opts.forecast);
-
-		plan_set_uhat_used(p, used, v->c.nnodes);
-		forecast_used_free(used, v->c.nnodes);
-	}
-	if (rc == DL_OK)
-		rc = router_new(&v->router, &v->c, &ro, e);
-	if (rc == DL_OK)
-		rc = cost_init(&v->x, &v->c, &v->m, &p->opts, p->uhat,
-		    v->router, e);
-	if (rc == DL_OK)
-		rc = cost_eval(&v->x, p, e);
+	rc = cmd_price_plan(p, &v->c, &v->m, &v->router, &v->x, e);
 	/* Report only what this run computed, not the file's baselines. */
 	p->even_s = p->proportional_s = 0;
 	if (rc == DL_OK && baselines)

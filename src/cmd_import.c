@@ -112,36 +112,6 @@ print_table(const struct dl_plan *p, const struct dl_costctx *x,
 		printf("wrote     %s/plan.json %s/plan.csv\n", outdir, outdir);
 }
 
-/* Forecast, router and cost model for p; cost_eval() prices it. */
-static int
-price(struct dl_plan *p, const struct dl_cluster *c, const struct dl_model *m,
-    struct dl_router **router, struct dl_costctx *x, int *have_x,
-    struct dl_err *e)
-{
-	struct dl_route_opts ro = { p->opts.states, p->opts.horizon,
-	    p->opts.forecast };
-	char **used;
-	int rc;
-
-	p->nnodes = c->nnodes;
-	p->uhat = xcalloc(c->nnodes + 1, sizeof(double));
-	if ((rc = router_check_size(c, e)) != DL_OK ||
-	    (rc = forecast_node_loads(c, p->opts.horizon, p->opts.forecast,
-	    p->uhat, e)) != DL_OK)
-		return rc;
-	used = forecast_node_used(c, p->opts.horizon, p->opts.forecast);
-	plan_set_uhat_used(p, used, c->nnodes);
-	forecast_used_free(used, c->nnodes);
-	if ((rc = router_new(router, c, &ro, e)) != DL_OK)
-		return rc;
-	if ((rc = cost_init(x, c, m, &p->opts, p->uhat, *router, e)) != DL_OK)
-		return rc;
-	*have_x = 1;
-	if ((rc = cost_eval(x, p, e)) != DL_OK)
-		return rc;
-	return plan_set_inputs(p, c, m, e);
-}
-
 /* Write -o's plan.json and plan.csv as one output set. */
 static int
 write_out(const struct dl_plan *p, const struct dl_cluster *c,
@@ -173,9 +143,10 @@ cmd_import(const struct dl_cmd *cmd, int argc, char **argv)
 	const char *model = NULL, *outdir = NULL, *hostlist = NULL;
 	struct import_host *hosts = NULL;
 	double mfu = -1, reserve = -1;
-	int id, fmt = 0, dd = argc, nargs, nhosts = 0, rc, have_x = 0;
+	int id, fmt = 0, dd = argc, nargs, nhosts = 0, rc;
 	char *js = NULL;
 
+	memset(&x, 0, sizeof(x));
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--") == 0) {
 			dd = i;
@@ -274,7 +245,10 @@ cmd_import(const struct dl_cmd *cmd, int argc, char **argv)
 			p.opts.mfu = mfu;
 		if (reserve >= 0)
 			p.opts.mem_reserve = reserve;
-		rc = price(&p, &c, &m, &router, &x, &have_x, &e);
+		if ((rc = router_check_size(&c, &e)) == DL_OK &&
+		    (rc = cmd_price_plan(&p, &c, &m, &router, &x, &e)) ==
+		    DL_OK)
+			rc = plan_set_inputs(&p, &c, &m, &e);
 		if (rc == DL_OK && outdir)
 			rc = write_out(&p, &c, &m, outdir, fmt == 1 ? &js :
 			    NULL, &e);
@@ -291,8 +265,7 @@ cmd_import(const struct dl_cmd *cmd, int argc, char **argv)
 	if (rc != DL_OK)
 		dl_perr(&e);
 	free(js);
-	if (have_x)
-		cost_free(&x);
+	cost_free(&x);
 	router_free(router);
 	model_free(&m);
 	cluster_free(&c);

@@ -14,6 +14,9 @@
 
 #include "af.h"
 #include "cmdutil.h"
+#include "route.h"
+#include "forecast.h"
+#include "cost.h"
 #include "path.h"
 #include "sb.h"
 #include "util_io.h"
@@ -282,6 +285,34 @@ cmd_warn_inputs(const struct dl_cluster *c, const struct dl_model *m)
 			if (dl_verbose >= 0)
 				dl_warn("warning: %s", w[k]->msg[i]);
 	return n;
+}
+
+int
+cmd_price_plan(struct dl_plan *p, const struct dl_cluster *c,
+    const struct dl_model *m, struct dl_router **router,
+    struct dl_costctx *x, struct dl_err *e)
+{
+	struct dl_route_opts ro = { p->opts.states, p->opts.horizon,
+	    p->opts.forecast };
+	char **used;
+	int rc;
+
+	if (p->uhat == NULL) {
+		p->nnodes = c->nnodes;
+		p->uhat = xcalloc(c->nnodes + 1, sizeof(double));
+		if ((rc = forecast_node_loads(c, p->opts.horizon,
+		    p->opts.forecast, p->uhat, e)) != DL_OK)
+			return rc;
+	}
+	/* What a forecast from load.csv uses (plan.json's
+	 * forecast_methods). */
+	used = forecast_node_used(c, p->opts.horizon, p->opts.forecast);
+	plan_set_uhat_used(p, used, c->nnodes);
+	forecast_used_free(used, c->nnodes);
+	if ((rc = router_new(router, c, &ro, e)) != DL_OK ||
+	    (rc = cost_init(x, c, m, &p->opts, p->uhat, *router, e)) != DL_OK)
+		return rc;
+	return cost_eval(x, p, e);
 }
 
 int

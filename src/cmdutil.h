@@ -121,6 +121,19 @@ int cmd_load_plan(const char *path, const struct dl_cluster_paths *user,
 int cmd_lock_outdir(const char *outdir, struct dl_err *e);
 
 /*
+ * Price p as eval does: a forecast from load.csv when p has no loads
+ * (and the forecast methods used, for plan.json), a router, the cost
+ * context *x and cost_eval().  *router and *x are the caller's to free
+ * (router_free(), cost_free()) whatever the outcome; *x must start
+ * zeroed.
+ */
+struct dl_router;
+struct dl_costctx;
+int cmd_price_plan(struct dl_plan *p, const struct dl_cluster *c,
+    const struct dl_model *m, struct dl_router **router,
+    struct dl_costctx *x, struct dl_err *e);
+
+/*
  * Write p as OUTDIR/plan.json and OUTDIR/plan.csv, making outdir when
  * missing: both files or, when a write fails, neither (never a new
  * plan.json beside an old plan.csv).  plain (may be NULL) gets the JSON
