@@ -28,6 +28,7 @@ static const struct csv_col nodes_cols[] = {
 	{ "mfu", CSV_NUM, 0, 0, 1, 1, 0, NULL },
 	{ "cost_per_hour", CSV_NUM, 0, 0, 1e9, 0, 0, NULL },
 	{ "host", CSV_STR, 0, 0, 0, 0, 0, NULL },
+	{ "mem_gbs", CSV_NUM, 0, 0, 1e6, 0, 0, "GB/s" },
 	{ NULL, 0, 0, 0, 0, 0, 0, NULL }
 };
 const struct csv_schema dl_nodes_schema = { "nodes.csv", nodes_cols };
@@ -46,6 +47,8 @@ static const struct csv_limit nodes_limits[] = {
 	{ "nic_gbps", 100000, "more than 100,000 Gbps per node; given in "
 	    "Mbps?" },
 	{ "cost_per_hour", 10000, "more than 10,000 per node-hour" },
+	{ "mem_gbs", 50000, "more than 50,000 GB/s of memory bandwidth per "
+	    "GPU; given in Gbit/s or MB/s?" },
 	{ NULL, 0, NULL }
 };
 static const struct csv_limit links_limits[] = {
@@ -174,6 +177,7 @@ load_nodes(struct ld *L, const char *path)
 		n->nic_gbps = csv_num(&t, r, 7);
 		n->mfu = csv_has(&t, r, 8) ? csv_num(&t, r, 8) : -1;
 		n->cost_per_hour = csv_has(&t, r, 9) ? csv_num(&t, r, 9) : -1;
+		n->mem_gbs = csv_has(&t, r, 11) ? csv_num(&t, r, 11) : -1;
 		n->line = t.line[r];
 		if (csv_has(&t, r, 10)) {
 			if (!valid_host(csv_str(&t, r, 10))) {

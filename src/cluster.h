@@ -26,6 +26,7 @@ struct dl_node {
 	double nic_gbps;
 	double mfu;		/* < 0 when not given (use --mfu) */
 	double cost_per_hour;	/* < 0 when not given */
+	double mem_gbs;		/* GPU memory bandwidth, GB/s; < 0 not given */
 	int site_idx;
 	long line;		/* in nodes.csv */
 };

@@ -49,7 +49,7 @@ static const struct optspec import_opts[] = {
 	{ "mem-reserve", 0, O_MEMRES, "F", NULL,
 	    "fraction of GPU memory kept free (0.10)" },
 	{ "mfu", 0, O_MFU, "F", NULL,
-	    "model-FLOP efficiency of nodes without an mfu column (0.4)" },
+	    "GEMM efficiency of nodes without an mfu column (0.65)" },
 	{ "model", 'm', O_MODEL, "FILE", "csv", "model.csv" },
 	{ "output", 'o', O_OUT, "DIR", "dir",
 	    "write DIR/plan.json and DIR/plan.csv" },

@@ -30,7 +30,7 @@ enum {
 	O_STATES, O_STRAT, O_TLIM,
 	O_BUDGET, O_SLOTS, O_SLOTSTEPS, O_TRADEOFF,
 	O_JOB, O_LAUNCHER, O_PORT, O_PARTITION, O_SCRIPT, O_TIME, O_JOBS,
-	O_FORECAST, O_RUNTIME, O_ATTN, O_RECOMP, O_OPTIM
+	O_FORECAST, O_RUNTIME, O_ATTN, O_RECOMP, O_OPTIM, O_OVERLAP
 };
 /* emit's #SBATCH options for --launcher, numbered apart from the above. */
 enum { O_ACCOUNT = 500, O_QOS, O_LOGOUT, O_LOGERR, O_SBATCH };
@@ -71,7 +71,7 @@ static const struct optspec plan_opts[] = {
 	{ "mem-reserve", 0, O_MEMRES, "F", NULL,
 	    "fraction of GPU memory kept free (0.10)" },
 	{ "mfu", 0, O_MFU, "F", NULL,
-	    "model-FLOP efficiency of nodes without an mfu column (0.4)" },
+	    "GEMM efficiency of nodes without an mfu column (0.65)" },
 	{ "micro-batch", 0, O_MBATCH, "N", NULL,
 	    "samples per micro-batch (1)" },
 	{ "model", 'm', O_MODEL, "FILE", "csv", "model.csv" },
@@ -81,6 +81,8 @@ static const struct optspec plan_opts[] = {
 	    "optimizer state bytes per parameter (12)" },
 	{ "outdir", 'o', O_OUT, "DIR", "dir",
 	    "write plan.json and plan.csv to DIR" },
+	{ "overlap", 0, O_OVERLAP, "O", "none|dp|auto",
+	    "communication under compute (auto: dp where the runtime can)" },
 	{ "output", 0, O_LOGOUT, "PATH", "file",
 	    "Slurm's stdout log path for --launcher (#SBATCH --output)" },
 	{ "param-bytes", 0, O_PARAM, "B", NULL, "bytes per parameter (2)" },
@@ -734,6 +736,13 @@ take_opt(struct plan_args *a, int id, struct optstate *sto, struct dl_err *e)
 			return -1;
 		a->o.recompute = rc;
 		break;
+	case O_OVERLAP:
+		if ((rc = opt_choice(sto, e)) < 0)
+			return -1;
+		/* dp+tp is priced by eval and import, not searched: the
+		 * partition's window pass is linear in the TP traffic. */
+		a->o.overlap = rc == 2 ? OVL_AUTO : rc;
+		break;
 	case O_RUNTIME:
 		if ((rc = opt_choice(sto, e)) < 0)
 			return -1;
@@ -838,6 +847,8 @@ check_args(struct plan_args *a, struct optstate *sto, struct dl_err *e)
 			return -1;
 		}
 	}
+	if (plan_resolve_overlap(&a->o, a->so.runtime, e) != DL_OK)
+		return -1;
 	if (a->so.runtime != RUNTIME_DLPLAN && a->bo.budget > 0) {
 		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option '--runtime' does "
 		    "not go with '--budget'");

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "gpus.h"
 #include "pipesched.h"
 #include "ring.h"
 
@@ -39,10 +40,15 @@ cost_init(struct dl_costctx *x, const struct dl_cluster *c,
 	x->router = router;
 	x->speed = xcalloc(c->nnodes, sizeof(double));
 	x->uhat = xcalloc(c->nnodes, sizeof(double));
+	x->membw = xcalloc(c->nnodes, sizeof(double));
+	x->ovl = o->overlap == OVL_AUTO ? OVL_NONE : o->overlap;
+	x->sync_floor = x->ovl == OVL_NONE ? 1 : 0;
+	cost_savers_init(x, m, o);
 	for (size_t i = 0; i < c->nnodes; i++) {
 		const struct dl_node *nd = &c->nodes[i];
 		double u = uhat ? uhat[i] : 0;
 		double mfu = nd->mfu >= 0 ? nd->mfu : o->mfu;
+		double per_flop = 1 / (nd->tflops * 1e12 * mfu);
 
 		/* NaN fails both tests and becomes 0 too. */
 		if (!(u >= 0))
@@ -50,10 +56,12 @@ cost_init(struct dl_costctx *x, const struct dl_cluster *c,
 		if (u > 0.95)
 			u = 0.95;
 		x->uhat[i] = u;
-		x->speed[i] = nd->tflops * 1e12 * mfu * (1 - u);
+		x->membw[i] = cost_node_membw(nd);
+		if (x->membw[i] > 0)
+			per_flop += x->mem_per_flop / x->membw[i];
+		x->speed[i] = (1 - u) / per_flop;
 		x->speed_total += nd->gpus * x->speed[i];
 	}
-	cost_savers_init(x, m, o);
 	t = xcalloc(n, sizeof(double));
 	for (size_t l = 0; l < n; l++)
 		t[l] = x->lay_flops[l] + (x->rc_fold ? x->lay_rcf[l] : 0);
@@ -90,11 +98,28 @@ cost_init(struct dl_costctx *x, const struct dl_cluster *c,
 	return DL_OK;
 }
 
+/*
+ * The memory bandwidth of one GPU of node nd in bytes per second: its
+ * nodes.csv mem_gbs, else the GPU table's figure for its gpu_model; 0
+ * when neither (or mem_gbs 0): no memory-bound time.
+ */
+double
+cost_node_membw(const struct dl_node *nd)
+{
+	const struct gpu_spec *g;
+
+	if (nd->mem_gbs >= 0)
+		return nd->mem_gbs * 1e9;
+	g = gpu_lookup(nd->gpu_model);
+	return g != NULL ? g->mem_gbs * 1e9 : 0;
+}
+
 void
 cost_free(struct dl_costctx *x)
 {
 	free(x->speed);
 	free(x->uhat);
+	free(x->membw);
 	free(x->cum_flops);
 	free(x->cum_fwd);
 	free(x->lo_fwd);
@@ -446,8 +471,8 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 	int *node = xcalloc(G, sizeof(int));
 	int *pos = xcalloc(G, sizeof(int)), nseg = 0, rc = DL_OK, *qord;
 	size_t from = p->nflows;
-	struct sync_watch w = { cut, pipe, 2.0 * (G - 1), p, base, NULL,
-	    NULL, 0 };
+	struct sync_watch w = { cut, pipe, 2.0 * (G - 1) * x->sync_floor, p,
+	    base, NULL, NULL, 0 };
 	unsigned char *seen = NULL;
 	int *sites = NULL;
 
@@ -580,7 +605,7 @@ cost_sync_bound(const struct dl_costctx *x, struct dl_sitebound *sb,
 	unsigned char *seen;
 	double *acc, worst = 0;
 
-	if (G < 2 || ns < 2)
+	if (G < 2 || ns < 2 || x->sync_floor == 0)
 		return 0;
 	pos = xcalloc((size_t)G, sizeof(int));
 	base = xcalloc((size_t)G, sizeof(int));
@@ -772,6 +797,55 @@ pipe_bound(const struct dl_plan *p, const int *base, const double *in)
 	return lb * (1 - 1e-9);
 }
 
+/*
+ * T with the data-parallel sync under compute (dlplan(1) ALGORITHMS,
+ * Overlap).  Unit i of group g (stage s) holds acc[i] of sync.  Its
+ * gradients are reduced bucket by bucket while its last micro-batch's
+ * backward b_s runs: all but the last bucket hide there, so the sync
+ * ends max(R / n_b, R - b_s) after that backward, which itself ends
+ * T_g - sum_{j<s} (b_j + xb_j) (the gradient's way back to stage 0 in
+ * the cool-down; never earlier in the real schedule).  With a sharded
+ * optimizer half of acc[i] is that reduce-scatter and the other half
+ * the all-gather of the updated parameters, which hides the same way
+ * under the first forward of the next iteration, less the fill before
+ * stage s starts; what does not hide there delays T.
+ */
+static double
+overlapped_time(const struct dl_costctx *x, const struct dl_plan *p,
+    const int *base, const double *in, const double *acc)
+{
+	int n = base[p->ngroups];
+	const double *f = in, *b = in + n, *xf = in + 2 * n, *xb = in + 3 * n;
+	double T = 0, delay = 0, half = x->o->optimizer == OPTIM_SHARDED ?
+	    0.5 : 1;
+	double bucket = fmax(40e6, 1e6 * (double)p->ngroups);
+
+	for (int g = 0; g < p->ngroups; g++) {
+		const struct dl_group *gr = &p->groups[g];
+		double cool = 0, fill = 0;
+
+		T = fmax(T, gr->time_s);
+		for (int s = 0; s < gr->nstages; s++) {
+			const struct dl_stage *st = &gr->stages[s];
+			int i = base[g] + s;
+			double nb = ceil(cost_range_params(x, st->first,
+			    st->last) / st->ngpus / bucket);
+			double rs = half * acc[i], ag = acc[i] - rs;
+
+			if (nb < 1)
+				nb = 1;
+			T = fmax(T, gr->time_s - cool + fmax(rs / nb,
+			    rs - b[i]));
+			if (ag > 0)
+				delay = fmax(delay, fmax(ag / nb, ag - f[i]) -
+				    fill);
+			cool += b[i] + xb[i];
+			fill += f[i] + xf[i];
+		}
+	}
+	return T + delay;
+}
+
 int
 cost_eval(const struct dl_costctx *x, struct dl_plan *p, struct dl_err *e)
 {
@@ -836,7 +910,7 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 
 		if (pl > cut)
 			*over = 1;
-		else if (p->ngroups > 1)
+		else if (p->ngroups > 1 && x->ovl == OVL_NONE)
 			rc = eval_sync(x, p, &cap, base, acc, cut, pl, over, e);
 		if (rc != DL_OK || *over)
 			goto out;
@@ -873,14 +947,20 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 	}
 
 	/* Data-parallel sync, one ring per segment (unless priced above). */
-	if (rc == DL_OK && cut <= 0 && p->ngroups > 1)
+	if (rc == DL_OK && (cut <= 0 || x->ovl != OVL_NONE) &&
+	    p->ngroups > 1)
 		rc = eval_sync(x, p, &cap, base, acc, 0, 0, over, e);
-	for (int i = 0; i < n && rc == DL_OK; i++)
-		if (acc[i] > est->sync_s)
-			est->sync_s = acc[i];
 	if (rc != DL_OK)
 		goto out;
-	est->iteration_s = est->pipeline_s + est->sync_s;
+	if (x->ovl == OVL_NONE) {
+		for (int i = 0; i < n; i++)
+			if (acc[i] > est->sync_s)
+				est->sync_s = acc[i];
+		est->iteration_s = est->pipeline_s + est->sync_s;
+	} else {
+		est->iteration_s = overlapped_time(x, p, base, in, acc);
+		est->sync_s = est->iteration_s - est->pipeline_s;
+	}
 	est->lower_bound_s = cost_lower_bound(x);
 	est->efficiency = est->lower_bound_s / est->iteration_s;
 	est->throughput = (double)x->o->global_batch / est->iteration_s;

@@ -7,6 +7,8 @@
 #ifndef DL_COST_H
 #define DL_COST_H
 
+#include <math.h>
+
 #include "cluster.h"
 #include "cost_sites.h"
 #include "kc.h"
@@ -16,7 +18,8 @@
 
 /*
  * Everything the formulas need, precomputed: effective GPU speed per node
- * s = tflops * 1e12 * mfu_n * (1 - uhat_n), and prefix sums over layers
+ * s = (1 - uhat_n) / (1 / (tflops * 1e12 * mfu_n) + mem_per_flop / bw_n)
+ * (dlplan(1) ALGORITHMS, Cost model), and prefix sums over layers
  * of fwd+bwd FLOPs, params, mem_mb and tp_mb so that any layer range
  * costs O(1).  The router may be NULL only for plans without network
  * transfers (single node).
@@ -30,6 +33,22 @@ struct dl_costctx {
 	struct dl_router *router;
 	double *speed;		/* per node: FLOP/s of one GPU */
 	double *uhat;		/* per node: forecast load used */
+	double *membw;		/* per node: GPU memory bytes/s, 0: none */
+	/*
+	 * The bytes the model's memory-bound kernels move per FLOP:
+	 * COST_MEM_PASSES times the activations its layers produce per
+	 * sample (with the plan's attention kernel), over their fwd + bwd
+	 * FLOPs.  Spread over every FLOP at this one ratio, so that a
+	 * stage's time stays its FLOPs over one speed per node.
+	 */
+	double mem_per_flop;
+	/*
+	 * The plan's overlap (enum dl_overlap; auto counts as none), and
+	 * what a lower bound on T may count of the sync: 1 when it runs
+	 * after the pipeline, 0 when it may hide under the backward.
+	 */
+	int ovl;
+	double sync_floor;
 	double *cum_flops;	/* nlayers + 1: (fwd+bwd) * 1e9 */
 	double *cum_params;	/* params_m * 1e6 */
 	double *cum_mem;	/* mem_mb * 1e6 */
@@ -99,6 +118,15 @@ struct dl_costctx {
 	struct dl_sitebound *sites;
 };
 
+/*
+ * How many times a memory-bound kernel reads or writes each byte of
+ * activation a layer produces, over forward and backward (dlplan(1)
+ * ALGORITHMS, Cost model: fitted on the SC'21 Megatron-LM runs).
+ */
+#define COST_MEM_PASSES 8.0
+
+/* Memory bandwidth of one GPU of node nd, bytes/s (0: none known). */
+double cost_node_membw(const struct dl_node *nd);
 /* Fill the memory savers' per-layer figures of x (cost_savers.c). */
 void cost_savers_init(struct dl_costctx *x, const struct dl_model *m,
     const struct dl_opts *o);
@@ -128,6 +156,7 @@ struct cost_unit {
 	double share;		/* 2 (k - 1) / k of the TP volume is sent */
 	double bytes;		/* intra_gbps 1e9 / 8: bytes per second */
 	int k;
+	int tpov;		/* TP collectives under the GEMMs */
 };
 
 static inline void
@@ -140,6 +169,7 @@ cost_unit_init(const struct dl_costctx *x, int node, int k,
 	u->share = 2.0 * (k - 1) / k;
 	u->bytes = x->c->nodes[node].intra_gbps * 1e9 / 8;
 	u->k = k;
+	u->tpov = x->ovl == OVL_DPTP;
 }
 
 /*
@@ -150,10 +180,12 @@ cost_unit_init(const struct dl_costctx *x, int node, int k,
 static inline double
 cost_unit_t(const struct cost_unit *u, double flops, double tp)
 {
-	double t = u->mu * flops / u->flops;
+	double t = u->mu * flops / u->flops, c;
 
-	if (u->k > 1)
-		t += u->mu * tp * u->share / u->bytes;
+	if (u->k > 1) {
+		c = u->mu * tp * u->share / u->bytes;
+		t = u->tpov ? fmax(t, c) : t + c;
+	}
 	return t;
 }
 

@@ -138,6 +138,7 @@ cost_savers_init(struct dl_costctx *x, const struct dl_model *m,
 	size_t n = m->nlayers;
 	struct mg_arch a = m->arch;
 	double scores = 0, swiglu = 0, input = 0, core = 0;
+	double traffic = 0, work = 0;
 
 	x->blk = xcalloc(n, 1);
 	x->lay_flops = xcalloc(n, sizeof(double));
@@ -172,6 +173,12 @@ cost_savers_init(struct dl_costctx *x, const struct dl_model *m,
 		const struct dl_layer *ly = &m->layers[l];
 		double mem = ly->mem_mb * 1e6;
 
+		/* What the layer's kernels produce: the scores only when
+		 * attention is not fused, whatever is kept of them. */
+		traffic += mem - (o->attention == ATTN_FUSED &&
+		    model_is_block(m, l) ? scores : 0);
+		work += (ly->fwd_gflop + ly->bwd_gflop) * 1e9;
+
 		x->blk[l] = (unsigned char)model_is_block(m, l);
 		x->lay_flops[l] = (ly->fwd_gflop + ly->bwd_gflop) * 1e9;
 		if (x->blk[l]) {
@@ -189,6 +196,8 @@ cost_savers_init(struct dl_costctx *x, const struct dl_model *m,
 		}
 		x->lay_mem[l] = fmax(mem, 0);
 	}
+	x->mem_per_flop = work > 0 ? COST_MEM_PASSES * fmax(traffic, 0) /
+	    work : 0;
 	x->wbytes = o->param_bytes + o->grad_bytes;
 	/* Megatron-LM keeps fp32 main gradients beside 16-bit weights
 	 * (theoretical_memory_usage.py: 18 bytes a parameter). */

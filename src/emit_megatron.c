@@ -55,6 +55,9 @@
  *			--recompute-activations, --recompute-granularity
  *			full --recompute-method block --recompute-num-layers,
  *			--use-distributed-optimizer
+ *	the overlap	dp: --overlap-grad-reduce, and with a sharded
+ *			optimizer --overlap-param-gather (arguments.py:1024);
+ *			dp+tp also --tp-comm-overlap
  *
  * With TP > 1 megatron.sh exports CUDA_DEVICE_MAX_CONNECTIONS=1:
  * validate_args() asserts it before Blackwell
@@ -196,6 +199,13 @@ saver_args(const struct dl_plan *p, struct strbuf *sb)
 	}
 	if (p->opts.optimizer == OPTIM_SHARDED)
 		sb_adds(sb, "--use-distributed-optimizer\n");
+	if (p->opts.overlap >= OVL_DP && p->opts.overlap != OVL_AUTO)
+		sb_adds(sb, "--overlap-grad-reduce\n");
+	if (p->opts.overlap >= OVL_DP && p->opts.overlap != OVL_AUTO &&
+	    p->opts.optimizer == OPTIM_SHARDED)
+		sb_adds(sb, "--overlap-param-gather\n");
+	if (p->opts.overlap == OVL_DPTP)
+		sb_adds(sb, "--tp-comm-overlap\n");
 }
 
 int

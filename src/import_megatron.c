@@ -52,7 +52,7 @@ enum {
 	A_UNTIE, A_HDROP, A_ADROP, A_BF16, A_FP16, A_GRADBF16, A_BACKEND,
 	A_FLASH, A_RCACT, A_RCGRAN, A_RCMETH, A_RCNUM, A_DISTOPT, A_MBS,
 	A_GBS, A_FIRST, A_LAST, A_ACCEMB, A_ACCLOSS, A_CP, A_EP, A_KVCH,
-	A_OPTIM, A_NARGS
+	A_OPTIM, A_OVGRAD, A_OVPARAM, A_TPOV, A_NARGS
 };
 
 struct mflag {
@@ -62,8 +62,6 @@ struct mflag {
 	const char *why;	/* MK_SLOW, MK_NO: what dlplan does instead */
 };
 
-#define OVERLAP "dlplan prices communication without overlap, so its " \
-	"time is an upper bound here"
 #define FUSION "dlplan's compute time has one efficiency per GPU, with " \
 	"or without this kernel"
 
@@ -151,8 +149,8 @@ static const struct mflag mflags[] = {
 	    "the 1F1B schedule without interleaved stages" },
 	{ "num-workers", MK_SKIP, 0, 0 },
 	{ "optimizer", MK_WORD, A_OPTIM, 0 },
-	{ "overlap-grad-reduce", MK_SLOW_FLAG, 0, OVERLAP },
-	{ "overlap-param-gather", MK_SLOW_FLAG, 0, OVERLAP },
+	{ "overlap-grad-reduce", MK_FLAG, A_OVGRAD, 0 },
+	{ "overlap-param-gather", MK_FLAG, A_OVPARAM, 0 },
 	{ "pipeline-model-parallel-layout", MK_NO, 0, "dlplan's stages hold "
 	    "the embedding in the first stage and the loss in the last" },
 	{ "pipeline-model-parallel-size", MK_INT, A_PP, 0 },
@@ -182,7 +180,7 @@ static const struct mflag mflags[] = {
 	{ "tensorboard-dir", MK_SKIP, 0, 0 },
 	{ "tokenizer-model", MK_SKIP, 0, 0 },
 	{ "tokenizer-type", MK_SKIP, 0, 0 },
-	{ "tp-comm-overlap", MK_SLOW_FLAG, 0, OVERLAP },
+	{ "tp-comm-overlap", MK_FLAG, A_TPOV, 0 },
 	{ "train-iters", MK_SKIP, 0, 0 },
 	{ "train-samples", MK_SKIP, 0, 0 },
 	{ "transformer-impl", MK_SKIP, 0, 0 },
@@ -497,6 +495,29 @@ check_run(const struct margs *a, const struct dl_model *m, long tp,
 		    "nor a divisor of the %ld query groups (megatron/core/"
 		    "transformer/transformer_config.py:1446, 1461)", tp,
 		    r->heads, groups);
+	/* arguments.py:1024-1029 (d98e8a64). */
+	if (a->set[A_OVPARAM] && !a->set[A_DISTOPT])
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "megatron argument "
+		    "'--overlap-param-gather' needs --use-distributed-optimizer "
+		    "(megatron/training/arguments.py:1025)");
+	if (a->set[A_OVPARAM] && !a->set[A_OVGRAD])
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "megatron argument "
+		    "'--overlap-param-gather' needs --overlap-grad-reduce "
+		    "(megatron/training/arguments.py:1028)");
+	if (a->set[A_TPOV] && !a->set[A_SP])
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "megatron argument "
+		    "'--tp-comm-overlap' needs --sequence-parallel (its "
+		    "all-gathers and reduce-scatters are what overlap)");
+	if (a->set[A_TPOV] && !a->set[A_OVGRAD])
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "megatron argument "
+		    "'--tp-comm-overlap' without --overlap-grad-reduce: dlplan "
+		    "prices the tensor-parallel overlap only together with the "
+		    "data-parallel one (--overlap dp+tp)");
+	if (a->set[A_OVGRAD] && a->set[A_DISTOPT] && !a->set[A_OVPARAM])
+		dl_warn("warning: megatron arguments '--overlap-grad-reduce "
+		    "--use-distributed-optimizer' without "
+		    "'--overlap-param-gather': dlplan prices the parameter "
+		    "gather overlapped too, so the time is a lower bound here");
 	if (a->set[A_SP] && tp == 1)
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "megatron argument "
 		    "'--sequence-parallel' needs TP > 1 (megatron/core/"
@@ -812,6 +833,8 @@ import_megatron(struct dl_plan *p, const struct dl_cluster *c,
 	p->opts.optimizer_bytes = m->arch.dtype_bytes == 2 ? 12 : 8;
 	p->opts.optimizer = a.set[A_DISTOPT] ? OPTIM_SHARDED :
 	    OPTIM_REPLICATED;
+	p->opts.overlap = a.set[A_TPOV] ? OVL_DPTP : a.set[A_OVGRAD] ?
+	    OVL_DP : OVL_NONE;
 	p->opts.runtime = RUNTIME_MEGATRON;
 	p->runtime = RUNTIME_MEGATRON;
 	p->ngroups = (int)dp;

@@ -28,6 +28,9 @@ const char *const plan_recompute_names[DL_NRECOMPUTE] = {
 const char *const plan_optimizer_names[DL_NOPTIMIZER] = {
 	"replicated", "sharded"
 };
+const char *const plan_overlap_names[DL_NOVERLAP] = {
+	"none", "dp", "dp+tp", "auto"
+};
 const char *const plan_precision_names[DL_NPRECISION] = {
 	"bf16", "fp16"
 };
@@ -63,7 +66,7 @@ plan_opts_default(struct dl_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->global_batch = 0;
 	o->micro_batch = 1;
-	o->mfu = 0.4;
+	o->mfu = 0.65;
 	o->param_bytes = 2;
 	o->grad_bytes = 2;
 	o->optimizer_bytes = 12;
@@ -76,6 +79,7 @@ plan_opts_default(struct dl_opts *o)
 	o->attention = ATTN_FUSED;
 	o->recompute = RC_AUTO;
 	o->optimizer = OPTIM_REPLICATED;
+	o->overlap = OVL_AUTO;
 	o->runtime = RUNTIME_DLPLAN;
 }
 
@@ -591,4 +595,29 @@ plan_lineage_dup(const struct dl_lineage *l)
 	d->used = xmemdup(l->used, l->nnodes, 1);
 	d->unit = xmemdup(l->unit, (size_t)l->nunits, sizeof(*d->unit));
 	return d;
+}
+
+/*
+ * Settle o->overlap for a plan of runtime rt: auto becomes dp where the
+ * runtime overlaps its data-parallel reduction with the backward
+ * (Megatron-LM's --overlap-grad-reduce, torchtitan's FSDP and DDP), none
+ * where it reduces after the pipeline (dlplan's executor, DeepSpeed's
+ * pipeline engine); asking a runtime for what it cannot run is an error.
+ */
+int
+plan_resolve_overlap(struct dl_opts *o, int rt, struct dl_err *e)
+{
+	int can = rt == RUNTIME_MEGATRON ? OVL_DPTP :
+	    rt == RUNTIME_TORCHTITAN ? OVL_DP : OVL_NONE;
+
+	if (o->overlap == OVL_AUTO)
+		o->overlap = can < OVL_DP ? can : OVL_DP;
+	if (o->overlap > can)
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "'--overlap %s': "
+		    "'--runtime %s' %s", plan_overlap_names[o->overlap],
+		    plan_runtime_names[rt], can == OVL_NONE ? "reduces "
+		    "gradients after the pipeline, overlapping nothing" :
+		    "has no tensor-parallel overlap (only megatron's "
+		    "--tp-comm-overlap)");
+	return DL_OK;
 }

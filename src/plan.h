@@ -74,19 +74,32 @@ enum dl_recompute { RC_NONE, RC_SELECTIVE, RC_FULL, RC_AUTO, DL_NRECOMPUTE };
 #define PLAN_RECOMPUTES "none|selective|full|auto"
 enum dl_optimizer { OPTIM_REPLICATED, OPTIM_SHARDED, DL_NOPTIMIZER };
 #define PLAN_OPTIMIZERS "replicated|sharded"
+/*
+ * What communication runs under compute (dlplan(1) ALGORITHMS, Overlap):
+ * none; dp (the data-parallel gradient reduction under the last
+ * micro-batch's backward, bucket by bucket, and with a sharded optimizer
+ * the parameter gather under the first forward: Megatron's
+ * --overlap-grad-reduce --overlap-param-gather, PyTorch DDP and FSDP);
+ * dp+tp (also the tensor-parallel collectives under the GEMMs, Megatron's
+ * --tp-comm-overlap); auto (dp where the runtime overlaps, else none; a
+ * plan records the one it used).
+ */
+enum dl_overlap { OVL_NONE, OVL_DP, OVL_DPTP, OVL_AUTO, DL_NOVERLAP };
+#define PLAN_OVERLAPS "none|dp|dp+tp|auto"
 /* The precision a plan trains in: bf16, or fp16 with loss scaling where
  * a GPU it uses has no bf16 (plan_precision()). */
 enum dl_precision { PREC_BF16, PREC_FP16, DL_NPRECISION };
 extern const char *const plan_attention_names[DL_NATTENTION];
 extern const char *const plan_recompute_names[DL_NRECOMPUTE];
 extern const char *const plan_optimizer_names[DL_NOPTIMIZER];
+extern const char *const plan_overlap_names[DL_NOVERLAP];
 extern const char *const plan_precision_names[DL_NPRECISION];
 
 /* Job options (dlplan(1), dlplan plan) with their defaults. */
 struct dl_opts {
 	long global_batch;	/* samples per iteration */
 	long micro_batch;	/* samples per micro-batch */
-	double mfu;		/* default model-FLOP efficiency: 0.4 */
+	double mfu;		/* default GEMM efficiency: 0.65 */
 	double param_bytes;	/* 2 */
 	double grad_bytes;	/* 2 */
 	double optimizer_bytes;	/* 12 */
@@ -100,6 +113,7 @@ struct dl_opts {
 	int attention;		/* enum dl_attention: fused */
 	int recompute;		/* enum dl_recompute: auto */
 	int optimizer;		/* enum dl_optimizer: replicated */
+	int overlap;		/* enum dl_overlap: auto */
 	/*
 	 * Whose memory accounting (enum dl_runtime, set from the plan's
 	 * runtime): Megatron-LM's mixed precision keeps fp32 main
@@ -108,6 +122,7 @@ struct dl_opts {
 	int runtime;
 };
 void plan_opts_default(struct dl_opts *o);
+int plan_resolve_overlap(struct dl_opts *o, int rt, struct dl_err *e);
 
 /* A stage: one unit (k GPUs of one node, one TP group) and its layers. */
 struct dl_stage {

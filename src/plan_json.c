@@ -134,6 +134,8 @@ w_options(const struct dl_opts *o)
 	set(j, "recompute", json_string(plan_recompute_names[o->recompute ==
 	    RC_AUTO ? RC_NONE : o->recompute]));
 	set(j, "optimizer", json_string(plan_optimizer_names[o->optimizer]));
+	set(j, "overlap", json_string(plan_overlap_names[o->overlap ==
+	    OVL_AUTO ? OVL_NONE : o->overlap]));
 	return j;
 }
 

@@ -401,10 +401,10 @@ read_options(struct rd *r, json_t *root, struct dl_opts *o)
 		"global_batch", "micro_batch", "mfu", "param_bytes",
 		"grad_bytes", "optimizer_bytes", "mem_reserve", "horizon",
 		"states", "forecast", "max_stages", "max_tp", "time_limit",
-		"attention", "recompute", "optimizer", NULL
+		"attention", "recompute", "optimizer", "overlap", NULL
 	};
 	const char *w = "options", *fm = NULL, *at = NULL, *rc_ = NULL;
-	const char *op = NULL;
+	const char *op = NULL, *ov = NULL;
 	json_t *j;
 	int rc;
 
@@ -437,13 +437,19 @@ read_options(struct rd *r, json_t *root, struct dl_opts *o)
 	    (rc = get_str(r, j, w, "forecast", 0, &fm)) != DL_OK ||
 	    (rc = get_str(r, j, w, "attention", 0, &at)) != DL_OK ||
 	    (rc = get_str(r, j, w, "recompute", 0, &rc_)) != DL_OK ||
-	    (rc = get_str(r, j, w, "optimizer", 0, &op)) != DL_OK)
+	    (rc = get_str(r, j, w, "optimizer", 0, &op)) != DL_OK ||
+	    (rc = get_str(r, j, w, "overlap", 0, &ov)) != DL_OK)
 		return rc;
 	/* A plan records the savers it was priced with; one without them
 	 * (made before they existed) used none of them. */
 	o->attention = ATTN_UNFUSED;
 	o->recompute = RC_NONE;
 	o->optimizer = OPTIM_REPLICATED;
+	o->overlap = OVL_NONE;
+	if (ov != NULL && ((o->overlap = plan_name_find(plan_overlap_names,
+	    DL_NOVERLAP, ov)) < 0 || o->overlap == OVL_AUTO))
+		return rerr(r, "options.overlap: '%s' is not a plan's overlap "
+		    "(expected none, dp or dp+tp)", ov);
 	if (at != NULL && (o->attention = plan_name_find(plan_attention_names,
 	    DL_NATTENTION, at)) < 0)
 		return rerr(r, "options.attention: unknown kernel '%s' "

@@ -75,6 +75,15 @@ preset_model(const char *name, const struct mg_model *g, struct sched_model *sm)
 		}
 		sb_addc(&sb, '\n');
 	}
+	/* The architecture, as model_load() reads it back from the
+	 * comment: the memory savers and the cost model need it. */
+	{
+		struct strbuf c = STRBUF_INIT;
+
+		sb_addf(&c, "dlplan model --preset %s", name);
+		sm->m.has_arch = mg_arch_parse(c.buf, &sm->m.arch);
+		sb_free(&c);
+	}
 	sm->preset = xstrdup(name);
 	sm->csv = sb_detach(&sb);
 }

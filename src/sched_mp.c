@@ -68,6 +68,7 @@ make_kinds(struct sched *s)
 			if (a->site_idx == b->site_idx &&
 			    a->tflops == b->tflops && a->mfu == b->mfu &&
 			    a->mem_gb == b->mem_gb &&
+			    cost_node_membw(a) == cost_node_membw(b) &&
 			    a->intra_gbps == b->intra_gbps &&
 			    a->nic_gbps == b->nic_gbps &&
 			    s->uhat[u] == s->uhat[v]) {

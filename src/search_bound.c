@@ -639,7 +639,8 @@ bound_groups(const struct bctx *b, const struct bclass *cl,
 		if (pipe != NULL)
 			pipe[G] = t;
 		pu = rs->punit >= 0 ? rs->punit : b->P / (double)Smin;
-		if (G > 1)
+		/* An overlapped sync may hide whole: sync_floor 0. */
+		if (G > 1 && b->x->sync_floor > 0)
 			t += 2 * (double)(G - 1) * ring_hop(b->x, &b->nb, rs, G,
 			    pu * o->grad_bytes / (double)G);
 		if (tot != NULL)

@@ -287,7 +287,7 @@ interval(const struct bound_lp *B, long G, long M, double lo, double hi)
 		double bw = (long)B->node_gpus[k] >= G ? fmax(B->bw_in[k],
 		    B->bw_out[k]) : B->bw_out[k];
 		double kappa = bw > 0 ? 2.0 * (double)(G - 1) / (double)G *
-		    8 * o->grad_bytes / (bw * 1e9) : 0;
+		    8 * o->grad_bytes / (bw * 1e9) * x->sync_floor : 0;
 		int n = 0;
 
 		for (size_t l = 0; l < L; l++) {

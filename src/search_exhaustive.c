@@ -192,7 +192,8 @@ exh_combo(struct exh *X, const struct shape *sh, int **cur, const double *Ac,
 		return;
 	if (!exact_split(C, &C->work, caps, m, &z))
 		return;
-	if (C->have_best && C->work.est.sync_s + z >= C->best_t * (1 + 1e-12))
+	if (C->have_best && C->x->sync_floor > 0 &&
+	    C->work.est.sync_s + z >= C->best_t * (1 + 1e-12))
 		return;
 	search_build_plan(C, &C->work, sh, cur, m);
 	search_consider(C);

@@ -447,7 +447,7 @@ search_shape_bound(struct ctx *C, const struct shape *sh, double *cut)
 		if (!(sum > 0))
 			continue;
 		t = mu * W * (double)C->total / sum;
-		if (gu > tmax && np >= 2 && bw > 0)
+		if (gu > tmax && np >= 2 && bw > 0 && C->x->sync_floor > 0)
 			sync = 2.0 * (gu - 1) * (lat + 8 * P / ((double)smax *
 			    gu * bw * 1e9));
 		best = fmin(best, t + sync);

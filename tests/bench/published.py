@@ -28,6 +28,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 TABLE = os.path.join(ROOT, "tests", "cli", "data",
                      "megatron-sc21-table1.csv")
+H100 = os.path.join(ROOT, "tests", "cli", "data",
+                    "megatron-h100-table.csv")
 
 
 def kendall(x, y):
@@ -39,23 +41,125 @@ def kendall(x, y):
     return s / (n * (n - 1) / 2)
 
 
-def cluster(d, gpus):
+def cluster(d, gpus, row="A100-SXM4-80GB,312,80,2400,1600"):
+    """DGX nodes: DGX A100 (NVLink 3: 300 GB/s a direction; 8 x 200
+    Gb/s HDR) or DGX H100 (NVLink 4: 450 GB/s; 8 x 400 Gb/s NDR)."""
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "nodes.csv"), "w") as f:
         f.write("node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,"
                 "nic_gbps\n")
         for i in range(gpus // 8):
-            f.write("dgx-%d,dc,8,A100-SXM4-80GB,312,80,2400,1600\n" % i)
+            f.write("dgx-%d,dc,8,%s\n" % (i, row))
+
+
+def rows_of(path):
+    with open(path) as f:
+        return list(csv.DictReader(l for l in f if not l.startswith("#")))
+
+
+def h100_time(o, tmp, r, mfu, overlap):
+    """T of one row of Megatron-LM's H100 table, imported as published:
+    micro-batch 1, bf16, fused attention, the distributed optimizer,
+    DP overlap (--overlap-grad-reduce, --overlap-param-gather)."""
+    h, l, tp, pp, gpus, gb = (int(r[k]) for k in (
+        "hidden", "layers", "tp", "pp", "gpus", "global_batch"))
+    cl = os.path.join(tmp, "h100-%d" % gpus)
+    if not os.path.isdir(cl):
+        cluster(cl, gpus, "H100-SXM5-80GB,989,80,3600,3200")
+    model = os.path.join(tmp, "h100-" + r["model"] + ".csv")
+    if not os.path.exists(model):
+        subprocess.run([o.dlplan, "model", "gpt", "--layers", str(l),
+                        "--hidden", str(h), "--heads", r["heads"],
+                        "--seq", "4096", "--vocab", "131072", "--tied",
+                        "no", "-o", model], check=True)
+    args = ["--tensor-model-parallel-size", str(tp),
+            "--pipeline-model-parallel-size", str(pp),
+            "--micro-batch-size", "1", "--global-batch-size", str(gb),
+            "--num-layers", str(l), "--hidden-size", str(h),
+            "--num-attention-heads", r["heads"], "--seq-length", "4096",
+            "--max-position-embeddings", "4096", "--vocab-size", "131072",
+            "--untie-embeddings-and-output-weights", "--bf16",
+            "--use-distributed-optimizer"]
+    if overlap:
+        args += ["--overlap-grad-reduce", "--overlap-param-gather", "--grad-reduce-in-bf16"]
+    if tp > 1:
+        args.insert(2, "--sequence-parallel")
+        if overlap:
+            args.append("--tp-comm-overlap")
+    p = subprocess.run([o.dlplan, "import", "megatron", "-q", "-c", cl,
+                        "-m", model, "--format", "json", "--mfu",
+                        repr(mfu), "--"] + args, capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        return None, p.stderr.strip()
+    return json.loads(p.stdout)["estimate"]["iteration_s"], None
+
+
+def h100_tflops(r, t):
+    """Megatron-LM's count before causal halving (2025-03), which the
+    table's figures predate: 72 B s l h^2 (1 + s/6h + V/12lh)."""
+    h, l, gb, gpus = (int(r[k]) for k in ("hidden", "layers",
+                                          "global_batch", "gpus"))
+    s, v = 4096, 131072
+    f = 72 * gb * s * l * h * h * (1 + s / (6 * h) + v / (12 * l * h))
+    return f / t / gpus / 1e12
+
+
+def h100(o, tmp, lines):
+    """The H100 table with one efficiency fitted on its first row
+    (bisection on --mfu until that row's prediction equals its figure),
+    the others judged."""
+    rows = rows_of(H100)
+    first = rows[0]
+    lo, hi = 0.05, 1.0
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        t, err = h100_time(o, tmp, first, mid, True)
+        if t is None:
+            lines.append("H100 %s does not import: %s" % (first["model"],
+                                                          err))
+            return
+        if h100_tflops(first, t) < float(first["tflops_per_gpu"]):
+            lo = mid
+        else:
+            hi = mid
+    e = (lo + hi) / 2
+    lines.append("")
+    lines.append("Megatron-LM's H100 table (README at d98e8a64), mfu %.4f "
+                 "fitted on the %s row:" % (e, first["model"]))
+    lines.append("%-8s %4s %4s %4s %6s %6s %10s %9s %9s %7s" % (
+        "model", "tp", "pp", "dp", "gpus", "batch", "T_s", "pred_TF",
+        "publ_TF", "ratio"))
+    sizes, ratios = [], []
+    for i, r in enumerate(rows):
+        t, err = h100_time(o, tmp, r, e, True)
+        if t is None:
+            lines.append("%-8s does not import: %s" % (r["model"], err))
+            continue
+        pred = h100_tflops(r, t)
+        publ = float(r["tflops_per_gpu"])
+        if i > 0:
+            sizes.append(float(r["gpus"]))
+            ratios.append(pred / publ)
+        lines.append("%-8s %4s %4s %4s %6s %6s %10.3f %9.1f %9.1f %7.3f" % (
+            r["model"], r["tp"], r["pp"], r["dp"], r["gpus"],
+            r["global_batch"], t, pred, publ, pred / publ))
+    if ratios:
+        lines.append("ratio predicted/published (rows not fitted): min "
+                     "%.3f, max %.3f; Kendall tau against model size %.2f"
+                     % (min(ratios), max(ratios), kendall(sizes, ratios)))
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dlplan", default=os.path.join(ROOT, "dlplan"))
     ap.add_argument("--mfu", type=float)
+    ap.add_argument("--micro-batch", type=int,
+                    help="every row's micro-batch (default: the row's, "
+                    "from run_table_1.sh)")
     ap.add_argument("--out")
     o = ap.parse_args()
-    with open(TABLE) as f:
-        rows = list(csv.DictReader(l for l in f if not l.startswith("#")))
+    rows = rows_of(TABLE)
     tmp = tempfile.mkdtemp(prefix="dlplan-published-")
     lines, sizes, ratios = [], [], []
     lines.append("%-8s %4s %4s %4s %6s %6s %10s %9s %9s %7s" % (
@@ -76,7 +180,7 @@ def main():
                        check=True)
         args = ["--tensor-model-parallel-size", str(tp),
                 "--pipeline-model-parallel-size", str(pp),
-                "--micro-batch-size", r["micro_batch"],
+                "--micro-batch-size", str(o.micro_batch or r["micro_batch"]),
                 "--global-batch-size", str(gb), "--num-layers", str(l),
                 "--hidden-size", str(h), "--num-attention-heads",
                 r["heads"], "--seq-length", str(s),
@@ -110,6 +214,7 @@ def main():
         lines.append("ratio predicted/published: min %.3f, max %.3f; "
                      "Kendall tau against model size %.2f" % (
                          min(ratios), max(ratios), kendall(sizes, ratios)))
+    h100(o, tmp, lines)
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     if o.out:

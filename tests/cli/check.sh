@@ -72,7 +72,7 @@ C=$TMP/c
 bad "empty file" "dlplan: $C/nodes.csv: empty file (expected a nodes.csv header row)" ""
 bad "comments only" "dlplan: $C/nodes.csv: empty file (expected a nodes.csv header row)" "# nothing\n\n"
 bad "header only" "dlplan: $C/nodes.csv:1: no nodes (expected at least one row after the header)" "$H\n"
-bad "unknown column" "dlplan: $C/nodes.csv:1:9: unknown column 'color' in nodes.csv header (expected node, site, gpus, gpu_model, tflops, mem_gb, intra_gbps, nic_gbps, mfu, cost_per_hour, host; prefix extra columns with x_)" "$H,color\n$OKROW,red\n"
+bad "unknown column" "dlplan: $C/nodes.csv:1:9: unknown column 'color' in nodes.csv header (expected node, site, gpus, gpu_model, tflops, mem_gb, intra_gbps, nic_gbps, mfu, cost_per_hour, host, mem_gbs; prefix extra columns with x_)" "$H,color\n$OKROW,red\n"
 bad "duplicate column" "dlplan: $C/nodes.csv:1:9: column 'gpus' appears twice in the header" "$H,gpus\n$OKROW,4\n"
 bad "missing column" "dlplan: $C/nodes.csv:1: missing required column 'nic_gbps' in nodes.csv header" "node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps\nn1,s1,4,A100,312,80,2400\n"
 bad "too few fields" "dlplan: $C/nodes.csv:3:8: expected 8 fields as in the header, found 7" "$H\n$OKROW\nn2,s1,4,A100,312,80,2400\n"

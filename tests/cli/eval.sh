@@ -166,7 +166,7 @@ expect_err "missing global batch" 2 \
     dlplan eval "$TMP/nogb.json"
 plan typo "\"options\": { \"global_batch\": 2, \"micro_batch\": 1, \"micro_bacth\": 2 }, \"groups\": [ $G1 ]"
 expect_err "unknown option key" 2 \
-    "dlplan: $TMP/typo.json: options: unknown key 'micro_bacth' (expected global_batch, micro_batch, mfu, param_bytes, grad_bytes, optimizer_bytes, mem_reserve, horizon, states, forecast, max_stages, max_tp, time_limit, attention, recompute, optimizer; prefix other keys with x_)" -- \
+    "dlplan: $TMP/typo.json: options: unknown key 'micro_bacth' (expected global_batch, micro_batch, mfu, param_bytes, grad_bytes, optimizer_bytes, mem_reserve, horizon, states, forecast, max_stages, max_tp, time_limit, attention, recompute, optimizer, overlap; prefix other keys with x_)" -- \
     dlplan eval "$TMP/typo.json"
 plan fm "\"options\": { \"global_batch\": 2, \"micro_batch\": 1, \"forecast\": \"arima\" }, \"groups\": [ $G1 ]"
 expect_err "unknown forecast method" 2 \

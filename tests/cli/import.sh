@@ -100,11 +100,11 @@ expect_run "import: --recompute-activations is selective" 0 - - -- \
 check "import: selective, fused" grep -q '"recompute": "selective"' "$TMP/out"
 
 # Arguments that change time but are not priced: a warning, no error.
-expect_run "import: --overlap-grad-reduce warns" 0 - - -- \
+expect_run "import: --bias-gelu-fusion warns" 0 - - -- \
     dlplan import megatron -c $ONE -m "$TMP/tiny.csv" -- $TINY \
-    --overlap-grad-reduce --lr 1e-4 --data-path 1 a 1 b --split 99,1,0
+    --bias-gelu-fusion --lr 1e-4 --data-path 1 a 1 b --split 99,1,0
 check "import: the warning names the argument" grep -q \
-    "^dlplan: warning: megatron argument '--overlap-grad-reduce': dlplan prices communication without overlap" "$TMP/err"
+    "^dlplan: warning: megatron argument '--bias-gelu-fusion': " "$TMP/err"
 check "import: the table gives T" grep -q "^iteration [0-9.e-]* s" "$TMP/out"
 
 # The round trip on the bundled clusters: plan --runtime megatron, its
@@ -250,3 +250,90 @@ expect_run "import: llama2-70b on one node does not fit" 3 - - -- \
 check "import: the message names the GPU and the bytes over" grep -q \
     "memory does not fit on GPU .*over by" "$TMP/err"
 check "import: no output directory written" test ! -e "$TMP/big/plan.json"
+
+# The overlap (dlplan(1) ALGORITHMS, Overlap), re-derived from the priced
+# parts: llama2-7b, TP 2 x PP 2 x DP 2 on the single node, gradients
+# reduced under each stage's last backward.  Stage s's last backward
+# ends at T_g - sum_{j<s} (b_j + xb_j), b_j its compute times the
+# backward's share of its layers' FLOPs (model.csv) and xb_j half its
+# two-way transfer; its reduction R (the ring times of its segments,
+# summed) ends max(R / n_b, R - b_s) later, n_b = ceil(params / GPUs /
+# 4e7).  The same plan without overlap is T_g + max R.
+OVA="--tensor-model-parallel-size 2 --sequence-parallel
+--pipeline-model-parallel-size 2
+--num-layers 32 --hidden-size 4096 --num-attention-heads 32
+--ffn-hidden-size 11008 --seq-length 4096 --max-position-embeddings 4096
+--vocab-size 32000 --position-embedding-type rope --normalization RMSNorm
+--swiglu --disable-bias-linear --untie-embeddings-and-output-weights
+--hidden-dropout 0 --attention-dropout 0 --bf16 --micro-batch-size 1
+--global-batch-size 16"
+for ov in none dp; do
+	extra=
+	[ $ov = dp ] && extra=--overlap-grad-reduce
+	expect_run "import: overlap $ov" 0 - - -- \
+	    dlplan import megatron -q -c $ONE -m "$M/llama2-7b.csv" \
+	    --format json -- $OVA $extra
+	cp "$TMP/out" "$TMP/ov-$ov.json"
+done
+check "import: --overlap-grad-reduce is overlap dp" grep -q \
+    '"overlap": "dp"' "$TMP/ov-dp.json"
+check "import: the overlapped T re-derived by hand" /usr/bin/python3 -c '
+import csv, json, math, sys
+rows = [r for r in csv.DictReader(l for l in open(sys.argv[3])
+                                  if not l.startswith("#"))]
+def T(p, ov):
+    est = p["estimate"]
+    R, params = {}, {}
+    for r in p["rings"]:
+        for m in r["members"]:
+            k = (m["group"], m["stage"])
+            R[k] = R.get(k, 0) + r["time_s"]
+            params[k] = params.get(k, 0) + r["params"]
+    if not ov:
+        return est["pipeline_s"] + max(R.values())
+    t = est["pipeline_s"]
+    for g, gr in enumerate(p["groups"]):
+        cool = 0
+        for s, st in enumerate(gr["stages"]):
+            ly = rows[st["layers"][0]:st["layers"][-1] + 1]
+            fw = sum(float(r["fwd_gflop"]) for r in ly)
+            bw = sum(float(r["bwd_gflop"]) for r in ly)
+            b = st["compute_s"] * bw / (fw + bw)
+            rr = R[(g, s)]
+            nb = max(1, math.ceil(params[(g, s)] / len(st["gpus"]) / 4e7))
+            t = max(t, gr["time_s"] - cool + max(rr / nb, rr - b))
+            cool += b + st["p2p_s"] / 2
+    return t
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+ta, tb = T(a, False), T(b, True)
+ea, eb = a["estimate"]["iteration_s"], b["estimate"]["iteration_s"]
+print(ta, ea, tb, eb)
+sys.exit(0 if abs(ta - ea) <= 1e-9 * ea and abs(tb - eb) <= 1e-9 * eb and
+         eb < ea else 1)' "$TMP/ov-none.json" "$TMP/ov-dp.json" \
+    "$M/llama2-7b.csv"
+
+# Megatron's rules for the overlap flags (arguments.py:1024-1029).
+expect_err "import: --overlap-param-gather needs the distributed optimizer" 1 \
+    "dlplan: megatron argument '--overlap-param-gather' needs --use-distributed-optimizer (megatron/training/arguments.py:1025)" -- \
+    dlplan import megatron -c $ONE -m "$TMP/tiny.csv" -- $TINY \
+    --overlap-grad-reduce --overlap-param-gather
+expect_err "import: --overlap-param-gather needs --overlap-grad-reduce" 1 \
+    "dlplan: megatron argument '--overlap-param-gather' needs --overlap-grad-reduce (megatron/training/arguments.py:1028)" -- \
+    dlplan import megatron -c $ONE -m "$TMP/tiny.csv" -- $TINY \
+    --use-distributed-optimizer --overlap-param-gather
+expect_err "import: --tp-comm-overlap needs sequence parallelism" 1 \
+    "dlplan: megatron argument '--tp-comm-overlap' needs --sequence-parallel (its all-gathers and reduce-scatters are what overlap)" -- \
+    dlplan import megatron -c $ONE -m "$TMP/tiny.csv" -- $TINY \
+    --overlap-grad-reduce --tp-comm-overlap
+expect_run "import: --tp-comm-overlap alone is not priced" 3 - - -- \
+    dlplan import megatron -c $ONE -m "$TMP/tiny.csv" -- $TINY \
+    --tensor-model-parallel-size 2 --sequence-parallel --tp-comm-overlap
+expect_run "import: dp+tp" 0 - - -- \
+    dlplan import megatron -q -c $ONE -m "$M/llama2-7b.csv" \
+    --format json -- $OVA --overlap-grad-reduce --tp-comm-overlap
+check "import: dp+tp is recorded" grep -q '"overlap": "dp+tp"' "$TMP/out"
+check "import: dp+tp is no slower than dp" /usr/bin/python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))["estimate"]["iteration_s"]
+b = json.load(open(sys.argv[2]))["estimate"]["iteration_s"]
+sys.exit(0 if b <= a else 1)' "$TMP/ov-dp.json" "$TMP/out"

@@ -191,7 +191,7 @@ check "/etc/passwd: nothing of it in the messages" sh -c "! { \
 sed "s|\"path\": \"/etc/passwd\"|&, \"sha256\": \"$(sha256sum </etc/passwd | \
     cut -c1-64)\"|" "$TMP/pp/plan/etc-none.json" >"$TMP/pp/plan/etc-ok.json"
 expect_err "/etc/passwd with its digest is read like any input" 2 \
-    "dlplan: /etc/passwd:1:1: unknown column '$(head -1 /etc/passwd | cut -d, -f1)' in nodes.csv header (expected node, site, gpus, gpu_model, tflops, mem_gb, intra_gbps, nic_gbps, mfu, cost_per_hour, host; prefix extra columns with x_)" \
+    "dlplan: /etc/passwd:1:1: unknown column '$(head -1 /etc/passwd | cut -d, -f1)' in nodes.csv header (expected node, site, gpus, gpu_model, tflops, mem_gb, intra_gbps, nic_gbps, mfu, cost_per_hour, host, mem_gbs; prefix extra columns with x_)" \
     -- "$DLPLAN" eval "$TMP/pp/plan/etc-ok.json"
 OUTSIDE="leads outside the plan's directory ('..', an absolute path or a symbolic link; give the file on the command line, or --trust-paths to allow it)"
 expect_err "--ignore-digests: /etc/passwd is refused" 2 \

@@ -153,7 +153,8 @@ def megatron_parser():
               "grad-reduce-in-bf16", "group-query-attention", "swiglu",
               "disable-bias-linear", "untie-embeddings-and-output-weights",
               "sequence-parallel", "recompute-activations",
-              "use-distributed-optimizer"]:
+              "use-distributed-optimizer", "overlap-grad-reduce",
+              "overlap-param-gather", "tp-comm-overlap"]:
         p.add_argument("--" + n, action="store_true")
     return p
 
@@ -223,6 +224,11 @@ def megatron_validate(a, world, env):
          "only with TP > 1", not a.sequence_parallel or tp > 1),
         ("%s:1461 query groups a multiple or a divisor of TP" % MT_TC,
          groups % tp == 0 or tp % groups == 0),
+        ("%s:1024 --overlap-param-gather only with the distributed "
+         "optimizer" % MT_ARGS, not a.overlap_param_gather or
+         a.use_distributed_optimizer),
+        ("%s:1027 --overlap-param-gather with --overlap-grad-reduce"
+         % MT_ARGS, not a.overlap_param_gather or a.overlap_grad_reduce),
         ("%s:2229 first/last not with the account-for flags" % MT_TC,
          not ((a.decoder_first_pipeline_num_layers is not None or
                a.decoder_last_pipeline_num_layers is not None) and
