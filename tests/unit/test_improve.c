@@ -140,6 +140,7 @@ main(void)
 		plan_opts_default(&o);
 		o.micro_batch = 1;
 		o.global_batch = 32;
+		o.mfu = 0.4;	/* the regime the instances were drawn for */
 		router_new(&r, &c, &ro, &e);
 		cost_init(&x, &c, &m, &o, NULL, r, &e);
 		if (start_plan(&x, &so, seed, 3, 8, &start)) {

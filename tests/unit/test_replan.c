@@ -46,10 +46,10 @@ static const char model4[] = "layer,fwd_gflop,params_m,act_mb,mem_mb\n"
 	"\"" n "\", \"gpus\": [0], \"layers\": [0, 1] } ] }"
 
 static const char dp3[] = "{ " INPUTS
-    "\"options\": { \"global_batch\": 12, \"micro_batch\": 1 }, "
+    "\"options\": { \"global_batch\": 12, \"micro_batch\": 1, \"mfu\": 0.4 }, "
     "\"groups\": [ " DP("a", 4) ", " DP("b", 4) ", " DP("c", 4) " ] }";
 static const char pp2[] = "{ " INPUTS
-    "\"options\": { \"global_batch\": 12, \"micro_batch\": 1 }, "
+    "\"options\": { \"global_batch\": 12, \"micro_batch\": 1, \"mfu\": 0.4 }, "
     "\"groups\": [ { \"micro_batches\": 12, \"stages\": [ "
     "{ \"node\": \"a\", \"gpus\": [0], \"layers\": [0, 1] }, "
     "{ \"node\": \"b\", \"gpus\": [0], \"layers\": [2, 3] } ] } ] }";
