@@ -340,9 +340,9 @@ print_table(const struct ev *v, int baselines)
 	}
 	printf("\n");
 	print_rings(v);
-	printf("\niteration  T     %s s (pipeline %s + sync %s)\n",
-	    fmt_s(a, E->iteration_s), fmt_s(b, E->pipeline_s),
-	    fmt_s(c, E->sync_s));
+	printf("\niteration  T     %s s (pipeline %s + sync %s + optimizer "
+	    "%s)\n", fmt_s(a, E->iteration_s), fmt_s(b, E->pipeline_s),
+	    fmt_s(c, E->sync_s), fmt_s(d, E->optimizer_s));
 	printf("simulated  1F1B  %s s pipeline phase (%+.3f %% from the "
 	    "model's)\n", fmt_s(a, E->simulated_s), rel_pct(E->simulated_s,
 	    E->pipeline_s));

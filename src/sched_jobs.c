@@ -440,14 +440,15 @@ cmp_site(const void *a, const void *b)
 /*
  * T for the proportional split of M micro-batches over the GPUs in rank
  * order (node order, cost_baseline()'s rule), replicas left without a
- * micro-batch dropped, and the ring's slowest hop.
+ * micro-batch dropped, the ring's slowest hop, and the slowest replica's
+ * optimizer step (cost_optimizer_time()'s rule).
  */
 static double
 iter_time(struct sched *s, const struct sched_class *k, const int *cnt)
 {
 	const struct dl_cluster *c = s->c;
 	long M = k->micro_batches, n = 0, given = 0, G = 0;
-	double total = 0, pipe = 0, hop = 0, bytes;
+	double total = 0, pipe = 0, hop = 0, opt = 0, bytes, params;
 	long *mb;
 	double *frac;
 	int *live, *ring, nl = 0, i = 0;
@@ -498,8 +499,13 @@ iter_time(struct sched *s, const struct sched_class *k, const int *cnt)
 		if (here > 0)
 			ring[nl++] = (int)v;
 	}
-	bytes = cost_range_params(&k->x, 0,
-	    (int)s->models[k->model].m.nlayers - 1) * k->opts.grad_bytes;
+	params = cost_range_params(&k->x, 0,
+	    (int)s->models[k->model].m.nlayers - 1);
+	bytes = params * k->opts.grad_bytes;
+	if (k->opts.optimizer == OPTIM_SHARDED && G > 0)
+		params /= (double)G;
+	for (int a = 0; a < nl; a++)
+		opt = fmax(opt, cost_optimizer_step(&k->x, ring[a], params));
 	if (G > 1) {
 		bytes /= (double)G;
 		ring_c = c;
@@ -519,7 +525,7 @@ iter_time(struct sched *s, const struct sched_class *k, const int *cnt)
 	free(frac);
 	free(live);
 	free(ring);
-	return pipe + (G > 1 ? 2.0 * (double)(G - 1) * hop : 0);
+	return pipe + (G > 1 ? 2.0 * (double)(G - 1) * hop : 0) + opt;
 }
 
 double

@@ -219,9 +219,9 @@ for d in "$TMP"/deepspeed-*; do
 	    cd '$TMP' && DLPLAN_DEEPSPEED=\"$DSL $d/plan.json\" \
 	    sh '$d/e2e/launch/deepspeed.sh'"
 done
-check "deepspeed: the hosts run 8 and 6 ranks" sh -c "grep -qx \
+check "deepspeed: the hosts run 8 and 2 ranks" sh -c "grep -qx \
     'dgx1-v100-0 slots=8' '$TMP/deepspeed-uneven/e2e/launch/hostfile' &&
-    grep -qx 'dgx1-v100-1 slots=6' \
+    grep -qx 'dgx1-v100-3 slots=2' \
     '$TMP/deepspeed-uneven/e2e/launch/hostfile'"
 
 # DeepSpeed's PDSH runner puts the path of worker.sh unquoted into the
