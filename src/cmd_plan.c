@@ -62,7 +62,7 @@ static const struct optspec plan_opts[] = {
 	{ "jobs", 'j', O_JOBS, "N", NULL,
 	    "threads for the search (the online CPUs)" },
 	{ "launcher", 0, O_LAUNCHER, "L", EMIT_LAUNCHERS,
-	    "also write OUTDIR/launch/ for slurm, torchrun, srun or hostfile" },
+	    "also write OUTDIR/launch/ for that launcher or framework" },
 	{ "master-port", 0, O_PORT, "N", NULL,
 	    "rendezvous port on the first host for --launcher (29500)" },
 	{ "max-stages", 0, O_MAXS, "N", NULL, "at most N pipeline stages" },
