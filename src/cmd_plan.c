@@ -48,7 +48,8 @@ static const struct optspec plan_opts[] = {
 	{ "error", 0, O_LOGERR, "PATH", "file",
 	    "Slurm's stderr log path for --launcher (#SBATCH --error)" },
 	{ "exact", 0, O_EXACT, "WHEN", "auto|yes|no",
-	    "exhaustive search: auto (at most 6 GPUs), yes (at most 12), no" },
+	    "exhaustive search: auto (at most 6 GPUs and 2e5 layer splits), "
+	    "yes (at most 12 GPUs), no" },
 	{ "forecast", 0, O_FORECAST, "METHOD", FM_NAMES,
 	    "load forecast method (gmc; see predict --method)" },
 	{ "format", 0, O_FORMAT, "FMT", "table|json",

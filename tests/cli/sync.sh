@@ -74,6 +74,12 @@ for m in "$MAN1" "$MAN5"; do
 	else
 		t_ok "$n lints clean"
 	fi
+	# An empty quotation: a lone ".Ql ." or ".Dq ," takes its argument
+	# for punctuation (write "\&.").  Lint does not see it.
+	empty=$(mandoc -Tutf8 "$m" | sed "s/.$BS//g" | grep -n '‘’\|“”' |
+	    head -3)
+	none "$n renders no empty quotation" "$empty" "$empty" \
+	    "quote punctuation as \\&. in the source"
 done
 
 dlplan --complete commands >"$TMP/cmds" 2>"$TMP/err"
