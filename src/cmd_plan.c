@@ -48,7 +48,8 @@ static const struct optspec plan_opts[] = {
 	{ "error", 0, O_LOGERR, "PATH", "file",
 	    "Slurm's stderr log path for --launcher (#SBATCH --error)" },
 	{ "exact", 0, O_EXACT, "WHEN", "auto|yes|no",
-	    "exhaustive search: auto (at most 6 GPUs), yes (at most 12), no" },
+	    "exhaustive search: auto (at most 6 GPUs and 2e5 layer splits), "
+	    "yes (at most 12 GPUs), no" },
 	{ "forecast", 0, O_FORECAST, "METHOD", FM_NAMES,
 	    "load forecast method (gmc; see predict --method)" },
 	{ "format", 0, O_FORMAT, "FMT", "table|json",
@@ -62,7 +63,7 @@ static const struct optspec plan_opts[] = {
 	{ "jobs", 'j', O_JOBS, "N", NULL,
 	    "threads for the search (the online CPUs)" },
 	{ "launcher", 0, O_LAUNCHER, "L", EMIT_LAUNCHERS,
-	    "also write OUTDIR/launch/ for slurm, torchrun, srun or hostfile" },
+	    "also write OUTDIR/launch/ for that launcher or framework" },
 	{ "master-port", 0, O_PORT, "N", NULL,
 	    "rendezvous port on the first host for --launcher (29500)" },
 	{ "max-stages", 0, O_MAXS, "N", NULL, "at most N pipeline stages" },

@@ -1,7 +1,8 @@
 /*
- * emit_int.h - what emit.c and the launchers (emit_worker.c,
- * emit_slurm.c, emit_torchrun.c, emit_hostfile.c) share; not an API for
- * anything outside emit*.c.
+ * emit_int.h - what emit.c, worker.sh's writer (emit_worker.c) and the
+ * launchers (emit_slurm.c, emit_torchrun.c, emit_hostfile.c and the
+ * frameworks' emit_framework.c, emit_megatron.c, emit_deepspeed.c,
+ * emit_torchtitan.c) share; not an API for anything outside emit*.c.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *

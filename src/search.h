@@ -6,18 +6,20 @@
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Two modes.  The exhaustive mode enumerates the whole plan space of
- * the plan space of src/DESIGN-NOTES (every split of each node's GPUs into TP
+ * src/DESIGN-NOTES (every split of each node's GPUs into TP
  * units, every subset of units, every grouping into ordered pipelines and
  * every order of the groups, every micro-batch split and every layer
  * boundary), prunes with exact compute-only lower bounds, and scores the
  * survivors with the full cost model, so its answer is the optimum of the cost
- * model; it is used when the cluster has at most 6 GPUs (or when asked).  The
- * structured mode tries, per TP degree and stage count, pipelines of units
- * kept inside a node or site, partitions each distinct pipeline with the
- * layer-partition MILP (warm-started by the exact DP), splits the
- * micro-batches with the data-split MILP, alternates the two until the split
- * stops changing, and scores each result with the cost model.  Both are
- * deterministic.
+ * model; it is used when the cluster has at most 6 GPUs and a pipeline at
+ * most 2e5 ways to place its stage boundaries (search.c, EXACT_CUTS_MAX), or
+ * when asked (--exact yes, up to 12 GPUs).  The structured mode tries, per
+ * TP degree and stage count, pipelines of units kept inside a node or site,
+ * partitions each distinct pipeline with the exact layer-partition DP (and
+ * the same model as a MILP only where the DP's scan of bottlenecks stops
+ * short), splits the micro-batches with the exact data-split search,
+ * alternates the two until the split stops changing, and scores each result
+ * with the cost model.  Both are deterministic.
  */
 #ifndef DL_SEARCH_H
 #define DL_SEARCH_H
@@ -41,7 +43,8 @@ struct search_progress {
 
 struct search_opts {
 	enum dl_strategy strategy;
-	int exact;		/* -1 auto (<= 6 GPUs), 0 never, 1 always */
+	int exact;		/* -1 auto (<= 6 GPUs, <= 2e5 cuts), 0 never,
+				   1 always (<= 12 GPUs) */
 	const char *dump_dir;	/* write the final plan's MILPs here */
 	double time_limit;	/* seconds per MILP */
 	int jobs;		/* threads for the structured mode (0, 1: one) */

@@ -425,3 +425,22 @@ check "improvement: eval prices the plan as plan did" sh -c "
     a=\$(sed -n 's/^iteration \([0-9.]*\) s.*/\1/p' '$TMP/lo.out')
     \"\$DLPLAN\" eval '$TMP/lo/plan.json' |
     grep -q \"^iteration  T  *\$a s\""
+
+# --exact auto: exhaustive on at most 6 GPUs when a pipeline has at most
+# 2e5 ways to place its stage boundaries (dlplan.1, --exact): on 6 GPUs,
+# 32 layers (C(31, 5) = 169,911) are searched exhaustively, 33 (C(32, 5)
+# = 201,376) are not.  Without recomputation, whose second search would
+# leave the status feasible.
+mkdir -p "$TMP/ex6"
+printf 'node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps\nn1,s,6,A100-SXM4-80GB,312,80,2400,200\n' \
+    >"$TMP/ex6/nodes.csv"
+for _l in 30 31; do
+	dlplan model gpt --layers $_l --hidden 512 --heads 8 --vocab 1000 \
+	    --seq 128 -o "$TMP/ex6/m$_l.csv" 2>/dev/null
+	dlplan plan -c "$TMP/ex6" -m "$TMP/ex6/m$_l.csv" --global-batch 12 \
+	    --recompute none >"$TMP/ex6/$_l.out" 2>&1
+done
+check "--exact auto: 6 GPUs x 32 layers, exhaustive" \
+    grep -q '^search  *exhaustive (optimal)' "$TMP/ex6/30.out"
+check "--exact auto: 6 GPUs x 33 layers, structured" \
+    grep -q '^search  *structured' "$TMP/ex6/31.out"

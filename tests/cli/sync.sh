@@ -74,6 +74,12 @@ for m in "$MAN1" "$MAN5"; do
 	else
 		t_ok "$n lints clean"
 	fi
+	# An empty quotation: a lone ".Ql ." or ".Dq ," takes its argument
+	# for punctuation (write "\&.").  Lint does not see it.
+	empty=$(mandoc -Tutf8 "$m" | sed "s/.$BS//g" | grep -n '‘’\|“”' |
+	    head -3)
+	none "$n renders no empty quotation" "$empty" "$empty" \
+	    "quote punctuation as \\&. in the source"
 done
 
 dlplan --complete commands >"$TMP/cmds" 2>"$TMP/err"
@@ -167,6 +173,47 @@ for c in $CMDS; do
 		t_notok "$c: -h lists every option" "exit status $rc;" \
 		    "missing:$missing"
 	fi
+	# An option that takes one of fixed words (the parser's list, field 4
+	# of options-long): -h shows them all, and dlplan.1 either gives the
+	# same list on the option's .It line ("Cm a|b|c") or names every
+	# word as "Cm word" in the command's section.
+	dlplan --complete options-long "$c" | awk -F '\t' '
+	    $2 != "" && $4 ~ /\|/ { print $1, $2, $4 }' >"$TMP/choices"
+	hmiss="" mmiss=""
+	while read -r o arg words; do
+		[ "$arg" = "$words" ] || grep -qF -- "  $arg: $words" "$TMP/h" ||
+		    hmiss="$hmiss $o"
+		item=$(grep -E -- "^\.It Fl ${o#-}( |\$)" "$TMP/sec" | head -n 1)
+		case $item in
+		*" Cm $words") continue ;;
+		*" Cm "*) mmiss="$mmiss $o (.It has ${item##* Cm }, the binary $words)"
+			continue ;;
+		esac
+		# The words of the Cm macros ("Cm a , b", "Cm a|b") of the
+		# option's item, up to the next option's: one a line.
+		awk -v it=".It Fl ${o#-}" '
+		    index($0, it) == 1 && (length($0) == length(it) ||
+			substr($0, length(it) + 1, 1) == " ") { on = 1; next }
+		    /^\.It Fl / { on = 0 }
+		    !on { next }
+		    { cm = 0
+		      for (i = 1; i <= NF; i++) {
+			if ($i == "Cm" || $i == ".Cm") { cm = 1; continue }
+			if ($i ~ /^\.?[A-Z][a-z]$/) { cm = 0; continue }
+			if (!cm) continue
+			n = split($i, w, "|")
+			for (k = 1; k <= n; k++)
+				if (w[k] ~ /^[a-z0-9][a-z0-9._-]*$/) print w[k]
+		      } }' "$TMP/sec" | sort -u >"$TMP/cmwords"
+		for w in $(echo "$words" | tr '|' ' '); do
+			grep -qxF -- "$w" "$TMP/cmwords" || mmiss="$mmiss $o:$w"
+		done
+	done <"$TMP/choices"
+	none "$c: -h lists the words each option takes" "$hmiss" \
+	    "-h lacks the 'ARG: a|b' line of:$hmiss"
+	none "$c: dlplan.1 names the words each option takes" "$mmiss" \
+	    "in '.Ss dlplan $c':$mmiss"
+
 	usage=$(head -n 1 "$TMP/h")
 	case $usage in
 	"usage: dlplan $c "*|"usage: dlplan $c") ;;
