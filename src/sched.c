@@ -111,7 +111,7 @@ candidate(struct greedy *g, size_t a)
 			continue;
 		if (sched_place_extend(g->s, k, cur, prev, t - n, g->freev, g->tmp))
 			consider(g, a, t, g->tmp);
-		if (sched_place_pack(g->s, k, t, g->avail, prev, g->tmp))
+		if (sched_place_fit(g->s, jb->cls, t, g->avail, prev, g->tmp))
 			consider(g, a, t, g->tmp);
 	}
 }
@@ -656,6 +656,7 @@ run_job(struct sim *m, long k, struct sched_entry *en, size_t j,
 		en->finished = 1;
 		st->finish_s = t0 + lost + en->run_s;
 		st->gpu_s += en->ngpus * (lost + en->run_s);
+		st->held_s += lost + en->run_s;
 		m->left[j] = 0;
 		m->changed = 1;
 		m->ended = 1;
@@ -663,6 +664,7 @@ run_job(struct sim *m, long k, struct sched_entry *en, size_t j,
 		en->iters = d;
 		en->run_s = sp->slot_s - lost;
 		st->gpu_s += en->ngpus * sp->slot_s;
+		st->held_s += sp->slot_s;
 		m->left[j] -= d;
 	}
 	/* Tiresias decides again when a job changes queue. */
@@ -837,19 +839,27 @@ record_span(struct sim *m, long k, long span)
 		m->left[j] -= (double)span * en->iters;
 		st->done += (double)span * en->iters;
 		st->gpu_s += (double)span * en->ngpus * S;
+		st->held_s += (double)span * S;
 	}
 }
 
+/*
+ * The summary of a run that ended at end_s.  The makespan runs from the
+ * first arrival of a job that ran to the last finish; a job's wait is
+ * the time it was active without GPUs, up to its end or end_s.
+ */
 static void
-summarise(struct sched *s, struct sched_result *r, long nslots)
+summarise(struct sched *s, struct sched_result *r, long nslots, double end_s)
 {
 	struct sched_summary *u = &r->sum;
 	double *jct = xcalloc(s->njobs + 1, sizeof(double)), gs = 0, last = 0;
+	double first = HUGE_VAL;
 	size_t nf = 0;
 
 	memset(u, 0, sizeof(*u));
 	for (size_t j = 0; j < s->njobs; j++) {
 		struct sched_jobstat *st = &r->jobs[j];
+		double arr = s->jobs[j].arrival_s, end;
 
 		gs += st->gpu_s;
 		u->restarts += st->restarts = st->launches > 1 ?
@@ -858,11 +868,20 @@ summarise(struct sched *s, struct sched_result *r, long nslots)
 			u->unschedulable++;
 			continue;
 		}
+		end = st->finish_s >= 0 ? st->finish_s : end_s > arr ? end_s :
+		    arr;
+		st->wait_s = end - arr - st->held_s;
+		if (st->wait_s < 0)
+			st->wait_s = 0;
+		if (st->wait_s > u->max_wait_s)
+			u->max_wait_s = st->wait_s;
+		if (st->start_s >= 0 && arr < first)
+			first = arr;
 		if (st->finish_s < 0) {
 			u->unfinished++;
 			continue;
 		}
-		jct[nf++] = st->finish_s - s->jobs[j].arrival_s;
+		jct[nf++] = st->finish_s - arr;
 		u->avg_jct_s += jct[nf - 1];
 		if (st->finish_s > last)
 			last = st->finish_s;
@@ -871,7 +890,7 @@ summarise(struct sched *s, struct sched_result *r, long nslots)
 		qsort(jct, nf, sizeof(double), cmp_double);
 		u->avg_jct_s /= (double)nf;
 		u->p95_jct_s = jct[(size_t)ceil(0.95 * (double)nf) - 1];
-		u->makespan_s = last - s->jobs[0].arrival_s;
+		u->makespan_s = last - first;
 	}
 	if (u->makespan_s > 0)
 		u->utilisation = gs / ((double)s->ngpus * u->makespan_s);
@@ -889,18 +908,19 @@ struct dscratch {
  * A baseline may give a model-parallel job (active job a) GPUs on which
  * no plan fits, scattered over servers where pipelines of single GPUs
  * hold more activations than tensor-parallel units would: it gets as many
- * GPUs packed on the fewest servers (sched_place_pack()) when a plan fits
- * there, else it waits.
+ * GPUs where a plan fits (sched_place_fit()), else its max_gpus, else its
+ * min_gpus there, else it waits.  On an otherwise empty cluster the last
+ * always fits, so a job alone is never left waiting.
  */
 static void
 mp_repack(struct sim *m, struct dscratch *d, size_t a)
 {
 	size_t nn = m->nn;
-	int cls = m->s->jobs[m->act[a]].cls;
-	int *cnt = d->cnt + a * nn, n = sched_gpus(cnt, nn), ok;
-	int *avail, *out;
+	const struct sched_job *jb = &m->s->jobs[m->act[a]];
+	int *cnt = d->cnt + a * nn, n = sched_gpus(cnt, nn), ok = 0;
+	int *avail, *out, sizes[3] = { n, jb->max_gpus, jb->min_gpus };
 
-	if (n == 0 || isfinite(sched_iter_time(m->s, cls, cnt)))
+	if (n == 0 || isfinite(sched_iter_time(m->s, jb->cls, cnt)))
 		return;
 	avail = xcalloc(nn + 1, sizeof(int));
 	out = xcalloc(nn + 1, sizeof(int));
@@ -909,8 +929,8 @@ mp_repack(struct sim *m, struct dscratch *d, size_t a)
 		for (size_t b = 0; b < m->na; b++)
 			avail[v] -= b != a ? d->cnt[b * nn + v] : 0;
 	}
-	ok = sched_place_pack(m->s, &m->s->classes[cls], n, avail, NULL,
-	    out) && isfinite(sched_iter_time(m->s, cls, out));
+	for (int i = 0; i < 3 && !ok; i++)
+		ok = sched_place_fit(m->s, jb->cls, sizes[i], avail, NULL, out);
 	memcpy(cnt, out, nn * sizeof(int));
 	if (!ok)
 		memset(cnt, 0, nn * sizeof(int));
@@ -1155,7 +1175,7 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 	if (sp->explain && m.log.len > 0)
 		r->log = sb_detach(&m.log);
 	sim_free(&m);
-	summarise(s, r, k);
+	summarise(s, r, k, (double)k * sp->slot_s);
 	r->time_s = mono_now() - t0;
 	return rc;
 }
@@ -1173,5 +1193,6 @@ sched_result_free(struct sched_result *r)
 	free(r->slots);
 	free(r->jobs);
 	free(r->log);
+	free(r->stalled);
 	memset(r, 0, sizeof(*r));
 }

@@ -239,12 +239,16 @@ struct sched_jobstat {
 	double start_s, finish_s;	/* -1 when never / not */
 	double gpu_s;		/* GPU-seconds held (restarts included) */
 	double done;		/* iterations done */
+	double held_s;		/* seconds it held GPUs (restarts included) */
+	double wait_s;		/* seconds active without GPUs (to its end, or
+				 * the run's when it never ends) */
 	int launches, restarts;	/* restarts = launches - 1 (>= 0) */
 	long first_slot;	/* index into slots[] of its first run; -1 */
 };
 
 struct sched_summary {
 	double avg_jct_s, p95_jct_s, makespan_s, utilisation;
+	double max_wait_s;	/* the most wait_s of a job */
 	long restarts, unfinished, unschedulable, slots;
 };
 
@@ -257,6 +261,8 @@ struct sched_result {
 	double time_s;		/* wall time of the run */
 	long events;		/* slots in which the policy decided */
 	char *log;		/* with explain: one line per move; else NULL */
+	char *stalled;		/* why the run stopped early, or NULL (the
+				 * caller sets it from sched_run()'s error) */
 };
 
 /*
@@ -319,6 +325,14 @@ int sched_gpus(const int *cnt, size_t nn);	/* the sum of cnt[] */
 int sched_held(const struct sched_slotprob *pb, size_t a, size_t nn);
 int sched_place_pack(const struct sched *s, const struct sched_class *k,
     int n, const int *avail, const int *prev, int *out);
+/*
+ * sched_place_fit(): n GPUs for class cls from avail[] where the job can
+ * run: sched_place_pack(), and for a model-parallel class, when no plan
+ * fits there, the nodes with the most GPU memory first (on the empty
+ * cluster min_gpus GPUs always fit so); 0 when neither fits.
+ */
+int sched_place_fit(struct sched *s, int cls, int n, const int *avail,
+    const int *prev, int *out);
 int sched_place_extend(const struct sched *s, const struct sched_class *k,
     const int *cur, const int *prev, int d, const int *avail, int *out);
 

@@ -333,6 +333,50 @@ sched_mp_setup(struct sched *s, int cls)
 	return k->mp_min;
 }
 
+/*
+ * n GPUs of avail[] on the nodes with the most usable memory first (the
+ * order sched_mp_setup() found min_gpus in), into out[]; 1 when a plan
+ * fits there.
+ */
+static int
+fill_memory(struct sched *s, int cls, int n, const int *avail, int *out)
+{
+	const struct dl_cluster *c = s->c;
+	int *order = xcalloc(c->nnodes + 1, sizeof(int)), ok;
+
+	for (size_t v = 0; v < c->nnodes; v++)
+		order[v] = (int)v;
+	order_k = &s->classes[cls];
+	order_c = c;
+	qsort(order, c->nnodes, sizeof(int), cmp_memory);
+	memset(out, 0, c->nnodes * sizeof(int));
+	for (size_t i = 0; i < c->nnodes && n > 0; i++) {
+		int v = order[i];
+
+		out[v] = n < avail[v] ? n : avail[v] > 0 ? avail[v] : 0;
+		n -= out[v];
+	}
+	ok = n == 0 && isfinite(sched_iter_time(s, cls, out));
+	free(order);
+	return ok;
+}
+
+int
+sched_place_fit(struct sched *s, int cls, int n, const int *avail,
+    const int *prev, int *out)
+{
+	const struct sched_class *k = &s->classes[cls];
+
+	if (!sched_place_pack(s, k, n, avail, prev, out))
+		return 0;
+	if (!k->mp || isfinite(sched_iter_time(s, cls, out)))
+		return 1;
+	if (fill_memory(s, cls, n, avail, out))
+		return 1;
+	memset(out, 0, s->c->nnodes * sizeof(int));
+	return 0;
+}
+
 int
 sched_mp_plan(struct sched *s, int job, size_t n, const int *node,
     const int *gpu, struct dl_plan *p, struct dl_err *e)
