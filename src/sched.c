@@ -938,6 +938,35 @@ mp_repack(struct sim *m, struct dscratch *d, size_t a)
 	free(out);
 }
 
+/*
+ * A model-parallel job holds the GPUs its plan uses: when the planner's
+ * plan on cnt leaves GPUs out, the job gets the GPUs it uses, as long as
+ * a plan on those uses them all (a few rounds), else it waits.
+ */
+static void
+mp_trim(struct sim *m, int *cnt, int j)
+{
+	size_t nn = m->nn;
+	const struct sched_job *jb = &m->s->jobs[j];
+	int *tmp = xcalloc(nn + 1, sizeof(int)), n = sched_gpus(cnt, nn);
+
+	for (int round = 0; round < 4 && n > 0; round++) {
+		int u;
+
+		memcpy(tmp, cnt, nn * sizeof(int));
+		if ((u = sched_mp_used(m->s, jb->cls, tmp)) == n)
+			break;
+		if (u < jb->min_gpus || !isfinite(sched_iter_time(m->s,
+		    jb->cls, tmp)))
+			u = 0;
+		memcpy(cnt, tmp, nn * sizeof(int));
+		if (u == 0 || round == 3)
+			memset(cnt, 0, nn * sizeof(int));
+		n = sched_gpus(cnt, nn);
+	}
+	free(tmp);
+}
+
 /* One event: the policy's allocation of every active job, then run[]. */
 static void
 decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
@@ -976,8 +1005,12 @@ decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 
 		if (d->held[a] > 0)
 			memset(d->prev + a * nn, 0, nn * sizeof(int));
-		if (m->s->classes[m->s->jobs[j].cls].mp)
+		if (m->s->classes[m->s->jobs[j].cls].mp) {
 			mp_repack(m, d, a);
+			mp_trim(m, d->cnt + a * nn, (int)j);
+		} else if (sched_trim(m->s, m->s->jobs[j].cls, d->cnt + a * nn) <
+		    m->s->jobs[j].min_gpus)
+			memset(d->cnt + a * nn, 0, nn * sizeof(int));
 		if (sched_gpus(d->cnt + a * nn, nn) == 0) {
 			if (m->pn[j] > 0)
 				memset(m->prevcnt + j * nn, 0,

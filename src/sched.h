@@ -10,13 +10,12 @@
  * arrived by the start of a slot and is not finished is active.  A job
  * given the GPUs A runs data-parallel: every GPU is one replica holding
  * every layer, the micro-batches split in proportion to the GPUs' speeds
- * (cost.h COST_PROPORTIONAL), and one ring all-reduce per iteration whose
- * members are ordered site by site, node by node (as sync rings are: all but
- * one hop per node stay inside the node).  Its iteration time T(A) is
- * the cost model's T for that plan with every ring hop priced alone (n_e = 1),
- * memoised by (job class, GPUs per node); sched_job_plan() builds the
- * same plan for cost_eval(), which agrees exactly on clusters whose nodes
- * meet at one switch.  A job of which one replica fits on no GPU runs
+ * (cost.h COST_PROPORTIONAL; a GPU the split leaves without a
+ * micro-batch is not given, sched_trim()), synchronised as the cost model
+ * syncs data-parallel groups.  Its iteration time T(A) is cost_eval()'s T
+ * of the plan sched_job_plan() builds for A (the plan its plans/JOB.json
+ * holds, which "dlplan eval" prices the same), memoised by (job class,
+ * GPUs per node).  A job of which one replica fits on no GPU runs
  * the planner's plan instead (pipeline and tensor-parallel stages,
  * sched_mp.c): its T(A) is cost_eval()'s T of the plan the search finds
  * on A, it may use any node, and its min_gpus is at least the fewest GPUs
@@ -117,6 +116,9 @@ struct sched_class {
 	int mp;			/* no replica fits: model-parallel plans */
 	int mp_min;		/* mp: the least GPUs a plan fits on; 0: none */
 	char *mp_why;		/* mp_min 0: why (the planner's error) */
+	struct dl_opts opts_full;	/* mp: opts with recompute "full", */
+	struct dl_costctx xfull;	/* its cost model (full_init) */
+	int full_init;
 };
 
 struct sched_job {
@@ -142,7 +144,6 @@ struct sched {
 	size_t njobs;
 	long ngpus;
 	struct kcache memo;	/* (class, GPUs per node) -> T */
-	struct kcache hops;	/* (bytes, u, v) -> tau */
 	long evals;		/* iteration times computed (not memoised) */
 	int *kind;		/* model-parallel jobs: node kinds (sched_mp.c) */
 	struct kcache shapes;	/* (class, allocation shape) -> its plan */
@@ -175,6 +176,15 @@ extern const struct csv_schema dl_jobs_schema;
 double sched_iter_time(struct sched *s, int cls, const int *cnt);
 
 /*
+ * Drop from cnt the GPUs of a data-parallel class that its proportional
+ * split leaves without a micro-batch (the slowest, the last in rank order
+ * among alike ones), until every GPU left gets one; returns the GPUs
+ * left.  Model-parallel classes are left alone.  So a job holds exactly
+ * the GPUs its plan names.
+ */
+int sched_trim(const struct sched *s, int cls, int *cnt);
+
+/*
  * A lower bound of job j's iteration time on n GPUs: its micro-batches on
  * n GPUs of the fastest kind it fits on (a model-parallel job: any
  * kind), no communication.
@@ -203,6 +213,9 @@ double sched_mp_time(struct sched *s, int cls, const int *cnt);
 int sched_mp_setup(struct sched *s, int cls);
 int sched_mp_plan(struct sched *s, int job, size_t n, const int *node,
     const int *gpu, struct dl_plan *p, struct dl_err *e);
+/* cnt := the GPUs per node the plan of cnt's shape uses (a search may
+ * leave some out); returns their number. */
+int sched_mp_used(struct sched *s, int cls, int *cnt);
 void sched_mp_shape_free(void *v);
 
 struct sched_params {

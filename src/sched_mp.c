@@ -153,6 +153,9 @@ search_shape(struct sched *s, const struct sched_class *k, const int *cnt,
 	}
 	plan_init(&h->p);
 	if (h->rc == DL_OK) {
+		/* The recomputation mode the search settled on (RC_FULL or
+		 * not): the plan is priced and written with it. */
+		h->p.opts.recompute = ps.opts.recompute;
 		h->p.ngroups = ps.ngroups;
 		h->p.groups = xcalloc((size_t)ps.ngroups + 1,
 		    sizeof(*h->p.groups));
@@ -210,10 +213,28 @@ static int
 place_plan(struct sched *s, int cls, const struct shape *h, const int *rank,
     int *const *gpu, struct dl_plan *p, struct dl_err *e)
 {
-	const struct sched_class *k = &s->classes[cls];
+	struct sched_class *k = &s->classes[cls];
+	const struct dl_costctx *x = &k->x;
 
 	plan_init(p);
 	p->opts = k->opts;
+	if (h->p.opts.recompute == RC_FULL) {
+		/* Priced as "dlplan eval" prices the plan it writes, with
+		 * options.recompute "full". */
+		if (!k->full_init) {
+			struct dl_err ef;
+
+			k->opts_full = k->opts;
+			k->opts_full.recompute = RC_FULL;
+			if (cost_init(&k->xfull, s->c, k->x.m, &k->opts_full,
+			    s->uhat, s->router, &ef) != DL_OK)
+				return dl_seterr(e, ef.code, NULL, 0, 0, "%s",
+				    ef.msg);
+			k->full_init = 1;
+		}
+		x = &k->xfull;
+		p->opts.recompute = RC_FULL;
+	}
 	p->nnodes = s->c->nnodes;
 	p->uhat = xmemdup(s->uhat, s->c->nnodes, sizeof(double));
 	p->ngroups = h->p.ngroups;
@@ -233,7 +254,7 @@ place_plan(struct sched *s, int cls, const struct shape *h, const int *rank,
 				st->gpus[i] = gpu[st->node][st->gpus[i]];
 		}
 	}
-	return cost_eval(&k->x, p, e);
+	return cost_eval(x, p, e);
 }
 
 double
@@ -331,6 +352,30 @@ sched_mp_setup(struct sched *s, int cls)
 	free(cnt);
 	free(rank);
 	return k->mp_min;
+}
+
+int
+sched_mp_used(struct sched *s, int cls, int *cnt)
+{
+	size_t nn = s->c->nnodes;
+	int *rank = xcalloc(nn + 1, sizeof(int)), *used, n = ranks(s, cnt, rank);
+	const struct shape *h = n > 0 ? find_shape(s, cls, cnt, rank, n) : NULL;
+
+	if (h == NULL || h->rc != DL_OK) {
+		free(rank);
+		return sched_gpus(cnt, nn);
+	}
+	used = xcalloc(nn + 1, sizeof(int));
+	for (int g = 0; g < h->p.ngroups; g++)
+		for (int j = 0; j < h->p.groups[g].nstages; j++) {
+			const struct dl_stage *st = &h->p.groups[g].stages[j];
+
+			used[rank[st->node]] += st->ngpus;
+		}
+	memcpy(cnt, used, nn * sizeof(int));
+	free(used);
+	free(rank);
+	return sched_gpus(cnt, nn);
 }
 
 /*

@@ -14,7 +14,19 @@ for p in gadget fifo random tiresias srtf; do
 	expect_run "$p schedule written" 0 - - -- dlplan schedule -c $PH \
 	    --jobs $TR --policy $p -o "$TMP/$p" -q
 	check "$p: the re-simulation agrees (GPUs, max_gpus, iterations, plans)" \
-	    $CHK "$TMP/$p/schedule.json" $PH/nodes.csv "$TMP/$p/plans"
+	    $CHK --eval "$DLPLAN" "$TMP/$p/schedule.json" $PH/nodes.csv \
+	    "$TMP/$p/plans"
+done
+# Every plan file equals its schedule on a cluster of eight sites and four
+# GPU kinds, where wide jobs span sites and slow GPUs get no micro-batch:
+# every policy's plans, all of them, priced again by "dlplan eval".
+GEO=datasets/clusters/geo-8
+for p in gadget fifo random tiresias srtf; do
+	expect_run "$p: a mixed trace on geo-8 written" 0 - - -- dlplan \
+	    schedule -c $GEO --jobs $D/geo-mix.csv --policy $p -o "$TMP/geo-$p" -q
+	check "$p: every plan, priced by eval, is its slot's (GPUs and time)" \
+	    $CHK --eval "$DLPLAN" "$TMP/geo-$p/schedule.json" $GEO/nodes.csv \
+	    "$TMP/geo-$p/plans"
 done
 expect_run "utility objective, short slots" 0 - - -- dlplan schedule \
     -c $PH --jobs $TR --objective utility --slot-seconds 60 \
@@ -93,7 +105,7 @@ for p in gadget fifo random tiresias srtf; do
 	expect_run "$p: model-parallel jobs are scheduled" 0 - - -- dlplan \
 	    schedule --nodes $A4 --jobs $D/mp.csv --policy $p -o "$TMP/mp-$p" -q
 	check "$p: model-parallel re-simulation and plans agree" $CHK \
-	    "$TMP/mp-$p/schedule.json" $A4 "$TMP/mp-$p/plans"
+	    --eval "$DLPLAN" "$TMP/mp-$p/schedule.json" $A4 "$TMP/mp-$p/plans"
 done
 check "the llama2-7b job runs a pipeline or tensor-parallel plan" \
     /usr/bin/python3 -c "
@@ -211,8 +223,8 @@ for p in gadget fifo random tiresias srtf; do
 	    schedule -c datasets/clusters/geo-8 --jobs "$TMP/one.csv" \
 	    --policy $p -o "$TMP/one-$p" -q
 	check "$p: llama2-7b alone: the re-simulation and its plan agree" \
-	    $CHK "$TMP/one-$p/schedule.json" datasets/clusters/geo-8/nodes.csv \
-	    "$TMP/one-$p/plans"
+	    $CHK --eval "$DLPLAN" "$TMP/one-$p/schedule.json" \
+	    datasets/clusters/geo-8/nodes.csv "$TMP/one-$p/plans"
 done
 
 # A baseline that stops early never fails the policy asked for: random
