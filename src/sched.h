@@ -213,6 +213,11 @@ double sched_mp_time(struct sched *s, int cls, const int *cnt);
 int sched_mp_setup(struct sched *s, int cls);
 int sched_mp_plan(struct sched *s, int job, size_t n, const int *node,
     const int *gpu, struct dl_plan *p, struct dl_err *e);
+/* n GPUs of avail[] on the nodes with the most GPU memory first (the
+ * order sched_mp_setup() finds min_gpus in) into out[]; 1 when a plan
+ * fits there. */
+int sched_mp_fill(struct sched *s, int cls, int n, const int *avail,
+    int *out);
 /* cnt := the GPUs per node the plan of cnt's shape uses (a search may
  * leave some out); returns their number. */
 int sched_mp_used(struct sched *s, int cls, int *cnt);

@@ -449,8 +449,10 @@ sched_trim(const struct sched *s, int cls, int *cnt)
 {
 	const struct sched_class *k = &s->classes[cls];
 	size_t nn = s->c->nnodes;
-	long n = sched_gpus(cnt, nn), *mb;
+	long n = 0, *mb;
 
+	for (size_t v = 0; v < nn; v++)
+		n += cnt[v];
 	if (k->mp || n == 0)
 		return (int)n;
 	mb = xcalloc((size_t)n + 1, sizeof(long));
@@ -464,7 +466,9 @@ sched_trim(const struct sched *s, int cls, int *cnt)
 			for (int g = 0; g < here; g++, i++)
 				cnt[v] -= mb[i] < 1;
 		}
-		n = sched_gpus(cnt, nn);
+		n = 0;
+		for (size_t v = 0; v < nn; v++)
+			n += cnt[v];
 	}
 	free(mb);
 	return (int)n;
@@ -509,12 +513,14 @@ dp_plan(struct sched *s, int cls, size_t n, const int *node, const int *gpu,
 static double
 iter_time(struct sched *s, int cls, const int *cnt)
 {
-	size_t nn = s->c->nnodes, n = (size_t)sched_gpus(cnt, nn), i = 0;
+	size_t nn = s->c->nnodes, n = 0, i = 0;
 	int *node, *gpu;
 	struct dl_plan p;
 	struct dl_err e;
 	double t;
 
+	for (size_t v = 0; v < nn; v++)
+		n += (size_t)cnt[v];
 	if (n == 0)
 		return HUGE_VAL;
 	node = xcalloc(n + 1, sizeof(int));

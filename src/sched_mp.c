@@ -358,33 +358,31 @@ int
 sched_mp_used(struct sched *s, int cls, int *cnt)
 {
 	size_t nn = s->c->nnodes;
-	int *rank = xcalloc(nn + 1, sizeof(int)), *used, n = ranks(s, cnt, rank);
+	int *rank = xcalloc(nn + 1, sizeof(int)), n = ranks(s, cnt, rank);
 	const struct shape *h = n > 0 ? find_shape(s, cls, cnt, rank, n) : NULL;
 
-	if (h == NULL || h->rc != DL_OK) {
-		free(rank);
-		return sched_gpus(cnt, nn);
-	}
-	used = xcalloc(nn + 1, sizeof(int));
-	for (int g = 0; g < h->p.ngroups; g++)
-		for (int j = 0; j < h->p.groups[g].nstages; j++) {
-			const struct dl_stage *st = &h->p.groups[g].stages[j];
+	if (h != NULL && h->rc == DL_OK) {
+		int *used = xcalloc(nn + 1, sizeof(int));
 
-			used[rank[st->node]] += st->ngpus;
-		}
-	memcpy(cnt, used, nn * sizeof(int));
-	free(used);
+		for (int g = 0; g < h->p.ngroups; g++)
+			for (int j = 0; j < h->p.groups[g].nstages; j++) {
+				const struct dl_stage *st =
+				    &h->p.groups[g].stages[j];
+
+				used[rank[st->node]] += st->ngpus;
+			}
+		memcpy(cnt, used, nn * sizeof(int));
+		free(used);
+	}
 	free(rank);
-	return sched_gpus(cnt, nn);
+	n = 0;
+	for (size_t v = 0; v < nn; v++)
+		n += cnt[v];
+	return n;
 }
 
-/*
- * n GPUs of avail[] on the nodes with the most usable memory first (the
- * order sched_mp_setup() found min_gpus in), into out[]; 1 when a plan
- * fits there.
- */
-static int
-fill_memory(struct sched *s, int cls, int n, const int *avail, int *out)
+int
+sched_mp_fill(struct sched *s, int cls, int n, const int *avail, int *out)
 {
 	const struct dl_cluster *c = s->c;
 	int *order = xcalloc(c->nnodes + 1, sizeof(int)), ok;
@@ -401,25 +399,9 @@ fill_memory(struct sched *s, int cls, int n, const int *avail, int *out)
 		out[v] = n < avail[v] ? n : avail[v] > 0 ? avail[v] : 0;
 		n -= out[v];
 	}
-	ok = n == 0 && isfinite(sched_iter_time(s, cls, out));
+	ok = n == 0 && isfinite(sched_mp_time(s, cls, out));
 	free(order);
 	return ok;
-}
-
-int
-sched_place_fit(struct sched *s, int cls, int n, const int *avail,
-    const int *prev, int *out)
-{
-	const struct sched_class *k = &s->classes[cls];
-
-	if (!sched_place_pack(s, k, n, avail, prev, out))
-		return 0;
-	if (!k->mp || isfinite(sched_iter_time(s, cls, out)))
-		return 1;
-	if (fill_memory(s, cls, n, avail, out))
-		return 1;
-	memset(out, 0, s->c->nnodes * sizeof(int));
-	return 0;
 }
 
 int
