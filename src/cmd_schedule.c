@@ -70,23 +70,43 @@ summary_json(const struct sched_result *r)
 {
 	const struct sched_summary *u = &r->sum;
 
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:I}",
-	    "policy", sched_policy_name(r->policy),
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:I, "
+	    "s:o}", "policy", sched_policy_name(r->policy),
 	    "avg_jct_s", cmd_json_real(u->avg_jct_s),
 	    "p95_jct_s", cmd_json_real(u->p95_jct_s),
 	    "makespan_s", cmd_json_real(u->makespan_s),
+	    "max_wait_s", cmd_json_real(u->max_wait_s),
 	    "gpu_utilisation", cmd_json_real(u->utilisation),
 	    "restarts", (json_int_t)u->restarts,
 	    "unfinished", (json_int_t)u->unfinished,
 	    "unschedulable", (json_int_t)u->unschedulable,
-	    "slots", (json_int_t)u->slots);
+	    "slots", (json_int_t)u->slots,
+	    "stalled", r->stalled ? json_string(r->stalled) : json_null());
+}
+
+/* A CSV field, quoted when it holds a comma, quote or newline. */
+static void
+csv_field(struct strbuf *sb, const char *v)
+{
+	if (strpbrk(v, ",\"\n") == NULL) {
+		sb_adds(sb, v);
+		return;
+	}
+	sb_addc(sb, '"');
+	for (; *v; v++) {
+		if (*v == '"')
+			sb_addc(sb, '"');
+		sb_addc(sb, *v);
+	}
+	sb_addc(sb, '"');
 }
 
 static void
 summary_csv(struct strbuf *sb, const struct sched_result *res)
 {
-	sb_adds(sb, "policy,avg_jct_s,p95_jct_s,makespan_s,gpu_utilisation,"
-	    "restarts,unfinished,unschedulable,slots\n");
+	sb_adds(sb, "policy,avg_jct_s,p95_jct_s,makespan_s,max_wait_s,"
+	    "gpu_utilisation,restarts,unfinished,unschedulable,slots,"
+	    "stalled\n");
 	for (int i = 0; i < SCHED_NPOLICY; i++) {
 		const struct sched_summary *u = &res[i].sum;
 
@@ -97,9 +117,13 @@ summary_csv(struct strbuf *sb, const struct sched_result *res)
 		sb_addc(sb, ',');
 		sb_adddbl(sb, u->makespan_s);
 		sb_addc(sb, ',');
+		sb_adddbl(sb, u->max_wait_s);
+		sb_addc(sb, ',');
 		sb_adddbl(sb, u->utilisation);
-		sb_addf(sb, ",%ld,%ld,%ld,%ld\n", u->restarts, u->unfinished,
+		sb_addf(sb, ",%ld,%ld,%ld,%ld,", u->restarts, u->unfinished,
 		    u->unschedulable, u->slots);
+		csv_field(sb, res[i].stalled ? res[i].stalled : "");
+		sb_addc(sb, '\n');
 	}
 }
 
@@ -111,16 +135,22 @@ print_table(const struct sched *s, const struct sched_result *res,
 	    "objective %s\n", s->njobs, s->ngpus, rq->sp.slot_s,
 	    rq->sp.restart_s, rq->sp.objective == SCHED_JCT ? "jct" :
 	    "utility");
-	printf("%-8s %12s %12s %12s %6s %9s %10s\n", "policy", "avg JCT s",
-	    "p95 JCT s", "makespan s", "util", "restarts", "unfinished");
+	printf("%-8s %12s %12s %12s %12s %6s %9s %10s\n", "policy",
+	    "avg JCT s", "p95 JCT s", "makespan s", "max wait s", "util",
+	    "restarts", "unfinished");
 	for (int i = 0; i < SCHED_NPOLICY; i++) {
 		const struct sched_summary *u = &res[i].sum;
 
-		printf("%-8s %12.6g %12.6g %12.6g %5.1f%% %9ld %10ld%s\n",
+		printf("%-8s %12.6g %12.6g %12.6g %12.6g %5.1f%% %9ld %10ld%s\n",
 		    sched_policy_name(i), u->avg_jct_s, u->p95_jct_s,
-		    u->makespan_s, 100 * u->utilisation, u->restarts,
-		    u->unfinished, i == rq->policy ? "  (chosen)" : "");
+		    u->makespan_s, u->max_wait_s, 100 * u->utilisation,
+		    u->restarts, u->unfinished, i == rq->policy ?
+		    "  (chosen)" : res[i].stalled ? "  (stalled)" : "");
 	}
+	for (int i = 0; i < SCHED_NPOLICY; i++)
+		if (res[i].stalled)
+			printf("stalled   %s: %s\n", sched_policy_name(i),
+			    res[i].stalled);
 	for (size_t j = 0; j < s->njobs; j++)
 		if (s->jobs[j].why)
 			printf("never     job '%s' (line %ld): %s\n", s->jobs[j].id,
@@ -610,22 +640,25 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 		cluster_free(&c);
 		return cmd_fail(&e);
 	}
-	/* Only the schedule written is kept slot by slot. */
+	/*
+	 * Only the schedule written is kept slot by slot.  Each policy's
+	 * result stands alone: a baseline simulated for the comparison that
+	 * stops early (stalls, or runs past the slots dlplan simulates) is
+	 * reported as stalled with its reason and never changes the exit
+	 * status, which is the chosen policy's.
+	 */
 	for (int i = 0; i < SCHED_NPOLICY && rc == DL_OK; i++, n++) {
 		struct sched_params sp = rq.sp;
 
 		sp.forget = i != rq.policy || rq.outdir == NULL;
 		rc = sched_run(&s, i, &sp, &res[i], &e);
-		/*
-		 * A baseline simulated for the comparison that stalls (the
-		 * random one draws sizes a job cannot run on) does not fail
-		 * the policy asked for: its row counts the jobs it left.
-		 */
-		if (rc == DL_EINFEAS && i != rq.policy) {
+		if (rc != DL_OK)
+			res[i].stalled = xstrdup(e.msg);
+		if (rc != DL_OK && i != rq.policy) {
 			if (dl_verbose >= 0)
-				dl_warn("warning: %s (a baseline: its summary "
-				    "counts the jobs it leaves unfinished)",
-				    e.msg);
+				dl_warn("warning: %s (a baseline: reported as "
+				    "stalled, its summary counts the jobs it "
+				    "leaves unfinished)", e.msg);
 			rc = DL_OK;
 		}
 	}

@@ -111,7 +111,7 @@ candidate(struct greedy *g, size_t a)
 			continue;
 		if (sched_place_extend(g->s, k, cur, prev, t - n, g->freev, g->tmp))
 			consider(g, a, t, g->tmp);
-		if (sched_place_pack(g->s, k, t, g->avail, prev, g->tmp))
+		if (sched_place_fit(g->s, jb->cls, t, g->avail, prev, g->tmp))
 			consider(g, a, t, g->tmp);
 	}
 }
@@ -179,80 +179,6 @@ sched_slot_greedy(struct sched *s, const struct sched_params *sp,
 	free(g.ucand);
 	free(g.gain);
 	return total;
-}
-
-/* --- brute force of one slot ----------------------------------------- */
-
-struct brute {
-	struct sched *s;
-	const struct sched_params *sp;
-	const struct sched_slotprob *pb;
-	size_t nn;
-	int *freev, *cur, *best;
-	double bestu;
-};
-
-static void brute_job(struct brute *b, size_t a, double acc);
-
-/* Every count on nodes v.. for job a, then the next job. */
-static void
-brute_node(struct brute *b, size_t a, size_t v, int n, double acc)
-{
-	const struct sched_job *jb = &b->s->jobs[b->pb->job[a]];
-	int *cnt = b->cur + a * b->nn;
-
-	if (v == b->nn) {
-		if (n != 0 && (n < jb->min_gpus || n > jb->max_gpus))
-			return;
-		brute_job(b, a + 1, acc + sched_utility(b->s, b->sp,
-		    b->pb->job[a], b->pb->left[a], cnt, b->pb->prev +
-		    a * b->nn));
-		return;
-	}
-	int top = b->s->classes[jb->cls].fits[v] ? b->freev[v] : 0;
-
-	for (int c = 0; c <= top && n + c <= jb->max_gpus; c++) {
-		cnt[v] = c;
-		b->freev[v] -= c;
-		brute_node(b, a, v + 1, n + c, acc);
-		b->freev[v] += c;
-	}
-	cnt[v] = 0;
-}
-
-static void
-brute_job(struct brute *b, size_t a, double acc)
-{
-	if (a < b->pb->njobs) {
-		brute_node(b, a, 0, 0, acc);
-		return;
-	}
-	if (acc > b->bestu + GAIN_EPS) {
-		b->bestu = acc;
-		memcpy(b->best, b->cur, b->pb->njobs * b->nn * sizeof(int));
-	}
-}
-
-double
-sched_slot_best(struct sched *s, const struct sched_params *sp,
-    const struct sched_slotprob *pb, int *out)
-{
-	struct brute b;
-	size_t cells = pb->njobs * s->c->nnodes;
-
-	b.s = s;
-	b.sp = sp;
-	b.pb = pb;
-	b.nn = s->c->nnodes;
-	b.freev = xmemdup(pb->free_gpus, b.nn, sizeof(int));
-	b.cur = xcalloc(cells + 1, sizeof(int));
-	b.best = out;
-	b.bestu = 0;
-	memset(out, 0, cells * sizeof(int));
-	brute_job(&b, 0, 0);
-	free(b.freev);
-	free(b.cur);
-	return b.bestu;
 }
 
 /* --- GADGET across slots: keep, start, shrink, grow ------------------ */
@@ -656,6 +582,7 @@ run_job(struct sim *m, long k, struct sched_entry *en, size_t j,
 		en->finished = 1;
 		st->finish_s = t0 + lost + en->run_s;
 		st->gpu_s += en->ngpus * (lost + en->run_s);
+		st->held_s += lost + en->run_s;
 		m->left[j] = 0;
 		m->changed = 1;
 		m->ended = 1;
@@ -663,6 +590,7 @@ run_job(struct sim *m, long k, struct sched_entry *en, size_t j,
 		en->iters = d;
 		en->run_s = sp->slot_s - lost;
 		st->gpu_s += en->ngpus * sp->slot_s;
+		st->held_s += sp->slot_s;
 		m->left[j] -= d;
 	}
 	/* Tiresias decides again when a job changes queue. */
@@ -837,19 +765,27 @@ record_span(struct sim *m, long k, long span)
 		m->left[j] -= (double)span * en->iters;
 		st->done += (double)span * en->iters;
 		st->gpu_s += (double)span * en->ngpus * S;
+		st->held_s += (double)span * S;
 	}
 }
 
+/*
+ * The summary of a run that ended at end_s.  The makespan runs from the
+ * first arrival of a job that ran to the last finish; a job's wait is
+ * the time it was active without GPUs, up to its end or end_s.
+ */
 static void
-summarise(struct sched *s, struct sched_result *r, long nslots)
+summarise(struct sched *s, struct sched_result *r, long nslots, double end_s)
 {
 	struct sched_summary *u = &r->sum;
 	double *jct = xcalloc(s->njobs + 1, sizeof(double)), gs = 0, last = 0;
+	double first = HUGE_VAL;
 	size_t nf = 0;
 
 	memset(u, 0, sizeof(*u));
 	for (size_t j = 0; j < s->njobs; j++) {
 		struct sched_jobstat *st = &r->jobs[j];
+		double arr = s->jobs[j].arrival_s, end;
 
 		gs += st->gpu_s;
 		u->restarts += st->restarts = st->launches > 1 ?
@@ -858,11 +794,20 @@ summarise(struct sched *s, struct sched_result *r, long nslots)
 			u->unschedulable++;
 			continue;
 		}
+		end = st->finish_s >= 0 ? st->finish_s : end_s > arr ? end_s :
+		    arr;
+		st->wait_s = end - arr - st->held_s;
+		if (st->wait_s < 0)
+			st->wait_s = 0;
+		if (st->wait_s > u->max_wait_s)
+			u->max_wait_s = st->wait_s;
+		if (st->start_s >= 0 && arr < first)
+			first = arr;
 		if (st->finish_s < 0) {
 			u->unfinished++;
 			continue;
 		}
-		jct[nf++] = st->finish_s - s->jobs[j].arrival_s;
+		jct[nf++] = st->finish_s - arr;
 		u->avg_jct_s += jct[nf - 1];
 		if (st->finish_s > last)
 			last = st->finish_s;
@@ -871,7 +816,7 @@ summarise(struct sched *s, struct sched_result *r, long nslots)
 		qsort(jct, nf, sizeof(double), cmp_double);
 		u->avg_jct_s /= (double)nf;
 		u->p95_jct_s = jct[(size_t)ceil(0.95 * (double)nf) - 1];
-		u->makespan_s = last - s->jobs[0].arrival_s;
+		u->makespan_s = last - first;
 	}
 	if (u->makespan_s > 0)
 		u->utilisation = gs / ((double)s->ngpus * u->makespan_s);
@@ -889,18 +834,19 @@ struct dscratch {
  * A baseline may give a model-parallel job (active job a) GPUs on which
  * no plan fits, scattered over servers where pipelines of single GPUs
  * hold more activations than tensor-parallel units would: it gets as many
- * GPUs packed on the fewest servers (sched_place_pack()) when a plan fits
- * there, else it waits.
+ * GPUs where a plan fits (sched_place_fit()), else its max_gpus, else its
+ * min_gpus there, else it waits.  On an otherwise empty cluster the last
+ * always fits, so a job alone is never left waiting.
  */
 static void
 mp_repack(struct sim *m, struct dscratch *d, size_t a)
 {
 	size_t nn = m->nn;
-	int cls = m->s->jobs[m->act[a]].cls;
-	int *cnt = d->cnt + a * nn, n = sched_gpus(cnt, nn), ok;
-	int *avail, *out;
+	const struct sched_job *jb = &m->s->jobs[m->act[a]];
+	int *cnt = d->cnt + a * nn, n = sched_gpus(cnt, nn), ok = 0;
+	int *avail, *out, sizes[3] = { n, jb->max_gpus, jb->min_gpus };
 
-	if (n == 0 || isfinite(sched_iter_time(m->s, cls, cnt)))
+	if (n == 0 || isfinite(sched_iter_time(m->s, jb->cls, cnt)))
 		return;
 	avail = xcalloc(nn + 1, sizeof(int));
 	out = xcalloc(nn + 1, sizeof(int));
@@ -909,13 +855,42 @@ mp_repack(struct sim *m, struct dscratch *d, size_t a)
 		for (size_t b = 0; b < m->na; b++)
 			avail[v] -= b != a ? d->cnt[b * nn + v] : 0;
 	}
-	ok = sched_place_pack(m->s, &m->s->classes[cls], n, avail, NULL,
-	    out) && isfinite(sched_iter_time(m->s, cls, out));
+	for (int i = 0; i < 3 && !ok; i++)
+		ok = sched_place_fit(m->s, jb->cls, sizes[i], avail, NULL, out);
 	memcpy(cnt, out, nn * sizeof(int));
 	if (!ok)
 		memset(cnt, 0, nn * sizeof(int));
 	free(avail);
 	free(out);
+}
+
+/*
+ * A model-parallel job holds the GPUs its plan uses: when the planner's
+ * plan on cnt leaves GPUs out, the job gets the GPUs it uses, as long as
+ * a plan on those uses them all (a few rounds), else it waits.
+ */
+static void
+mp_trim(struct sim *m, int *cnt, int j)
+{
+	size_t nn = m->nn;
+	const struct sched_job *jb = &m->s->jobs[j];
+	int *tmp = xcalloc(nn + 1, sizeof(int)), n = sched_gpus(cnt, nn);
+
+	for (int round = 0; round < 4 && n > 0; round++) {
+		int u;
+
+		memcpy(tmp, cnt, nn * sizeof(int));
+		if ((u = sched_mp_used(m->s, jb->cls, tmp)) == n)
+			break;
+		if (u < jb->min_gpus || !isfinite(sched_iter_time(m->s,
+		    jb->cls, tmp)))
+			u = 0;
+		memcpy(cnt, tmp, nn * sizeof(int));
+		if (u == 0 || round == 3)
+			memset(cnt, 0, nn * sizeof(int));
+		n = sched_gpus(cnt, nn);
+	}
+	free(tmp);
 }
 
 /* One event: the policy's allocation of every active job, then run[]. */
@@ -956,8 +931,12 @@ decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 
 		if (d->held[a] > 0)
 			memset(d->prev + a * nn, 0, nn * sizeof(int));
-		if (m->s->classes[m->s->jobs[j].cls].mp)
+		if (m->s->classes[m->s->jobs[j].cls].mp) {
 			mp_repack(m, d, a);
+			mp_trim(m, d->cnt + a * nn, (int)j);
+		} else if (sched_trim(m->s, m->s->jobs[j].cls, d->cnt + a * nn) <
+		    m->s->jobs[j].min_gpus)
+			memset(d->cnt + a * nn, 0, nn * sizeof(int));
 		if (sched_gpus(d->cnt + a * nn, nn) == 0) {
 			if (m->pn[j] > 0)
 				memset(m->prevcnt + j * nn, 0,
@@ -1155,7 +1134,7 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 	if (sp->explain && m.log.len > 0)
 		r->log = sb_detach(&m.log);
 	sim_free(&m);
-	summarise(s, r, k);
+	summarise(s, r, k, (double)k * sp->slot_s);
 	r->time_s = mono_now() - t0;
 	return rc;
 }
@@ -1173,5 +1152,6 @@ sched_result_free(struct sched_result *r)
 	free(r->slots);
 	free(r->jobs);
 	free(r->log);
+	free(r->stalled);
 	memset(r, 0, sizeof(*r));
 }

@@ -10,13 +10,12 @@
  * arrived by the start of a slot and is not finished is active.  A job
  * given the GPUs A runs data-parallel: every GPU is one replica holding
  * every layer, the micro-batches split in proportion to the GPUs' speeds
- * (cost.h COST_PROPORTIONAL), and one ring all-reduce per iteration whose
- * members are ordered site by site, node by node (as sync rings are: all but
- * one hop per node stay inside the node).  Its iteration time T(A) is
- * the cost model's T for that plan with every ring hop priced alone (n_e = 1),
- * memoised by (job class, GPUs per node); sched_job_plan() builds the
- * same plan for cost_eval(), which agrees exactly on clusters whose nodes
- * meet at one switch.  A job of which one replica fits on no GPU runs
+ * (cost.h COST_PROPORTIONAL; a GPU the split leaves without a
+ * micro-batch is not given, sched_trim()), synchronised as the cost model
+ * syncs data-parallel groups.  Its iteration time T(A) is cost_eval()'s T
+ * of the plan sched_job_plan() builds for A (the plan its plans/JOB.json
+ * holds, which "dlplan eval" prices the same), memoised by (job class,
+ * GPUs per node).  A job of which one replica fits on no GPU runs
  * the planner's plan instead (pipeline and tensor-parallel stages,
  * sched_mp.c): its T(A) is cost_eval()'s T of the plan the search finds
  * on A, it may use any node, and its min_gpus is at least the fewest GPUs
@@ -117,6 +116,9 @@ struct sched_class {
 	int mp;			/* no replica fits: model-parallel plans */
 	int mp_min;		/* mp: the least GPUs a plan fits on; 0: none */
 	char *mp_why;		/* mp_min 0: why (the planner's error) */
+	struct dl_opts opts_full;	/* mp: opts with recompute "full", */
+	struct dl_costctx xfull;	/* its cost model (full_init) */
+	int full_init;
 };
 
 struct sched_job {
@@ -142,7 +144,6 @@ struct sched {
 	size_t njobs;
 	long ngpus;
 	struct kcache memo;	/* (class, GPUs per node) -> T */
-	struct kcache hops;	/* (bytes, u, v) -> tau */
 	long evals;		/* iteration times computed (not memoised) */
 	int *kind;		/* model-parallel jobs: node kinds (sched_mp.c) */
 	struct kcache shapes;	/* (class, allocation shape) -> its plan */
@@ -175,6 +176,15 @@ extern const struct csv_schema dl_jobs_schema;
 double sched_iter_time(struct sched *s, int cls, const int *cnt);
 
 /*
+ * Drop from cnt the GPUs of a data-parallel class that its proportional
+ * split leaves without a micro-batch (the slowest, the last in rank order
+ * among alike ones), until every GPU left gets one; returns the GPUs
+ * left.  Model-parallel classes are left alone.  So a job holds exactly
+ * the GPUs its plan names.
+ */
+int sched_trim(const struct sched *s, int cls, int *cnt);
+
+/*
  * A lower bound of job j's iteration time on n GPUs: its micro-batches on
  * n GPUs of the fastest kind it fits on (a model-parallel job: any
  * kind), no communication.
@@ -203,6 +213,14 @@ double sched_mp_time(struct sched *s, int cls, const int *cnt);
 int sched_mp_setup(struct sched *s, int cls);
 int sched_mp_plan(struct sched *s, int job, size_t n, const int *node,
     const int *gpu, struct dl_plan *p, struct dl_err *e);
+/* n GPUs of avail[] on the nodes with the most GPU memory first (the
+ * order sched_mp_setup() finds min_gpus in) into out[]; 1 when a plan
+ * fits there. */
+int sched_mp_fill(struct sched *s, int cls, int n, const int *avail,
+    int *out);
+/* cnt := the GPUs per node the plan of cnt's shape uses (a search may
+ * leave some out); returns their number. */
+int sched_mp_used(struct sched *s, int cls, int *cnt);
 void sched_mp_shape_free(void *v);
 
 struct sched_params {
@@ -239,12 +257,16 @@ struct sched_jobstat {
 	double start_s, finish_s;	/* -1 when never / not */
 	double gpu_s;		/* GPU-seconds held (restarts included) */
 	double done;		/* iterations done */
+	double held_s;		/* seconds it held GPUs (restarts included) */
+	double wait_s;		/* seconds active without GPUs (to its end, or
+				 * the run's when it never ends) */
 	int launches, restarts;	/* restarts = launches - 1 (>= 0) */
 	long first_slot;	/* index into slots[] of its first run; -1 */
 };
 
 struct sched_summary {
 	double avg_jct_s, p95_jct_s, makespan_s, utilisation;
+	double max_wait_s;	/* the most wait_s of a job */
 	long restarts, unfinished, unschedulable, slots;
 };
 
@@ -257,6 +279,8 @@ struct sched_result {
 	double time_s;		/* wall time of the run */
 	long events;		/* slots in which the policy decided */
 	char *log;		/* with explain: one line per move; else NULL */
+	char *stalled;		/* why the run stopped early, or NULL (the
+				 * caller sets it from sched_run()'s error) */
 };
 
 /*
@@ -319,6 +343,14 @@ int sched_gpus(const int *cnt, size_t nn);	/* the sum of cnt[] */
 int sched_held(const struct sched_slotprob *pb, size_t a, size_t nn);
 int sched_place_pack(const struct sched *s, const struct sched_class *k,
     int n, const int *avail, const int *prev, int *out);
+/*
+ * sched_place_fit(): n GPUs for class cls from avail[] where the job can
+ * run: sched_place_pack(), and for a model-parallel class, when no plan
+ * fits there, the nodes with the most GPU memory first (on the empty
+ * cluster min_gpus GPUs always fit so); 0 when neither fits.
+ */
+int sched_place_fit(struct sched *s, int cls, int n, const int *avail,
+    const int *prev, int *out);
 int sched_place_extend(const struct sched *s, const struct sched_class *k,
     const int *cur, const int *prev, int d, const int *avail, int *out);
 

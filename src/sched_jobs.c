@@ -329,7 +329,6 @@ sched_load(struct sched *s, const struct dl_cluster *c,
 	s->c = c;
 	s->ngpus = cluster_gpus(c);
 	s->memo.vfree = free;
-	s->hops.vfree = free;
 	s->shapes.vfree = sched_mp_shape_free;
 	if (slash != NULL)
 		slash[slash == dir] = '\0';
@@ -379,6 +378,8 @@ sched_free(struct sched *s)
 	free(s->jobs);
 	for (size_t i = 0; i < s->nclasses; i++) {
 		cost_free(&s->classes[i].x);
+		if (s->classes[i].full_init)
+			cost_free(&s->classes[i].xfull);
 		free(s->classes[i].fits);
 		free(s->classes[i].step_s);
 		free(s->classes[i].mp_why);
@@ -392,7 +393,6 @@ sched_free(struct sched *s)
 	}
 	free(s->models);
 	kc_free(&s->memo);
-	kc_free(&s->hops);
 	kc_free(&s->shapes);
 	free(s->kind);
 	router_free(s->router);
@@ -400,70 +400,24 @@ sched_free(struct sched *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* tau of one ring hop between two nodes, priced alone, memoised. */
-static double
-hop_time(struct sched *s, const struct sched_class *k, int u, int v,
-    double bytes)
-{
-	char key[sizeof(double) + 2 * sizeof(int)];
-	double *hit, t;
-
-	if (u == v)
-		return cost_intra(&k->x, u, bytes);
-	memcpy(key, &bytes, sizeof(double));
-	memcpy(key + sizeof(double), &u, sizeof(int));
-	memcpy(key + sizeof(double) + sizeof(int), &v, sizeof(int));
-	if ((hit = kc_find(&s->hops, key, sizeof(key))) != NULL)
-		return *hit;
-	router_reset(s->router);
-	if (router_price(s->router, u, v, bytes, &t, NULL) != DL_OK)
-		t = HUGE_VAL;
-	hit = xmalloc(sizeof(double));
-	*hit = t;
-	kc_put(&s->hops, key, sizeof(key), hit);
-	return t;
-}
-
-/* Nodes by site, then index (the ring order of sched.h). */
-static const struct dl_cluster *ring_c;
-static int
-cmp_site(const void *a, const void *b)
-{
-	int u = *(const int *)a, v = *(const int *)b;
-	int su = ring_c->nodes[u].site_idx, sv = ring_c->nodes[v].site_idx;
-
-	if (su != sv)
-		return su < sv ? -1 : 1;
-	return (u > v) - (u < v);
-}
-
 /*
- * T for the proportional split of M micro-batches over the GPUs in rank
- * order (node order, cost_baseline()'s rule), replicas left without a
- * micro-batch dropped, the ring's slowest hop, and the slowest replica's
- * optimizer step (cost_optimizer_time()'s rule).
+ * The proportional split of M micro-batches over the GPUs of cnt in rank
+ * order (node order, cost_baseline()'s rule) into mb[] (one entry per
+ * GPU); returns the GPUs that get at least one.
  */
-static double
-iter_time(struct sched *s, const struct sched_class *k, const int *cnt)
+static long
+split(const struct sched *s, const struct sched_class *k, const int *cnt,
+    long *mb)
 {
-	const struct dl_cluster *c = s->c;
-	long M = k->micro_batches, n = 0, given = 0, G = 0;
-	double total = 0, pipe = 0, hop = 0, opt = 0, bytes, params;
-	long *mb;
-	double *frac;
-	int *live, *ring, nl = 0, i = 0;
+	long M = k->micro_batches, n = 0, given = 0, live = 0;
+	double total = 0, *frac;
 
-	for (size_t v = 0; v < c->nnodes; v++) {
+	for (size_t v = 0; v < s->c->nnodes; v++) {
 		n += cnt[v];
 		total += cnt[v] * k->x.speed[v];
 	}
-	if (n == 0)
-		return HUGE_VAL;
-	mb = xcalloc(n, sizeof(long));
-	frac = xcalloc(n, sizeof(double));
-	live = xcalloc(c->nnodes + 1, sizeof(int));
-	ring = xcalloc(c->nnodes + 1, sizeof(int));
-	for (size_t v = 0; v < c->nnodes; v++)
+	frac = xcalloc((size_t)n + 1, sizeof(double));
+	for (size_t v = 0, i = 0; v < s->c->nnodes; v++)
 		for (int g = 0; g < cnt[v]; g++, i++) {
 			double q = M * k->x.speed[v] / total;
 
@@ -471,6 +425,7 @@ iter_time(struct sched *s, const struct sched_class *k, const int *cnt)
 			frac[i] = q - mb[i];
 			given += mb[i];
 		}
+	/* Largest remainder, ties to the lower rank. */
 	while (given < M) {
 		long best = -1;
 
@@ -483,49 +438,104 @@ iter_time(struct sched *s, const struct sched_class *k, const int *cnt)
 		frac[best] = -1;
 		given++;
 	}
-	i = 0;
-	for (size_t v = 0; v < c->nnodes; v++) {
-		int here = 0;
+	for (long r = 0; r < n; r++)
+		live += mb[r] > 0;
+	free(frac);
+	return live;
+}
 
-		for (int g = 0; g < cnt[v]; g++, i++) {
-			if (mb[i] < 1)
-				continue;
-			here++;
-			if (mb[i] * k->step_s[v] > pipe)
-				pipe = mb[i] * k->step_s[v];
-		}
-		G += here;
-		live[v] = here;
-		if (here > 0)
-			ring[nl++] = (int)v;
-	}
-	params = cost_range_params(&k->x, 0,
-	    (int)s->models[k->model].m.nlayers - 1);
-	bytes = params * k->opts.grad_bytes;
-	if (k->opts.optimizer == OPTIM_SHARDED && G > 0)
-		params /= (double)G;
-	for (int a = 0; a < nl; a++)
-		opt = fmax(opt, cost_optimizer_step(&k->x, ring[a], params));
-	if (G > 1) {
-		bytes /= (double)G;
-		ring_c = c;
-		qsort(ring, nl, sizeof(int), cmp_site);
-		for (int a = 0; a < nl; a++) {
-			int u = ring[a], v = ring[(a + 1) % nl];
-			double t;
+int
+sched_trim(const struct sched *s, int cls, int *cnt)
+{
+	const struct sched_class *k = &s->classes[cls];
+	size_t nn = s->c->nnodes;
+	long n = 0, *mb;
 
-			/* Replicas without a micro-batch are not in the ring. */
-			if (live[u] > 1 && (t = cost_intra(&k->x, u, bytes)) > hop)
-				hop = t;
-			if (nl > 1 && (t = hop_time(s, k, u, v, bytes)) > hop)
-				hop = t;
+	for (size_t v = 0; v < nn; v++)
+		n += cnt[v];
+	if (k->mp || n == 0)
+		return (int)n;
+	mb = xcalloc((size_t)n + 1, sizeof(long));
+	/* Fewer GPUs get larger shares: a few rounds reach the fixed point. */
+	while (split(s, k, cnt, mb) < n) {
+		long i = 0;
+
+		for (size_t v = 0; v < nn; v++) {
+			int here = cnt[v];
+
+			for (int g = 0; g < here; g++, i++)
+				cnt[v] -= mb[i] < 1;
 		}
+		n = 0;
+		for (size_t v = 0; v < nn; v++)
+			n += cnt[v];
 	}
 	free(mb);
-	free(frac);
-	free(live);
-	free(ring);
-	return pipe + (G > 1 ? 2.0 * (double)(G - 1) * hop : 0) + opt;
+	return (int)n;
+}
+
+/* The data-parallel plan of class cls on the GPUs (node[i], gpu[i]). */
+static int
+dp_plan(struct sched *s, int cls, size_t n, const int *node, const int *gpu,
+    struct dl_plan *p, struct dl_err *e)
+{
+	const struct sched_class *k = &s->classes[cls];
+	struct dl_plan given;
+	int rc;
+
+	/* cost_baseline() takes the GPUs of a plan in rank order. */
+	plan_init(&given);
+	given.opts = k->opts;
+	given.groups = xcalloc(n + 1, sizeof(*given.groups));
+	given.ngroups = (int)n;
+	for (size_t i = 0; i < n; i++) {
+		struct dl_group *g = &given.groups[i];
+
+		g->micro_batches = 1;
+		g->nstages = 1;
+		g->stages = xcalloc(1, sizeof(*g->stages));
+		g->stages[0].node = node[i];
+		g->stages[0].ngpus = 1;
+		g->stages[0].gpus[0] = gpu[i];
+		g->stages[0].tp_share[0] = 1;
+		g->stages[0].last = (int)k->x.m->nlayers - 1;
+	}
+	rc = cost_baseline(&k->x, &given, COST_PROPORTIONAL, p, e);
+	plan_free(&given);
+	return rc;
+}
+
+/*
+ * T of a data-parallel class on cnt: cost_eval()'s T of the plan
+ * sched_job_plan() writes for those GPUs (the GPUs of one node are alike,
+ * so their local indices do not matter).
+ */
+static double
+iter_time(struct sched *s, int cls, const int *cnt)
+{
+	size_t nn = s->c->nnodes, n = 0, i = 0;
+	int *node, *gpu;
+	struct dl_plan p;
+	struct dl_err e;
+	double t;
+
+	for (size_t v = 0; v < nn; v++)
+		n += (size_t)cnt[v];
+	if (n == 0)
+		return HUGE_VAL;
+	node = xcalloc(n + 1, sizeof(int));
+	gpu = xcalloc(n + 1, sizeof(int));
+	for (size_t v = 0; v < nn; v++)
+		for (int g = 0; g < cnt[v]; g++, i++) {
+			node[i] = (int)v;
+			gpu[i] = g;
+		}
+	t = dp_plan(s, cls, n, node, gpu, &p, &e) == DL_OK ?
+	    p.est.iteration_s : HUGE_VAL;
+	plan_free(&p);
+	free(node);
+	free(gpu);
+	return t;
 }
 
 double
@@ -546,7 +556,7 @@ sched_iter_time(struct sched *s, int cls, const int *cnt)
 		return *hit;
 	}
 	t = s->classes[cls].mp ? sched_mp_time(s, cls, cnt) :
-	    iter_time(s, &s->classes[cls], cnt);
+	    iter_time(s, cls, cnt);
 	s->evals++;
 	hit = xmalloc(sizeof(double));
 	*hit = t;
@@ -569,30 +579,11 @@ sched_job_plan(struct sched *s, int job, size_t n, const int *node,
     const int *gpu, struct dl_plan *p, struct dl_err *e)
 {
 	const struct sched_class *k = &s->classes[s->jobs[job].cls];
-	struct dl_plan given;
 	int rc;
 
 	if (k->mp)
 		return sched_mp_plan(s, job, n, node, gpu, p, e);
-	/* cost_baseline() takes the GPUs of a plan in rank order. */
-	plan_init(&given);
-	given.opts = k->opts;
-	given.groups = xcalloc(n + 1, sizeof(*given.groups));
-	given.ngroups = (int)n;
-	for (size_t i = 0; i < n; i++) {
-		struct dl_group *g = &given.groups[i];
-
-		g->micro_batches = 1;
-		g->nstages = 1;
-		g->stages = xcalloc(1, sizeof(*g->stages));
-		g->stages[0].node = node[i];
-		g->stages[0].ngpus = 1;
-		g->stages[0].gpus[0] = gpu[i];
-		g->stages[0].tp_share[0] = 1;
-		g->stages[0].last = (int)k->x.m->nlayers - 1;
-	}
-	rc = cost_baseline(&k->x, &given, COST_PROPORTIONAL, p, e);
-	plan_free(&given);
+	rc = dp_plan(s, s->jobs[job].cls, n, node, gpu, p, e);
 	if (rc != DL_OK)
 		return rc;
 	p->nnodes = s->c->nnodes;

@@ -153,6 +153,9 @@ search_shape(struct sched *s, const struct sched_class *k, const int *cnt,
 	}
 	plan_init(&h->p);
 	if (h->rc == DL_OK) {
+		/* The recomputation mode the search settled on (RC_FULL or
+		 * not): the plan is priced and written with it. */
+		h->p.opts.recompute = ps.opts.recompute;
 		h->p.ngroups = ps.ngroups;
 		h->p.groups = xcalloc((size_t)ps.ngroups + 1,
 		    sizeof(*h->p.groups));
@@ -210,10 +213,28 @@ static int
 place_plan(struct sched *s, int cls, const struct shape *h, const int *rank,
     int *const *gpu, struct dl_plan *p, struct dl_err *e)
 {
-	const struct sched_class *k = &s->classes[cls];
+	struct sched_class *k = &s->classes[cls];
+	const struct dl_costctx *x = &k->x;
 
 	plan_init(p);
 	p->opts = k->opts;
+	if (h->p.opts.recompute == RC_FULL) {
+		/* Priced as "dlplan eval" prices the plan it writes, with
+		 * options.recompute "full". */
+		if (!k->full_init) {
+			struct dl_err ef;
+
+			k->opts_full = k->opts;
+			k->opts_full.recompute = RC_FULL;
+			if (cost_init(&k->xfull, s->c, k->x.m, &k->opts_full,
+			    s->uhat, s->router, &ef) != DL_OK)
+				return dl_seterr(e, ef.code, NULL, 0, 0, "%s",
+				    ef.msg);
+			k->full_init = 1;
+		}
+		x = &k->xfull;
+		p->opts.recompute = RC_FULL;
+	}
 	p->nnodes = s->c->nnodes;
 	p->uhat = xmemdup(s->uhat, s->c->nnodes, sizeof(double));
 	p->ngroups = h->p.ngroups;
@@ -233,7 +254,7 @@ place_plan(struct sched *s, int cls, const struct shape *h, const int *rank,
 				st->gpus[i] = gpu[st->node][st->gpus[i]];
 		}
 	}
-	return cost_eval(&k->x, p, e);
+	return cost_eval(x, p, e);
 }
 
 double
@@ -331,6 +352,56 @@ sched_mp_setup(struct sched *s, int cls)
 	free(cnt);
 	free(rank);
 	return k->mp_min;
+}
+
+int
+sched_mp_used(struct sched *s, int cls, int *cnt)
+{
+	size_t nn = s->c->nnodes;
+	int *rank = xcalloc(nn + 1, sizeof(int)), n = ranks(s, cnt, rank);
+	const struct shape *h = n > 0 ? find_shape(s, cls, cnt, rank, n) : NULL;
+
+	if (h != NULL && h->rc == DL_OK) {
+		int *used = xcalloc(nn + 1, sizeof(int));
+
+		for (int g = 0; g < h->p.ngroups; g++)
+			for (int j = 0; j < h->p.groups[g].nstages; j++) {
+				const struct dl_stage *st =
+				    &h->p.groups[g].stages[j];
+
+				used[rank[st->node]] += st->ngpus;
+			}
+		memcpy(cnt, used, nn * sizeof(int));
+		free(used);
+	}
+	free(rank);
+	n = 0;
+	for (size_t v = 0; v < nn; v++)
+		n += cnt[v];
+	return n;
+}
+
+int
+sched_mp_fill(struct sched *s, int cls, int n, const int *avail, int *out)
+{
+	const struct dl_cluster *c = s->c;
+	int *order = xcalloc(c->nnodes + 1, sizeof(int)), ok;
+
+	for (size_t v = 0; v < c->nnodes; v++)
+		order[v] = (int)v;
+	order_k = &s->classes[cls];
+	order_c = c;
+	qsort(order, c->nnodes, sizeof(int), cmp_memory);
+	memset(out, 0, c->nnodes * sizeof(int));
+	for (size_t i = 0; i < c->nnodes && n > 0; i++) {
+		int v = order[i];
+
+		out[v] = n < avail[v] ? n : avail[v] > 0 ? avail[v] : 0;
+		n -= out[v];
+	}
+	ok = n == 0 && isfinite(sched_mp_time(s, cls, out));
+	free(order);
+	return ok;
 }
 
 int

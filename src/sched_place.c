@@ -4,6 +4,7 @@
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,6 +146,21 @@ sched_place_extend(const struct sched *s, const struct sched_class *k,
 	return d == 0;
 }
 
+int
+sched_place_fit(struct sched *s, int cls, int n, const int *avail,
+    const int *prev, int *out)
+{
+	const struct sched_class *k = &s->classes[cls];
+
+	if (!sched_place_pack(s, k, n, avail, prev, out))
+		return 0;
+	if (!k->mp || isfinite(sched_iter_time(s, cls, out)))
+		return 1;
+	if (sched_mp_fill(s, cls, n, avail, out))
+		return 1;
+	memset(out, 0, s->c->nnodes * sizeof(int));
+	return 0;
+}
 
 int
 sched_gpus(const int *cnt, size_t nn)

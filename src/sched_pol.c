@@ -70,7 +70,8 @@ keep_slot(struct sched *s, int policy, const struct sched_slotprob *pb,
 			break;
 
 		if (policy == SCHED_FIFO) {
-			if (!sched_place_pack(s, k, jb->max_gpus, freev, NULL, cnt))
+			if (!sched_place_fit(s, jb->cls, jb->max_gpus, freev,
+			    NULL, cnt))
 				memset(cnt, 0, nn * sizeof(int));
 		} else {
 			for (size_t v = 0; v < nn; v++)
@@ -154,7 +155,7 @@ prio_place(struct sched *s, const struct sched_slotprob *pb, size_t a,
 			want = have;
 		if (want < jb->min_gpus || want < 1)
 			continue;
-		if (sched_place_pack(s, k, want, from[f], prev, cnt))
+		if (sched_place_fit(s, jb->cls, want, from[f], prev, cnt))
 			return want;
 	}
 	memset(cnt, 0, s->c->nnodes * sizeof(int));

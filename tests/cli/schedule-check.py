@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Re-simulate a dlplan schedule.json independently of dlplan's code.
 
-usage: schedule-check.py SCHEDULE.json NODES.csv [PLANS]
+usage: schedule-check.py [--eval DLPLAN] SCHEDULE.json NODES.csv [PLANS]
 
 Checks every slot: no GPU given to two jobs, every GPU exists, no job
 over its max_gpus or under its min_gpus, a job runs only after it
@@ -18,17 +18,21 @@ With PLANS (the plans/ directory of the same output), every job that ran
 has PLANS/JOB.json, and that plan is checked against the job's first
 slot: its stages hold every layer in order, in every group; its groups
 share the global batch's micro-batches; every GPU it names is one the
-job holds in that slot, none twice; the model's weights, gradients and
+job holds in that slot, none twice, and every GPU the job holds is in
+the plan; the model's weights, gradients and
 optimizer state (params_m of the model file times the option bytes) fit
 in the memory the plan's GPUs have left after mem_reserve (so a job that
 needs a pipeline or tensor parallelism cannot have been given too few
-GPUs); and the plan's iteration time is the slot's iteration_s.  Prints
+GPUs); and the plan's iteration time is the slot's iteration_s.  With
+--eval, every plan is priced again by "DLPLAN eval" (all of them, one
+process each) and its iteration time must be the slot's too.  Prints
 the number of slots and jobs checked; exits 1 with a message on the
 first violation.
 """
 import csv
 import json
 import os
+import subprocess
 import sys
 
 
@@ -43,7 +47,7 @@ def model_params(path):
         return sum(float(r["params_m"]) for r in rows)
 
 
-def check_plan(plans, name, entry, mem_gb):
+def check_plan(plans, name, entry, mem_gb, dlplan=None):
     """The plan of job name against its first slot's entry."""
     path = os.path.join(plans, name + ".json")
     if not os.path.exists(path):
@@ -76,6 +80,9 @@ def check_plan(plans, name, entry, mem_gb):
     if not set(used) <= held:
         fail("%s: plan uses GPUs %s the job does not hold" % (
             name, sorted(set(used) - held)))
+    if set(used) != held:
+        fail("%s: the job holds GPUs %s its plan does not use" % (
+            name, sorted(held - set(used))))
     model = [i["path"] for i in p["inputs"] if i["kind"] == "model"][0]
     if not os.path.isabs(model):
         model = os.path.join(plans, model)
@@ -89,14 +96,28 @@ def check_plan(plans, name, entry, mem_gb):
     if abs(t - entry["iteration_s"]) > 1e-12 * t:
         fail("%s: plan iteration %.17g s, schedule %.17g s" % (
             name, t, entry["iteration_s"]))
+    if dlplan is not None:
+        out = subprocess.run([dlplan, "eval", path, "--format", "json"],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            fail("%s: dlplan eval %s: %s" % (name, path, out.stderr.strip()))
+        t = json.loads(out.stdout)["estimate"]["iteration_s"]
+        if abs(t - entry["iteration_s"]) > 1e-12 * t:
+            fail("%s: eval prices the plan at %.17g s, schedule %.17g s" % (
+                name, t, entry["iteration_s"]))
 
 
 def main():
-    d = json.load(open(sys.argv[1]))
-    plans = sys.argv[3] if len(sys.argv) > 3 else None
+    args = sys.argv[1:]
+    dlplan = None
+    if args[:1] == ["--eval"]:
+        dlplan = args[1]
+        args = args[2:]
+    d = json.load(open(args[0]))
+    plans = args[2] if len(args) > 2 else None
     gpus = {}
     mem_gb = {}
-    with open(sys.argv[2]) as fp:
+    with open(args[1]) as fp:
         rows = csv.DictReader(l for l in fp if not l.startswith("#"))
         for r in rows:
             gpus[r["node"]] = int(r["gpus"])
@@ -136,7 +157,7 @@ def main():
                     fail("slot %d: GPU %s:%d given twice" % (k, node, x))
                 seen.add((node, x))
             if plans is not None and name not in done_first:
-                check_plan(plans, name, e, mem_gb)
+                check_plan(plans, name, e, mem_gb, dlplan)
                 done_first.add(name)
             launch = prev[name] != sorted(g)
             if launch != e["launch"]:
@@ -177,6 +198,17 @@ def main():
     want = d["summary"][d["policy"]]["avg_jct_s"]
     if abs(jct - want) > 1e-6 * want:
         fail("average JCT %g, summary says %g" % (jct, want))
+    if plans is not None:
+        files = {f[:-5] for f in os.listdir(plans) if f.endswith(".json")}
+        if files != done_first:
+            fail("plans/ holds %s, the jobs that ran are %s" % (
+                sorted(files - done_first), sorted(done_first - files)))
+    if finish:
+        span = max(finish.values()) - min(jobs[n]["arrival_s"]
+                                          for n in finish)
+        got = d["summary"][d["policy"]]["makespan_s"]
+        if abs(span - got) > 1e-6 * max(1, span):
+            fail("makespan %g, the jobs that ran span %g" % (got, span))
     print("%d slots, %d jobs checked" % (len(d["slots"]), len(jobs)))
 
 

@@ -14,7 +14,19 @@ for p in gadget fifo random tiresias srtf; do
 	expect_run "$p schedule written" 0 - - -- dlplan schedule -c $PH \
 	    --jobs $TR --policy $p -o "$TMP/$p" -q
 	check "$p: the re-simulation agrees (GPUs, max_gpus, iterations, plans)" \
-	    $CHK "$TMP/$p/schedule.json" $PH/nodes.csv "$TMP/$p/plans"
+	    $CHK --eval "$DLPLAN" "$TMP/$p/schedule.json" $PH/nodes.csv \
+	    "$TMP/$p/plans"
+done
+# Every plan file equals its schedule on a cluster of eight sites and four
+# GPU kinds, where wide jobs span sites and slow GPUs get no micro-batch:
+# every policy's plans, all of them, priced again by "dlplan eval".
+GEO=datasets/clusters/geo-8
+for p in gadget fifo random tiresias srtf; do
+	expect_run "$p: a mixed trace on geo-8 written" 0 - - -- dlplan \
+	    schedule -c $GEO --jobs $D/geo-mix.csv --policy $p -o "$TMP/geo-$p" -q
+	check "$p: every plan, priced by eval, is its slot's (GPUs and time)" \
+	    $CHK --eval "$DLPLAN" "$TMP/geo-$p/schedule.json" $GEO/nodes.csv \
+	    "$TMP/geo-$p/plans"
 done
 expect_run "utility objective, short slots" 0 - - -- dlplan schedule \
     -c $PH --jobs $TR --objective utility --slot-seconds 60 \
@@ -93,7 +105,7 @@ for p in gadget fifo random tiresias srtf; do
 	expect_run "$p: model-parallel jobs are scheduled" 0 - - -- dlplan \
 	    schedule --nodes $A4 --jobs $D/mp.csv --policy $p -o "$TMP/mp-$p" -q
 	check "$p: model-parallel re-simulation and plans agree" $CHK \
-	    "$TMP/mp-$p/schedule.json" $A4 "$TMP/mp-$p/plans"
+	    --eval "$DLPLAN" "$TMP/mp-$p/schedule.json" $A4 "$TMP/mp-$p/plans"
 done
 check "the llama2-7b job runs a pipeline or tensor-parallel plan" \
     /usr/bin/python3 -c "
@@ -133,7 +145,7 @@ WHY="$WHY to fit in memory, more than it may use (3)\""
 check "jobs.csv: so is one that may not use the 4 GPUs it needs" grep -qxF \
     "$WHY" "$TMP/mp-gadget/jobs.csv"
 check "summary.csv: two unschedulable, none unfinished" sh -c "grep -q \
-'^gadget,.*,0,2,[0-9]*\$' '$TMP/mp-gadget/summary.csv'"
+'^gadget,.*,0,2,[0-9]*,\$' '$TMP/mp-gadget/summary.csv'"
 expect_run "emit takes a pipeline job's plan" 0 - - -- dlplan emit \
     "$TMP/mp-gadget/plans/llama.json" --launcher hostfile -o "$TMP/l2" \
     -- python train.py
@@ -163,7 +175,7 @@ WHY='"it needs 100 GPUs and can use at most 16 (GPUs it fits on, 16 '
 WHY="${WHY}micro-batches)\""
 check "jobs.csv says why" grep -qxF "big,5,,,,0,0,0,$WHY" "$TMP/nofit/jobs.csv"
 check "summary.csv counts it, and the other job ran" sh -c "grep -q \
-'^gadget,30.05[0-9]*,.*,0,0,1,1\$' '$TMP/nofit/summary.csv'"
+'^gadget,30.05[0-9]*,.*,0,0,1,1,\$' '$TMP/nofit/summary.csv'"
 check "unschedulable: the re-simulation agrees" $CHK \
     "$TMP/nofit/schedule.json" $PH/nodes.csv
 expect_err "a job that fits on no GPU, nor in any plan" 3 "dlplan: \
@@ -185,24 +197,60 @@ expect_run "nothing written on error" 3 - - -- dlplan schedule -c $PH \
     --jobs $D/nomem.csv -o "$TMP/none"
 check "no output directory" test ! -e "$TMP/none"
 
-# A baseline that stalls does not fail the policy asked for: random draws
-# sizes llama2-13b cannot run on (seeds 4 and 10 leave it no start).  The
-# model file has no architecture line, so its attention scores count in
-# full (with the preset's fused attention every size random draws fits).
-dlplan model --preset llama2-13b | grep -v '^#' >"$TMP/l13-noarch.csv"
-printf 'job,arrival_s,model,global_batch,micro_batch,iterations,min_gpus,max_gpus,weight\nj1,0,l13-noarch.csv,64,1,100,1,64,1\n' \
-    >"$TMP/stall.csv"
-for seed in 4 10; do
-	expect_err "gadget, random stalls with seed $seed: a warning" 0 \
-	    "dlplan: warning: random schedule stalls at slot 0: no waiting job can start (a baseline: its summary counts the jobs it leaves unfinished)" -- \
-	    dlplan schedule -c $PH --jobs "$TMP/stall.csv" --seed $seed \
-	    -o "$TMP/stall$seed"
-	check "... gadget's schedule written, random's row leaves the job" \
-	    grep -q '^random,.*,1,0,' "$TMP/stall$seed/summary.csv"
+# One job that fits runs under every policy, alone on an empty cluster:
+# model-parallel jobs that a policy's packing once put where no plan fits
+# (llama2-7b on four 24 GB L4s of geo-8, or hetero-lab's V100s) are placed
+# where one does (the nodes with the most GPU memory first).
+HDR=job,arrival_s,model,global_batch,micro_batch,iterations,min_gpus,max_gpus,weight
+for c in geo-8:llama2-70b:24:24 two-dc:llama2-13b:1:64 \
+    two-dc:llama2-70b:24:32 hetero-lab:llama2-7b:1:4 geo-8:llama2-7b:1:4; do
+	cl=${c%%:*} r=${c#*:}
+	mo=${r%%:*} r=${r#*:}
+	lo=${r%%:*} hi=${r#*:}
+	printf '%s\none,0,%s,64,1,100,%s,%s,1\n' $HDR $mo $lo $hi \
+	    >"$TMP/one.csv"
+	expect_run "$mo ($lo-$hi GPUs) alone on $cl" 0 - - -- dlplan schedule \
+	    -c datasets/clusters/$cl --jobs "$TMP/one.csv" --format csv
+	check "... finishes under every policy, none stalled" /usr/bin/python3 -c "
+import csv
+rows = list(csv.DictReader(open('$TMP/out')))
+assert len(rows) == 5, rows
+for r in rows:
+    assert r['unfinished'] == '0' and r['stalled'] == '', r"
 done
-expect_err "--policy random that stalls: exit 3" 3 \
-    "dlplan: random schedule stalls at slot 0: no waiting job can start" -- \
-    dlplan schedule -c $PH --jobs "$TMP/stall.csv" --seed 4 --policy random
+for p in gadget fifo random tiresias srtf; do
+	expect_run "$p: llama2-7b alone on geo-8 written" 0 - - -- dlplan \
+	    schedule -c datasets/clusters/geo-8 --jobs "$TMP/one.csv" \
+	    --policy $p -o "$TMP/one-$p" -q
+	check "$p: llama2-7b alone: the re-simulation and its plan agree" \
+	    $CHK --eval "$DLPLAN" "$TMP/one-$p/schedule.json" \
+	    datasets/clusters/geo-8/nodes.csv "$TMP/one-$p/plans"
+done
+
+# A baseline that stops early never fails the policy asked for: random
+# gives the job fewer than its 8 GPUs, and then it runs past the slots
+# dlplan simulates; its row in summary.csv says why, the others complete.
+printf 'job,arrival_s,model,global_batch,micro_batch,iterations,max_gpus\nlong,0,resnet50,256,4,2e13,8\n' \
+    >"$TMP/far.csv"
+FAR="random schedule: job 'long' (2e+13 iterations) still runs after \
+1000000000000 slots of 1 s, the most dlplan simulates (give fewer iterations, \
+longer --slot-seconds, or --slots N to stop early)"
+expect_err "gadget, random stops early: a warning" 0 "dlplan: warning: \
+$FAR (a baseline: reported as stalled, its summary counts the jobs it leaves \
+unfinished)" -- dlplan schedule -c $PH --jobs "$TMP/far.csv" --slot-seconds 1 \
+    --restart-seconds 0 -o "$TMP/far"
+check "summary.csv: random stalled with its reason, the others finished" \
+    /usr/bin/python3 -c "
+import csv, sys
+rows = {r['policy']: r for r in csv.DictReader(open('$TMP/far/summary.csv'))}
+assert rows['random']['stalled'] == sys.argv[1], rows['random']
+assert rows['random']['unfinished'] == '1'
+for p in ('gadget', 'fifo', 'tiresias', 'srtf'):
+    assert rows[p]['stalled'] == '' and rows[p]['unfinished'] == '0', rows[p]" \
+    "$FAR"
+expect_err "--policy random that stops early: its exit status" 2 \
+    "dlplan: $TMP/far.csv:2: $FAR" -- dlplan schedule -c $PH --jobs \
+    "$TMP/far.csv" --slot-seconds 1 --restart-seconds 0 --policy random
 expect_err "slots no longer than a restart: refused up front" 1 \
     "dlplan: option '--slot-seconds' (30) must exceed '--restart-seconds' (30): every start takes that long out of its slot" -- \
     dlplan schedule -c $PH --jobs $TR --slot-seconds 30
