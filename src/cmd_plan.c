@@ -819,6 +819,8 @@ same_dir(const char *a, const char *b)
 static int
 check_args(struct plan_args *a, struct optstate *sto, struct dl_err *e)
 {
+	const char *why;
+
 	if (budget_usage(&a->bo, a->so.dump_dir, e) != DL_OK)
 		return -1;
 	/* Each is an output set that would remove the other's files. */
@@ -829,25 +831,12 @@ check_args(struct plan_args *a, struct optstate *sto, struct dl_err *e)
 		    "their own)", a->outdir);
 		return -1;
 	}
-	/*
-	 * DeepSpeed and torchtitan set recomputation and sharding in the
-	 * model code or their own config sections, which dlplan does not
-	 * write yet: their plans use none of them rather than promise what
-	 * the launch files do not do.
-	 */
-	if (a->so.runtime == RUNTIME_DEEPSPEED ||
-	    a->so.runtime == RUNTIME_TORCHTITAN) {
-		if (a->o.recompute == RC_AUTO)
-			a->o.recompute = RC_NONE;
-		if (a->o.recompute != RC_NONE ||
-		    a->o.optimizer != OPTIM_REPLICATED) {
-			dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "'--runtime %s' "
-			    "plans take no '--recompute' or '--optimizer "
-			    "sharded' (dlplan does not write them into its "
-			    "launch files); use '--runtime megatron'",
-			    plan_runtime_names[a->so.runtime]);
-			return -1;
-		}
+	/* A framework refuses a saver it does not have, with the reason. */
+	if ((why = search_runtime_saver_refused(a->so.runtime, &a->o)) !=
+	    NULL) {
+		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "'--runtime %s': %s",
+		    plan_runtime_names[a->so.runtime], why);
+		return -1;
 	}
 	if (plan_resolve_overlap(&a->o, a->so.runtime, e) != DL_OK)
 		return -1;

@@ -204,6 +204,34 @@ cost_savers_init(struct dl_costctx *x, const struct dl_model *m,
 	if (o->runtime == RUNTIME_MEGATRON && o->param_bytes < 4)
 		x->wbytes = o->param_bytes + fmax(o->grad_bytes, 4);
 	x->obytes = o->optimizer_bytes;
+	x->wbytes_sh = x->wbytes;
+	x->obytes_sh = x->obytes;
+	/*
+	 * torchtitan's sharded data parallelism is FSDP (fully_shard over
+	 * data_parallel_shard_degree, torchtitan/models/llama3/
+	 * parallelize.py:57-77 at b5bcd76c66d0): float32 parameters,
+	 * gradients (training.mixed_precision_reduce, torchtitan/config/
+	 * configs.py:102) and optimizer state sharded, beside which a rank
+	 * holds the unsharded compute copy of its parameters (param_bytes;
+	 * kept from forward to backward with the reshard policy dlplan emits)
+	 * and the float32 gradient accumulated over a pipeline's
+	 * micro-batches before the one reduce-scatter.
+	 */
+	if (o->runtime == RUNTIME_TORCHTITAN) {
+		x->wbytes_sh = o->param_bytes + 4;
+		x->obytes_sh = o->optimizer_bytes + 4 + (o->param_bytes < 4 ?
+		    0 : o->param_bytes);
+	}
+}
+
+/* Bytes per parameter of weights, gradients and optimizer state over dp
+ * data-parallel replicas. */
+static double
+state_bytes(const struct dl_costctx *x, long dp)
+{
+	if (x->o->optimizer == OPTIM_SHARDED && dp > 1)
+		return x->wbytes_sh + x->obytes_sh / (double)dp;
+	return x->wbytes + x->obytes;
 }
 
 /* Micro-batches stage p of S holds at once: min(m, S - p + 1). */
@@ -227,13 +255,11 @@ double
 cost_stage_memory_dp(const struct dl_costctx *x, int first, int last,
     double phi, int p, int S, long m, long dp)
 {
-	double mu = (double)x->o->micro_batch, ob = x->obytes;
+	double mu = (double)x->o->micro_batch;
 	double w, act = held_mb(p, S, m) * mu * cost_range_mem(x, first,
 	    last);
 
-	if (x->o->optimizer == OPTIM_SHARDED && dp > 1)
-		ob /= (double)dp;
-	w = (x->wbytes + ob) * (cost_range_params(x, first, last) +
+	w = state_bytes(x, dp) * (cost_range_params(x, first, last) +
 	    tied_copy(x, first, p, S)) * phi;
 	if (x->rc_fold)
 		act += mu * x->rc_transient;
@@ -269,11 +295,9 @@ double
 cost_stage_memory_rc(const struct dl_costctx *x, int first, int last,
     double phi, int p, int S, long m, int nrc, long dp)
 {
-	double mu = (double)x->o->micro_batch, act = 0, ob = x->obytes;
+	double mu = (double)x->o->micro_batch, act = 0;
 	int left = nrc;
 
-	if (x->o->optimizer == OPTIM_SHARDED && dp > 1)
-		ob /= (double)dp;
 	if (rc_default(x, first, last, nrc)) {
 		act = cost_range_mem(x, first, last);
 	} else {
@@ -287,7 +311,7 @@ cost_stage_memory_rc(const struct dl_costctx *x, int first, int last,
 	act *= held_mb(p, S, m) * mu;
 	if (nrc > 0)
 		act += mu * x->rc_transient;
-	return (x->wbytes + ob) * (cost_range_params(x, first, last) +
+	return state_bytes(x, dp) * (cost_range_params(x, first, last) +
 	    tied_copy(x, first, p, S)) * phi + act * phi;
 }
 
@@ -315,7 +339,7 @@ cost_stage_flops_rc(const struct dl_costctx *x, int first, int last,
 }
 
 void
-cost_decide_rc(const struct dl_costctx *x, struct dl_plan *p, int uniform)
+cost_decide_rc(const struct dl_costctx *x, struct dl_plan *p, int how)
 {
 	int most = 0;
 
@@ -341,14 +365,17 @@ cost_decide_rc(const struct dl_costctx *x, struct dl_plan *p, int uniform)
 				most = n;
 		}
 	}
-	if (!uniform)
+	if (how == COST_RC_STAGE)
 		return;
 	for (int g = 0; g < p->ngroups; g++)
 		for (int s = 0; s < p->groups[g].nstages; s++) {
 			struct dl_stage *st = &p->groups[g].stages[s];
 			int nb = model_blocks(x->m, st->first, st->last);
 
-			st->recompute = most < nb ? most : nb;
+			if (how == COST_RC_WHOLE)
+				st->recompute = most > 0 ? nb : 0;
+			else
+				st->recompute = most < nb ? most : nb;
 		}
 }
 

@@ -136,6 +136,18 @@ int search_runtime_gpu_refused(const struct dl_cluster *c, int runtime,
     int node);
 int search_runtime_fits(const struct dl_model *m, int runtime, int k, int S,
     char *why, size_t n);
+/*
+ * The memory savers of runtime (search_runtime.c names each framework's
+ * with file:line).  search_runtime_saver_refused(): why runtime has no
+ * saver that o asks for (a phrase), or NULL.  search_runtime_saver_fits():
+ * whether runtime runs o's savers on S stages with m micro-batches per
+ * replica and G replicas, rc whether blocks are recomputed; when not,
+ * and why is not NULL, the reason in why[n].
+ */
+const char *search_runtime_saver_refused(int runtime,
+    const struct dl_opts *o);
+int search_runtime_saver_fits(int runtime, const struct dl_opts *o, int S,
+    long m, int G, int rc, char *why, size_t n);
 
 /*
  * How Megatron-LM builds a split of S stages holding blocks[j]
