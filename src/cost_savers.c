@@ -223,8 +223,10 @@ cost_savers_init(struct dl_costctx *x, const struct dl_model *m,
  * with a pipeline the unsharded compute copy of its parameters from the
  * first forward to the last backward (FSDP does not reshard after
  * forward with pipeline parallelism, torchtitan/distributed/
- * fsdp.py:112-137) and the float32 gradient accumulated over the
- * micro-batches, which the reduce-scatter after the last one replaces by
+ * fsdp.py:112-137) and the gradient accumulated over the micro-batches,
+ * upcast to the float32 reduce dtype (PyTorch's FSDPParam.
+ * to_accumulated_grad_if_needed(), torch/distributed/fsdp/_fully_shard/
+ * _fsdp_param.py), which the reduce-scatter after the last one replaces by
  * the sharded gradient (the step before zeroed the gradients to None:
  * torchtitan/trainer.py:845, as CUDA graphs are off with a pipeline);
  * without a pipeline it keeps the copy when sharded (the reshard policy
