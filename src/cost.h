@@ -93,18 +93,16 @@ struct dl_costctx {
 	 * rc_transient the activations of the largest block, held for one
 	 * micro-batch while it is recomputed.  wbytes: bytes per parameter
 	 * of weights and gradients as the runtime holds them, obytes the
-	 * optimizer state's; wbytes_sh and obytes_sh the same when the
-	 * optimizer state is sharded over dp > 1 replicas, obytes_sh to be
-	 * divided by dp (the runtime's sharding: torchtitan's FSDP shards
-	 * more than the optimizer state and keeps more unsharded, see
-	 * cost_savers_init()); tied_params the tied embedding's copy that
+	 * optimizer state's; fsdp_bytes what torchtitan's FSDP shards of
+	 * them (cost_savers_init(), and what it keeps unsharded besides:
+	 * state_bytes() there); tied_params the tied embedding's copy that
 	 * the last stage of a pipeline keeps (0 when the head is not tied).
 	 */
 	unsigned char *blk;
 	double *lay_flops, *lay_mem, *lay_keep, *lay_rcf;
 	int rc_fold;
 	double rc_transient;
-	double wbytes, obytes, wbytes_sh, obytes_sh;
+	double wbytes, obytes, fsdp_bytes;
 	double tied_params;
 	/*
 	 * Optional (NULL: none): ring orders already found, keyed by the hop

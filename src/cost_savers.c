@@ -204,33 +204,47 @@ cost_savers_init(struct dl_costctx *x, const struct dl_model *m,
 	if (o->runtime == RUNTIME_MEGATRON && o->param_bytes < 4)
 		x->wbytes = o->param_bytes + fmax(o->grad_bytes, 4);
 	x->obytes = o->optimizer_bytes;
-	x->wbytes_sh = x->wbytes;
-	x->obytes_sh = x->obytes;
 	/*
-	 * torchtitan's sharded data parallelism is FSDP (fully_shard over
-	 * data_parallel_shard_degree, torchtitan/models/llama3/
-	 * parallelize.py:57-77 at b5bcd76c66d0): float32 parameters,
+	 * torchtitan b5bcd76c66d0 wraps its llama3 in FSDP whatever the data
+	 * parallelism (fully_shard over data_parallel_shard_degree, 1 when
+	 * replicated: torchtitan/models/llama3/parallelize.py:57-77): float32
+	 * parameters and Adam state, fsdp_bytes a parameter, and float32
 	 * gradients (training.mixed_precision_reduce, torchtitan/config/
-	 * configs.py:102) and optimizer state sharded, beside which a rank
-	 * holds the unsharded compute copy of its parameters (param_bytes;
-	 * kept from forward to backward with the reshard policy dlplan emits)
-	 * and the float32 gradient accumulated over a pipeline's
-	 * micro-batches before the one reduce-scatter.
+	 * configs.py:102), sharded over the groups with a sharded optimizer.
 	 */
-	if (o->runtime == RUNTIME_TORCHTITAN) {
-		x->wbytes_sh = o->param_bytes + 4;
-		x->obytes_sh = o->optimizer_bytes + 4 + (o->param_bytes < 4 ?
-		    0 : o->param_bytes);
-	}
+	if (o->runtime == RUNTIME_TORCHTITAN)
+		x->fsdp_bytes = o->optimizer_bytes + (o->param_bytes < 4 ? 0 :
+		    o->param_bytes);
 }
 
-/* Bytes per parameter of weights, gradients and optimizer state over dp
- * data-parallel replicas. */
+/*
+ * Bytes per parameter of weights, gradients and optimizer state on a
+ * stage of S with dp data-parallel replicas.  A torchtitan rank holds
+ * with a pipeline the unsharded compute copy of its parameters from the
+ * first forward to the last backward (FSDP does not reshard after
+ * forward with pipeline parallelism, torchtitan/distributed/
+ * fsdp.py:112-137) and the gradient accumulated over the micro-batches,
+ * upcast to the float32 reduce dtype (PyTorch's FSDPParam.
+ * to_accumulated_grad_if_needed(), torch/distributed/fsdp/_fully_shard/
+ * _fsdp_param.py), which the reduce-scatter after the last one replaces by
+ * the sharded gradient (the step before zeroed the gradients to None:
+ * torchtitan/trainer.py:845, as CUDA graphs are off with a pipeline);
+ * without a pipeline it keeps the copy when sharded (the reshard policy
+ * dlplan emits) and its sharded gradient throughout, each block's reduced
+ * as it comes.
+ */
 static double
-state_bytes(const struct dl_costctx *x, long dp)
+state_bytes(const struct dl_costctx *x, long dp, int S)
 {
-	if (x->o->optimizer == OPTIM_SHARDED && dp > 1)
-		return x->wbytes_sh + x->obytes_sh / (double)dp;
+	int sh = x->o->optimizer == OPTIM_SHARDED && dp > 1;
+	double d = sh ? (double)dp : 1;
+
+	if (x->o->runtime == RUNTIME_TORCHTITAN && S > 1)
+		return x->o->param_bytes + 4 + x->fsdp_bytes / d;
+	if (x->o->runtime == RUNTIME_TORCHTITAN)
+		return (sh ? x->o->param_bytes : 0) + (x->fsdp_bytes + 4) / d;
+	if (sh)
+		return x->wbytes + x->obytes / (double)dp;
 	return x->wbytes + x->obytes;
 }
 
@@ -259,7 +273,7 @@ cost_stage_memory_dp(const struct dl_costctx *x, int first, int last,
 	double w, act = held_mb(p, S, m) * mu * cost_range_mem(x, first,
 	    last);
 
-	w = state_bytes(x, dp) * (cost_range_params(x, first, last) +
+	w = state_bytes(x, dp, S) * (cost_range_params(x, first, last) +
 	    tied_copy(x, first, p, S)) * phi;
 	if (x->rc_fold)
 		act += mu * x->rc_transient;
@@ -311,7 +325,7 @@ cost_stage_memory_rc(const struct dl_costctx *x, int first, int last,
 	act *= held_mb(p, S, m) * mu;
 	if (nrc > 0)
 		act += mu * x->rc_transient;
-	return state_bytes(x, dp) * (cost_range_params(x, first, last) +
+	return state_bytes(x, dp, S) * (cost_range_params(x, first, last) +
 	    tied_copy(x, first, p, S)) * phi + act * phi;
 }
 

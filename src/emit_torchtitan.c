@@ -37,8 +37,10 @@
  *			num_tokens_per_train_step (global batch x sequence),
  *			max_context_length, mixed_precision_param bfloat16
  *			for 2-byte activations (float32 master weights,
- *			gradients and Adam state: the 16 bytes a parameter
- *			the memory model prices)
+ *			gradients and Adam state, and with a pipeline the
+ *			bf16 compute copy and the fp32 accumulated gradient
+ *			FSDP keeps: the bytes the memory model prices,
+ *			cost_savers.c)
  *	activation_checkpoint FullAC.Config() when the plan recomputes
  *			its blocks (every transformer block, torchtitan/
  *			distributed/activation_checkpoint.py:166-182),

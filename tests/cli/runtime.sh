@@ -215,14 +215,16 @@ expect_err "torchtitan: no unfused attention" 1 "dlplan: '--runtime \
 torchtitan': torchtitan's llama3 has no unfused attention (its backends, \
 flex and varlen, keep no scores)" -- dlplan plan -c "$CL/hetero-lab" \
     -m "$MO/llama2-7b.csv" $JOB --runtime torchtitan --attention unfused
-/usr/bin/python3 -c "
+nb=$(/usr/bin/python3 -c "
 import json, sys
 p = json.load(open(sys.argv[1]))
-p['groups'][0]['stages'][0]['recompute_layers'] = 1
+s = p['groups'][0]['stages'][0]
+print(s['recompute_layers'])
+s['recompute_layers'] = 1
 json.dump(p, open(sys.argv[2], 'w'))" "$TMP/savers-torchtitan-rc/plan.json" \
-    "$TMP/savers-torchtitan-rc/plan-some.json"
+    "$TMP/savers-torchtitan-rc/plan-some.json")
 expect_err "torchtitan: some blocks of a stage recomputed" 3 "dlplan: stage 0 \
-recomputes 1 of its 40 transformer blocks: torchtitan recomputes every \
+recomputes 1 of its $nb transformer blocks: torchtitan recomputes every \
 block of every stage or none" -- dlplan emit \
     "$TMP/savers-torchtitan-rc/plan-some.json" --launcher torchtitan \
     -o "$TMP/some"
