@@ -146,8 +146,12 @@ block_of(double v, double *lo, double *hi)
 	}
 }
 
-/* The states stepped() keeps to find a repeat: the last PIPE_HIST. */
+/*
+ * The states stepped() keeps to find a repeat: the last PIPE_HIST.  And
+ * the most steps it runs in a row without one before it extrapolates.
+ */
 #define PIPE_HIST 8
+#define PIPE_STEP_MAX 16384L
 
 /*
  * x, the state after some step n, and h, the state after step n - q:
@@ -225,6 +229,8 @@ stepped(int S, long m, const double *f, const double *b, const double *xf,
 	    *lane = x, *fwd = x + S, *wu, end = 0;
 	long full = m - S;	/* the last step of both passes everywhere */
 	int skip = 1, nh = 0, at = 0;
+	long run = 0;		/* steps since the last skip */
+	double base = 0;	/* lane[0] when that run began */
 
 	for (int s = 0; s < S; s++) {
 		double in[4] = { f[s], b[s], s + 1 < S ? xf[s] : 0,
@@ -271,8 +277,34 @@ stepped(int S, long m, const double *f, const double *b, const double *xf,
 			if (k > 0) {
 				n += k;
 				nh = 0;
+				run = 0;
 				break;
 			}
+		}
+		if (run == 0)
+			base = lane[0];
+		if (++run > PIPE_STEP_MAX) {
+			/*
+			 * No repeat in so many steps (stages whose lanes tie
+			 * exactly drift against each other by an ulp a
+			 * step): go on to the end of this binade at the mean
+			 * growth of the first stage's lane over these, the
+			 * one exception to the walk's bits.
+			 */
+			double D = (lane[0] - base) / (double)(run - 1), lo, hi,
+			    top = 0;
+			long k;
+
+			for (size_t i = 0; i < nx; i++)
+				top = fmax(top, x[i]);
+			block_of(top, &lo, &hi);
+			k = D > 0 && (hi - top) / D < (double)(full - n) ?
+			    (long)((hi - top) / D) : full - n;
+			for (size_t i = 0; i < nx; i++)
+				x[i] += (double)k * D;
+			n += k;
+			nh = 0;
+			run = 0;
 		}
 		/* The history: the state after step n - q is in slot
 		 * (at - q) mod PIPE_HIST. */
