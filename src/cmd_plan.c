@@ -561,10 +561,43 @@ progress(void *arg, const struct search_progress *pg)
 		snprintf(best, sizeof(best), "best T %.6g s (gap at most "
 		    "%.1f%%)", pg->best_t, 100 * (1 - pg->lower_bound /
 		    pg->best_t));
+	if (pg->exhaustive) {
+		/* Its work is not known ahead: structures so far. */
+		fprintf(stderr, "dlplan: exhaustive search: %s%ld structures, "
+		    "%s, T_lb %.6g s, %.1f s\n", pg->final ? "done, " : "",
+		    pg->done, best, pg->lower_bound, now - *t0);
+		return;
+	}
 	fprintf(stderr, "dlplan: search: %s%ld of %ld jobs%s, %s, bound %.6g "
 	    "s, %.1f s\n", pg->final ? "done, " : "", pg->done, pg->total,
 	    pg->final && pg->done < pg->total ? " (the rest cut by the bound)" :
 	    "", best, pg->lower_bound, now - *t0);
+}
+
+/*
+ * The same for a --budget schedule, whose candidate searches are many and
+ * short: slots done, searches made and reused.
+ */
+static void
+budget_progress(void *arg, const struct budget_progress *pg)
+{
+	double *t0 = arg, now = mono_now();
+
+	if (pg->final ? progress_lines == 0 && dl_verbose <= 0 :
+	    now - progress_last < 0.5)
+		return;
+	progress_last = now;
+	progress_lines++;
+	fprintf(stderr, "dlplan: budget: %s%d of %d slots, %ld searches (%ld "
+	    "reused), %.1f s\n", pg->final ? "done, " : "", pg->slots_done,
+	    pg->nslots, pg->searches, pg->reused, now - *t0);
+}
+
+/* Progress lines: with -v, or on a terminal unless -q. */
+static int
+want_progress(void)
+{
+	return dl_verbose > 0 || (dl_verbose == 0 && isatty(STDERR_FILENO));
 }
 
 static void
@@ -939,8 +972,7 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 	int rc;
 
 	plan_init(&p);
-	/* Progress: with -v, or on a terminal unless -q. */
-	if (dl_verbose > 0 || (dl_verbose == 0 && isatty(STDERR_FILENO))) {
+	if (want_progress()) {
 		t0 = mono_now();
 		progress_last = t0;
 		progress_lines = 0;
@@ -1070,7 +1102,15 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 		rc = router_new(&router, &c, &ro, &e);
 	}
 	if (rc == DL_OK && a.bo.budget > 0) {
+		double t0 = mono_now();
+
 		a.bo.so = a.so;
+		if (want_progress()) {
+			progress_last = t0;
+			progress_lines = 0;
+			a.bo.progress = budget_progress;
+			a.bo.progress_arg = &t0;
+		}
 		rc = plan_budget(&c, &m, &a.o, router, &a.bo, a.so.strategy,
 		    used, a.outdir, a.fmt, &e);
 	} else if (rc == DL_OK) {

@@ -88,8 +88,9 @@ def main():
     for start, end in blocks(lines):
         cmd, shown = split(lines[start:end])
         r = subprocess.run(["sh", "-c", cmd], cwd=work, env=env,
-                           capture_output=True, text=True)
-        got = (r.stdout + r.stderr).rstrip("\n").split("\n")
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+        got = r.stdout.rstrip("\n").split("\n")
         if got == [""]:
             got = []
         runs.append((end - len(shown), end, got))
