@@ -421,9 +421,9 @@ check "README: the section has commands, none with '...'" sh -c "
 check "README: its commands run as written" sh -c "cd '$R' &&
     HOME='$R/home' PATH='$R/bin':\$PATH PYTHONPATH='$R' \
     DLPLAN_TORCHRUN='/usr/bin/python3 $SRCDIR/tests/cli/torchrun-launch.py \
-    --agent' DLPLAN_DEEPSPEED='$DSL run3/plan.json' \
+    --agent' DLPLAN_DEEPSPEED='$DSL out/run3/plan.json' \
     sh -e commands.sh >out.txt 2>err.txt"
-for r in run2 run4; do
+for r in out/run2 out/run4; do
 	check "README: the ranks $r started are its plan's" \
 	    $TRL --check "$R/$r/plan.json" "$R/out.txt"
 done

@@ -242,6 +242,23 @@ for c in $CMDS; do
 	fi
 done
 
+# README.md's "## Commands" lists every command's usage line as -h
+# prints it, in the order of --help.
+awk '/^## Commands$/ { on = 1; next } on && /^## / { exit }
+    on && /^    dlplan / { sub(/^    /, ""); print }' "$SRCDIR/README.md" \
+    >"$TMP/readme.cmds"
+for c in $CMDS; do
+	dlplan "$c" -h 2>&1 | head -n 1 | sed 's/^usage: //'
+done >"$TMP/usage.cmds"
+if cmp -s "$TMP/readme.cmds" "$TMP/usage.cmds"; then
+	t_ok "README's command list is the usage lines of -h"
+else
+	t_notok "README's command list is the usage lines of -h" \
+	    "lines: '-' README.md, '+' dlplan CMD -h" \
+	    "$(diff "$TMP/readme.cmds" "$TMP/usage.cmds" | grep '^[<>]' |
+	    sed 's/^</-/; s/^>/+/')"
+fi
+
 # A man section for a command that does not exist (any more).
 stale=""
 for s in $(sed -n 's/^\.Ss dlplan \([a-z][a-z]*\)$/\1/p' "$MAN1"); do
