@@ -561,6 +561,13 @@ progress(void *arg, const struct search_progress *pg)
 		snprintf(best, sizeof(best), "best T %.6g s (gap at most "
 		    "%.1f%%)", pg->best_t, 100 * (1 - pg->lower_bound /
 		    pg->best_t));
+	if (pg->exhaustive) {
+		/* Its work is not known ahead: structures so far. */
+		fprintf(stderr, "dlplan: exhaustive search: %s%ld structures, "
+		    "%s, T_lb %.6g s, %.1f s\n", pg->final ? "done, " : "",
+		    pg->done, best, pg->lower_bound, now - *t0);
+		return;
+	}
 	fprintf(stderr, "dlplan: search: %s%ld of %ld jobs%s, %s, bound %.6g "
 	    "s, %.1f s\n", pg->final ? "done, " : "", pg->done, pg->total,
 	    pg->final && pg->done < pg->total ? " (the rest cut by the bound)" :

@@ -37,6 +37,11 @@
 struct search_progress {
 	long done, total;
 	int final;		/* the search is over (the rest were cut) */
+	/*
+	 * The exhaustive mode, which cannot count its work ahead: done is
+	 * the structures scored so far and total 0.
+	 */
+	int exhaustive;
 	double best_t;
 	double lower_bound;
 };
@@ -51,8 +56,10 @@ struct search_opts {
 	enum dl_runtime runtime; /* restrict to that framework */
 	/*
 	 * Optional (NULL: none): called after every job of the structured
-	 * mode, from whichever thread ran it but never two at once.  It only
-	 * looks: what the search returns does not depend on it.
+	 * mode, from whichever thread ran it but never two at once, and at
+	 * most twice a second in the exhaustive mode, with a last call when
+	 * it ends.  It only looks: what the search returns does not depend
+	 * on it.
 	 */
 	void (*progress)(void *arg, const struct search_progress *pg);
 	void *progress_arg;

@@ -438,9 +438,16 @@ for _l in 30 31; do
 	dlplan model gpt --layers $_l --hidden 512 --heads 8 --vocab 1000 \
 	    --seq 128 -o "$TMP/ex6/m$_l.csv" 2>/dev/null
 	dlplan plan -c "$TMP/ex6" -m "$TMP/ex6/m$_l.csv" --global-batch 12 \
-	    --recompute none >"$TMP/ex6/$_l.out" 2>&1
+	    --recompute none -v >"$TMP/ex6/$_l.out" 2>"$TMP/ex6/$_l.err"
 done
 check "--exact auto: 6 GPUs x 32 layers, exhaustive" \
     grep -q '^search  *exhaustive (optimal)' "$TMP/ex6/30.out"
+# Its progress (on a terminal unless -q, always with -v): a last line with
+# the structures that the summary counts too.
+_n=$(sed -n 's/^search  *exhaustive (optimal), \([0-9]*\) structures.*/\1/p' \
+    "$TMP/ex6/30.out")
+check "exhaustive search: -v ends its progress with the structures" grep -Eq \
+    "^dlplan: exhaustive search: done, ${_n:-x} structures, best T [0-9.e+-]+ s" \
+    "$TMP/ex6/30.err"
 check "--exact auto: 6 GPUs x 33 layers, structured" \
     grep -q '^search  *structured' "$TMP/ex6/31.out"
