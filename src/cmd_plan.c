@@ -574,6 +574,32 @@ progress(void *arg, const struct search_progress *pg)
 	    "", best, pg->lower_bound, now - *t0);
 }
 
+/*
+ * The same for a --budget schedule, whose candidate searches are many and
+ * short: slots done, searches made and reused.
+ */
+static void
+budget_progress(void *arg, const struct budget_progress *pg)
+{
+	double *t0 = arg, now = mono_now();
+
+	if (pg->final ? progress_lines == 0 && dl_verbose <= 0 :
+	    now - progress_last < 0.5)
+		return;
+	progress_last = now;
+	progress_lines++;
+	fprintf(stderr, "dlplan: budget: %s%d of %d slots, %ld searches (%ld "
+	    "reused), %.1f s\n", pg->final ? "done, " : "", pg->slots_done,
+	    pg->nslots, pg->searches, pg->reused, now - *t0);
+}
+
+/* Progress lines: with -v, or on a terminal unless -q. */
+static int
+want_progress(void)
+{
+	return dl_verbose > 0 || (dl_verbose == 0 && isatty(STDERR_FILENO));
+}
+
 static void
 args_init(struct plan_args *a)
 {
@@ -946,8 +972,7 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 	int rc;
 
 	plan_init(&p);
-	/* Progress: with -v, or on a terminal unless -q. */
-	if (dl_verbose > 0 || (dl_verbose == 0 && isatty(STDERR_FILENO))) {
+	if (want_progress()) {
 		t0 = mono_now();
 		progress_last = t0;
 		progress_lines = 0;
@@ -1077,7 +1102,15 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 		rc = router_new(&router, &c, &ro, &e);
 	}
 	if (rc == DL_OK && a.bo.budget > 0) {
+		double t0 = mono_now();
+
 		a.bo.so = a.so;
+		if (want_progress()) {
+			progress_last = t0;
+			progress_lines = 0;
+			a.bo.progress = budget_progress;
+			a.bo.progress_arg = &t0;
+		}
 		rc = plan_budget(&c, &m, &a.o, router, &a.bo, a.so.strategy,
 		    used, a.outdir, a.fmt, &e);
 	} else if (rc == DL_OK) {
