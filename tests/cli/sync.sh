@@ -43,6 +43,17 @@ squeeze() {
 	sed 's/[[:space:]][[:space:]]*/ /g; s/^ //; s/ $//'
 }
 
+# same_lines NAME A B WHICH: ok when files A and B are the same, else not
+# ok with their differing lines ("lines: WHICH" says which is '-', '+').
+same_lines() {
+	if cmp -s "$2" "$3"; then
+		t_ok "$1"
+	else
+		t_notok "$1" "lines: $4" "$(diff "$2" "$3" | grep '^[<>]' |
+		    sed 's/^</-/; s/^>/+/')"
+	fi
+}
+
 # none NAME LIST WHY...: ok when LIST is empty, else not ok saying WHY.
 none() {
 	_n=$1 _l=$2
@@ -250,14 +261,8 @@ awk '/^## Commands$/ { on = 1; next } on && /^## / { exit }
 for c in $CMDS; do
 	dlplan "$c" -h 2>&1 | head -n 1 | sed 's/^usage: //'
 done >"$TMP/usage.cmds"
-if cmp -s "$TMP/readme.cmds" "$TMP/usage.cmds"; then
-	t_ok "README's command list is the usage lines of -h"
-else
-	t_notok "README's command list is the usage lines of -h" \
-	    "lines: '-' README.md, '+' dlplan CMD -h" \
-	    "$(diff "$TMP/readme.cmds" "$TMP/usage.cmds" | grep '^[<>]' |
-	    sed 's/^</-/; s/^>/+/')"
-fi
+same_lines "README's command list is the usage lines of -h" \
+    "$TMP/readme.cmds" "$TMP/usage.cmds" "'-' README.md, '+' dlplan CMD -h"
 
 # A man section for a command that does not exist (any more).
 stale=""
@@ -301,14 +306,9 @@ for f in $(cut -f1 "$TMP/schemas" | uniq); do
 	    sort >"$TMP/man.cols"
 	awk -F '\t' -v f="$f" 'BEGIN { OFS = "\t" } $1 == f { print $2, $3 }' \
 	    "$TMP/schemas" | sort >"$TMP/bin.cols"
-	if cmp -s "$TMP/man.cols" "$TMP/bin.cols"; then
-		t_ok "$f: columns and ranges match dlplan-formats.5"
-	else
-		t_notok "$f: columns and ranges match dlplan-formats.5" \
-		    "lines: '-' dlplan-formats.5, '+' the binary (.It Cm COLUMN Pq PHRASE)" \
-		    "$(diff "$TMP/man.cols" "$TMP/bin.cols" | grep '^[<>]' |
-		    sed 's/^</-/; s/^>/+/')"
-	fi
+	same_lines "$f: columns and ranges match dlplan-formats.5" \
+	    "$TMP/man.cols" "$TMP/bin.cols" \
+	    "'-' dlplan-formats.5, '+' the binary (.It Cm COLUMN Pq PHRASE)"
 done
 # A documented file the binary lists no schema for: its columns cannot be
 # checked, but some command's -h must still name it (steps.csv: replan's
