@@ -140,6 +140,12 @@ double cost_optimizer_time(const struct dl_costctx *x,
 double cost_optimizer_step(const struct dl_costctx *x, int node,
     double params);
 
+/*
+ * The fewest bytes of weights, gradients and optimizer state a parameter
+ * takes in any plan under x's options (sharded state over one group per
+ * GPU at the most): what the search's memory bounds may assume.
+ */
+double cost_least_state_bytes(const struct dl_costctx *x);
 /* Memory bandwidth of one GPU of node nd, bytes/s (0: none known). */
 double cost_node_membw(const struct dl_node *nd);
 /* Fill the memory savers' per-layer figures of x (cost_savers.c). */

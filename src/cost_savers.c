@@ -248,6 +248,21 @@ state_bytes(const struct dl_costctx *x, long dp, int S)
 	return x->wbytes + x->obytes;
 }
 
+double
+cost_least_state_bytes(const struct dl_costctx *x)
+{
+	long gpus = 0;
+	double least = x->o->param_bytes + x->o->grad_bytes +
+	    x->o->optimizer_bytes;
+
+	for (size_t n = 0; n < x->c->nnodes; n++)
+		gpus += x->c->nodes[n].gpus;
+	/* The most groups a plan can have is one per GPU; sharded state
+	 * shrinks with them, and torchtitan's differs with a pipeline. */
+	least = fmin(least, state_bytes(x, gpus, 1));
+	return fmin(least, state_bytes(x, gpus, 2));
+}
+
 /* Micro-batches stage p of S holds at once: min(m, S - p + 1). */
 static double
 held_mb(int p, int S, long m)

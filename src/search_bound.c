@@ -1074,7 +1074,7 @@ bound_all(const struct dl_costctx *x, const struct search_opts *so,
 	size_t ns = c->nsites;
 	long *site_n, gpus = 0;
 	double capmax = 0, *site_s, best;
-	double bytes = o->param_bytes + o->grad_bytes + o->optimizer_bytes;
+	double bytes = cost_least_state_bytes(x);
 	struct bctx b;
 
 	*lp = 0;

@@ -255,7 +255,7 @@ interval(const struct bound_lp *B, long G, long M, double lo, double hi)
 	const struct dl_costctx *x = B->x;
 	const struct dl_opts *o = x->o;
 	size_t nc = B->nc, L = (size_t)B->L;
-	double bytes = o->param_bytes + o->grad_bytes + o->optimizer_bytes;
+	double bytes = cost_least_state_bytes(x);
 	struct dl_lp *lp = lp_new("bound", 1);
 	int *a = xcalloc(nc * L, sizeof(int)), *b = xcalloc(nc * L,
 	    sizeof(int)), *cols = xcalloc(2 * nc * L + 2, sizeof(int)), s, p;
@@ -401,7 +401,7 @@ bound_lp_one(const struct bound_lp *B, long M)
 	x = B->x;
 	nc = B->nc;
 	L = (size_t)B->L;
-	bytes = x->o->param_bytes + x->o->grad_bytes + x->o->optimizer_bytes;
+	bytes = cost_least_state_bytes(x);
 	for (size_t l = 0; l < L; l++) {
 		double f = HUGE_VAL;
 

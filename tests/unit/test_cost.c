@@ -722,6 +722,37 @@ cut_random(const char *name, const char *links)
 	fix_free(&f);
 }
 
+/*
+ * The search's memory bounds assume cost_least_state_bytes() a parameter:
+ * 16 bytes replicated (2 + 2 + 12); sharded over at most one group per GPU
+ * of the 4-GPU node, 2 + 2 + 12 / 4 = 7, and no stage of any plan holds
+ * less per parameter.
+ */
+static void
+least_state_bytes(void)
+{
+	struct fix f;
+
+	if (fix_load(&f, one_node, m4, 8, 1) != 0) {
+		ok(0, "least state bytes: setup");
+		return;
+	}
+	is_near(cost_least_state_bytes(&f.x), 16, 1e-12,
+	    "least state bytes, replicated: 16");
+	f.o.optimizer = OPTIM_SHARDED;
+	is_near(cost_least_state_bytes(&f.x), 7, 1e-12,
+	    "least state bytes, sharded over 4 GPUs: 7");
+	for (long dp = 1; dp <= 4; dp++) {
+		double w = cost_stage_memory_dp(&f.x, 0, 3, 1, 1, 1, 1, dp) -
+		    cost_stage_memory_dp(&f.x, 0, 3, 0, 1, 1, 1, dp);
+
+		ok(w >= 7 * cost_range_params(&f.x, 0, 3) * (1 - 1e-12),
+		    "sharded over %ld: a stage holds at least the bound's "
+		    "bytes", dp);
+	}
+	fix_free(&f);
+}
+
 int
 main(void)
 {
@@ -737,6 +768,7 @@ main(void)
 	pipeline_shared_link();
 	memory_infeasible();
 	baselines();
+	least_state_bytes();
 	prefix_precision();
 	cut_random("one site", NULL);
 	cut_random("two sites", "src,dst,gbps,latency_ms\n"
