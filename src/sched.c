@@ -508,6 +508,10 @@ struct sim {
 	int *pool;		/* node[], gpu[] of each entry in turn */
 	long pool_used;
 	struct strbuf log;
+	int *stop;		/* jobs that lost their GPUs at this event */
+	size_t nstop;
+	int rc;			/* the emit callback's */
+	struct dl_err *e;
 };
 
 /* Concrete GPUs for runcnt: a job keeps its previous GPUs on a node as
@@ -657,6 +661,21 @@ entry_gpus(struct sim *m, struct sched_entry *en, int n, const int *node,
 	}
 }
 
+/* Hand slot record sl to the emit callback when a job launched, ended or
+ * stopped in it. */
+static void
+emit(struct sim *m, const struct sched_slot *sl)
+{
+	int change = m->nstop > 0;
+
+	for (size_t a = 0; a < sl->n && !change; a++)
+		change = sl->e[a].launch || sl->e[a].finished;
+	if (m->sp->emit != NULL && change && m->rc == DL_OK)
+		m->rc = m->sp->emit(m->sp->emit_arg, sl, m->stop, m->nstop,
+		    m->e);
+	m->nstop = 0;
+}
+
 /* Record slot k for the jobs in run[] (fresh: their GPUs were decided in
  * this slot); drop the jobs that finished from run[] and act[]. */
 static void
@@ -665,8 +684,12 @@ record_slot(struct sim *m, long k, int fresh)
 	struct sched_slot *sl;
 	size_t keep = 0, nn = m->nn;
 
-	if (m->nrun == 0)
+	if (m->nrun == 0) {
+		struct sched_slot none = { k, 1, 0, NULL };
+
+		emit(m, &none);
 		return;
+	}
 	if (fresh)
 		assign_gpus(m);
 	sl = new_slot(m, k, 1);
@@ -690,6 +713,7 @@ record_slot(struct sim *m, long k, int fresh)
 		}
 		run_job(m, k, en, j, m->runcnt + a * nn, m->runt[a]);
 	}
+	emit(m, sl);
 	if (!m->ended)
 		return;
 	m->ended = 0;
@@ -828,6 +852,7 @@ summarise(struct sched *s, struct sched_result *r, long nslots, double end_s)
 struct dscratch {
 	int *cnt, *prev, *job, *freev, *held;	/* prev: zero but in decide() */
 	double *left, *served;
+	size_t n;		/* the active jobs the policy sees */
 };
 
 /*
@@ -842,7 +867,7 @@ static void
 mp_repack(struct sim *m, struct dscratch *d, size_t a)
 {
 	size_t nn = m->nn;
-	const struct sched_job *jb = &m->s->jobs[m->act[a]];
+	const struct sched_job *jb = &m->s->jobs[d->job[a]];
 	int *cnt = d->cnt + a * nn, n = sched_gpus(cnt, nn), ok = 0;
 	int *avail, *out, sizes[3] = { n, jb->max_gpus, jb->min_gpus };
 
@@ -852,7 +877,7 @@ mp_repack(struct sim *m, struct dscratch *d, size_t a)
 	out = xcalloc(nn + 1, sizeof(int));
 	for (size_t v = 0; v < nn; v++) {
 		avail[v] = m->s->c->nodes[v].gpus;
-		for (size_t b = 0; b < m->na; b++)
+		for (size_t b = 0; b < d->n; b++)
 			avail[v] -= b != a ? d->cnt[b * nn + v] : 0;
 	}
 	for (int i = 0; i < 3 && !ok; i++)
@@ -893,27 +918,42 @@ mp_trim(struct sim *m, int *cnt, int j)
 	free(tmp);
 }
 
+/*
+ * The most waiting jobs fifo and random look at in one event, the first
+ * by arrival: at most one job per GPU can start, so a window of the
+ * cluster's GPUs (at least SCHED_WINDOW) keeps an event's time from
+ * growing with the queue.
+ */
+#define SCHED_WINDOW 64
+
 /* One event: the policy's allocation of every active job, then run[]. */
 static void
 decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 {
 	struct sched_slotprob pb;
-	size_t nn = m->nn;
+	size_t nn = m->nn, n = 0, nwait = 0, window;
+	int windowed = m->policy == SCHED_FIFO || m->policy == SCHED_RANDOM;
 
+	window = m->s->ngpus > SCHED_WINDOW ? (size_t)m->s->ngpus :
+	    SCHED_WINDOW;
 	for (size_t v = 0; v < nn; v++)
 		d->freev[v] = m->s->c->nodes[v].gpus;
 	for (size_t a = 0; a < m->na; a++) {
 		size_t j = m->act[a];
 
-		d->job[a] = (int)j;
-		d->left[a] = m->left[j];
-		d->served[a] = m->r->jobs[j].gpu_s;
-		if ((d->held[a] = m->pn[j]) > 0)
-			memcpy(d->prev + a * nn, m->prevcnt + j * nn,
+		if (windowed && m->pn[j] == 0 && nwait++ >= window)
+			continue;
+		d->job[n] = (int)j;
+		d->left[n] = m->left[j];
+		d->served[n] = m->r->jobs[j].gpu_s;
+		if ((d->held[n] = m->pn[j]) > 0)
+			memcpy(d->prev + n * nn, m->prevcnt + j * nn,
 			    nn * sizeof(int));
+		n++;
 	}
+	d->n = n;
 	memset(&pb, 0, sizeof(pb));
-	pb.njobs = m->na;
+	pb.njobs = n;
 	pb.job = d->job;
 	pb.left = d->left;
 	pb.prev = d->prev;
@@ -926,8 +966,8 @@ decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 	else
 		sched_baseline_slot(m->s, m->policy, &pb, rng, d->cnt);
 	m->nrun = 0;
-	for (size_t a = 0; a < m->na; a++) {
-		size_t j = m->act[a];
+	for (size_t a = 0; a < n; a++) {
+		size_t j = (size_t)d->job[a];
 
 		if (d->held[a] > 0)
 			memset(d->prev + a * nn, 0, nn * sizeof(int));
@@ -938,9 +978,11 @@ decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 		    m->s->jobs[j].min_gpus)
 			memset(d->cnt + a * nn, 0, nn * sizeof(int));
 		if (sched_gpus(d->cnt + a * nn, nn) == 0) {
-			if (m->pn[j] > 0)
+			if (m->pn[j] > 0) {
 				memset(m->prevcnt + j * nn, 0,
 				    nn * sizeof(int));
+				m->stop[m->nstop++] = (int)j;
+			}
 			m->pn[j] = 0;
 			continue;
 		}
@@ -972,6 +1014,7 @@ sim_free(struct sim *m)
 	free(m->runt);
 	free(m->scr.e);
 	free(m->pool);
+	free(m->stop);
 	sb_free(&m->log);
 }
 
@@ -1057,6 +1100,7 @@ sim_init(struct sim *m, struct sched *s, int policy,
 	m->runt = xcalloc(nj + 1, sizeof(double));
 	m->scr.e = xcalloc(s->ngpus + 1, sizeof(*m->scr.e));
 	m->pool = xcalloc(2 * s->ngpus + 1, sizeof(int));
+	m->stop = xcalloc(s->ngpus + 1, sizeof(int));
 	for (size_t j = 0; j < nj; j++)
 		m->left[j] = s->jobs[j].iterations;
 }
@@ -1075,6 +1119,7 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 
 	t0 = mono_now();
 	sim_init(&m, s, policy, sp, r);
+	m.e = e;
 	d.cnt = xcalloc(nj * nn + 1, sizeof(int));
 	d.prev = xcalloc(nj * nn + 1, sizeof(int));
 	d.job = xcalloc(nj + 1, sizeof(int));
@@ -1117,11 +1162,15 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 				break;
 			}
 			record_slot(&m, k++, 1);
+			if ((rc = m.rc) != DL_OK)
+				break;
 		} else if ((span = plain_slots(&m, k, ai)) > 0) {
 			record_span(&m, k, span);
 			k += span;
 		} else {
 			record_slot(&m, k++, 0);
+			if ((rc = m.rc) != DL_OK)
+				break;
 		}
 	}
 	free(d.cnt);

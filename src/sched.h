@@ -223,6 +223,8 @@ int sched_mp_fill(struct sched *s, int cls, int n, const int *avail,
 int sched_mp_used(struct sched *s, int cls, int *cnt);
 void sched_mp_shape_free(void *v);
 
+struct sched_slot;
+
 struct sched_params {
 	double slot_s;		/* slot length */
 	long max_slots;		/* stop after this many slots; 0: none */
@@ -231,6 +233,16 @@ struct sched_params {
 	unsigned long seed;	/* SCHED_RANDOM */
 	int explain;		/* gadget: log why jobs move (result.log) */
 	int forget;		/* keep no slots (result.nslots stays 0) */
+	/*
+	 * Called (when set) for every slot in which a job launched,
+	 * finished or stopped, as the simulation goes: sl holds every job
+	 * that runs in slot sl->index (valid during the call only), stop[]
+	 * the jobs that held GPUs before it and hold none now.  A result
+	 * other than DL_OK ends the run with it (e set by the callback).
+	 */
+	int (*emit)(void *arg, const struct sched_slot *sl, const int *stop,
+	    size_t nstop, struct dl_err *e);
+	void *emit_arg;
 };
 
 /* One job's share of one slot. */

@@ -50,14 +50,25 @@ def busy(path):
     if w1 <= w0:
         return 0.0
     held = 0.0
-    for sl in d["slots"]:
-        for e in sl["jobs"]:
+    hold = {}                   # job -> (since, GPUs)
+
+    def end(name, b):
+        nonlocal held
+        a, g = hold.pop(name)
+        if min(b, w1) > max(a, w0):
+            held += g * (min(b, w1) - max(a, w0))
+    for ev in d["events"]:
+        t0 = ev["start_s"]
+        for name in ev["stop"]:
+            end(name, t0)
+        for e in ev["jobs"]:
             lost = min(R, S) if e["launch"] else 0
-            last = lost + e["run_s"] if e["finished"] else S
-            a = sl["start_s"]
-            b = a + S * (sl["repeat"] - 1) + last
-            if min(b, w1) > max(a, w0):
-                held += e["gpus"] * (min(b, w1) - max(a, w0))
+            if e["launch"]:
+                if e["job"] in hold:
+                    end(e["job"], t0)
+                hold[e["job"]] = (t0, e["gpus"])
+            if e["finished"]:
+                end(e["job"], t0 + lost + e["run_s"])
     return held / (sum(n["gpus"] for n in d["nodes"]) * (w1 - w0))
 
 
