@@ -24,7 +24,7 @@
 
 enum {
 	O_JOBS = 1, O_SLOT, O_SLOTS, O_POLICY, O_OBJ, O_RESTART, O_SEED, O_OUT,
-	O_FORMAT
+	O_FORMAT, O_MAXWAIT
 };
 
 static const struct optspec sched_opts[] = {
@@ -32,6 +32,8 @@ static const struct optspec sched_opts[] = {
 	{ "format", 0, O_FORMAT, "FMT", "table|json|csv",
 	    "summary format on standard output" },
 	{ "jobs", 0, O_JOBS, "FILE", "csv", "the jobs (JOBS.csv)" },
+	{ "max-wait", 0, O_MAXWAIT, "S", NULL,
+	    "gadget serves a job first once it has waited S seconds (0: never)" },
 	{ "objective", 0, O_OBJ, "OBJ", SCHED_OBJECTIVE_WORDS,
 	    "what gadget maximises per slot (jct)" },
 	{ "outdir", 'o', O_OUT, "DIR", "dir",
@@ -53,7 +55,7 @@ static int cmd_schedule(const struct dl_cmd *, int, char **);
 const struct dl_cmd dl_cmd_schedule = {
 	"schedule", cmd_schedule,
 	"-c DIR --jobs JOBS.csv [--policy P] [--objective OBJ] "
-	"[--slot-seconds S] [--slots N] [-o OUTDIR] [options]",
+	"[--slot-seconds S] [--slots N] [--max-wait S] [-o OUTDIR] [options]",
 	"schedule many jobs on one cluster over time",
 	sched_opts, 0
 };
@@ -537,6 +539,10 @@ parse(const struct dl_cmd *cmd, int argc, char **argv, struct req *rq,
 			break;
 		case O_SLOTS:
 			if (opt_long(&st, 0, 100000000, &rq->sp.max_slots, e))
+				goto usage;
+			break;
+		case O_MAXWAIT:
+			if (opt_double(&st, 0, 1e12, &rq->sp.max_wait_s, e))
 				goto usage;
 			break;
 		case O_SEED:
