@@ -454,8 +454,9 @@ dp_repack(struct sim *m, struct dscratch *d, size_t a)
 
 /*
  * A model-parallel job holds the GPUs its plan uses: when the planner's
- * plan on cnt leaves GPUs out, the job gets the GPUs it uses, as long as
- * a plan on those uses them all (a few rounds), else it waits.
+ * plan on cnt leaves GPUs out, the job gets the GPUs it uses (their
+ * shape keeps that plan, sched_mp_used()).  Only a job whose plan uses
+ * fewer GPUs than its min_gpus holds the min_gpus it asked for.
  */
 static void
 mp_trim(struct sim *m, int *cnt, int j)
@@ -468,15 +469,12 @@ mp_trim(struct sim *m, int *cnt, int j)
 		int u;
 
 		memcpy(tmp, cnt, nn * sizeof(int));
-		if ((u = sched_mp_used(m->s, jb->cls, tmp)) == n)
-			break;
-		if (u < jb->min_gpus || !isfinite(sched_iter_time(m->s,
+		if ((u = sched_mp_used(m->s, jb->cls, tmp)) == n ||
+		    u < jb->min_gpus || !isfinite(sched_iter_time(m->s,
 		    jb->cls, tmp)))
-			u = 0;
+			break;
 		memcpy(cnt, tmp, nn * sizeof(int));
-		if (u == 0 || round == 3)
-			memset(cnt, 0, nn * sizeof(int));
-		n = sched_gpus(cnt, nn);
+		n = u;
 	}
 	free(tmp);
 }

@@ -21,7 +21,7 @@ has PLANS/JOB.json, and that plan is checked against the job's first
 slot: its stages hold every layer in order, in every group; its groups
 share the global batch's micro-batches; every GPU it names is one the
 job holds in that slot, none twice, and every GPU the job holds is in
-the plan; the model's weights, gradients and
+the plan (unless it holds just the min_gpus it asked for); the model's weights, gradients and
 optimizer state (params_m of the model file times the option bytes) fit
 in the memory the plan's GPUs have left after mem_reserve (so a job that
 needs a pipeline or tensor parallelism cannot have been given too few
@@ -49,7 +49,7 @@ def model_params(path):
         return sum(float(r["params_m"]) for r in rows)
 
 
-def check_plan(plans, name, entry, mem_gb, dlplan=None):
+def check_plan(plans, name, entry, mem_gb, min_gpus, dlplan=None):
     """The plan of job name against its first slot's entry."""
     path = os.path.join(plans, name + ".json")
     if not os.path.exists(path):
@@ -82,7 +82,9 @@ def check_plan(plans, name, entry, mem_gb, dlplan=None):
     if not set(used) <= held:
         fail("%s: plan uses GPUs %s the job does not hold" % (
             name, sorted(set(used) - held)))
-    if set(used) != held:
+    # Only a job whose plan needs fewer than the min_gpus it asked for
+    # holds GPUs its plan leaves out.
+    if set(used) != held and len(held) != min_gpus:
         fail("%s: the job holds GPUs %s its plan does not use" % (
             name, sorted(held - set(used))))
     model = [i["path"] for i in p["inputs"] if i["kind"] == "model"][0]
@@ -177,7 +179,7 @@ def main():
             if not launch and not e["finished"]:
                 fail("slot %d: %s listed without a change" % (k, name))
             if launch and plans is not None and name not in started:
-                check_plan(plans, name, e, mem_gb, dlplan)
+                check_plan(plans, name, e, mem_gb, j["min_gpus"], dlplan)
             if launch:
                 started.add(name)
             alloc[name] = g
