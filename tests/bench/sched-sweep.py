@@ -10,7 +10,7 @@ datasets/clusters/philly-64); every policy's summary comes from one
 "dlplan schedule --format csv".  Then the bundled Philly trace
 (datasets/jobs/philly-gavel-120.csv).  Per load, the table gives each
 policy's mean over the seeds of the average JCT, p95 JCT, makespan,
-GPU utilisation and restarts, then two checks per load and seed:
+the worst wait, GPU utilisation and restarts, then two checks per load and seed:
 gadget's average JCT at most the best baseline's, and at most 0.9 x
 fifo's where fifo keeps the cluster over 50 % busy.  Exit 1 when a check
 fails.  Also prints the worst ratios of gadget's average JCT to fifo's
@@ -36,8 +36,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-COLS = ["avg_jct_s", "p95_jct_s", "makespan_s", "gpu_utilisation",
-        "restarts"]
+COLS = ["avg_jct_s", "p95_jct_s", "makespan_s", "max_wait_s",
+        "gpu_utilisation", "restarts"]
 
 
 def busy(path):
@@ -106,9 +106,10 @@ def row(label, runs, failed):
         m = {c: sum(r[p][c] for r in runs) / len(runs) for c in COLS}
         b = ("%.1f %%" % (100 * sum(r[p]["busy"] for r in runs) /
                           len(runs)) if p == "fifo" else "")
-        print("| %s | %s | %.0f | %.0f | %.0f | %.1f %% | %s | %.1f |" % (
-            label, p, m["avg_jct_s"], m["p95_jct_s"], m["makespan_s"],
-            100 * m["gpu_utilisation"], b, m["restarts"]))
+        print("| %s | %s | %.0f | %.0f | %.0f | %.0f | %.1f %% | %s | %.1f |"
+              % (label, p, m["avg_jct_s"], m["p95_jct_s"], m["makespan_s"],
+                 m["max_wait_s"], 100 * m["gpu_utilisation"], b,
+                 m["restarts"]))
         label = ""
     for r in runs:
         a, b = checks(r)
@@ -134,9 +135,9 @@ def main():
     tmp = os.path.join(ROOT, "tests/bench/out")
     os.makedirs(tmp, exist_ok=True)
     gen = os.path.join(ROOT, "tests/bench/gen-jobs.py")
-    print("| load | policy | avg JCT s | p95 JCT s | makespan s | util | "
-          "busy | restarts |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| load | policy | avg JCT s | p95 JCT s | makespan s | "
+          "max wait s | util | busy | restarts |")
+    print("|---|---|---|---|---|---|---|---|---|")
     failed = 0
     for load in loads:
         runs = []
