@@ -51,10 +51,14 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/libdlplan.a
 unit: $(UNIT_BIN)
 
 # The whole test suite; installs missing build and test dependencies first.
+# JOBS tests at once (default: $DLPLAN_JOBS, else one per online CPU); see
+# tests/run for the order and the tests that run one at a time.
+JOBS =
 check:
 	@sh tests/deps.sh
 	@$(MAKE) --no-print-directory dlplan unit
-	@DLPLAN=$(CURDIR)/$(BIN) BUILD=$(CURDIR)/$(BUILD) sh tests/run
+	@DLPLAN=$(CURDIR)/$(BIN) BUILD=$(CURDIR)/$(BUILD) \
+		sh tests/run $(if $(JOBS),-j $(JOBS))
 
 # Benchmarks (not part of check): one table on stdout; CSV and SVG in
 # tests/bench/out/.  BENCH_RUNS, BENCH_LIMIT, BENCH_SCALES, BENCH_LAYERS:

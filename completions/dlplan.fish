@@ -52,9 +52,8 @@ function __dlplan_complete
             printf '%s\t%s\n' --version 'print the version' --help 'list the commands'
             return
         end
-        for c in ($dl --complete commands 2>/dev/null)
-            printf '%s\t%s\n' $c ($dl --complete summary $c 2>/dev/null)
-        end
+        # "CMD<TAB>summary", one call for all of them.
+        $dl --complete commands-long 2>/dev/null
         return
     end
 

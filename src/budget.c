@@ -226,7 +226,25 @@ struct run {
 	struct budget_stats *st;
 	struct memo *memo;
 	size_t nmemo, capmemo;
+	const struct budget_opts *bo;	/* its progress hook */
+	int slots_done;
 };
+
+/* Tell budget_opts.progress how far the schedule is. */
+static void
+report(const struct run *R, int final)
+{
+	struct budget_progress pg;
+
+	if (R->bo->progress == NULL)
+		return;
+	pg.slots_done = R->slots_done;
+	pg.nslots = R->bo->nslots;
+	pg.searches = R->st->searches;
+	pg.reused = R->st->reused;
+	pg.final = final;
+	R->bo->progress(R->bo->progress_arg, &pg);
+}
 
 static struct memo *
 memo_find(const struct run *R, const unsigned char *keep, const double *u)
@@ -362,6 +380,7 @@ plan_subset(struct run *R, const struct dl_costctx *xf,
 	add_stats(R->st, &ss);
 	me->rc = rc;
 	R->nmemo++;
+	report(R, 0);
 	return me;
 }
 
@@ -636,6 +655,8 @@ slot_all_candidates(struct run *R, struct dl_router *router,
 				sl->best_s = sl->cand[i].iteration_s;
 				sl->best_cost = sl->cand[i].cost;
 			}
+		R->slots_done = t + 1;
+		report(R, t + 1 == N);
 	}
 	return rc;
 }
@@ -704,6 +725,7 @@ budget_run(const struct dl_cluster *c, const struct dl_model *m,
 	R.m = m;
 	R.o = o;
 	R.so = bo->so;
+	R.bo = bo;
 	if (R.so.exact < 0)
 		R.so.exact = cluster_gpus(c) <= 6;
 	R.st = st;

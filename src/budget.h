@@ -105,12 +105,25 @@ int budget_choose(int n, const double *T, const double *cost, double V,
     double Q);
 double budget_queue_next(double Q, double cost, double budget);
 
+/* How far budget_run() is, for a progress line. */
+struct budget_progress {
+	int slots_done, nslots;
+	long searches, reused;	/* as in struct budget_stats */
+	int final;		/* every slot's candidates are known */
+};
+
 struct budget_opts {
 	double budget;		/* C > 0 */
 	int nslots;		/* N >= 1 */
 	int slot_steps;		/* K >= 1 */
 	double tradeoff;	/* V; <= 0 for the default */
 	struct search_opts so;	/* exact -1: by the whole cluster's GPUs */
+	/*
+	 * Optional (NULL: none): called after every candidate search and
+	 * every slot, and once when all slots are done.  It only looks.
+	 */
+	void (*progress)(void *arg, const struct budget_progress *pg);
+	void *progress_arg;
 };
 
 /* Work done, over every candidate search. */

@@ -38,8 +38,8 @@ static const struct optspec emit_opts_table[] = {
 	{ "job-name", 0, O_JOB, "NAME", NULL,
 	    "Slurm job name (" EMIT_DEFAULT_JOB_NAME ")" },
 	{ "launcher", 0, O_LAUNCHER, "L", EMIT_LAUNCHERS,
-	    "what to write: slurm, torchrun, srun, hostfile or a "
-	    "framework (megatron, deepspeed, torchtitan)" },
+	    "what to write: a launcher's scripts or a framework's "
+	    "configuration" },
 	{ "master-port", 0, O_PORT, "N", NULL,
 	    "rendezvous port on the first host (29500)" },
 	{ "model", 'm', O_MODEL, "FILE", "csv",
@@ -75,7 +75,7 @@ const struct dl_cmd dl_cmd_emit = {
 	"[--account NAME] [--qos NAME] [--output PATH] [--error PATH] "
 	"[--sbatch-arg OPT ...] [--slot N] [--ignore-digests] [--trust-paths] "
 	"[-- COMMAND|ARGS...]",
-	"write launch files (Slurm, torchrun, srun, hostfile) for a plan",
+	"write a plan's launch files or framework configuration",
 	emit_opts_table, 0
 };
 

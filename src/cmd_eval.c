@@ -340,12 +340,16 @@ print_table(const struct ev *v, int baselines)
 	}
 	printf("\n");
 	print_rings(v);
-	printf("\niteration  T     %s s (pipeline %s + sync %s)\n",
-	    fmt_s(a, E->iteration_s), fmt_s(b, E->pipeline_s),
-	    fmt_s(c, E->sync_s));
-	printf("simulated  1F1B  %s s pipeline phase (%+.3f %% from the "
-	    "model's)\n", fmt_s(a, E->simulated_s), rel_pct(E->simulated_s,
-	    E->pipeline_s));
+	printf("\niteration  T     %s s (pipeline %s + sync %s + optimizer "
+	    "%s)\n", fmt_s(a, E->iteration_s), fmt_s(b, E->pipeline_s),
+	    fmt_s(c, E->sync_s), fmt_s(d, E->optimizer_s));
+	if (isnan(E->simulated_s))
+		printf("simulated  1F1B  not run (more than %ld stage "
+		    "micro-batches over all groups)\n", TL_SIM_MAX);
+	else
+		printf("simulated  1F1B  %s s pipeline phase (%+.3f %% from "
+		    "the model's)\n", fmt_s(a, E->simulated_s),
+		    rel_pct(E->simulated_s, E->pipeline_s));
 	printf("bound      T_lb  %s s (every GPU of the cluster busy)\n",
 	    fmt_s(a, E->lower_bound_s));
 	if (p->bound_method == BOUND_COMBINATORIAL ||
@@ -420,11 +424,17 @@ rel_pct(double a, double b)
 	return fabs(r) < 1e-6 ? 0 : r;
 }
 
-/* The slowest group's end in timeline.c's own 1F1B simulation. */
+/*
+ * The slowest group's end in timeline.c's own 1F1B simulation; NaN when
+ * a group is too long to simulate pass by pass (TL_SIM_MAX).
+ */
 static double
 simulated_end(const struct dl_plan *p, const struct dl_model *m)
 {
 	double end = 0;
+
+	if (!timeline_fits(p, TL_SIM_MAX))
+		return NAN;
 
 	for (int g = 0; g < p->ngroups; g++) {
 		struct tl_sim sm;
@@ -502,6 +512,10 @@ cmd_eval(const struct dl_cmd *cmd, int argc, char **argv)
 	rc = evaluate(&v, baselines, &e);
 	if (rc == DL_OK)
 		v.p.est.simulated_s = simulated_end(&v.p, &v.m);
+	if (rc == DL_OK && svg && !timeline_fits(&v.p, TL_SVG_MAX))
+		rc = dl_seterr(&e, DL_EDATA, v.plan_path, 0, 0, "too many "
+		    "passes to draw with --svg (more than %ld stage "
+		    "micro-batches over all groups)", TL_SVG_MAX);
 	if (rc == DL_OK && svg) {
 		out = timeline_svg(&v.p, &v.c, &v.m, v.plan_path);
 		rc = cmd_write_output(svg, out, strlen(out), &e);

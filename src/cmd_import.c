@@ -103,8 +103,9 @@ print_table(const struct dl_plan *p, const struct dl_costctx *x,
 		    w->recompute, w->mem_bytes / 1e9, cap / 1e9,
 		    100 * (1 - w->mem_bytes / cap), c->nodes[w->node].id);
 	}
-	printf("iteration %.6g s (pipeline %.6g s + sync %.6g s)\n",
-	    E->iteration_s, E->pipeline_s, E->sync_s);
+	printf("iteration %.6g s (pipeline %.6g s + sync %.6g s + optimizer "
+	    "%.6g s)\n", E->iteration_s, E->pipeline_s, E->sync_s,
+	    E->optimizer_s);
 	printf("throughput %.6g samples/s\n", E->throughput);
 	printf("bound     %.6g s (T_lb), efficiency %.1f%%\n",
 	    E->lower_bound_s, 100 * E->efficiency);

@@ -48,7 +48,8 @@ static const struct optspec plan_opts[] = {
 	{ "error", 0, O_LOGERR, "PATH", "file",
 	    "Slurm's stderr log path for --launcher (#SBATCH --error)" },
 	{ "exact", 0, O_EXACT, "WHEN", "auto|yes|no",
-	    "exhaustive search: auto (at most 6 GPUs), yes (at most 12), no" },
+	    "exhaustive search: auto (at most 6 GPUs and 2e5 layer splits), "
+	    "yes (at most 12 GPUs), no" },
 	{ "forecast", 0, O_FORECAST, "METHOD", FM_NAMES,
 	    "load forecast method (gmc; see predict --method)" },
 	{ "format", 0, O_FORMAT, "FMT", "table|json",
@@ -62,7 +63,7 @@ static const struct optspec plan_opts[] = {
 	{ "jobs", 'j', O_JOBS, "N", NULL,
 	    "threads for the search (the online CPUs)" },
 	{ "launcher", 0, O_LAUNCHER, "L", EMIT_LAUNCHERS,
-	    "also write OUTDIR/launch/ for slurm, torchrun, srun or hostfile" },
+	    "also write OUTDIR/launch/ for that launcher or framework" },
 	{ "master-port", 0, O_PORT, "N", NULL,
 	    "rendezvous port on the first host for --launcher (29500)" },
 	{ "max-stages", 0, O_MAXS, "N", NULL, "at most N pipeline stages" },
@@ -286,8 +287,9 @@ print_summary(const struct dl_plan *p, const struct dl_cluster *c,
 			printf(", layers %d-%d\n", s->first, s->last);
 		}
 	}
-	printf("iteration %.6g s (pipeline %.6g s + sync %.6g s)\n",
-	    E->iteration_s, E->pipeline_s, E->sync_s);
+	printf("iteration %.6g s (pipeline %.6g s + sync %.6g s + optimizer "
+	    "%.6g s)\n", E->iteration_s, E->pipeline_s, E->sync_s,
+	    E->optimizer_s);
 	printf("throughput %.6g samples/s\n", E->throughput);
 	printf("bound     %.6g s (T_lb), efficiency %.1f%%\n",
 	    E->lower_bound_s, 100 * E->efficiency);
@@ -559,10 +561,43 @@ progress(void *arg, const struct search_progress *pg)
 		snprintf(best, sizeof(best), "best T %.6g s (gap at most "
 		    "%.1f%%)", pg->best_t, 100 * (1 - pg->lower_bound /
 		    pg->best_t));
+	if (pg->exhaustive) {
+		/* Its work is not known ahead: structures so far. */
+		fprintf(stderr, "dlplan: exhaustive search: %s%ld structures, "
+		    "%s, T_lb %.6g s, %.1f s\n", pg->final ? "done, " : "",
+		    pg->done, best, pg->lower_bound, now - *t0);
+		return;
+	}
 	fprintf(stderr, "dlplan: search: %s%ld of %ld jobs%s, %s, bound %.6g "
 	    "s, %.1f s\n", pg->final ? "done, " : "", pg->done, pg->total,
 	    pg->final && pg->done < pg->total ? " (the rest cut by the bound)" :
 	    "", best, pg->lower_bound, now - *t0);
+}
+
+/*
+ * The same for a --budget schedule, whose candidate searches are many and
+ * short: slots done, searches made and reused.
+ */
+static void
+budget_progress(void *arg, const struct budget_progress *pg)
+{
+	double *t0 = arg, now = mono_now();
+
+	if (pg->final ? progress_lines == 0 && dl_verbose <= 0 :
+	    now - progress_last < 0.5)
+		return;
+	progress_last = now;
+	progress_lines++;
+	fprintf(stderr, "dlplan: budget: %s%d of %d slots, %ld searches (%ld "
+	    "reused), %.1f s\n", pg->final ? "done, " : "", pg->slots_done,
+	    pg->nslots, pg->searches, pg->reused, now - *t0);
+}
+
+/* Progress lines: with -v, or on a terminal unless -q. */
+static int
+want_progress(void)
+{
+	return dl_verbose > 0 || (dl_verbose == 0 && isatty(STDERR_FILENO));
 }
 
 static void
@@ -817,6 +852,8 @@ same_dir(const char *a, const char *b)
 static int
 check_args(struct plan_args *a, struct optstate *sto, struct dl_err *e)
 {
+	const char *why;
+
 	if (budget_usage(&a->bo, a->so.dump_dir, e) != DL_OK)
 		return -1;
 	/* Each is an output set that would remove the other's files. */
@@ -827,25 +864,12 @@ check_args(struct plan_args *a, struct optstate *sto, struct dl_err *e)
 		    "their own)", a->outdir);
 		return -1;
 	}
-	/*
-	 * DeepSpeed and torchtitan set recomputation and sharding in the
-	 * model code or their own config sections, which dlplan does not
-	 * write yet: their plans use none of them rather than promise what
-	 * the launch files do not do.
-	 */
-	if (a->so.runtime == RUNTIME_DEEPSPEED ||
-	    a->so.runtime == RUNTIME_TORCHTITAN) {
-		if (a->o.recompute == RC_AUTO)
-			a->o.recompute = RC_NONE;
-		if (a->o.recompute != RC_NONE ||
-		    a->o.optimizer != OPTIM_REPLICATED) {
-			dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "'--runtime %s' "
-			    "plans take no '--recompute' or '--optimizer "
-			    "sharded' (dlplan does not write them into its "
-			    "launch files); use '--runtime megatron'",
-			    plan_runtime_names[a->so.runtime]);
-			return -1;
-		}
+	/* A framework refuses a saver it does not have, with the reason. */
+	if ((why = search_runtime_saver_refused(a->so.runtime, &a->o)) !=
+	    NULL) {
+		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "'--runtime %s': %s",
+		    plan_runtime_names[a->so.runtime], why);
+		return -1;
 	}
 	if (plan_resolve_overlap(&a->o, a->so.runtime, e) != DL_OK)
 		return -1;
@@ -948,8 +972,7 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 	int rc;
 
 	plan_init(&p);
-	/* Progress: with -v, or on a terminal unless -q. */
-	if (dl_verbose > 0 || (dl_verbose == 0 && isatty(STDERR_FILENO))) {
+	if (want_progress()) {
 		t0 = mono_now();
 		progress_last = t0;
 		progress_lines = 0;
@@ -1079,7 +1102,15 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 		rc = router_new(&router, &c, &ro, &e);
 	}
 	if (rc == DL_OK && a.bo.budget > 0) {
+		double t0 = mono_now();
+
 		a.bo.so = a.so;
+		if (want_progress()) {
+			progress_last = t0;
+			progress_lines = 0;
+			a.bo.progress = budget_progress;
+			a.bo.progress_arg = &t0;
+		}
 		rc = plan_budget(&c, &m, &a.o, router, &a.bo, a.so.strategy,
 		    used, a.outdir, a.fmt, &e);
 	} else if (rc == DL_OK) {

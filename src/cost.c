@@ -846,6 +846,31 @@ overlapped_time(const struct dl_costctx *x, const struct dl_plan *p,
 	return T + delay;
 }
 
+double
+cost_optimizer_step(const struct dl_costctx *x, int node, double params)
+{
+	double bw = x->membw[node] * (1 - x->uhat[node]);
+
+	return bw > 0 ? params * (2 * x->obytes + x->wbytes) / bw : 0;
+}
+
+double
+cost_optimizer_time(const struct dl_costctx *x, const struct dl_plan *p)
+{
+	double worst = 0, shards = x->o->optimizer == OPTIM_SHARDED &&
+	    p->ngroups > 0 ? (double)p->ngroups : 1;
+
+	for (int g = 0; g < p->ngroups; g++)
+		for (int s = 0; s < p->groups[g].nstages; s++) {
+			const struct dl_stage *st = &p->groups[g].stages[s];
+
+			worst = fmax(worst, cost_optimizer_step(x, st->node,
+			    cost_range_params(x, st->first, st->last) /
+			    st->ngpus / shards));
+		}
+	return worst;
+}
+
 int
 cost_eval(const struct dl_costctx *x, struct dl_plan *p, struct dl_err *e)
 {
@@ -961,6 +986,8 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 		est->iteration_s = overlapped_time(x, p, base, in, acc);
 		est->sync_s = est->iteration_s - est->pipeline_s;
 	}
+	est->optimizer_s = cost_optimizer_time(x, p);
+	est->iteration_s += est->optimizer_s;
 	est->lower_bound_s = cost_lower_bound(x);
 	est->efficiency = est->lower_bound_s / est->iteration_s;
 	est->throughput = (double)x->o->global_batch / est->iteration_s;

@@ -93,14 +93,16 @@ struct dl_costctx {
 	 * rc_transient the activations of the largest block, held for one
 	 * micro-batch while it is recomputed.  wbytes: bytes per parameter
 	 * of weights and gradients as the runtime holds them, obytes the
-	 * optimizer state's; tied_params the tied embedding's copy that the
-	 * last stage of a pipeline keeps (0 when the head is not tied).
+	 * optimizer state's; fsdp_bytes what torchtitan's FSDP shards of
+	 * them (cost_savers_init(), and what it keeps unsharded besides:
+	 * state_bytes() there); tied_params the tied embedding's copy that
+	 * the last stage of a pipeline keeps (0 when the head is not tied).
 	 */
 	unsigned char *blk;
 	double *lay_flops, *lay_mem, *lay_keep, *lay_rcf;
 	int rc_fold;
 	double rc_transient;
-	double wbytes, obytes;
+	double wbytes, obytes, fsdp_bytes;
 	double tied_params;
 	/*
 	 * Optional (NULL: none): ring orders already found, keyed by the hop
@@ -124,6 +126,19 @@ struct dl_costctx {
  * ALGORITHMS, Cost model: fitted on the SC'21 Megatron-LM runs).
  */
 #define COST_MEM_PASSES 8.0
+
+/*
+ * The optimizer step of the GPU whose share of the parameters is largest
+ * against its memory bandwidth: Adam reads and writes its state
+ * (optimizer_bytes) and touches the weights and gradients once each,
+ * memory-bound (dlplan(1) ALGORITHMS, Cost model).  0 on GPUs with no
+ * memory bandwidth known.
+ */
+double cost_optimizer_time(const struct dl_costctx *x,
+    const struct dl_plan *p);
+/* The optimizer step of one GPU of node that updates params parameters. */
+double cost_optimizer_step(const struct dl_costctx *x, int node,
+    double params);
 
 /* Memory bandwidth of one GPU of node nd, bytes/s (0: none known). */
 double cost_node_membw(const struct dl_node *nd);
@@ -234,12 +249,17 @@ int cost_stage_rc(const struct dl_costctx *x, const struct dl_stage *st);
 /*
  * Decide the recomputation of every stage of plan p priced in a context
  * of the full mode: each stage recomputes the fewest of its blocks with
- * which it fits (uniform: the most any stage needs, for a framework that
- * takes one number for every stage), and rc_set is set.  In a context of
- * another mode every stage recomputes none.  p is not priced again.
+ * which it fits (COST_RC_STAGE); the most any stage needs on every stage,
+ * for a framework that takes one number for every stage (COST_RC_UNIFORM:
+ * Megatron-LM's --recompute-num-layers); or, when any stage needs some,
+ * every block of every stage, for a framework that recomputes all or
+ * nothing (COST_RC_WHOLE: DeepSpeed's activation_checkpoint_interval,
+ * torchtitan's FullAC).  rc_set is set.  In a context of another mode
+ * every stage recomputes none.  p is not priced again.
  */
+enum { COST_RC_STAGE, COST_RC_UNIFORM, COST_RC_WHOLE };
 void cost_decide_rc(const struct dl_costctx *x, struct dl_plan *p,
-    int uniform);
+    int how);
 /* Usable memory of one GPU of node n, bytes. */
 double cost_gpu_capacity(const struct dl_costctx *x, int node);
 /* T_lb for the whole cluster. */

@@ -204,6 +204,48 @@ cost_savers_init(struct dl_costctx *x, const struct dl_model *m,
 	if (o->runtime == RUNTIME_MEGATRON && o->param_bytes < 4)
 		x->wbytes = o->param_bytes + fmax(o->grad_bytes, 4);
 	x->obytes = o->optimizer_bytes;
+	/*
+	 * torchtitan b5bcd76c66d0 wraps its llama3 in FSDP whatever the data
+	 * parallelism (fully_shard over data_parallel_shard_degree, 1 when
+	 * replicated: torchtitan/models/llama3/parallelize.py:57-77): float32
+	 * parameters and Adam state, fsdp_bytes a parameter, and float32
+	 * gradients (training.mixed_precision_reduce, torchtitan/config/
+	 * configs.py:102), sharded over the groups with a sharded optimizer.
+	 */
+	if (o->runtime == RUNTIME_TORCHTITAN)
+		x->fsdp_bytes = o->optimizer_bytes + (o->param_bytes < 4 ? 0 :
+		    o->param_bytes);
+}
+
+/*
+ * Bytes per parameter of weights, gradients and optimizer state on a
+ * stage of S with dp data-parallel replicas.  A torchtitan rank holds
+ * with a pipeline the unsharded compute copy of its parameters from the
+ * first forward to the last backward (FSDP does not reshard after
+ * forward with pipeline parallelism, torchtitan/distributed/
+ * fsdp.py:112-137) and the gradient accumulated over the micro-batches,
+ * upcast to the float32 reduce dtype (PyTorch's FSDPParam.
+ * to_accumulated_grad_if_needed(), torch/distributed/fsdp/_fully_shard/
+ * _fsdp_param.py), which the reduce-scatter after the last one replaces by
+ * the sharded gradient (the step before zeroed the gradients to None:
+ * torchtitan/trainer.py:845, as CUDA graphs are off with a pipeline);
+ * without a pipeline it keeps the copy when sharded (the reshard policy
+ * dlplan emits) and its sharded gradient throughout, each block's reduced
+ * as it comes.
+ */
+static double
+state_bytes(const struct dl_costctx *x, long dp, int S)
+{
+	int sh = x->o->optimizer == OPTIM_SHARDED && dp > 1;
+	double d = sh ? (double)dp : 1;
+
+	if (x->o->runtime == RUNTIME_TORCHTITAN && S > 1)
+		return x->o->param_bytes + 4 + x->fsdp_bytes / d;
+	if (x->o->runtime == RUNTIME_TORCHTITAN)
+		return (sh ? x->o->param_bytes : 0) + (x->fsdp_bytes + 4) / d;
+	if (sh)
+		return x->wbytes + x->obytes / (double)dp;
+	return x->wbytes + x->obytes;
 }
 
 /* Micro-batches stage p of S holds at once: min(m, S - p + 1). */
@@ -227,13 +269,11 @@ double
 cost_stage_memory_dp(const struct dl_costctx *x, int first, int last,
     double phi, int p, int S, long m, long dp)
 {
-	double mu = (double)x->o->micro_batch, ob = x->obytes;
+	double mu = (double)x->o->micro_batch;
 	double w, act = held_mb(p, S, m) * mu * cost_range_mem(x, first,
 	    last);
 
-	if (x->o->optimizer == OPTIM_SHARDED && dp > 1)
-		ob /= (double)dp;
-	w = (x->wbytes + ob) * (cost_range_params(x, first, last) +
+	w = state_bytes(x, dp, S) * (cost_range_params(x, first, last) +
 	    tied_copy(x, first, p, S)) * phi;
 	if (x->rc_fold)
 		act += mu * x->rc_transient;
@@ -269,11 +309,9 @@ double
 cost_stage_memory_rc(const struct dl_costctx *x, int first, int last,
     double phi, int p, int S, long m, int nrc, long dp)
 {
-	double mu = (double)x->o->micro_batch, act = 0, ob = x->obytes;
+	double mu = (double)x->o->micro_batch, act = 0;
 	int left = nrc;
 
-	if (x->o->optimizer == OPTIM_SHARDED && dp > 1)
-		ob /= (double)dp;
 	if (rc_default(x, first, last, nrc)) {
 		act = cost_range_mem(x, first, last);
 	} else {
@@ -287,7 +325,7 @@ cost_stage_memory_rc(const struct dl_costctx *x, int first, int last,
 	act *= held_mb(p, S, m) * mu;
 	if (nrc > 0)
 		act += mu * x->rc_transient;
-	return (x->wbytes + ob) * (cost_range_params(x, first, last) +
+	return state_bytes(x, dp, S) * (cost_range_params(x, first, last) +
 	    tied_copy(x, first, p, S)) * phi + act * phi;
 }
 
@@ -315,7 +353,7 @@ cost_stage_flops_rc(const struct dl_costctx *x, int first, int last,
 }
 
 void
-cost_decide_rc(const struct dl_costctx *x, struct dl_plan *p, int uniform)
+cost_decide_rc(const struct dl_costctx *x, struct dl_plan *p, int how)
 {
 	int most = 0;
 
@@ -341,14 +379,17 @@ cost_decide_rc(const struct dl_costctx *x, struct dl_plan *p, int uniform)
 				most = n;
 		}
 	}
-	if (!uniform)
+	if (how == COST_RC_STAGE)
 		return;
 	for (int g = 0; g < p->ngroups; g++)
 		for (int s = 0; s < p->groups[g].nstages; s++) {
 			struct dl_stage *st = &p->groups[g].stages[s];
 			int nb = model_blocks(x->m, st->first, st->last);
 
-			st->recompute = most < nb ? most : nb;
+			if (how == COST_RC_WHOLE)
+				st->recompute = most > 0 ? nb : 0;
+			else
+				st->recompute = most < nb ? most : nb;
 		}
 }
 

@@ -1,12 +1,16 @@
 /*
- * emit.c - emit_launch(): option checks, the launcher table, and writing
- * the files all or nothing.
+ * emit.c - emit_launch(): option checks, the choice of launcher (a
+ * switch on enum emit_launcher), and writing the files all or nothing.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
- * The dispatcher sits above the launchers (emit_worker.c, emit_slurm.c,
- * emit_torchrun.c, emit_hostfile.c), which sit above what they share
- * (emit_common.c, declared in emit_int.h); nothing below calls up.
+ * The dispatcher sits above the seven launchers: slurm and srun
+ * (emit_slurm.c), torchrun (emit_torchrun.c), hostfile (emit_hostfile.c),
+ * and the frameworks megatron, deepspeed and torchtitan (emit_megatron.c,
+ * emit_deepspeed.c, emit_torchtitan.c, which share emit_framework.c);
+ * worker.sh (emit_worker.c) is written for every one of them.  They sit
+ * above what they share (emit_common.c, declared in emit_int.h); nothing
+ * below calls up.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -23,7 +23,14 @@
  * dynamic loss scaling where a GPU of the plan has no bf16
  * (plan_precision()), and the gradient accumulation type, the model's
  * (runtime/engine.py:2011-2021), for the bytes the memory model
- * priced; ZeRO stage 0 (a whole optimizer per replica, as priced); and
+ * priced; ZeRO stage 0 (a whole optimizer per replica) for a replicated
+ * optimizer state, stage 1 for a sharded one, with
+ * use_multi_rank_bucket_allreduce false: each slice of a gradient bucket
+ * is then reduced to the rank that owns it (runtime/zero/
+ * stage_1_and_2.py:1122-1144 at 0.16.5, 38327e07f) and the updated
+ * parameters gathered after the step (:1930), the reduce-scatter and
+ * all-gather the cost model prices, where the default all-reduces the
+ * bucket and keeps a slice, half as much again; and
  * for TP > 1
  * tensor_parallel.autotp_size, AutoTP, which slices the model's linear
  * layers and combines TP with data parallelism only: a plan with TP > 1
@@ -32,7 +39,12 @@
  * deepspeed-pipeline.json is dlplan's own file, which DeepSpeed does not
  * read: what the training script passes to PipelineModule (num_stages,
  * partition_method "uniform", the split plan --runtime deepspeed chose,
- * num_layers) and the topology ProcessTopology(axes=["data", "pipe"],
+ * num_layers, activation_checkpoint_interval 1 when the plan recomputes
+ * its blocks, else 0: PipelineModule.forward() then runs each layer under
+ * the checkpoint function, pipe/module.py:370-390; the script passes
+ * checkpointable_layers naming its transformer block class, :119-121
+ * and 648-667, so that the embedding and the head, which the plan does
+ * not recompute, are kept) and the topology ProcessTopology(axes=["data", "pipe"],
  * dims), the data axis outermost: the plan's rank numbering (groups, then
  * stages), where PipelineModule's default PipeDataParallelTopology would
  * put the pipe axis outermost.
@@ -116,14 +128,20 @@ ds_config(struct emit_ctx *x, const struct emit_fw *f, struct dl_err *e)
 	/*
 	 * Without ZeRO the engine needs the gradients accumulated in the
 	 * model's type (runtime/engine.py:2011-2021: any other mix raises
-	 * NotImplementedError).
+	 * NotImplementedError).  With ZeRO stage 1, bf16 weights and fp32
+	 * gradients take the BF16_Optimizer, which all-reduces the
+	 * gradients before its sharded step (engine.py:1316-1318 and
+	 * pipe/engine.py:296-304 at 0.16.5), not what is priced: the same
+	 * rule.
 	 */
 	if (!((o->param_bytes == 2 || o->param_bytes == 4) &&
 	    o->grad_bytes == o->param_bytes))
 		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "deepspeed has no "
 		    "precision with %g-byte parameters and %g-byte gradients "
-		    "without ZeRO (it accumulates gradients in the model's "
-		    "type)", o->param_bytes, o->grad_bytes);
+		    "%s (it accumulates gradients in the model's type)",
+		    o->param_bytes, o->grad_bytes, o->optimizer ==
+		    OPTIM_SHARDED ? "that ZeRO stage 1 reduces as priced" :
+		    "without ZeRO");
 	sb = emit_add_file(x, "ds_config.json", 0);
 	sb_adds(sb, "{\n");
 	if (f->k == 1)
@@ -137,9 +155,13 @@ ds_config(struct emit_ctx *x, const struct emit_fw *f, struct dl_err *e)
 	if (o->param_bytes == 2 && fp16)
 		sb_adds(sb, "  \"fp16\": {\"enabled\": true, \"loss_scale\": "
 		    "0},\n");
-	sb_addf(sb, "  \"data_types\": {\"grad_accum_dtype\": \"%s\"},\n"
-	    "  \"zero_optimization\": {\"stage\": 0}", o->grad_bytes == 2 ?
-	    half : "fp32");
+	sb_addf(sb, "  \"data_types\": {\"grad_accum_dtype\": \"%s\"},\n",
+	    o->grad_bytes == 2 ? half : "fp32");
+	if (o->optimizer == OPTIM_SHARDED)
+		sb_adds(sb, "  \"zero_optimization\": {\"stage\": 1, "
+		    "\"use_multi_rank_bucket_allreduce\": false}");
+	else
+		sb_adds(sb, "  \"zero_optimization\": {\"stage\": 0}");
 	if (f->k > 1)
 		sb_addf(sb, ",\n  \"tensor_parallel\": {\"autotp_size\": %d}",
 		    f->k);
@@ -212,7 +234,8 @@ emit_deepspeed(struct emit_ctx *x, struct dl_err *e)
 		    "%s", f.k, f.S, why);
 		goto out;
 	}
-	if ((rc = remote_safe(x, e)) != DL_OK ||
+	if ((rc = emit_fw_savers(x, RUNTIME_DEEPSPEED, &f, e)) != DL_OK ||
+	    (rc = remote_safe(x, e)) != DL_OK ||
 	    (rc = local_gpus(x, e)) != DL_OK ||
 	    (rc = emit_torchrun(x, e)) != DL_OK ||
 	    (rc = emit_hostfile(x, e)) != DL_OK ||
@@ -224,10 +247,11 @@ emit_deepspeed(struct emit_ctx *x, struct dl_err *e)
 		sb_addf(sb, "{\n  \"num_stages\": %d,\n"
 		    "  \"partition_method\": \"uniform\",\n"
 		    "  \"num_layers\": %d,\n"
+		    "  \"activation_checkpoint_interval\": %d,\n"
 		    "  \"topology\": {\n"
 		    "    \"axes\": [\"data\", \"pipe\"],\n"
-		    "    \"dims\": [%d, %d]\n  }\n}\n", f.S, f.layers, f.G,
-		    f.S);
+		    "    \"dims\": [%d, %d]\n  }\n}\n", f.S, f.layers, f.rc,
+		    f.G, f.S);
 	}
 out:
 	emit_fw_free(&f);

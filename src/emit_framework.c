@@ -109,6 +109,37 @@ emit_fw_model(const struct emit_ctx *x, int runtime,
 	return DL_OK;
 }
 
+int
+emit_fw_savers(const struct emit_ctx *x, int runtime, struct emit_fw *f,
+    struct dl_err *e)
+{
+	const char *rt = plan_runtime_names[runtime];
+	const char *why1 = search_runtime_saver_refused(runtime, &x->p->opts);
+	char why[256];
+
+	if (why1 != NULL)
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "%s", why1);
+	f->rc = 0;
+	for (int j = 0; j < f->S; j++)
+		f->rc = f->rc || f->stages[j].recompute > 0;
+	if (f->rc && f->blocks == NULL)
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the plan "
+		    "recomputes blocks and names no model that has them: %s "
+		    "recomputes every block of every stage or none (give "
+		    "--model)", rt);
+	for (int j = 0; j < f->S && f->rc; j++)
+		if (f->stages[j].recompute != f->blocks[j])
+			return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "stage %d "
+			    "recomputes %d of its %d transformer blocks: %s "
+			    "recomputes every block of every stage or none",
+			    j, f->stages[j].recompute, f->blocks[j], rt);
+	if (!search_runtime_saver_fits(runtime, &x->p->opts, f->S, f->m,
+	    f->G, f->rc, why, sizeof(why)))
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "%d stages, %ld "
+		    "micro-batches, %d replicas: %s", f->S, f->m, f->G, why);
+	return DL_OK;
+}
+
 void
 emit_start_script(struct emit_ctx *x, const char *name, const char *what,
     const char *comment, const char *env, const char *prog,

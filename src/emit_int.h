@@ -1,7 +1,8 @@
 /*
- * emit_int.h - what emit.c and the launchers (emit_worker.c,
- * emit_slurm.c, emit_torchrun.c, emit_hostfile.c) share; not an API for
- * anything outside emit*.c.
+ * emit_int.h - what emit.c, worker.sh's writer (emit_worker.c) and the
+ * launchers (emit_slurm.c, emit_torchrun.c, emit_hostfile.c and the
+ * frameworks' emit_framework.c, emit_megatron.c, emit_deepspeed.c,
+ * emit_torchtitan.c) share; not an API for anything outside emit*.c.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -93,6 +94,8 @@ struct emit_fw {
 	const struct dl_stage *stages;
 	int *blocks;		/* per stage: its transformer blocks
 				   (model_blocks()); NULL without a model */
+	int rc;			/* set by emit_fw_savers(): blocks are
+				   recomputed */
 };
 int emit_fw_shape(const struct emit_ctx *x, enum dl_runtime rt,
     struct emit_fw *f, struct dl_err *e);
@@ -104,6 +107,15 @@ void emit_fw_free(struct emit_fw *f);
  */
 int emit_fw_model(const struct emit_ctx *x, int runtime,
     const struct emit_fw *f, struct dl_err *e);
+/*
+ * The memory savers of a deepspeed or torchtitan plan: those the runtime
+ * has (search_runtime_saver_refused()), every block of every stage
+ * recomputed or none (the frameworks take no count), and the shape they
+ * run with (search_runtime_saver_fits()); sets f->rc.  DL_EINFEAS with
+ * the reason otherwise.
+ */
+int emit_fw_savers(const struct emit_ctx *x, int runtime, struct emit_fw *f,
+    struct dl_err *e);
 /*
  * A start script that execs "PROG WORDS... "$@"": head, what the
  * script does (comment lines, each starting "# "), the environment

@@ -17,8 +17,16 @@
  * heads and the SwiGLU hidden size of its feed_forward's w1,
  * models/common/config_utils.py:298-300), and sets
  *
- *	parallelism	data_parallel_replicate_degree (the groups),
- *			data_parallel_shard_degree 1, tensor_parallel_degree,
+ *	parallelism	data_parallel_replicate_degree (the groups) and
+ *			data_parallel_shard_degree 1 for a replicated
+ *			optimizer state; for a sharded one
+ *			data_parallel_shard_degree (the groups),
+ *			data_parallel_replicate_degree 1, FSDP, and
+ *			fsdp_reshard_after_forward "never", so that the
+ *			parameters are gathered once per step, as priced,
+ *			not again for backward (torchtitan/distributed/
+ *			fsdp.py:112-137: the default reshards without a
+ *			pipeline); tensor_parallel_degree,
  *			pipeline_parallel_degree, schedule 1F1B,
  *			num_pp_microbatches and module_fqns_per_model_part:
  *			torchtitan's module names (tok_embeddings, layers.N
@@ -29,9 +37,19 @@
  *			num_tokens_per_train_step (global batch x sequence),
  *			max_context_length, mixed_precision_param bfloat16
  *			for 2-byte activations (float32 master weights,
- *			gradients and Adam state: the 16 bytes a parameter
- *			the memory model prices)
- *	activation_checkpoint None: no recompute, as priced
+ *			gradients and Adam state, and with a pipeline the
+ *			bf16 compute copy and the fp32 accumulated gradient
+ *			FSDP keeps: the bytes the memory model prices,
+ *			cost_savers.c)
+ *	activation_checkpoint FullAC.Config() when the plan recomputes
+ *			its blocks (every transformer block, torchtitan/
+ *			distributed/activation_checkpoint.py:166-182),
+ *			else None; the default is SelectiveAC
+ *			(trainer.py:108-110), which dlplan does not price
+ *
+ * Its llama3 attention is FlexAttention (models/llama3/__init__.py:371,
+ * models/common/config_utils.py:71-96), fused: plans use --attention
+ * fused (search_runtime_saver_refused()).
  *
  * and with a pipeline training.disable_cuda_graphs: CUDA graphs are on
  * by default (torchtitan/config/configs.py:75), and the trainer refuses
@@ -133,15 +151,20 @@ config_module(struct emit_ctx *x, const struct emit_fw *f)
 	    "    config = _base()\n"
 	    "    _check(config.model_spec)\n"
 	    "    p = config.parallelism\n");
-	sb_addf(sb, "    p.data_parallel_replicate_degree = %d\n"
-	    "    p.data_parallel_shard_degree = 1\n"
-	    "    p.context_parallel_degree = 1\n"
+	if (o->optimizer == OPTIM_SHARDED)
+		sb_addf(sb, "    p.data_parallel_replicate_degree = 1\n"
+		    "    p.data_parallel_shard_degree = %d\n"
+		    "    p.fsdp_reshard_after_forward = \"never\"\n", f->G);
+	else
+		sb_addf(sb, "    p.data_parallel_replicate_degree = %d\n"
+		    "    p.data_parallel_shard_degree = 1\n", f->G);
+	sb_addf(sb, "    p.context_parallel_degree = 1\n"
 	    "    p.expert_parallel_degree = 1\n"
 	    "    p.tensor_parallel_degree = %d\n"
 	    "    p.pipeline_parallel_degree = %d\n"
 	    "    p.pipeline_parallel_schedule = \"1F1B\"\n"
 	    "    p.pipeline_parallel_layers_per_stage = None\n"
-	    "    p.num_pp_microbatches = %ld\n", f->G, f->k, f->S,
+	    "    p.num_pp_microbatches = %ld\n", f->k, f->S,
 	    f->S > 1 ? f->m : 1);
 	if (f->S > 1) {
 		sb_adds(sb, "    p.module_fqns_per_model_part = [\n");
@@ -163,8 +186,13 @@ config_module(struct emit_ctx *x, const struct emit_fw *f)
 	    "bfloat16" : "float32");
 	if (f->S > 1)
 		sb_adds(sb, "    t.disable_cuda_graphs = True\n");
-	sb_adds(sb, "    config.activation_checkpoint = None\n"
-	    "    return config\n");
+	if (f->rc)
+		sb_adds(sb, "    from torchtitan.distributed.activation_checkpoint "
+		    "import FullAC\n"
+		    "    config.activation_checkpoint = FullAC.Config()\n");
+	else
+		sb_adds(sb, "    config.activation_checkpoint = None\n");
+	sb_adds(sb, "    return config\n");
 }
 
 int
@@ -178,7 +206,8 @@ emit_torchtitan(struct emit_ctx *x, struct dl_err *e)
 
 	memset(&f, 0, sizeof(f));
 	if ((rc = emit_fw_shape(x, RUNTIME_TORCHTITAN, &f, e)) != DL_OK ||
-	    (rc = emit_fw_model(x, RUNTIME_TORCHTITAN, &f, e)) != DL_OK)
+	    (rc = emit_fw_model(x, RUNTIME_TORCHTITAN, &f, e)) != DL_OK ||
+	    (rc = emit_fw_savers(x, RUNTIME_TORCHTITAN, &f, e)) != DL_OK)
 		goto out;
 	a = &x->o->model->arch;
 	/* trainer.py:296-307: sequence parallelism splits the tokens of

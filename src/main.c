@@ -175,15 +175,20 @@ print_schemas(void)
  * The hidden completion helper that the shell completions call, so that
  * they list exactly what the parser accepts:
  *	dlplan --complete commands
+ *	dlplan --complete commands-long		"CMD<TAB>summary" per command
  *	dlplan --complete options CMD		one "--long" or "-s" per line
- *	dlplan --complete options-long CMD	"--long<TAB>ARG<TAB>help"
+ *	dlplan --complete options-long CMD	"--long<TAB>ARG<TAB>help<TAB>
+ *						values", values as in "a|b"
  *	dlplan --complete values CMD OPTION	the option's completion kind
  *						or its fixed words
  *	dlplan --complete operands CMD		per operand position, its
  *						kind or "a|b" words
  *	dlplan --complete summary CMD		the line "dlplan --help" shows
  *	dlplan --complete schemas		input CSV columns and ranges
- * The last two are for tests/cli/sync.sh.
+ * The last two are for tests/cli/sync.sh.  commands-long and the values
+ * column of options-long let a completion build its whole table with one
+ * call: zsh's _arguments wants every option's values up front, and a call
+ * per option made each TAB start fifty processes.
  */
 static int
 complete(int argc, char **argv)
@@ -194,6 +199,13 @@ complete(int argc, char **argv)
 		for (int i = 0; dl_cmds[i]; i++)
 			if (!dl_cmds[i]->hidden)
 				printf("%s\n", dl_cmds[i]->name);
+		return close_stdout();
+	}
+	if (argc >= 1 && strcmp(argv[0], "commands-long") == 0) {
+		for (int i = 0; dl_cmds[i]; i++)
+			if (!dl_cmds[i]->hidden)
+				printf("%s\t%s\n", dl_cmds[i]->name,
+				    dl_cmds[i]->summary);
 		return close_stdout();
 	}
 	if (argc >= 1 && strcmp(argv[0], "schemas") == 0) {
@@ -216,8 +228,9 @@ complete(int argc, char **argv)
 
 		for (const struct optspec *o = cmd->opts; o->lname; o++) {
 			if (lng) {
-				printf("--%s\t%s\t%s\n", o->lname,
-				    o->arg ? o->arg : "", o->help);
+				printf("--%s\t%s\t%s\t%s\n", o->lname,
+				    o->arg ? o->arg : "", o->help,
+				    o->complete ? o->complete : "");
 				continue;
 			}
 			printf("--%s\n", o->lname);

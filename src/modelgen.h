@@ -19,7 +19,8 @@
  * Every number is per sample: one sequence of `seq` tokens for the
  * transformers, one image for ResNet-50.  Units are those of model.csv:
  * GFLOP = 1e9 FLOP, parameters in millions, MB = 1e6 bytes.  The
- * formulas and their sources are in modelgen.c and man/model-formulas.txt.
+ * formulas and their sources are in modelgen.c and dlplan(1), MODEL
+ * FORMULAS.
  */
 #ifndef DL_MODELGEN_H
 #define DL_MODELGEN_H

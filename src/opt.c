@@ -257,6 +257,19 @@ opt_choice(const struct optstate *st, struct dl_err *e)
 	return -1;
 }
 
+int
+opt_is_choice(const struct optspec *o)
+{
+	static const char *const kinds[] = { "dir", "file", "csv", "json" };
+
+	if (o->arg == NULL || o->complete == NULL || o->complete[0] == '\0')
+		return 0;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(o->complete, kinds[i]) == 0)
+			return 0;
+	return 1;
+}
+
 void
 opt_usage_line(const struct dl_cmd *cmd, FILE *fp)
 {
@@ -280,6 +293,13 @@ opt_help(const struct dl_cmd *cmd, FILE *fp)
 			fprintf(fp, "  %s\n  %-26s  %s\n", left, "", o->help);
 		else
 			fprintf(fp, "  %-26s  %s\n", left, o->help);
+		/*
+		 * The words opt_choice() accepts, from the same table, so
+		 * that -h cannot list fewer than the parser takes.
+		 */
+		if (opt_is_choice(o) && strcmp(o->arg, o->complete) != 0)
+			fprintf(fp, "  %-26s  %s: %s\n", "", o->arg,
+			    o->complete);
 	}
 }
 

@@ -90,6 +90,8 @@ int opt_double(const struct optstate *st, double min, double max,
     double *out, struct dl_err *e);
 /* Index of st->arg in the word list "a|b|c" of the option, or -1. */
 int opt_choice(const struct optstate *st, struct dl_err *e);
+/* Whether o's argument is one of fixed words (its complete list). */
+int opt_is_choice(const struct optspec *o);
 
 /* Print "usage: dlplan NAME SYNOPSIS" and the option list. */
 void opt_help(const struct dl_cmd *cmd, FILE *fp);

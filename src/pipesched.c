@@ -3,20 +3,13 @@
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pipesched.h"
 #include "util.h"
-
-/*
- * Micro-batches simulated before the makespan is extrapolated, the steps
- * checked to be one period, and the most simulated while looking for
- * the steady state (pipe_makespan()).
- */
-#define PIPE_DIRECT 4096L
-#define PIPE_CHECK 3L
-#define PIPE_DIRECT_MAX (1L << 20)
 
 /* The k-th operation of stage s in 1F1B order: *back and micro-batch *i. */
 static void
@@ -120,49 +113,221 @@ simulate(int S, long m, const double *f, const double *b, const double *xf,
 	return end;
 }
 
-/* Is d the period p, up to rounding? */
-static int
-is_period(double d, double p)
+/*
+ * One pass: it starts when its lane is free and its input has arrived
+ * (ready, the producer's end, plus the transfer x) and lasts c.  The
+ * same expression as simulate()'s, so the same bits.
+ */
+static double
+pass(double lane, double ready, double x, double c)
 {
-	return fabs(d - p) <= 1e-9 * fmax(p, 1e-300);
+	double start = fmax(lane, ready) + x;
+
+	return start + c;
+}
+
+/*
+ * The block of doubles holding v >= 0: [*lo, *hi), a binade, or the
+ * subnormals with the least binade, whose spacing is the same.  Every
+ * double in a block is a multiple of its spacing u, and a real number in
+ * it rounds to one.
+ */
+static void
+block_of(double v, double *lo, double *hi)
+{
+	int e;
+
+	(void)frexp(v, &e);	/* v in [2^(e-1), 2^e) */
+	*lo = ldexp(1, e - 1);
+	*hi = ldexp(1, e);
+	if (v < 2 * DBL_MIN) {
+		*lo = 0;
+		*hi = 2 * DBL_MIN;
+	}
+}
+
+/*
+ * The states stepped() keeps to find a repeat: the last PIPE_HIST.  And
+ * the most steps it runs in a row without one before it extrapolates.
+ */
+#define PIPE_HIST 8
+#define PIPE_STEP_MAX 16384L
+
+/*
+ * x, the state after some step n, and h, the state after step n - q:
+ * when x = h + D in every component, with every value of the steps
+ * between inside one block (block_of()) and D an even multiple of its
+ * spacing u (or 0, a cycle), the steps from n on repeat those from
+ * n - q shifted by D (stepped()).  Then add k D to x for the most k
+ * with k q <= left and x inside the block, and return k q, the steps
+ * skipped; else 0.
+ */
+static long
+skip_steps(double *x, const double *h, size_t nx, int q, long left)
+{
+	double D = x[0] - h[0], lo, hi, top = 0, least = HUGE_VAL, room, u;
+	long k;
+
+	for (size_t i = 0; i < nx; i++) {
+		if (x[i] - h[i] != D)
+			return 0;
+		least = fmin(least, h[i]);
+		top = fmax(top, x[i]);
+	}
+	if (D == 0) {
+		k = left / q;	/* x repeats every q steps */
+	} else {
+		block_of(least, &lo, &hi);
+		u = lo > 0 ? ldexp(lo, -52) : ldexp(1, -1074);
+		if (!(least >= lo && top < hi) || D / (2 * u) != floor(D /
+		    (2 * u)))
+			return 0;
+		room = floor((hi - top) / D);
+		k = room < (double)(left / q) ? (long)room : left / q;
+		while (k > 0 && top + (double)k * D >= hi)
+			k--;
+	}
+	for (size_t i = 0; i < nx && k > 0; i++)
+		x[i] += (double)k * D;
+	return k * q;
+}
+
+/*
+ * The makespan of m >= S micro-batches by steps, in O(S) memory: the
+ * same passes as simulate() with the same arithmetic, so the same
+ * result to the last bit, in another order.  Stage s first runs its
+ * w_s = S - s - 1 warm-up forwards.  Step n then runs, on every stage
+ * from the last to the first, its forward of micro-batch w_s + n (while
+ * there is one) and its backward of micro-batch n: the forward needs
+ * the previous stage's forward of step n - 1 (or its last warm-up), the
+ * backward the next stage's backward of this step.  The state after a
+ * step is X = (lane[0..S-1], fwd[0..S-2]): each lane's end and each
+ * stage's last forward end.
+ *
+ * Steps 0 .. m - S are all alike (every stage runs both passes), so X
+ * after step n is G(X after step n - 1) for one function G.  Within a
+ * block of spacing u (block_of()), G commutes with adding any even
+ * multiple of u to every component: fmax does, and a sum rounded to a
+ * multiple of u moves by the same even multiple (ties go to even, and
+ * an even shift keeps evenness).  So when X grew by the same d in every
+ * component over two steps in a row, with everything inside one block,
+ * X(n + k) = X(n) + k d for as long as the values stay inside that
+ * block (by induction: X(n + 1) = G(X(n - 1) + 2d) = X(n) + 2d), and
+ * the steps up to the block's end are skipped in one addition, exact
+ * because k d and X + k d are multiples of u inside the block.  The
+ * stepping goes on through the block's end, where the spacing doubles,
+ * and skips again once X grows evenly.  A step's passes lie between the
+ * least component of X before it and the largest after it, as no time
+ * or transfer is negative (checked; otherwise every step is run).
+ */
+static double
+stepped(int S, long m, const double *f, const double *b, const double *xf,
+    const double *xb)
+{
+	size_t nx = 2 * (size_t)S - 1;
+	double *x = xcalloc((PIPE_HIST + 1) * nx, sizeof(double)),
+	    *lane = x, *fwd = x + S, *wu, end = 0;
+	long full = m - S;	/* the last step of both passes everywhere */
+	int skip = 1, nh = 0, at = 0;
+	long run = 0;		/* steps since the last skip */
+	double base = 0;	/* lane[0] when that run began */
+
+	for (int s = 0; s < S; s++) {
+		double in[4] = { f[s], b[s], s + 1 < S ? xf[s] : 0,
+		    s + 1 < S ? xb[s] : 0 };
+
+		for (int i = 0; i < 4; i++)
+			if (!(in[i] >= 0 && in[i] < HUGE_VAL))
+				skip = 0;
+	}
+	/* Warm-up: wu[i] holds the forward of micro-batch i of the stage
+	 * before, replaced in place by this stage's. */
+	wu = xcalloc((size_t)S, sizeof(double));
+	for (int s = 0; s < S - 1; s++) {
+		long w = S - s - 1;
+
+		for (long i = 0; i < w; i++) {
+			lane[s] = s > 0 ? pass(lane[s], wu[i], xf[s - 1], f[s]) :
+			    pass(lane[s], 0, 0, f[s]);
+			wu[i] = lane[s];
+		}
+		fwd[s] = lane[s];
+	}
+	free(wu);
+	for (long n = 0; n < m; n++) {
+		double bnext = 0;
+
+		for (int s = S - 1; s >= 0; s--) {
+			if (S - s - 1 + n < m) {
+				lane[s] = s > 0 ? pass(lane[s], fwd[s - 1],
+				    xf[s - 1], f[s]) : pass(lane[s], 0, 0, f[s]);
+				if (s + 1 < S)
+					fwd[s] = lane[s];
+			}
+			lane[s] = s + 1 < S ? pass(lane[s], bnext, xb[s], b[s]) :
+			    pass(lane[s], 0, 0, b[s]);
+			bnext = lane[s];
+		}
+		if (!skip || n >= full)
+			continue;
+		for (int q = 1; q <= nh; q++) {
+			long k = skip_steps(x, x + (size_t)(1 + (at + PIPE_HIST -
+			    q) % PIPE_HIST) * nx, nx, q, full - n);
+
+			if (k > 0) {
+				n += k;
+				nh = 0;
+				run = 0;
+				break;
+			}
+		}
+		if (run == 0)
+			base = lane[0];
+		if (++run > PIPE_STEP_MAX) {
+			/*
+			 * No repeat in so many steps (stages whose lanes tie
+			 * exactly drift against each other by an ulp a
+			 * step): go on to the end of this binade at the mean
+			 * growth of the first stage's lane over these, the
+			 * one exception to the walk's bits.
+			 */
+			double D = (lane[0] - base) / (double)(run - 1), lo, hi,
+			    top = 0;
+			long k;
+
+			for (size_t i = 0; i < nx; i++)
+				top = fmax(top, x[i]);
+			block_of(top, &lo, &hi);
+			k = D > 0 && (hi - top) / D < (double)(full - n) ?
+			    (long)((hi - top) / D) : full - n;
+			for (size_t i = 0; i < nx; i++)
+				x[i] += (double)k * D;
+			n += k;
+			nh = 0;
+			run = 0;
+		}
+		/* The history: the state after step n - q is in slot
+		 * (at - q) mod PIPE_HIST. */
+		memcpy(x + (size_t)(1 + at) * nx, x, nx * sizeof(double));
+		at = (at + 1) % PIPE_HIST;
+		if (nh < PIPE_HIST)
+			nh++;
+	}
+	for (int s = 0; s < S; s++)
+		end = fmax(end, lane[s]);
+	free(x);
+	return end;
 }
 
 double
 pipe_makespan(int S, long m, const double *f, const double *b,
     const double *xf, const double *xb, struct pipe_op *F, struct pipe_op *B)
 {
-	double p;
-
 	if (S < 1 || m < 1)
 		return 0;
-	if (F != NULL || B != NULL || m <= PIPE_DIRECT + PIPE_CHECK)
+	if (F != NULL || B != NULL || m < S)
 		return simulate(S, m, f, b, xf, xb, F, B);
-	/*
-	 * Past the fill, one more micro-batch adds one steady period P to
-	 * the makespan (each stage runs one more forward and backward pair
-	 * in its steady phase, and the steady state repeats with period P):
-	 * once the makespans of k, k + 1, ..., k + PIPE_CHECK micro-batches
-	 * grow by P each, the makespan of m is that of k plus (m - k) P.
-	 * The fill may last long when two lanes are nearly equal: k doubles
-	 * until the steps are P, and m is simulated whole if it never is.
-	 */
-	p = pipe_period(S, f, b, xf, xb);
-	for (long k = PIPE_DIRECT; k + PIPE_CHECK < m && k <= PIPE_DIRECT_MAX;
-	    k *= 2) {
-		double base = simulate(S, k, f, b, xf, xb, NULL, NULL), prev;
-		int steady = isfinite(base) && p > 0;
-
-		prev = base;
-		for (long j = 1; j <= PIPE_CHECK && steady; j++) {
-			double t = simulate(S, k + j, f, b, xf, xb, NULL, NULL);
-
-			steady = is_period(t - prev, p);
-			prev = t;
-		}
-		if (steady)
-			return base + (double)(m - k) * p;
-	}
-	return simulate(S, m, f, b, xf, xb, NULL, NULL);
+	return stepped(S, m, f, b, xf, xb);
 }
 
 double

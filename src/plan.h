@@ -193,7 +193,8 @@ struct dl_estimate {
 	double efficiency;		/* T_lb / T */
 	double throughput;		/* samples per second */
 	double pipeline_s;		/* max_g T_g */
-	double sync_s;			/* T_sync */
+	double sync_s;			/* T_sync (what is on the clock) */
+	double optimizer_s;		/* the optimizer step, T_opt */
 	/* Breakdown of the slowest group's T_g: */
 	double compute_s;		/* sum of t_sigma */
 	double p2p_s;			/* sum of c_sigma */

@@ -383,6 +383,7 @@ w_estimate(const struct dl_plan *p)
 	set(o, "throughput", jreal(s->throughput));
 	set(o, "pipeline_s", jreal(s->pipeline_s));
 	set(o, "sync_s", jreal(s->sync_s));
+	set(o, "optimizer_s", jreal(s->optimizer_s));
 	set(o, "compute_s", jreal(s->compute_s));
 	set(o, "p2p_s", jreal(s->p2p_s));
 	set(o, "steady_s", jreal(s->steady_s));

@@ -8,7 +8,11 @@
 
 #include <stddef.h>
 
-/* A growable string buffer; buf is always NUL-terminated. */
+/*
+ * A growable string buffer.  buf is NULL until the first append (after
+ * sb_init(), STRBUF_INIT and sb_free()), and from then on NUL-terminated;
+ * read it through sb_detach(), which never returns NULL, or check it.
+ */
 struct strbuf {
 	char *buf;
 	size_t len, cap;

@@ -262,7 +262,8 @@ search_mode(const struct dl_costctx *x, const struct search_opts *so,
 /*
  * Decide the recomputation of every stage of plan p found in context x
  * (cost_decide_rc(): in the full mode the fewest blocks that fit, one
- * number for every stage where the framework takes one) and price it
+ * number for every stage where the framework takes one, every block
+ * where it recomputes all or nothing) and price it
  * again; the plan records the mode.
  */
 static void
@@ -271,7 +272,9 @@ settle_rc(const struct dl_costctx *x, const struct search_opts *so,
 {
 	struct dl_err e = { 0 };
 
-	cost_decide_rc(x, p, so->runtime != RUNTIME_DLPLAN);
+	cost_decide_rc(x, p, so->runtime == RUNTIME_DLPLAN ? COST_RC_STAGE :
+	    so->runtime == RUNTIME_MEGATRON ? COST_RC_UNIFORM :
+	    COST_RC_WHOLE);
 	p->opts.recompute = x->rc_fold ? RC_FULL : x->o->recompute ==
 	    RC_AUTO ? RC_NONE : x->o->recompute;
 	if (x->rc_fold) {

@@ -6,18 +6,20 @@
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Two modes.  The exhaustive mode enumerates the whole plan space of
- * the plan space of src/DESIGN-NOTES (every split of each node's GPUs into TP
+ * src/DESIGN-NOTES (every split of each node's GPUs into TP
  * units, every subset of units, every grouping into ordered pipelines and
  * every order of the groups, every micro-batch split and every layer
  * boundary), prunes with exact compute-only lower bounds, and scores the
  * survivors with the full cost model, so its answer is the optimum of the cost
- * model; it is used when the cluster has at most 6 GPUs (or when asked).  The
- * structured mode tries, per TP degree and stage count, pipelines of units
- * kept inside a node or site, partitions each distinct pipeline with the
- * layer-partition MILP (warm-started by the exact DP), splits the
- * micro-batches with the data-split MILP, alternates the two until the split
- * stops changing, and scores each result with the cost model.  Both are
- * deterministic.
+ * model; it is used when the cluster has at most 6 GPUs and a pipeline at
+ * most 2e5 ways to place its stage boundaries (search.c, EXACT_CUTS_MAX), or
+ * when asked (--exact yes, up to 12 GPUs).  The structured mode tries, per
+ * TP degree and stage count, pipelines of units kept inside a node or site,
+ * partitions each distinct pipeline with the exact layer-partition DP (and
+ * the same model as a MILP only where the DP's scan of bottlenecks stops
+ * short), splits the micro-batches with the exact data-split search,
+ * alternates the two until the split stops changing, and scores each result
+ * with the cost model.  Both are deterministic.
  */
 #ifndef DL_SEARCH_H
 #define DL_SEARCH_H
@@ -35,21 +37,29 @@
 struct search_progress {
 	long done, total;
 	int final;		/* the search is over (the rest were cut) */
+	/*
+	 * The exhaustive mode, which cannot count its work ahead: done is
+	 * the structures scored so far and total 0.
+	 */
+	int exhaustive;
 	double best_t;
 	double lower_bound;
 };
 
 struct search_opts {
 	enum dl_strategy strategy;
-	int exact;		/* -1 auto (<= 6 GPUs), 0 never, 1 always */
+	int exact;		/* -1 auto (<= 6 GPUs, <= 2e5 cuts), 0 never,
+				   1 always (<= 12 GPUs) */
 	const char *dump_dir;	/* write the final plan's MILPs here */
 	double time_limit;	/* seconds per MILP */
 	int jobs;		/* threads for the structured mode (0, 1: one) */
 	enum dl_runtime runtime; /* restrict to that framework */
 	/*
 	 * Optional (NULL: none): called after every job of the structured
-	 * mode, from whichever thread ran it but never two at once.  It only
-	 * looks: what the search returns does not depend on it.
+	 * mode, from whichever thread ran it but never two at once, and at
+	 * most twice a second in the exhaustive mode, with a last call when
+	 * it ends.  It only looks: what the search returns does not depend
+	 * on it.
 	 */
 	void (*progress)(void *arg, const struct search_progress *pg);
 	void *progress_arg;
@@ -133,6 +143,18 @@ int search_runtime_gpu_refused(const struct dl_cluster *c, int runtime,
     int node);
 int search_runtime_fits(const struct dl_model *m, int runtime, int k, int S,
     char *why, size_t n);
+/*
+ * The memory savers of runtime (search_runtime.c names each framework's
+ * with file:line).  search_runtime_saver_refused(): why runtime has no
+ * saver that o asks for (a phrase), or NULL.  search_runtime_saver_fits():
+ * whether runtime runs o's savers on S stages with m micro-batches per
+ * replica and G replicas, rc whether blocks are recomputed; when not,
+ * and why is not NULL, the reason in why[n].
+ */
+const char *search_runtime_saver_refused(int runtime,
+    const struct dl_opts *o);
+int search_runtime_saver_fits(int runtime, const struct dl_opts *o, int S,
+    long m, int G, int rc, char *why, size_t n);
 
 /*
  * How Megatron-LM builds a split of S stages holding blocks[j]

@@ -1072,7 +1072,7 @@ bound_all(const struct dl_costctx *x, const struct search_opts *so,
 	const struct dl_opts *o = x->o;
 	int L = (int)x->m->nlayers;
 	size_t ns = c->nsites;
-	long *site_n;
+	long *site_n, gpus = 0;
 	double capmax = 0, *site_s, best;
 	double bytes = o->param_bytes + o->grad_bytes + o->optimizer_bytes;
 	struct bctx b;
@@ -1096,7 +1096,15 @@ bound_all(const struct dl_costctx *x, const struct search_opts *so,
 		site_n[c->nodes[n].site_idx] += c->nodes[n].gpus;
 		site_s[c->nodes[n].site_idx] += c->nodes[n].gpus * x->speed[n];
 		capmax = fmax(capmax, k * cost_gpu_capacity(x, (int)n));
+		gpus += c->nodes[n].gpus;
 	}
+	/*
+	 * Every group has a GPU of its own, so G never exceeds the GPUs:
+	 * the tables over G (span_rates(), bound_in_site()) stop there,
+	 * whatever the micro-batch count.
+	 */
+	if (b.M > gpus)
+		b.M = gpus > 0 ? gpus : 1;
 	b.Lmax = o->max_stages > 0 && o->max_stages < L ? o->max_stages : L;
 	if (so->strategy == STRAT_DP)
 		b.Lmax = 1;

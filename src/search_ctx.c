@@ -492,6 +492,7 @@ report(const struct ctx *C, size_t done, size_t njobs, int final)
 	pg.done = R->rep_done + (long)done;
 	pg.total = R->rep_total > 0 ? R->rep_total : (long)njobs;
 	pg.final = final;
+	pg.exhaustive = 0;
 	pg.best_t = R->have_best ? R->best_t : HUGE_VAL;
 	pg.lower_bound = fmax(cost_lower_bound(C->x), R->bound);
 	C->so->progress(C->so->progress_arg, &pg);

@@ -41,7 +41,37 @@ struct exh {
 	/* Its cuts' rooms under the best T so far (struct cutlist). */
 	double *rbest[64];
 	long *room[64];
+	/* Progress (search_opts.progress): calls since the clock was read,
+	 * when the caller was last told, T_lb. */
+	unsigned ticks;
+	double told, lb;
 };
+
+/*
+ * Tell the caller how far the search is, at most twice a second: the
+ * clock is read every 256 calls (a structure or a combination scored).
+ */
+static void
+exh_tick(struct exh *X, int final)
+{
+	const struct ctx *C = X->C;
+	struct search_progress pg;
+	double now;
+
+	if (C->so->progress == NULL || (!final && ++X->ticks % 256 != 0))
+		return;
+	now = mono_now();
+	if (!final && now - X->told < 0.5)
+		return;
+	X->told = now;
+	pg.done = C->st->structures;
+	pg.total = 0;
+	pg.final = final;
+	pg.exhaustive = 1;
+	pg.best_t = C->have_best ? C->best_t : HUGE_VAL;
+	pg.lower_bound = X->lb;
+	C->so->progress(C->so->progress_arg, &pg);
+}
 
 /* Add signature sig to the shapes seen: 0 when it was there. */
 static int
@@ -159,6 +189,7 @@ exh_combo(struct exh *X, const struct shape *sh, int **cur, const double *Ac,
 	int st, rc;
 	struct dl_err e = { 0 };
 
+	exh_tick(X, 0);
 	for (int g = 0; g < sh->G; g++) {
 		sg[g].A = Ac[g];
 		sg[g].M = Mc[g];
@@ -584,6 +615,7 @@ exh_shape(struct exh *X)
 		if (S[q] > C->L)
 			return;
 	C->st->structures++;
+	exh_tick(X, 0);
 	exh_cuts(X, &sh);
 }
 
@@ -675,7 +707,12 @@ search_exhaustive(struct ctx *C)
 	struct exh *X = xcalloc(1, sizeof(*X));
 
 	X->C = C;
+	X->told = mono_now();
+	if (C->so->progress != NULL)
+		X->lb = cost_lower_bound(C->x);
 	exh_units(X, 0, C->x->c->nodes[0].gpus, DL_MAX_TP, 0);
+	if (!C->failed)
+		exh_tick(X, 1);
 	kc_free(&X->seen);
 	free(X);
 }

@@ -184,6 +184,78 @@ search_runtime_gpu_refused(const struct dl_cluster *c, int runtime,
 	    cluster_gpu_fp16(c->nodes[node].gpu_model);
 }
 
+/*
+ * The memory savers each framework has (dlplan(1) ALGORITHMS, Memory
+ * savers, and RUNTIMES):
+ *
+ *	megatron	all of them (emit_megatron.c, saver_args())
+ *	deepspeed	recomputation through PipelineModule's
+ *			activation_checkpoint_interval: 1 checkpoints every
+ *			layer of the stage, 0 none (deepspeed/runtime/pipe/
+ *			module.py:117, 370-390 at 0.16.5, 38327e07f),
+ *			so every block of every stage or none, and only with
+ *			a pipeline (a plain module recomputes what its own
+ *			code checkpoints); no selective recomputation; the
+ *			optimizer state sharded by ZeRO stage 1 (ZeRO-2
+ *			shards gradients too, and the pipeline engine refuses
+ *			it: pipe/engine.py:77-78); the attention kernel is the
+ *			training script's, as for every layer it builds
+ *	torchtitan	activation_checkpoint FullAC, which recomputes every
+ *			transformer block (torchtitan/distributed/
+ *			activation_checkpoint.py:166-182 at b5bcd76c66d0), or
+ *			None; its SelectiveAC (:185-198) saves the matrix
+ *			products and recomputes other operators, not the core
+ *			attention that dlplan's selective prices; its llama3
+ *			attention is FlexAttention or varlen flash attention
+ *			(models/common/config_utils.py:71-96), both fused; the
+ *			optimizer state sharded by FSDP (data_parallel_shard_
+ *			degree), which reduce-scatters the gradients once
+ *			after a pipeline's last micro-batch, but after every
+ *			accumulated micro-batch without one (trainer.py:856,
+ *			no gradient sync switched off)
+ */
+const char *
+search_runtime_saver_refused(int runtime, const struct dl_opts *o)
+{
+	if (runtime == RUNTIME_DEEPSPEED && o->recompute == RC_SELECTIVE)
+		return "deepspeed has no selective recomputation: a "
+		    "PipelineModule's activation_checkpoint_interval "
+		    "recomputes whole layers (use '--recompute full' or "
+		    "'auto')";
+	if (runtime == RUNTIME_TORCHTITAN && o->recompute == RC_SELECTIVE)
+		return "torchtitan's selective activation checkpointing "
+		    "saves the matrix products and recomputes the other "
+		    "operators, not the core attention that '--recompute "
+		    "selective' prices (use '--recompute full' or 'auto')";
+	if (runtime == RUNTIME_TORCHTITAN && o->attention == ATTN_UNFUSED)
+		return "torchtitan's llama3 has no unfused attention (its "
+		    "backends, flex and varlen, keep no scores)";
+	return NULL;
+}
+
+int
+search_runtime_saver_fits(int runtime, const struct dl_opts *o, int S,
+    long m, int G, int rc, char *why, size_t n)
+{
+	if (runtime == RUNTIME_DEEPSPEED && rc && S == 1) {
+		if (why)
+			snprintf(why, n, "deepspeed recomputes only through a "
+			    "PipelineModule (activation_checkpoint_interval), "
+			    "and the plan has no pipeline");
+		return 0;
+	}
+	if (runtime == RUNTIME_TORCHTITAN && o->optimizer == OPTIM_SHARDED &&
+	    G > 1 && S == 1 && m > 1) {
+		if (why)
+			snprintf(why, n, "torchtitan's FSDP reduce-scatters the "
+			    "gradients of each of the %ld accumulated "
+			    "micro-batches without a pipeline, which the plan "
+			    "does not price", m);
+		return 0;
+	}
+	return 1;
+}
+
 int
 search_runtime_fits(const struct dl_model *m, int runtime, int k, int S,
     char *why, size_t n)
@@ -418,7 +490,10 @@ search_runtime(struct ctx *C)
 				if (C->total % G != 0 ||
 				    !search_strategy_fits(C->so->strategy, G,
 				    S) || !search_runtime_fits(x->m,
-				    C->so->runtime, k, S, NULL, 0))
+				    C->so->runtime, k, S, NULL, 0) ||
+				    !search_runtime_saver_fits(C->so->runtime,
+				    x->o, S, C->total / G, G, x->rc_fold, NULL,
+				    0))
 					continue;
 				run_shape(C, &r);
 			}

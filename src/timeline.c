@@ -34,6 +34,22 @@ fwd_share(const struct dl_model *m, const struct dl_stage *st)
 	return all > 0 ? f / all : 1.0 / 3;
 }
 
+int
+timeline_fits(const struct dl_plan *p, long max)
+{
+	long sum = 0;
+
+	for (int g = 0; g < p->ngroups; g++) {
+		const struct dl_group *gr = &p->groups[g];
+
+		if (gr->micro_batches > (max - sum) / (gr->nstages > 0 ?
+		    gr->nstages : 1))
+			return 0;
+		sum += (long)gr->nstages * gr->micro_batches;
+	}
+	return 1;
+}
+
 void
 timeline_simulate(const struct dl_plan *p, const struct dl_model *model,
     int g, struct tl_sim *sm)
@@ -41,10 +57,26 @@ timeline_simulate(const struct dl_plan *p, const struct dl_model *model,
 	const struct dl_group *gr = &p->groups[g];
 	int S = gr->nstages;
 	long m = gr->micro_batches;
-	long *next = xcalloc(S, sizeof(long));
-	double *free_at = xcalloc(S, sizeof(double));
-	long left = 2 * m * S;
+	long *next, left = 2 * m * S;
+	double *free_at, *xt_f, *xt_b, *ff;
 
+	if (S < 1 || m < 1 || m > TL_SIM_MAX / S) {
+		sm->F = sm->B = NULL;
+		sm->end = S < 1 || m < 1 ? 0 : NAN;
+		return;
+	}
+	next = xcalloc(S, sizeof(long));
+	free_at = xcalloc(S, sizeof(double));
+	/* The transfers into each stage, looked up once. */
+	xt_f = xcalloc(S, sizeof(double));
+	xt_b = xcalloc(S, sizeof(double));
+	ff = xcalloc(S, sizeof(double));
+	for (int s = 0; s < S; s++)
+		ff[s] = fwd_share(model, &gr->stages[s]);
+	for (int s = 0; s + 1 < S; s++) {
+		xt_f[s] = timeline_flow_time(p, g, s, 0);
+		xt_b[s] = timeline_flow_time(p, g, s, 1);
+	}
 	sm->F = xcalloc((size_t)S * m, sizeof(struct tl_blk));
 	sm->B = xcalloc((size_t)S * m, sizeof(struct tl_blk));
 	for (size_t i = 0; i < (size_t)S * m; i++)
@@ -58,7 +90,7 @@ timeline_simulate(const struct dl_plan *p, const struct dl_model *model,
 			long warm = S - s - 1 < m ? S - s - 1 : m, k = next[s];
 			long i;
 			int back;
-			double ready, ff, xt;
+			double ready, xt;
 			struct tl_blk *bk;
 
 			if (k >= 2 * m)
@@ -87,21 +119,20 @@ timeline_simulate(const struct dl_plan *p, const struct dl_model *model,
 					if (sm->F[(s - 1) * m + i].end < 0)
 						continue;
 					ready = sm->F[(s - 1) * m + i].end;
-					xt = timeline_flow_time(p, g, s - 1, 0);
+					xt = xt_f[s - 1];
 				}
 			} else if (s + 1 < S) {
 				if (sm->B[(s + 1) * m + i].end < 0)
 					continue;
 				ready = sm->B[(s + 1) * m + i].end;
-				xt = timeline_flow_time(p, g, s, 1);
+				xt = xt_b[s];
 			} else {
 				ready = sm->F[s * m + i].end;
 			}
-			ff = fwd_share(model, st);
 			bk = back ? &sm->B[s * m + i] : &sm->F[s * m + i];
 			bk->recv = fmax(ready, free_at[s]);
 			bk->start = bk->recv + xt;
-			bk->end = bk->start + st->compute_s * (back ? 1 - ff : ff);
+			bk->end = bk->start + st->compute_s * (back ? 1 - ff[s] : ff[s]);
 			free_at[s] = bk->end;
 			sm->end = fmax(sm->end, bk->end);
 			next[s]++;
@@ -113,6 +144,9 @@ timeline_simulate(const struct dl_plan *p, const struct dl_model *model,
 	}
 	free(next);
 	free(free_at);
+	free(xt_f);
+	free(xt_b);
+	free(ff);
 }
 
 void

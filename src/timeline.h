@@ -43,13 +43,24 @@ struct tl_sim {
 double timeline_flow_time(const struct dl_plan *p, int g, int s, int dir);
 
 /*
+ * The simulator keeps every pass, so it takes groups of at most
+ * TL_SIM_MAX stage micro-batches (stages x micro-batches; 48 MB), and
+ * the SVG draws at most TL_SVG_MAX over all groups (about 14 MB of SVG);
+ * timeline_fits() says whether plan p's groups are within max.
+ */
+#define TL_SIM_MAX (1L << 20)
+#define TL_SVG_MAX (1L << 16)
+int timeline_fits(const struct dl_plan *p, long max);
+
+/*
  * Simulate 1F1B on group g of p (priced, layers of m): stage s (0-based of
  * S) runs min(S - s - 1, micro-batches) forwards, then alternates one
  * forward and one backward, then the remaining backwards.  A forward's
  * transfer starts when the stage is free and the previous stage's
  * forward has ended, a backward's when the stage is free and the next
  * stage's backward has ended; the pass starts when its transfer ends.  Release with
- * timeline_sim_free().
+ * timeline_sim_free().  The group must be within TL_SIM_MAX (sm->end is
+ * NaN and nothing is simulated otherwise).
  */
 void timeline_simulate(const struct dl_plan *p, const struct dl_model *m,
     int g, struct tl_sim *sm);

@@ -402,6 +402,10 @@ def main():
     ap.add_argument("--iters", type=int, default=30)
     ap.add_argument("--check", metavar="DLPLAN")
     o = ap.parse_args()
+    if not os.path.isfile(o.data):
+        sys.exit("fit-ensemble: no %s: the Google VM CPU traces are not in "
+                 "the repository but beside it, in ../shared/data "
+                 "(or give --data FILE)" % o.data)
     series = read_series(o.data)
     W, H = o.window, o.horizon
     if o.check:

@@ -56,7 +56,8 @@ if [ -f "$trace" ]; then
 	awk -v H=6 -f "$root/tests/bench/backtest-halves.awk" \
 	    "$out/backtest-every8.csv" | sed 's/^/  /'
 else
-	echo "backtest: skipped, no $trace"
+	echo "backtest: skipped, no $trace (the Google VM CPU traces are not" \
+	    "in the repository but beside it, in ../shared/data)"
 fi
 
 series=$out/series-10000x288.csv

@@ -37,6 +37,14 @@ if _d=$(_golden budget-hand.txt out); then
 else
 	t_notok "hand: summary" "$_d"
 fi
+# Progress (on a terminal unless -q, always with -v): a last line with
+# the slots and the searches the summary counts.
+dlplan plan $HAND --budget 5 --slots 3 --tradeoff 1000 -v \
+    >"$TMP/hv.out" 2>"$TMP/hv.err"
+_s=$(sed -n 's/^searches  *\([0-9]*\) node subsets searched, \([0-9]*\) reused.*/\1 searches (\2 reused)/p' \
+    "$TMP/hv.out")
+check "hand: -v ends its progress with the slots and searches" grep -qF \
+    "dlplan: budget: done, 3 of 3 slots, ${_s:-x}, " "$TMP/hv.err"
 for f in plan.json plan.csv plan-slot1.json plan-slot2.json plan-slot3.json; do
 	check "hand: wrote $f" test -s "$TMP/h/$f"
 done

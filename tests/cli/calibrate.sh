@@ -7,6 +7,8 @@
 #
 # Needs /usr/bin/python3 with torch and torchrun; skipped under
 # DLPLAN_WRAP=valgrind (it runs Python, not dlplan).
+# tests/run: serial
+# (torch ranks with a c10d rendezvous port; not beside e2e_slurm or train.)
 
 CA_PY=/usr/bin/python3
 TRAIN=$SRCDIR/plans/dlplan_train.py

@@ -5,9 +5,15 @@
 # (dlplan --complete), so these tests check the plumbing, not the lists.
 
 COMP=$SRCDIR/completions
-# "dlplan" on PATH is the binary under test.
+# "dlplan" on PATH is the binary under test; each call is counted in
+# $TMP/calls (a TAB that starts many processes is slow on a loaded machine).
 mkdir -p "$TMP/bin"
-ln -s "$DLPLAN" "$TMP/bin/dlplan"
+cat >"$TMP/bin/dlplan" <<EOF
+#!/bin/sh
+echo "\$*" >>"$TMP/calls"
+exec "$DLPLAN" "\$@"
+EOF
+chmod +x "$TMP/bin/dlplan"
 PATH=$TMP/bin:$PATH
 export PATH
 
@@ -162,10 +168,23 @@ else
 	    "dlplan plan -c $W/clusters/" "dlplan emit $W/runs/" \
 	    'dlplan model ' 'dlplan plan --strategy=h' \
 	    "dlplan plan -m $W/clusters/"
+	: >"$TMP/calls"
 	if ! timeout 60 zsh -f "$TMP/comp.zsh" "$COMP" "$TMP/z" "$@" \
 	    >/dev/null 2>"$TMP/zerr"; then
 		t_notok "zsh completion runs" "$(head -5 "$TMP/zerr")"
 	else
+		# _arguments wants every option's values up front: they come
+		# with options-long, not from a "--complete values" call per
+		# option (fifty processes a TAB, once the cause of this test's
+		# timeout).
+		ncalls=$(wc -l <"$TMP/calls" | tr -d ' ')
+		if [ "$ncalls" -le $((4 * $#)) ]; then
+			t_ok "zsh: a TAB asks dlplan at most 4 times"
+		else
+			t_notok "zsh: a TAB asks dlplan at most 4 times" \
+			    "$ncalls calls for $# lines:" \
+			    "$(sort "$TMP/calls" | uniq -c | sort -rn | head -5)"
+		fi
 		z() { cat "$TMP/z.$1" 2>/dev/null; }
 		same "zsh: subcommands" "$(z 1)" "$CMDS"
 		# zsh also offers -c etc.; the long ones must all be there.

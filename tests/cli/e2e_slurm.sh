@@ -34,6 +34,9 @@
 # Debian's torch 1.13 torchrun crashes under Python 3.11 with its default
 # --redirects 0, so the runs set DLPLAN_TORCHRUN="torchrun --redirects 1
 # --tee 1": the work-around stays here, not in what users get.
+# tests/run: serial
+# (Slurm daemons on a range of ports found free, torch ranks with
+# timeouts: not beside train or calibrate, whose ranks take ports and cores.)
 
 E2E=e2e_slurm
 e2e_skip() {

@@ -258,7 +258,10 @@ check "import: no output directory written" test ! -e "$TMP/big/plan.json"
 # backward's share of its layers' FLOPs (model.csv) and xb_j half its
 # two-way transfer; its reduction R (the ring times of its segments,
 # summed) ends max(R / n_b, R - b_s) later, n_b = ceil(params / GPUs /
-# 4e7).  The same plan without overlap is T_g + max R.
+# 4e7).  The same plan without overlap is T_g + max R.  Both add the
+# optimizer step: the largest stage's parameters per GPU times 30 bytes
+# (Adam's 12-byte state read and written, a 2-byte weight and Megatron's
+# 4-byte main gradient) over the A100's 2,039 GB/s.
 OVA="--tensor-model-parallel-size 2 --sequence-parallel
 --pipeline-model-parallel-size 2
 --num-layers 32 --hidden-size 4096 --num-attention-heads 32
@@ -289,8 +292,15 @@ def T(p, ov):
             k = (m["group"], m["stage"])
             R[k] = R.get(k, 0) + r["time_s"]
             params[k] = params.get(k, 0) + r["params"]
+    o = p["options"]
+    w = 2 * o["optimizer_bytes"] + o["param_bytes"] + max(o["grad_bytes"], 4)
+    opt = max(sum(float(r["params_m"]) * 1e6 for r in
+                  rows[st["layers"][0]:st["layers"][-1] + 1]) /
+              len(st["gpus"]) * w / 2039e9
+              for gr in p["groups"] for st in gr["stages"])
+    assert abs(opt - est["optimizer_s"]) <= 1e-12 * opt, (opt, est)
     if not ov:
-        return est["pipeline_s"] + max(R.values())
+        return est["pipeline_s"] + max(R.values()) + opt
     t = est["pipeline_s"]
     for g, gr in enumerate(p["groups"]):
         cool = 0
@@ -303,7 +313,7 @@ def T(p, ov):
             nb = max(1, math.ceil(params[(g, s)] / len(st["gpus"]) / 4e7))
             t = max(t, gr["time_s"] - cool + max(rr / nb, rr - b))
             cool += b + st["p2p_s"] / 2
-    return t
+    return t + opt
 a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
 ta, tb = T(a, False), T(b, True)
 ea, eb = a["estimate"]["iteration_s"], b["estimate"]["iteration_s"]

@@ -116,7 +116,19 @@ def check_plan(runtime, plan):
     return {"k": k, "S": len(g0), "G": len(groups), "m": m,
             "gpus": len(used), "layers": layers, "sizes": sizes,
             "firsts": firsts, "micro": opt["micro_batch"],
-            "global": opt["global_batch"]}
+            "global": opt["global_batch"],
+            "rc": [s["recompute_layers"] for s in g0],
+            "sharded": opt.get("optimizer") == "sharded"}
+
+
+def whole_rc(runtime, f, blocks):
+    """DeepSpeed's activation_checkpoint_interval and torchtitan's FullAC
+    recompute every block of a stage or none, the same on every stage:
+    whether the plan recomputes."""
+    rc = any(f["rc"])
+    need(not rc or f["rc"] == blocks, "%s: stages recompute %s of their "
+         "blocks %s, not all or none" % (runtime, f["rc"], blocks))
+    return rc
 
 
 # Megatron-LM at commit d98e8a64ddf3 (2026-08-22).  Where each fact
@@ -418,6 +430,13 @@ def check_deepspeed(f, launch, plan):
                  rk["stage"], "rank %d: topology coordinates are not the "
                  "plan's group and stage" % rk["rank"])
         need(pl["partition_method"] == "uniform", "partition_method")
+        # pipe/module.py:370-390 (0.16.5, 38327e07f): an interval of 1
+        # runs each layer under the checkpoint function, 0 none.
+        blocks, _ = model_blocks(plan, f)
+        need(pl["activation_checkpoint_interval"] == int(whole_rc(
+            "deepspeed", f, blocks)), "activation_checkpoint_interval %s, "
+             "the plan recomputes %s" % (pl["activation_checkpoint_"
+                                          "interval"], f["rc"]))
         # deepspeed/runtime/utils.py:606-624 partition_uniform
         b = ds_uniform(pl["num_layers"], pp)
         sizes = [b[j + 1] - b[j] for j in range(pp)]
@@ -445,8 +464,19 @@ def check_deepspeed(f, launch, plan):
          * dp == f["global"] and c["train_micro_batch_size_per_gpu"] ==
          f["micro"] and c["gradient_accumulation_steps"] == f["m"],
          "deepspeed batch differs from the plan")
-    need(c["zero_optimization"]["stage"] == 0, "ZeRO shards what the plan "
-         "replicates")
+    # A plain module recomputes only what its own code checkpoints.
+    need(pp > 1 or not any(f["rc"]), "deepspeed: the plan recomputes "
+         "blocks without a PipelineModule")
+    # ZeRO stage 1 shards the optimizer state; the pipeline engine
+    # refuses stage 2 and 3 (pipe/engine.py:77-78 at 0.16.5); with
+    # use_multi_rank_bucket_allreduce off each gradient slice is reduced
+    # to its owner (zero/stage_1_and_2.py:1122-1144), as priced.
+    z = c["zero_optimization"]
+    if f["sharded"]:
+        need(z == {"stage": 1, "use_multi_rank_bucket_allreduce": False},
+             "zero_optimization %s for a sharded optimizer state" % z)
+    else:
+        need(z == {"stage": 0}, "ZeRO shards what the plan replicates")
     # The precision: bf16 where every GPU of the plan has it, else fp16
     # with dynamic loss scaling (precision_config.py:132: loss_scale 0);
     # never both (runtime/config.py:827-828); without ZeRO the gradients
@@ -461,10 +491,12 @@ def check_deepspeed(f, launch, plan):
     need(fp == (half and fp16), "fp16 for 2 bytes on GPUs without bf16")
     need(not fp or c["fp16"].get("loss_scale", 0) == 0, "fp16 without "
          "dynamic loss scaling")
+    # With ZeRO stage 1, bf16 and fp32 accumulation take the
+    # BF16_Optimizer (engine.py:1316-1318 at 0.16.5), which all-reduces.
     model_dtype = "fp16" if fp else "bf16" if bf else "fp32"
     accum = c.get("data_types", {}).get("grad_accum_dtype") or model_dtype
     need(accum == model_dtype, "%s: engine.py:2021 model %s, gradient "
-         "accumulation %s without ZeRO" % (DS, model_dtype, accum))
+         "accumulation %s" % (DS, model_dtype, accum))
     with open(os.path.join(launch, "deepspeed.sh")) as fh:
         sh = fh.read()
     for w in ("--hostfile", "--master_addr", "--master_port", "--no_python",
@@ -530,6 +562,13 @@ def check_torchtitan(f, launch, plan):
         expert_parallel_degree=1), training=ns(disable_cuda_graphs=False),
         activation_checkpoint="SAC")
     sys.modules["dlplan_check_base"] = base
+    # torchtitan/distributed/activation_checkpoint.py:166-182: FullAC, its
+    # Config the policy that wraps every transformer block.
+    full_ac = types.ModuleType("torchtitan.distributed.activation_checkpoint")
+    full_ac.FullAC = type("FullAC", (), {"Config": type("Config", (), {})})
+    for name in ("torchtitan", "torchtitan.distributed"):
+        sys.modules.setdefault(name, types.ModuleType(name))
+    sys.modules[full_ac.__name__] = full_ac
     os.environ["DLPLAN_TORCHTITAN_BASE"] = "dlplan_check_base:make"
     sys.path.insert(0, launch)
     import dlplan_torchtitan
@@ -552,8 +591,17 @@ def check_torchtitan(f, launch, plan):
          "%s: parallel_dims.py:182 DP x CP x TP x PP != world" % TT)
     need((tp, pp, dp) == (f["k"], f["S"], f["G"]),
          "torchtitan degrees differ from the plan")
-    need(par.data_parallel_shard_degree == 1, "FSDP shards what the plan "
-         "replicates")
+    if f["sharded"]:
+        # FSDP over the groups, the parameters gathered once a step
+        # (distributed/fsdp.py:112-137: "never" keeps them from forward
+        # to backward).
+        need(par.data_parallel_replicate_degree == 1 and
+             par.data_parallel_shard_degree == dp and
+             par.fsdp_reshard_after_forward == "never", "FSDP for a "
+             "sharded optimizer state")
+    else:
+        need(par.data_parallel_shard_degree == 1, "FSDP shards what the "
+             "plan replicates")
     # torchtitan/models/common/decoder.py:169, 190, 195
     need(pp == 1 or arch["tied"] == "no", "%s: decoder.py:169 weight tying "
          "with a pipeline" % TT)
@@ -575,7 +623,18 @@ def check_torchtitan(f, launch, plan):
     need(acc * npp == f["m"] and tr.num_tokens_per_train_step ==
          f["global"] * seq, "accumulation x pipeline micro-batches %d x %d, "
          "the plan %d" % (acc, npp, f["m"]))
-    need(c.activation_checkpoint is None, "activation checkpointing on")
+    # FullAC recomputes every block; None none; the default SelectiveAC
+    # (trainer.py:108-110) is not what dlplan prices.
+    if whole_rc("torchtitan", f, blocks):
+        need(isinstance(c.activation_checkpoint, full_ac.FullAC.Config),
+             "activation_checkpoint %r, the plan recomputes every block"
+             % c.activation_checkpoint)
+    else:
+        need(c.activation_checkpoint is None, "activation checkpointing on")
+    # trainer.py:856: without a pipeline FSDP reduces every accumulated
+    # micro-batch, which the plan does not price.
+    need(not f["sharded"] or dp == 1 or pp > 1 or acc == 1, "FSDP with "
+         "%d accumulated micro-batches" % acc)
     need(tr.mixed_precision_param == ("bfloat16" if arch.get(
         "dtype-bytes") == "2" else "float32"), "mixed_precision_param")
     # torchtitan/config/configs.py:94: bfloat16 or float32, no fp16.

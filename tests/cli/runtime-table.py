@@ -2,6 +2,7 @@
 """The README's table of what the framework restrictions cost, computed.
 
 usage: runtime-table.py DLPLAN DATASETS_DIR [TMPDIR]
+       runtime-table.py --update README.md DLPLAN DATASETS_DIR [TMPDIR]
 
 For every bundled cluster x gpt2-xl, llama2-7b, bert-large (the README's
 order), global batch 256, micro-batch 4: T and the shape (TP/PP/DP of the
@@ -11,11 +12,15 @@ deepspeed and torchtitan T of its plan over the unrestricted T, as the
 where it differs, or "exit 3" when no plan of it fits ("no gpt
 family" where the framework does not build the model's family).  A combination with no
 unrestricted plan has no row.  Prints the Markdown table; runtime.sh
-compares it with README.md.
+compares it with README.md.  With --update FILE it replaces the table in
+FILE instead (the lines from its "| cluster | model | dlplan T" header
+to the first blank line after it), written to a temporary file and
+renamed, and says how many rows changed.
 """
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,14 +44,45 @@ def run(dlplan, args, quiet=True):
                           stderr=subprocess.PIPE, text=True, check=False)
 
 
+HEADER = "| cluster | model | dlplan T (shape) | megatron | deepspeed " \
+    "| torchtitan |"
+
+
+def update(path, table):
+    """Replace the table of path by table (lines); the rows changed."""
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().split("\n")
+    try:
+        a = lines.index(HEADER)
+    except ValueError:
+        sys.exit("runtime-table: %s: no line %r" % (path, HEADER))
+    z = a
+    while z < len(lines) and lines[z] != "":
+        z += 1
+    old = lines[a:z]
+    lines[a:z] = table
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines))
+    os.replace(tmp, path)
+    return sum(1 for r in table if r not in old) + max(0, len(old) -
+                                                         len(table))
+
+
 def main():
-    if len(sys.argv) not in (3, 4):
-        sys.exit("usage: runtime-table.py DLPLAN DATASETS_DIR [TMPDIR]")
-    dlplan, data = sys.argv[1], sys.argv[2]
-    tmp = tempfile.mkdtemp(dir=sys.argv[3] if len(sys.argv) == 4 else None)
-    print("| cluster | model | dlplan T (shape) | megatron | deepspeed "
-          "| torchtitan |")
-    print("|---|---|---|---|---|---|")
+    args = sys.argv[1:]
+    dest = None
+    if args[:1] == ["--update"]:
+        if len(args) < 2:
+            sys.exit("usage: runtime-table.py --update README.md DLPLAN "
+                     "DATASETS_DIR [TMPDIR]")
+        dest, args = args[1], args[2:]
+    if len(args) not in (2, 3):
+        sys.exit("usage: runtime-table.py [--update README.md] DLPLAN "
+                 "DATASETS_DIR [TMPDIR]")
+    dlplan, data = args[0], args[1]
+    tmp = tempfile.mkdtemp(dir=args[2] if len(args) == 3 else None)
+    table = [HEADER, "|---|---|---|---|---|---|"]
     for c in CLUSTERS:
         for m in MODELS:
             inp = ["-c", os.path.join(data, "clusters", c), "-m",
@@ -77,8 +113,14 @@ def main():
             if t is None:
                 with open(os.path.join(d, "plan.json")) as fh:
                     t = json.load(fh)["estimate"]["iteration_s"]
-            print("| %s | %s | %#.3g s (%s) | %s |" % (c, m, t, free,
-                                                    " | ".join(cells)))
+            table.append("| %s | %s | %#.3g s (%s) | %s |" % (
+                c, m, t, free, " | ".join(cells)))
+    shutil.rmtree(tmp)
+    if dest is None:
+        print("\n".join(table))
+    else:
+        print("runtime-table: %s: %d rows changed" % (dest,
+                                                     update(dest, table)))
 
 
 main()

@@ -119,7 +119,12 @@ pipeline: a PipelineModule does not slice tensors, and AutoTP \
 (tensor_parallel.autotp_size) combines TP with data parallelism and ZeRO \
 only, its process groups a data x TP mesh with no pipeline axis" -- \
     dlplan plan -c "$CL/philly-64" -m "$MO/llama2-7b.csv" $JOB \
-    --runtime deepspeed
+    --runtime deepspeed --recompute none
+check "deepspeed fits it there recomputing every block" sh -c "
+    '$DLPLAN' plan -q -c '$CL/philly-64' -m '$MO/llama2-7b.csv' $JOB \
+    --runtime deepspeed -o '$TMP/savers-deepspeed-philly' &&
+    grep -q '\"recompute\": \"full\"' '$TMP/savers-deepspeed-philly/plan.json'"
+
 expect_err "nothing fits: the TP degrees the heads refuse" 3 "dlplan: no \
 plan that megatron can run fits the limits given (every group the same \
 shape, even micro-batches per replica, the layer split megatron expresses, \
@@ -163,6 +168,66 @@ expect_err "a framework launcher needs its runtime" 1 "dlplan: option \
 '--launcher torchtitan' needs '--runtime torchtitan'" -- dlplan plan \
     -c "$CL/hetero-lab" -m "$MO/gpt2-xl.csv" $JOB -o "$TMP/y" \
     --launcher torchtitan -- python3 t.py
+
+# DeepSpeed's and torchtitan's memory savers, chosen by the search where
+# they are faster or the only way to fit (micro-batch 1): llama2-70b on
+# two-dc, which torchtitan runs faster recomputing every block (FullAC),
+# and on geo-8, which DeepSpeed fits only by recomputing
+# (activation_checkpoint_interval 1), with ZeRO stage 1 for --optimizer
+# sharded; llama2-13b on geo-8 with torchtitan's FSDP over two groups.
+# runtime-check.py checks each configuration with the framework's rules,
+# and the launch chains below run them.
+SJOB="--global-batch 256 --micro-batch 1"
+# savers RUNTIME CLUSTER MODEL NAME: the plan into $TMP/savers-RUNTIME-NAME.
+savers() {
+	_d=$TMP/savers-$1-$4
+	expect_run "$1 on $2, $3: the savers" 0 - - -- dlplan plan -q \
+	    -c "$CL/$2" -m "$MO/$3.csv" $SJOB --runtime $1 --optimizer sharded \
+	    -o "$_d" --launcher $1 -- --mock-data
+	check "$1 on $2, $3: the savers by the framework's rules" \
+	    $CHK $1 "$_d/plan.json" "$_d/launch"
+}
+savers torchtitan two-dc llama2-70b rc
+savers torchtitan geo-8 llama2-13b fsdp
+savers deepspeed geo-8 llama2-70b rc
+check "torchtitan: FullAC for a plan that recomputes" grep -qx \
+    '    config.activation_checkpoint = FullAC.Config()' \
+    "$TMP/savers-torchtitan-rc/launch/dlplan_torchtitan.py"
+check "torchtitan: FSDP over the groups" grep -qx \
+    '    p.data_parallel_shard_degree = 2' \
+    "$TMP/savers-torchtitan-fsdp/launch/dlplan_torchtitan.py"
+check "deepspeed: every layer checkpointed, ZeRO stage 1" sh -c "
+    grep -qx '  \"activation_checkpoint_interval\": 1,' \
+    '$TMP/savers-deepspeed-rc/launch/deepspeed-pipeline.json' &&
+    grep -qx '  \"zero_optimization\": {\"stage\": 1, \"use_multi_rank_bucket_allreduce\": false}' \
+    '$TMP/savers-deepspeed-rc/launch/ds_config.json'"
+check "deepspeed: without recomputation no plan fits there" sh -c "
+    '$DLPLAN' plan -q -c '$CL/geo-8' -m '$MO/llama2-70b.csv' $SJOB \
+    --runtime deepspeed --recompute none >/dev/null 2>&1; [ \$? = 3 ]"
+# A saver the framework lacks is refused with the reason; a plan that
+# recomputes some blocks of a stage is one neither framework runs.
+expect_err "deepspeed: no selective recomputation" 1 "dlplan: '--runtime \
+deepspeed': deepspeed has no selective recomputation: a PipelineModule's \
+activation_checkpoint_interval recomputes whole layers (use '--recompute \
+full' or 'auto')" -- dlplan plan -c "$CL/hetero-lab" -m "$MO/gpt2-xl.csv" \
+    $JOB --runtime deepspeed --recompute selective
+expect_err "torchtitan: no unfused attention" 1 "dlplan: '--runtime \
+torchtitan': torchtitan's llama3 has no unfused attention (its backends, \
+flex and varlen, keep no scores)" -- dlplan plan -c "$CL/hetero-lab" \
+    -m "$MO/llama2-7b.csv" $JOB --runtime torchtitan --attention unfused
+nb=$(/usr/bin/python3 -c "
+import json, sys
+p = json.load(open(sys.argv[1]))
+s = p['groups'][0]['stages'][0]
+print(s['recompute_layers'])
+s['recompute_layers'] = 1
+json.dump(p, open(sys.argv[2], 'w'))" "$TMP/savers-torchtitan-rc/plan.json" \
+    "$TMP/savers-torchtitan-rc/plan-some.json")
+expect_err "torchtitan: some blocks of a stage recomputed" 3 "dlplan: stage 0 \
+recomputes 1 of its $nb transformer blocks: torchtitan recomputes every \
+block of every stage or none" -- dlplan emit \
+    "$TMP/savers-torchtitan-rc/plan-some.json" --launcher torchtitan \
+    -o "$TMP/some"
 
 # What a framework cannot run exits 3 with the reason: a model without the
 # "dlplan model" line (no sizes to build from), and a plan whose TP degree
@@ -211,7 +276,7 @@ DSL="/usr/bin/python3 $SRCDIR/tests/cli/deepspeed-launch.py"
 dlplan plan -q -c "$CL/philly-64" -m "$MO/bert-large.csv" --global-batch 256 \
     --micro-batch 1 --strategy pp --max-tp 1 --runtime deepspeed \
     -o "$TMP/deepspeed-uneven" >/dev/null
-for d in "$TMP"/deepspeed-*; do
+for d in "$TMP"/deepspeed-* "$TMP"/savers-deepspeed-rc; do
 	[ -f "$d/plan.json" ] || continue
 	check "deepspeed launch chain: ${d##*/}" sh -c "
 	    '$DLPLAN' emit '$d/plan.json' --launcher deepspeed -o '$d/e2e' -- \
@@ -219,9 +284,9 @@ for d in "$TMP"/deepspeed-*; do
 	    cd '$TMP' && DLPLAN_DEEPSPEED=\"$DSL $d/plan.json\" \
 	    sh '$d/e2e/launch/deepspeed.sh'"
 done
-check "deepspeed: the hosts run 8 and 6 ranks" sh -c "grep -qx \
+check "deepspeed: the hosts run 8 and 2 ranks" sh -c "grep -qx \
     'dgx1-v100-0 slots=8' '$TMP/deepspeed-uneven/e2e/launch/hostfile' &&
-    grep -qx 'dgx1-v100-1 slots=6' \
+    grep -qx 'dgx1-v100-3 slots=2' \
     '$TMP/deepspeed-uneven/e2e/launch/hostfile'"
 
 # DeepSpeed's PDSH runner puts the path of worker.sh unquoted into the
@@ -284,6 +349,21 @@ def llama2_7b():
               parallelism=ns(expert_parallel_degree=1),
               training=ns(disable_cuda_graphs=False),
               activation_checkpoint="SAC")
+
+
+def llama(blocks, dim, heads, kv_heads, ffn):
+    def make():
+        c = llama2_7b()
+        c.model_spec.model = ns(
+            layers=[ns(feed_forward=ns(w1=ns(out_features=ffn)))] * blocks,
+            dim=dim, vocab_size=32000,
+            first_attention=ns(n_heads=heads, n_kv_heads=kv_heads))
+        return c
+    return make
+
+
+llama2_13b = llama(40, 5120, 40, 40, 13824)
+llama2_70b = llama(80, 8192, 64, 8, 28672)
 PY
 TTENV="PYTHONPATH='$TMP/ttbase' DLPLAN_TORCHTITAN_BASE=my_configs:llama2_7b \
 DLPLAN_PYTHON='/usr/bin/python3 $SRCDIR/tests/cli/torchtitan-train.py'"
@@ -298,6 +378,15 @@ for d in "$TMP"/megatron-* "$TMP"/torchtitan-* "$TMP"/hybrid-megatron \
 	check "torchrun launch chain: ${d##*/}" sh -c "
 	    '$DLPLAN' emit '$d/plan.json' --launcher $rt -o '$d/e2e' \
 	    2>/dev/null >/dev/null && $env \
+	    $TRL '$d/plan.json' '$d/e2e/launch'"
+done
+# The savers' plans, FullAC and FSDP loaded as torchtitan-train.py does.
+for a in rc:llama2_70b fsdp:llama2_13b; do
+	d=$TMP/savers-torchtitan-${a%%:*}
+	check "torchrun launch chain: ${d##*/}" sh -c "
+	    '$DLPLAN' emit '$d/plan.json' --launcher torchtitan -o '$d/e2e' \
+	    2>/dev/null >/dev/null && $TTENV \
+	    DLPLAN_TORCHTITAN_BASE=my_configs:${a#*:} \
 	    $TRL '$d/plan.json' '$d/e2e/launch'"
 done
 
@@ -332,9 +421,9 @@ check "README: the section has commands, none with '...'" sh -c "
 check "README: its commands run as written" sh -c "cd '$R' &&
     HOME='$R/home' PATH='$R/bin':\$PATH PYTHONPATH='$R' \
     DLPLAN_TORCHRUN='/usr/bin/python3 $SRCDIR/tests/cli/torchrun-launch.py \
-    --agent' DLPLAN_DEEPSPEED='$DSL run3/plan.json' \
+    --agent' DLPLAN_DEEPSPEED='$DSL out/run3/plan.json' \
     sh -e commands.sh >out.txt 2>err.txt"
-for r in run2 run4; do
+for r in out/run2 out/run4; do
 	check "README: the ranks $r started are its plan's" \
 	    $TRL --check "$R/$r/plan.json" "$R/out.txt"
 done

@@ -213,7 +213,7 @@ WHY='"it needs 100 GPUs and can use at most 16 (GPUs it fits on, 16 '
 WHY="${WHY}micro-batches)\""
 check "jobs.csv says why" grep -qxF "big,5,,,,0,0,0,$WHY" "$TMP/nofit/jobs.csv"
 check "summary.csv counts it, and the other job ran" sh -c "grep -q \
-'^gadget,30.04[0-9]*,.*,0,0,1,1,\$' '$TMP/nofit/summary.csv'"
+'^gadget,30.05[0-9]*,.*,0,0,1,1,\$' '$TMP/nofit/summary.csv'"
 check "unschedulable: the re-simulation agrees" $CHK \
     "$TMP/nofit/schedule.json" $PH/nodes.csv
 expect_err "a job that fits on no GPU, nor in any plan" 3 "dlplan: \

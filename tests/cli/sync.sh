@@ -43,6 +43,17 @@ squeeze() {
 	sed 's/[[:space:]][[:space:]]*/ /g; s/^ //; s/ $//'
 }
 
+# same_lines NAME A B WHICH: ok when files A and B are the same, else not
+# ok with their differing lines ("lines: WHICH" says which is '-', '+').
+same_lines() {
+	if cmp -s "$2" "$3"; then
+		t_ok "$1"
+	else
+		t_notok "$1" "lines: $4" "$(diff "$2" "$3" | grep '^[<>]' |
+		    sed 's/^</-/; s/^>/+/')"
+	fi
+}
+
 # none NAME LIST WHY...: ok when LIST is empty, else not ok saying WHY.
 none() {
 	_n=$1 _l=$2
@@ -74,6 +85,12 @@ for m in "$MAN1" "$MAN5"; do
 	else
 		t_ok "$n lints clean"
 	fi
+	# An empty quotation: a lone ".Ql ." or ".Dq ," takes its argument
+	# for punctuation (write "\&.").  Lint does not see it.
+	empty=$(mandoc -Tutf8 "$m" | sed "s/.$BS//g" | grep -n '‘’\|“”' |
+	    head -3)
+	none "$n renders no empty quotation" "$empty" "$empty" \
+	    "quote punctuation as \\&. in the source"
 done
 
 dlplan --complete commands >"$TMP/cmds" 2>"$TMP/err"
@@ -167,6 +184,47 @@ for c in $CMDS; do
 		t_notok "$c: -h lists every option" "exit status $rc;" \
 		    "missing:$missing"
 	fi
+	# An option that takes one of fixed words (the parser's list, field 4
+	# of options-long): -h shows them all, and dlplan.1 either gives the
+	# same list on the option's .It line ("Cm a|b|c") or names every
+	# word as "Cm word" in the command's section.
+	dlplan --complete options-long "$c" | awk -F '\t' '
+	    $2 != "" && $4 ~ /\|/ { print $1, $2, $4 }' >"$TMP/choices"
+	hmiss="" mmiss=""
+	while read -r o arg words; do
+		[ "$arg" = "$words" ] || grep -qF -- "  $arg: $words" "$TMP/h" ||
+		    hmiss="$hmiss $o"
+		item=$(grep -E -- "^\.It Fl ${o#-}( |\$)" "$TMP/sec" | head -n 1)
+		case $item in
+		*" Cm $words") continue ;;
+		*" Cm "*) mmiss="$mmiss $o (.It has ${item##* Cm }, the binary $words)"
+			continue ;;
+		esac
+		# The words of the Cm macros ("Cm a , b", "Cm a|b") of the
+		# option's item, up to the next option's: one a line.
+		awk -v it=".It Fl ${o#-}" '
+		    index($0, it) == 1 && (length($0) == length(it) ||
+			substr($0, length(it) + 1, 1) == " ") { on = 1; next }
+		    /^\.It Fl / { on = 0 }
+		    !on { next }
+		    { cm = 0
+		      for (i = 1; i <= NF; i++) {
+			if ($i == "Cm" || $i == ".Cm") { cm = 1; continue }
+			if ($i ~ /^\.?[A-Z][a-z]$/) { cm = 0; continue }
+			if (!cm) continue
+			n = split($i, w, "|")
+			for (k = 1; k <= n; k++)
+				if (w[k] ~ /^[a-z0-9][a-z0-9._-]*$/) print w[k]
+		      } }' "$TMP/sec" | sort -u >"$TMP/cmwords"
+		for w in $(echo "$words" | tr '|' ' '); do
+			grep -qxF -- "$w" "$TMP/cmwords" || mmiss="$mmiss $o:$w"
+		done
+	done <"$TMP/choices"
+	none "$c: -h lists the words each option takes" "$hmiss" \
+	    "-h lacks the 'ARG: a|b' line of:$hmiss"
+	none "$c: dlplan.1 names the words each option takes" "$mmiss" \
+	    "in '.Ss dlplan $c':$mmiss"
+
 	usage=$(head -n 1 "$TMP/h")
 	case $usage in
 	"usage: dlplan $c "*|"usage: dlplan $c") ;;
@@ -194,6 +252,17 @@ for c in $CMDS; do
 		t_notok "$c: --help lists it with its summary" "summary: $sum"
 	fi
 done
+
+# README.md's "## Commands" lists every command's usage line as -h
+# prints it, in the order of --help.
+awk '/^## Commands$/ { on = 1; next } on && /^## / { exit }
+    on && /^    dlplan / { sub(/^    /, ""); print }' "$SRCDIR/README.md" \
+    >"$TMP/readme.cmds"
+for c in $CMDS; do
+	dlplan "$c" -h 2>&1 | head -n 1 | sed 's/^usage: //'
+done >"$TMP/usage.cmds"
+same_lines "README's command list is the usage lines of -h" \
+    "$TMP/readme.cmds" "$TMP/usage.cmds" "'-' README.md, '+' dlplan CMD -h"
 
 # A man section for a command that does not exist (any more).
 stale=""
@@ -237,14 +306,9 @@ for f in $(cut -f1 "$TMP/schemas" | uniq); do
 	    sort >"$TMP/man.cols"
 	awk -F '\t' -v f="$f" 'BEGIN { OFS = "\t" } $1 == f { print $2, $3 }' \
 	    "$TMP/schemas" | sort >"$TMP/bin.cols"
-	if cmp -s "$TMP/man.cols" "$TMP/bin.cols"; then
-		t_ok "$f: columns and ranges match dlplan-formats.5"
-	else
-		t_notok "$f: columns and ranges match dlplan-formats.5" \
-		    "lines: '-' dlplan-formats.5, '+' the binary (.It Cm COLUMN Pq PHRASE)" \
-		    "$(diff "$TMP/man.cols" "$TMP/bin.cols" | grep '^[<>]' |
-		    sed 's/^</-/; s/^>/+/')"
-	fi
+	same_lines "$f: columns and ranges match dlplan-formats.5" \
+	    "$TMP/man.cols" "$TMP/bin.cols" \
+	    "'-' dlplan-formats.5, '+' the binary (.It Cm COLUMN Pq PHRASE)"
 done
 # A documented file the binary lists no schema for: its columns cannot be
 # checked, but some command's -h must still name it (steps.csv: replan's

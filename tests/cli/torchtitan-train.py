@@ -30,6 +30,17 @@ while i < len(args):
     i += 1
 if module is None or config is None:
     sys.exit("torchtitan-train: --module and --config are required")
+# Without torchtitan installed, the class a configuration that recomputes
+# imports (torchtitan/distributed/activation_checkpoint.py:166-182).
+try:
+    importlib.import_module("torchtitan.distributed.activation_checkpoint")
+except ImportError:
+    import types
+    for name in ("torchtitan", "torchtitan.distributed",
+                 "torchtitan.distributed.activation_checkpoint"):
+        sys.modules[name] = sys.modules.get(name) or types.ModuleType(name)
+    sys.modules["torchtitan.distributed.activation_checkpoint"].FullAC = \
+        type("FullAC", (), {"Config": type("Config", (), {})})
 c = getattr(importlib.import_module(module), config)()
 p = c.parallelism
 # One short line (under PIPE_BUF): ranks started together share a pipe.
@@ -38,5 +49,6 @@ env = {k: v for k, v in os.environ.items() if k.startswith("DLPLAN_") or
 sys.stdout.write(json.dumps({
     "argv": sys.argv[1:], "env": env,
     "torchtitan": {"pp": p.pipeline_parallel_degree,
-                   "dp": p.data_parallel_replicate_degree,
+                   "dp": p.data_parallel_replicate_degree *
+                   p.data_parallel_shard_degree,
                    "tp": p.tensor_parallel_degree}}) + "\n")

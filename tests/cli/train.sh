@@ -19,6 +19,9 @@
 #
 # Needs /usr/bin/python3 with torch (tests/deps.sh installs python3-torch).
 # Skipped under DLPLAN_WRAP=valgrind: it runs Python, not dlplan.
+# tests/run: serial
+# (a torch rank per process with c10d rendezvous ports; not beside
+# e2e_slurm or calibrate.)
 
 TR_PY=/usr/bin/python3
 TRAIN=$SRCDIR/plans/dlplan_train.py
