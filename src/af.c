@@ -3,6 +3,9 @@
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
+#ifdef __linux__
+#define _GNU_SOURCE	/* syncfs() */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -96,6 +99,7 @@ struct deferred {
 static struct deferred *af_dfr;
 static size_t af_ndfr, af_capdfr;
 static int af_ndefer;		/* depth of af_defer_begin() */
+static int af_unsynced;		/* a deferred file is not synced yet */
 
 /* Take over the closed temporary file of af (committed in a set). */
 static void
@@ -194,8 +198,9 @@ af_commit(struct afile *af, struct dl_err *e)
 		bad = 1;
 		err = errno;
 	}
-	if (!bad && fsync(fileno(af->fp)) != 0 && errno != EINVAL &&
-	    errno != EROFS) {
+	/* A set's files are synced together before its renames. */
+	if (!bad && !(af->tmp && af_ndefer > 0) && fsync(fileno(af->fp)) !=
+	    0 && errno != EINVAL && errno != EROFS) {
 		bad = 1;
 		err = errno;
 	}
@@ -205,6 +210,7 @@ af_commit(struct afile *af, struct dl_err *e)
 	}
 	af->fp = NULL;
 	if (!bad && af->tmp && af_ndefer > 0) {
+		af_unsynced = 1;
 		defer_add(af);
 		return DL_OK;
 	}
@@ -516,6 +522,39 @@ defer_rename(struct dl_err *e)
 	return DL_ESYS;
 }
 
+/*
+ * Sync the set's files, written but not synced by af_commit(), with one
+ * call (once; af_defer_end() calls it before renaming): one fsync() each cost more than writing them when a set holds
+ * many (a schedule's plans).  syncfs() the file system of the first (on
+ * Linux; elsewhere sync(), which waits there too).
+ */
+int
+af_defer_sync(struct dl_err *e)
+{
+	int fd, rc = 0;
+
+	if (af_ndfr == 0 || !af_unsynced)
+		return DL_OK;
+	if ((fd = open(af_dfr[0].tmp, O_RDONLY)) < 0)
+		return dl_seterr(e, DL_ESYS, af_dfr[0].path, 0, 0, "cannot "
+		    "sync file: %s", strerror(errno));
+#ifdef __linux__
+	rc = syncfs(fd);
+#else
+	sync();
+#endif
+	if (rc != 0) {
+		int err = errno;
+
+		close(fd);
+		return dl_seterr(e, DL_ESYS, af_dfr[0].path, 0, 0, "cannot "
+		    "sync file: %s", strerror(err));
+	}
+	close(fd);
+	af_unsynced = 0;
+	return DL_OK;
+}
+
 int
 af_defer_end(int commit, struct dl_err *e)
 {
@@ -525,7 +564,9 @@ af_defer_end(int commit, struct dl_err *e)
 		return DL_OK;
 	if (commit) {
 		af_hold_signals(1);
-		rc = defer_rename(e);
+		rc = af_defer_sync(e);
+		if (rc == DL_OK)
+			rc = defer_rename(e);
 		if (rc == DL_OK)
 			for (int i = 0; i < af_ndirs; i++)
 				free(af_dirs[i]);

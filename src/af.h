@@ -71,8 +71,9 @@ int mkdir_p(const char *path, struct dl_err *e);
 
 /*
  * Output sets: between af_defer_begin() and af_defer_end(), af_commit()
- * (and so af_write_file() and af_write_files()) writes, syncs and closes
- * each temporary file but does not rename it; the directories mkdir_p()
+ * (and so af_write_file() and af_write_files()) writes and closes each
+ * temporary file but neither syncs nor renames it (the set's files are
+ * synced together, syncfs(), before the renames); the directories mkdir_p()
  * makes are noted too.  af_defer_end() with commit set renames them all,
  * with the signals held, and puts back the files already replaced when a
  * rename fails (DL_ESYS): all or none.  Without commit, or on failure, it
@@ -82,6 +83,9 @@ int mkdir_p(const char *path, struct dl_err *e);
  * (valid until the next call).
  */
 void af_defer_begin(void);
+/* Sync the set's files written so far (the renames need them synced;
+ * af_defer_end() does it when nobody did). */
+int af_defer_sync(struct dl_err *e);
 int af_defer_end(int commit, struct dl_err *e);
 /*
  * tmps (may be NULL) gets their temporary files, in the same order: each

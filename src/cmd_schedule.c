@@ -24,7 +24,7 @@
 
 enum {
 	O_JOBS = 1, O_SLOT, O_SLOTS, O_POLICY, O_OBJ, O_RESTART, O_SEED, O_OUT,
-	O_FORMAT
+	O_FORMAT, O_MAXWAIT
 };
 
 static const struct optspec sched_opts[] = {
@@ -32,6 +32,8 @@ static const struct optspec sched_opts[] = {
 	{ "format", 0, O_FORMAT, "FMT", "table|json|csv",
 	    "summary format on standard output" },
 	{ "jobs", 0, O_JOBS, "FILE", "csv", "the jobs (JOBS.csv)" },
+	{ "max-wait", 0, O_MAXWAIT, "S", NULL,
+	    "gadget serves a job first once it has waited S seconds (0: never)" },
 	{ "objective", 0, O_OBJ, "OBJ", SCHED_OBJECTIVE_WORDS,
 	    "what gadget maximises per slot (jct)" },
 	{ "outdir", 'o', O_OUT, "DIR", "dir",
@@ -53,7 +55,7 @@ static int cmd_schedule(const struct dl_cmd *, int, char **);
 const struct dl_cmd dl_cmd_schedule = {
 	"schedule", cmd_schedule,
 	"-c DIR --jobs JOBS.csv [--policy P] [--objective OBJ] "
-	"[--slot-seconds S] [--slots N] [-o OUTDIR] [options]",
+	"[--slot-seconds S] [--slots N] [--max-wait S] [-o OUTDIR] [options]",
 	"schedule many jobs on one cluster over time",
 	sched_opts, 0
 };
@@ -184,131 +186,52 @@ entry_json(const struct sched *s, const struct sched_entry *en)
 	return o;
 }
 
-static json_t *
-jobs_json(const struct sched *s, const struct sched_result *r)
-{
-	json_t *a = json_array();
-
-	for (size_t j = 0; j < s->njobs; j++) {
-		const struct sched_job *jb = &s->jobs[j];
-		const struct sched_class *k = &s->classes[jb->cls];
-		char plan[600];
-
-		snprintf(plan, sizeof(plan), "plans/%s.json", jb->id);
-		json_array_append_new(a, json_pack("{s:s, s:o, s:s, s:I, s:I, "
-		    "s:o, s:i, s:i, s:o, s:o, s:o}", "job", jb->id,
-		    "arrival_s", cmd_json_real(jb->arrival_s),
-		    "model", s->models[k->model].name,
-		    "global_batch", (json_int_t)k->opts.global_batch,
-		    "micro_batch", (json_int_t)k->opts.micro_batch,
-		    "iterations", cmd_json_real(jb->iterations),
-		    "min_gpus", jb->min_gpus, "max_gpus", jb->max_gpus,
-		    "weight", cmd_json_real(jb->weight),
-		    "plan", r->jobs[j].first_slot >= 0 ? json_string(plan) :
-		    json_null(), "unschedulable", jb->why ?
-		    json_string(jb->why) : json_null()));
-	}
-	return a;
-}
-
-/*
- * The record of slot i as jansson writes it inside schedule.json: one
- * space of indent a level, its lines two levels in.
- */
+/* JSON text of v on one line (numbers round-trip); v is released. */
 static void
-slot_text(struct strbuf *sb, const struct sched *s,
-    const struct sched_slot *sl, double slot_s)
+json_line(FILE *fp, json_t *v)
 {
-	json_t *e = json_array(), *rec;
-	char *txt;
+	char *txt = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER |
+	    JSON_REAL_PRECISION(17) | JSON_ENCODE_ANY);
 
-	for (size_t k = 0; k < sl->n; k++)
-		json_array_append_new(e, entry_json(s, &sl->e[k]));
-	rec = json_pack("{s:I, s:I, s:o, s:o}", "slot",
-	    (json_int_t)sl->index, "repeat", (json_int_t)sl->repeat,
-	    "start_s", cmd_json_real((double)sl->index * slot_s), "jobs", e);
-	txt = json_dumps(rec, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
-	    JSON_REAL_PRECISION(17));
-	json_decref(rec);
-	/* Strings are escaped: every newline is jansson's. */
-	for (const char *p = txt ? txt : "", *nl; *p != '\0'; p = nl) {
-		nl = strchr(p, '\n');
-		nl = nl ? nl + 1 : p + strlen(p);
-		sb_adds(sb, "  ");
-		sb_add(sb, p, (size_t)(nl - p));
-	}
+	fputs(txt ? txt : "null", fp);
 	free(txt);
+	json_decref(v);
 }
 
-/*
- * schedule.json (dlplan-formats(5)).  The slot records are most of it
- * (every running job at every event), so they are written one at a time
- * into the place of an empty "slots" array rather than held as one tree:
- * the tree took about ten times the text.
- */
-static char *
-schedule_json(const struct sched *s, const struct sched_result *res,
-    const struct req *rq)
+/* One job of schedule.json's "jobs", as read, with its plan or null. */
+static json_t *
+job_json(const struct sched *s, const struct sched_result *r, size_t j)
 {
-	const struct sched_result *r = &res[rq->policy];
-	json_t *o = json_object(), *nodes = json_array();
-	json_t *sum = json_object();
-	struct strbuf sb = STRBUF_INIT;
-	static const char hole[] = "\"slots\": []";
-	char *txt, *at;
+	const struct sched_job *jb = &s->jobs[j];
+	const struct sched_class *k = &s->classes[jb->cls];
+	char plan[600];
 
-	json_object_set_new(o, "schema", json_string("dlplan.schedule/2"));
-	json_object_set_new(o, "generator", json_string("dlplan "
-	    DLPLAN_VERSION));
-	json_object_set_new(o, "policy", json_string(sched_policy_name(
-	    rq->policy)));
-	json_object_set_new(o, "objective", json_string(rq->sp.objective ==
-	    SCHED_JCT ? "jct" : "utility"));
-	json_object_set_new(o, "slot_s", cmd_json_real(rq->sp.slot_s));
-	json_object_set_new(o, "restart_s", cmd_json_real(rq->sp.restart_s));
-	for (size_t v = 0; v < s->c->nnodes; v++)
-		json_array_append_new(nodes, json_pack("{s:s, s:i}", "node",
-		    s->c->nodes[v].id, "gpus", s->c->nodes[v].gpus));
-	json_object_set_new(o, "nodes", nodes);
-	json_object_set_new(o, "jobs", jobs_json(s, r));
-	json_object_set_new(o, "slots", json_array());
-	for (int i = 0; i < SCHED_NPOLICY; i++)
-		json_object_set_new(sum, sched_policy_name(i),
-		    summary_json(&res[i]));
-	json_object_set_new(o, "summary", sum);
-	txt = json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
-	    JSON_REAL_PRECISION(17));
-	json_decref(o);
-	/* The first one: no string before it can hold a quote unescaped. */
-	if (txt == NULL || (at = strstr(txt, hole)) == NULL) {
-		free(txt);
-		return xstrdup("\n");
-	}
-	sb_add(&sb, txt, (size_t)(at - txt));
-	sb_adds(&sb, "\"slots\": [");
-	for (size_t i = 0; i < r->nslots; i++) {
-		sb_adds(&sb, i ? ",\n" : "\n");
-		slot_text(&sb, s, &r->slots[i], rq->sp.slot_s);
-	}
-	sb_adds(&sb, r->nslots ? "\n ]" : "]");
-	sb_adds(&sb, at + strlen(hole));
-	sb_addc(&sb, '\n');
-	free(txt);
-	return sb_detach(&sb);
+	snprintf(plan, sizeof(plan), "plans/%s.json", jb->id);
+	return json_pack("{s:s, s:o, s:s, s:I, s:I, s:o, s:i, s:i, s:o, s:o, "
+	    "s:o}", "job", jb->id, "arrival_s", cmd_json_real(jb->arrival_s),
+	    "model", s->models[k->model].name,
+	    "global_batch", (json_int_t)k->opts.global_batch,
+	    "micro_batch", (json_int_t)k->opts.micro_batch,
+	    "iterations", cmd_json_real(jb->iterations),
+	    "min_gpus", jb->min_gpus, "max_gpus", jb->max_gpus,
+	    "weight", cmd_json_real(jb->weight),
+	    "plan", r->jobs[j].start_s >= 0 ? json_string(plan) : json_null(),
+	    "unschedulable", jb->why ? json_string(jb->why) : json_null());
 }
 
 /* jobs.csv: one row per job, arrival order. */
-static char *
-jobs_csv(const struct sched *s, const struct sched_result *r)
+static void
+jobs_csv(FILE *fp, const struct sched *s, const struct sched_result *r)
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	sb_adds(&sb, "job,arrival_s,start_s,finish_s,jct_s,gpu_hours,"
-	    "restarts,iterations,unschedulable\n");
+	fputs("job,arrival_s,start_s,finish_s,jct_s,gpu_hours,restarts,"
+	    "iterations,unschedulable\n", fp);
 	for (size_t j = 0; j < s->njobs; j++) {
 		const struct sched_jobstat *st = &r->jobs[j];
 		double arr = s->jobs[j].arrival_s;
 
+		sb.len = 0;
 		sb_addf(&sb, "%s,", s->jobs[j].id);
 		sb_adddbl(&sb, arr);
 		sb_addc(&sb, ',');
@@ -327,48 +250,12 @@ jobs_csv(const struct sched *s, const struct sched_result *r)
 		sb_addf(&sb, ",%d,", st->restarts);
 		sb_adddbl(&sb, st->done);
 		sb_addc(&sb, ',');
-		if (s->jobs[j].why) {
-			sb_addc(&sb, '"');
-			for (const char *c = s->jobs[j].why; *c; c++) {
-				if (*c == '"')
-					sb_addc(&sb, '"');
-				sb_addc(&sb, *c);
-			}
-			sb_addc(&sb, '"');
-		}
+		if (s->jobs[j].why)
+			csv_field(&sb, s->jobs[j].why);
 		sb_addc(&sb, '\n');
+		fwrite(sb.buf, 1, sb.len, fp);
 	}
-	return sb_detach(&sb);
-}
-
-/* Output files collected before anything is written. */
-struct outs {
-	size_t n, cap;
-	char **path, **data;
-};
-
-static void
-out_add(struct outs *o, char *path, char *data)
-{
-	if (o->n == o->cap) {
-		size_t c2 = o->cap;
-
-		o->path = xgrow(o->path, &c2, o->n + 1, sizeof(char *));
-		o->data = xgrow(o->data, &o->cap, o->n + 1, sizeof(char *));
-	}
-	o->path[o->n] = path;
-	o->data[o->n++] = data;
-}
-
-static void
-outs_free(struct outs *o)
-{
-	for (size_t i = 0; i < o->n; i++) {
-		free(o->path[i]);
-		free(o->data[i]);
-	}
-	free(o->path);
-	free(o->data);
+	sb_free(&sb);
 }
 
 static char *
@@ -381,98 +268,137 @@ path2(const char *dir, const char *a, const char *b, const char *c)
 }
 
 /*
+ * The writer of -o OUTDIR, fed as the chosen policy runs: each job's plan
+ * is written when it first starts, each change of the schedule is one
+ * line of schedule.json's "events" (dlplan-formats(5)), so the memory
+ * does not grow with the output.
+ */
+struct writer {
+	struct sched *s;
+	const struct req *rq;
+	struct dl_plan tmpl;	/* the inputs every plan names */
+	struct dl_input *mi;	/* per model: its input */
+	char *plans;		/* OUTDIR/plans */
+	char *planned;		/* per job: its plan is written */
+	struct afile sj;	/* schedule.json */
+	int open;
+	long events;
+};
+
+/*
  * The inputs every plan names: the cluster's files, then one model file
  * per model (a preset's is models/PRESET.csv in OUTDIR), digested once.
  */
 static int
-plan_inputs(struct sched *s, const char *outdir, struct dl_plan *tmpl,
-    struct dl_input *mi, struct dl_err *e)
+plan_inputs(struct writer *w, struct dl_err *e)
 {
+	struct sched *s = w->s;
 	int rc;
 
-	plan_init(tmpl);
-	if ((rc = plan_set_inputs(tmpl, s->c, NULL, e)) != DL_OK)
+	plan_init(&w->tmpl);
+	w->mi = xcalloc(s->nmodels + 1, sizeof(*w->mi));
+	if ((rc = plan_set_inputs(&w->tmpl, s->c, NULL, e)) != DL_OK)
 		return rc;
 	for (size_t i = 0; i < s->nmodels && rc == DL_OK; i++) {
 		const struct sched_model *sm = &s->models[i];
+		struct dl_input *mi = &w->mi[i];
 
-		mi[i].kind = xstrdup("model");
+		mi->kind = xstrdup("model");
 		if (sm->preset) {
-			mi[i].path = path2(outdir, "models/", sm->preset,
+			mi->path = path2(w->rq->outdir, "models/", sm->preset,
 			    ".csv");
-			sha256_hex(sm->csv, strlen(sm->csv), mi[i].sha256);
+			sha256_hex(sm->csv, strlen(sm->csv), mi->sha256);
 		} else {
-			mi[i].path = xstrdup(sm->m.path);
-			rc = sha256_file(sm->m.path, mi[i].sha256, e);
+			mi->path = xstrdup(sm->m.path);
+			rc = sha256_file(sm->m.path, mi->sha256, e);
 		}
 	}
 	return rc;
 }
 
-/* The plan of job j for its first slot, as text for plans/JOB.json. */
+/* plans/JOB.json for job j on the GPUs of entry en. */
 static int
-job_plan(struct sched *s, const struct sched_result *r, size_t j,
-    const char *outdir, const struct dl_plan *tmpl,
-    const struct dl_input *mi, struct outs *o, struct dl_err *e)
+job_plan(struct writer *w, const struct sched_entry *en, struct dl_err *e)
 {
-	const struct sched_entry *en = NULL;
-	const struct sched_slot *sl = &r->slots[r->jobs[j].first_slot];
-	int model = s->classes[s->jobs[j].cls].model;
-	char *dir = path2(outdir, "plans", "", ""), *txt = NULL;
+	struct sched *s = w->s;
+	int j = en->job, model = s->classes[s->jobs[j].cls].model;
+	char *txt = NULL, *path;
 	struct dl_plan p;
 	int rc;
 
-	for (size_t k = 0; k < sl->n; k++)
-		if (sl->e[k].job == (int)j)
-			en = &sl->e[k];
-	rc = sched_job_plan(s, (int)j, (size_t)en->ngpus, en->node, en->gpu,
-	    &p, e);
+	rc = sched_job_plan(s, j, (size_t)en->ngpus, en->node, en->gpu, &p, e);
 	if (rc == DL_OK) {
-		p.ninputs = tmpl->ninputs + 1;
+		p.ninputs = w->tmpl.ninputs + 1;
 		p.inputs = xcalloc(p.ninputs, sizeof(*p.inputs));
 		for (size_t i = 0; i < p.ninputs; i++) {
-			const struct dl_input *in = i < tmpl->ninputs ?
-			    &tmpl->inputs[i] : &mi[model];
+			const struct dl_input *in = i < w->tmpl.ninputs ?
+			    &w->tmpl.inputs[i] : &w->mi[model];
 
 			p.inputs[i] = *in;
 			p.inputs[i].kind = xstrdup(in->kind);
 			p.inputs[i].path = xstrdup(in->path);
 		}
-		rc = plan_json_string(&p, s->c, &s->models[model].m, dir, &txt,
-		    e);
+		rc = plan_json_string(&p, s->c, &s->models[model].m, w->plans,
+		    &txt, e);
 	}
-	if (rc == DL_OK)
-		out_add(o, path2(dir, s->jobs[j].id, ".json", ""), txt);
+	if (rc == DL_OK) {
+		path = path2(w->plans, s->jobs[j].id, ".json", "");
+		rc = af_write_file(path, txt, strlen(txt), e);
+		free(path);
+	}
 	plan_free(&p);
-	free(dir);
+	free(txt);
 	return rc;
 }
 
-/* Every file, then one atomic write (the preset models first: the plans'
- * digests name them). */
+/* One event line: the jobs that launched or ended in slot sl, and those
+ * that stopped; a job's first launch writes its plan. */
 static int
-write_outputs(struct sched *s, const struct sched_result *res,
-    const struct req *rq, struct dl_err *e)
+emit_event(void *arg, const struct sched_slot *sl, const int *stop,
+    size_t nstop, struct dl_err *e)
 {
-	const struct sched_result *r = &res[rq->policy];
-	struct outs o = { 0, 0, NULL, NULL };
-	struct strbuf sum = STRBUF_INIT;
-	char *dir = path2(rq->outdir, "plans", "", "");
-	struct dl_input *mi = xcalloc(s->nmodels + 1, sizeof(*mi));
-	struct dl_plan tmpl;
-	int rc = mkdir_p(dir, e);
+	struct writer *w = arg;
+	json_t *jobs = json_array(), *st = json_array(), *rec;
+	int rc = DL_OK;
 
-	if (rc == DL_OK)
-		rc = plan_inputs(s, rq->outdir, &tmpl, mi, e);
-	for (size_t j = 0; j < s->njobs && rc == DL_OK; j++)
-		if (r->jobs[j].first_slot >= 0)
-			rc = job_plan(s, r, j, rq->outdir, &tmpl, mi, &o, e);
-	plan_free(&tmpl);
-	for (size_t i = 0; i < s->nmodels; i++) {
-		free(mi[i].kind);
-		free(mi[i].path);
+	for (size_t i = 0; i < sl->n && rc == DL_OK; i++) {
+		const struct sched_entry *en = &sl->e[i];
+
+		if (!en->launch && !en->finished)
+			continue;
+		json_array_append_new(jobs, entry_json(w->s, en));
+		if (en->launch && !w->planned[en->job]) {
+			w->planned[en->job] = 1;
+			rc = job_plan(w, en, e);
+		}
 	}
-	free(mi);
+	for (size_t i = 0; i < nstop; i++)
+		json_array_append_new(st, json_string(w->s->jobs[stop[i]].id));
+	rec = json_pack("{s:I, s:o, s:o, s:o}", "slot", (json_int_t)sl->index,
+	    "start_s", cmd_json_real((double)sl->index * w->rq->sp.slot_s),
+	    "jobs", jobs, "stop", st);
+	fputs(w->events++ ? ",\n  " : "\n  ", w->sj.fp);
+	json_line(w->sj.fp, rec);
+	return rc;
+}
+
+/* Before the run: the directories, the preset models and the head of
+ * schedule.json, up to its "events". */
+static int
+writer_open(struct writer *w, struct sched *s, const struct req *rq,
+    struct dl_err *e)
+{
+	json_t *nodes = json_array();
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	w->s = s;
+	w->rq = rq;
+	w->plans = path2(rq->outdir, "plans", "", "");
+	w->planned = xcalloc(s->njobs + 1, 1);
+	if ((rc = mkdir_p(w->plans, e)) != DL_OK ||
+	    (rc = plan_inputs(w, e)) != DL_OK)
+		return rc;
 	for (size_t i = 0; i < s->nmodels && rc == DL_OK; i++) {
 		const struct sched_model *sm = &s->models[i];
 		char *mdir = path2(rq->outdir, "models", "", ""), *mp;
@@ -487,25 +413,90 @@ write_outputs(struct sched *s, const struct sched_result *res,
 		free(mdir);
 	}
 	if (rc == DL_OK) {
-		summary_csv(&sum, res);
-		out_add(&o, path2(rq->outdir, "schedule.json", "", ""),
-		    schedule_json(s, res, rq));
-		out_add(&o, path2(rq->outdir, "jobs.csv", "", ""),
-		    jobs_csv(s, r));
-		out_add(&o, path2(rq->outdir, "summary.csv", "", ""),
-		    sb_detach(&sum));
-		size_t *lens = xcalloc(o.n + 1, sizeof(size_t));
+		char *path = path2(rq->outdir, "schedule.json", "", "");
 
-		for (size_t i = 0; i < o.n; i++)
-			lens[i] = strlen(o.data[i]);
-		rc = af_write_files(o.n, (const char *const *)o.path,
-		    (const char *const *)o.data, lens, e);
-		free(lens);
+		rc = af_open(&w->sj, path, e);
+		free(path);
 	}
-	sb_free(&sum);
-	outs_free(&o);
-	free(dir);
+	if (rc != DL_OK)
+		return rc;
+	w->open = 1;
+	for (size_t v = 0; v < s->c->nnodes; v++)
+		json_array_append_new(nodes, json_pack("{s:s, s:i}", "node",
+		    s->c->nodes[v].id, "gpus", s->c->nodes[v].gpus));
+	fprintf(w->sj.fp, "{\n \"schema\": \"dlplan.schedule/3\",\n "
+	    "\"generator\": \"dlplan " DLPLAN_VERSION "\",\n \"policy\": "
+	    "\"%s\",\n \"objective\": \"%s\",\n \"slot_s\": ",
+	    sched_policy_name(rq->policy), rq->sp.objective == SCHED_JCT ?
+	    "jct" : "utility");
+	json_line(w->sj.fp, cmd_json_real(rq->sp.slot_s));
+	fputs(",\n \"restart_s\": ", w->sj.fp);
+	json_line(w->sj.fp, cmd_json_real(rq->sp.restart_s));
+	fputs(",\n \"nodes\": ", w->sj.fp);
+	json_line(w->sj.fp, nodes);
+	fputs(",\n \"events\": [", w->sj.fp);
+	return DL_OK;
+}
+
+/* After every policy ran: the tail of schedule.json, jobs.csv and
+ * summary.csv. */
+static int
+writer_close(struct writer *w, const struct sched_result *res,
+    struct dl_err *e)
+{
+	const struct sched_result *r = &res[w->rq->policy];
+	const char *outdir = w->rq->outdir;
+	json_t *sum = json_object();
+	struct strbuf sb = STRBUF_INIT;
+	struct afile jc;
+	char *path;
+	int rc;
+
+	fputs(w->events ? "\n ],\n \"jobs\": [" : "],\n \"jobs\": [",
+	    w->sj.fp);
+	for (size_t j = 0; j < w->s->njobs; j++) {
+		fputs(j ? ",\n  " : "\n  ", w->sj.fp);
+		json_line(w->sj.fp, job_json(w->s, r, j));
+	}
+	for (int i = 0; i < SCHED_NPOLICY; i++)
+		json_object_set_new(sum, sched_policy_name(i),
+		    summary_json(&res[i]));
+	fputs(w->s->njobs ? "\n ],\n \"summary\": " : "],\n \"summary\": ",
+	    w->sj.fp);
+	json_line(w->sj.fp, sum);
+	fputs("\n}\n", w->sj.fp);
+	w->open = 0;
+	if ((rc = af_commit(&w->sj, e)) != DL_OK)
+		return rc;
+	path = path2(outdir, "jobs.csv", "", "");
+	if ((rc = af_open(&jc, path, e)) == DL_OK) {
+		jobs_csv(jc.fp, w->s, r);
+		rc = af_commit(&jc, e);
+	}
+	free(path);
+	if (rc == DL_OK) {
+		summary_csv(&sb, res);
+		path = path2(outdir, "summary.csv", "", "");
+		rc = af_write_file(path, sb.buf, sb.len, e);
+		free(path);
+	}
+	sb_free(&sb);
 	return rc;
+}
+
+static void
+writer_free(struct writer *w)
+{
+	if (w->open)
+		af_abort(&w->sj);
+	plan_free(&w->tmpl);
+	for (size_t i = 0; w->mi != NULL && i < w->s->nmodels; i++) {
+		free(w->mi[i].kind);
+		free(w->mi[i].path);
+	}
+	free(w->mi);
+	free(w->plans);
+	free(w->planned);
 }
 
 static int
@@ -548,6 +539,10 @@ parse(const struct dl_cmd *cmd, int argc, char **argv, struct req *rq,
 			break;
 		case O_SLOTS:
 			if (opt_long(&st, 0, 100000000, &rq->sp.max_slots, e))
+				goto usage;
+			break;
+		case O_MAXWAIT:
+			if (opt_double(&st, 0, 1e12, &rq->sp.max_wait_s, e))
 				goto usage;
 			break;
 		case O_SEED:
@@ -629,7 +624,10 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 	struct dl_cluster c;
 	struct sched s;
 	struct sched_result res[SCHED_NPOLICY];
+	struct writer w;
 	int rc, n = 0;
+
+	memset(&w, 0, sizeof(w));
 
 	if ((rc = parse(cmd, argc, argv, &rq, &e)) != DL_OK)
 		return rc < 0 ? DL_OK : opt_usage_error(cmd, &e);
@@ -641,16 +639,26 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 		return cmd_fail(&e);
 	}
 	/*
-	 * Only the schedule written is kept slot by slot.  Each policy's
-	 * result stands alone: a baseline simulated for the comparison that
-	 * stops early (stalls, or runs past the slots dlplan simulates) is
-	 * reported as stalled with its reason and never changes the exit
-	 * status, which is the chosen policy's.
+	 * No slot is kept: the chosen policy's schedule is written as it
+	 * runs.  Each policy's result stands alone: a baseline simulated
+	 * for the comparison that stops early (stalls, or runs past the
+	 * slots dlplan simulates) is reported as stalled with its reason
+	 * and never changes the exit status, which is the chosen policy's.
 	 */
+	if (rq.outdir) {
+		/* One set: plans/ and models/ lose the files of earlier runs. */
+		cmd_set_begin();
+		if ((rc = cmd_lock_outdir(rq.outdir, &e)) == DL_OK)
+			rc = writer_open(&w, &s, &rq, &e);
+	}
 	for (int i = 0; i < SCHED_NPOLICY && rc == DL_OK; i++, n++) {
 		struct sched_params sp = rq.sp;
 
-		sp.forget = i != rq.policy || rq.outdir == NULL;
+		sp.forget = 1;
+		if (i == rq.policy && rq.outdir) {
+			sp.emit = emit_event;
+			sp.emit_arg = &w;
+		}
 		rc = sched_run(&s, i, &sp, &res[i], &e);
 		if (rc != DL_OK)
 			res[i].stalled = xstrdup(e.msg);
@@ -666,11 +674,11 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 	if (rc == DL_EDATA && e.file[0] == '\0' && e.line > 0)
 		snprintf(e.file, sizeof(e.file), "%s",
 		    strcmp(rq.jobs, "-") == 0 ? "<stdin>" : rq.jobs);
-	if (rc == DL_OK && rq.outdir) {
-		/* One set: plans/ and models/ lose the files of earlier runs. */
-		cmd_set_begin();
-		if ((rc = cmd_lock_outdir(rq.outdir, &e)) == DL_OK)
-			rc = write_outputs(&s, res, &rq, &e);
+	if (rq.outdir) {
+		if (rc == DL_OK)
+			rc = writer_close(&w, res, &e);
+		if (w.s != NULL)
+			writer_free(&w);
 		if (rc == DL_OK)
 			rc = cmd_set_end(rq.outdir, "", 1, &e);
 		else

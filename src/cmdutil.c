@@ -561,6 +561,10 @@ journal_write(const char *dir, char *const *gone, size_t ngone,
 	struct strbuf b = STRBUF_INIT, t = STRBUF_INIT;
 	int fd, bad;
 
+	/* The journal names files that must be complete on the disk. */
+	if (af_defer_sync(e) != DL_OK)
+		return DL_ESYS;
+
 	sb_adds(&b, JOURNAL_HEAD);
 	for (size_t i = 0; i < n; i++) {
 		const char *r = tmps[i] ? rel_to(dir, tmps[i]) : NULL;

@@ -1,10 +1,11 @@
 /*
- * sched.c - the policies of sched.h and the slot-by-slot simulation.
+ * sched.c - the slot-by-slot simulation of sched.h: events, records, the
+ * fitting of a policy's allocation (sched_gadget.c, sched_pol.c) to the
+ * GPUs and plans, and the summary.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,481 +13,6 @@
 #include "sb.h"
 #include "sched.h"
 
-#define GAIN_EPS 1e-12
-
-double
-sched_utility(struct sched *s, const struct sched_params *sp, int j,
-    double left, const int *cnt, const int *prev)
-{
-	const struct sched_job *jb = &s->jobs[j];
-	size_t nn = s->c->nnodes;
-	int n = 0, launch = 0;
-	double T, run, d;
-
-	for (size_t v = 0; v < nn; v++) {
-		n += cnt[v];
-		launch |= cnt[v] != prev[v];
-	}
-	if (n == 0 || !(left > 0))
-		return 0;
-	T = sched_iter_time(s, jb->cls, cnt);
-	run = sp->slot_s - (launch ? sp->restart_s : 0);
-	if (!(run > 0) || !isfinite(T))
-		return 0;
-	d = run / T;
-	if (d < left)
-		return jb->weight * d / (sp->objective == SCHED_JCT ? left :
-		    jb->iterations);
-	if (sp->objective == SCHED_UTILITY)
-		return jb->weight * left / jb->iterations;
-	return jb->weight * (1 + 0.1 * (run - left * T) / sp->slot_s);
-}
-
-/* --- GADGET: greedy by marginal utility per GPU --------------------- */
-
-struct greedy {
-	struct sched *s;
-	const struct sched_params *sp;
-	const struct sched_slotprob *pb;
-	size_t nn;
-	int *cur, *n, *freev, *cand, *cn, *tmp, *avail;
-	double *ucur, *ucand, *gain;
-};
-
-/* Consider target t with the GPUs in tmp; keep it when it is better. */
-static void
-consider(struct greedy *g, size_t a, int t, const int *cnt)
-{
-	int j = g->pb->job[a];
-	double u = sched_utility(g->s, g->sp, j, g->pb->left[a], cnt,
-	    g->pb->prev + a * g->nn);
-	double gain = (u - g->ucur[a]) / (t - g->n[a]);
-
-	/* Relative: a job with 1e15 iterations left gains ~1e-12 a slot. */
-	if (u - g->ucur[a] > GAIN_EPS * u && gain > g->gain[a] *
-	    (1 + GAIN_EPS)) {
-		g->gain[a] = gain;
-		g->ucand[a] = u;
-		g->cn[a] = t;
-		memcpy(g->cand + a * g->nn, cnt, g->nn * sizeof(int));
-	}
-}
-
-/* The best next step of active job a under the current free GPUs. */
-static void
-candidate(struct greedy *g, size_t a)
-{
-	const struct sched_job *jb = &g->s->jobs[g->pb->job[a]];
-	const struct sched_class *k = &g->s->classes[jb->cls];
-	const int *cur = g->cur + a * g->nn, *prev = g->pb->prev + a * g->nn;
-	int n = g->n[a], targets[64], nt = 0, pn = 0;
-
-	g->gain[a] = 0;
-	for (size_t v = 0; v < g->nn; v++) {
-		pn += prev[v];
-		g->avail[v] = g->freev[v] + cur[v];
-	}
-	/*
-	 * Every size up to 16 more GPUs, beyond that one more, double, the
-	 * powers of two, the previous size and the most: a step that pays a
-	 * restart may only pay off a few GPUs further on.
-	 */
-	if (jb->max_gpus - n <= 16) {
-		for (int t = n + 1; t <= jb->max_gpus; t++)
-			targets[nt++] = t;
-	} else {
-		targets[nt++] = n + 1;
-		targets[nt++] = 2 * n;
-		for (int p2 = 1; p2 <= jb->max_gpus && nt < 60; p2 *= 2)
-			targets[nt++] = p2;
-	}
-	targets[nt++] = pn;
-	targets[nt++] = jb->max_gpus;
-	for (int i = 0; i < nt; i++) {
-		int t = targets[i], dup = 0;
-
-		for (int h = 0; h < i; h++)
-			dup |= targets[h] == t;
-		if (dup || t <= n || t < jb->min_gpus || t > jb->max_gpus)
-			continue;
-		if (sched_place_extend(g->s, k, cur, prev, t - n, g->freev, g->tmp))
-			consider(g, a, t, g->tmp);
-		if (sched_place_fit(g->s, jb->cls, t, g->avail, prev, g->tmp))
-			consider(g, a, t, g->tmp);
-	}
-}
-
-double
-sched_slot_greedy(struct sched *s, const struct sched_params *sp,
-    const struct sched_slotprob *pb, int *out)
-{
-	struct greedy g;
-	size_t na = pb->njobs, nn = s->c->nnodes;
-	double total = 0;
-
-	memset(&g, 0, sizeof(g));
-	g.s = s;
-	g.sp = sp;
-	g.pb = pb;
-	g.nn = nn;
-	g.cur = out;
-	memset(out, 0, na * nn * sizeof(int));
-	g.n = xcalloc(na + 1, sizeof(int));
-	g.cn = xcalloc(na + 1, sizeof(int));
-	g.freev = xmemdup(pb->free_gpus, nn, sizeof(int));
-	g.cand = xcalloc(na * nn + 1, sizeof(int));
-	g.tmp = xcalloc(nn + 1, sizeof(int));
-	g.avail = xcalloc(nn + 1, sizeof(int));
-	g.ucur = xcalloc(na + 1, sizeof(double));
-	g.ucand = xcalloc(na + 1, sizeof(double));
-	g.gain = xcalloc(na + 1, sizeof(double));
-	for (size_t a = 0; a < na; a++)
-		candidate(&g, a);
-	for (;;) {
-		size_t best = na;
-		int ok = 1;
-
-		for (size_t a = 0; a < na; a++)
-			if (g.gain[a] > 0 && (best == na ||
-			    g.gain[a] > g.gain[best]))
-				best = a;
-		if (best == na)
-			break;
-		/* Others took GPUs since it was computed: look again. */
-		for (size_t v = 0; v < nn; v++)
-			ok &= g.cand[best * nn + v] <= g.freev[v] +
-			    g.cur[best * nn + v];
-		if (!ok) {
-			candidate(&g, best);
-			continue;
-		}
-		for (size_t v = 0; v < nn; v++)
-			g.freev[v] += g.cur[best * nn + v] - g.cand[best * nn + v];
-		memcpy(g.cur + best * nn, g.cand + best * nn, nn * sizeof(int));
-		g.n[best] = g.cn[best];
-		g.ucur[best] = g.ucand[best];
-		candidate(&g, best);
-	}
-	for (size_t a = 0; a < na; a++)
-		total += g.ucur[a];
-	free(g.n);
-	free(g.cn);
-	free(g.freev);
-	free(g.cand);
-	free(g.tmp);
-	free(g.avail);
-	free(g.ucur);
-	free(g.ucand);
-	free(g.gain);
-	return total;
-}
-
-/* --- GADGET across slots: keep, start, shrink, grow ------------------ */
-
-struct stable {
-	struct sched *s;
-	const struct sched_params *sp;
-	const struct sched_slotprob *pb;
-	size_t nn;
-	int *out, *freev, *tmp, *best, *wcnt, *avail;
-	char *shrunk;		/* per active job: shrunk in this event */
-	struct strbuf *log;
-	double t0;
-};
-
-/* Seconds active job a needs to finish on cnt (HUGE_VAL: cannot run). */
-static double
-rem_s(const struct stable *st, size_t a, const int *cnt)
-{
-	int cls = st->s->jobs[st->pb->job[a]].cls;
-
-	return st->pb->left[a] * sched_iter_time(st->s, cls, cnt);
-}
-
-static void
-say(struct stable *st, const char *fmt, ...)
-{
-	va_list ap;
-	char buf[512];
-
-	if (st->log == NULL)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	sb_addf(st->log, "t=%.0f s: %s\n", st->t0, buf);
-}
-
-/* Waiting jobs wait[0..nw) (shortest first) share the free GPUs by the
- * greedy, at most one job per free GPU. */
-static void
-start_waiting(struct stable *st, const size_t *wait, size_t nw)
-{
-	size_t nn = st->nn, nf = (size_t)sched_gpus(st->freev, nn);
-	struct sched_slotprob sb;
-	int *job, *prev, *sub;
-	double *left;
-
-	if (nw > nf)
-		nw = nf;
-	if (nw == 0)
-		return;
-	job = xcalloc(nw + 1, sizeof(int));
-	left = xcalloc(nw + 1, sizeof(double));
-	prev = xcalloc(nw * nn + 1, sizeof(int));
-	sub = xcalloc(nw * nn + 1, sizeof(int));
-	for (size_t i = 0; i < nw; i++) {
-		job[i] = st->pb->job[wait[i]];
-		left[i] = st->pb->left[wait[i]];
-	}
-	memset(&sb, 0, sizeof(sb));
-	sb.njobs = nw;
-	sb.job = job;
-	sb.left = left;
-	sb.prev = prev;
-	sb.free_gpus = st->freev;
-	sched_slot_greedy(st->s, st->sp, &sb, sub);
-	for (size_t i = 0; i < nw; i++) {
-		memcpy(st->out + wait[i] * nn, sub + i * nn, nn * sizeof(int));
-		for (size_t v = 0; v < nn; v++)
-			st->freev[v] -= sub[i * nn + v];
-	}
-	free(job);
-	free(left);
-	free(prev);
-	free(sub);
-}
-
-/*
- * Running job a gives up g GPUs on nodes job w fits on (from the nodes
- * where a has the fewest first) into st->tmp, and w gets g GPUs in
- * st->wcnt; *tw: w's time to finish on them.  The weighted seconds a
- * loses: suspended (g: all it has), it waits for w (whole slots) and
- * restarts; shrunk, it restarts and runs slower, either to its end or
- * until w ends and it grows back (a second restart), whichever is less.
- * HUGE_VAL when a cannot give them.
- */
-static double
-shrink_cost(struct stable *st, size_t a, size_t w, int g, double *tw)
-{
-	const struct sched_job *ja = &st->s->jobs[st->pb->job[a]];
-	const struct sched_class *kw =
-	    &st->s->classes[st->s->jobs[st->pb->job[w]].cls];
-	const int *cur = st->out + a * st->nn;
-	int n = sched_gpus(cur, st->nn), rel = 0;
-	double R = st->sp->restart_s, S = st->sp->slot_s, t0, t1, c1, c2;
-
-	if (st->shrunk[a] || g > n || (g < n && n - g < ja->min_gpus))
-		return HUGE_VAL;
-	memcpy(st->tmp, cur, st->nn * sizeof(int));
-	while (rel < g) {
-		int u = -1, take;
-
-		for (size_t v = 0; v < st->nn; v++)
-			if (kw->fits[v] && st->tmp[v] > 0 && (u < 0 ||
-			    st->tmp[v] < st->tmp[u]))
-				u = (int)v;
-		if (u < 0)
-			return HUGE_VAL;
-		take = st->tmp[u] < g - rel ? st->tmp[u] : g - rel;
-		st->tmp[u] -= take;
-		rel += take;
-	}
-	for (size_t v = 0; v < st->nn; v++)
-		st->avail[v] = st->freev[v] + cur[v] - st->tmp[v];
-	if (!sched_place_pack(st->s, kw, g, st->avail, NULL, st->wcnt))
-		return HUGE_VAL;
-	*tw = rem_s(st, w, st->wcnt);
-	if (!isfinite(*tw))
-		return HUGE_VAL;
-	if (g == n)
-		return ja->weight * (R + S * ceil((R + *tw) / S));
-	t0 = sched_iter_time(st->s, ja->cls, cur);
-	t1 = sched_iter_time(st->s, ja->cls, st->tmp);
-	c1 = R + st->pb->left[a] * (t1 - t0);
-	c2 = 2 * R + (R + *tw) * (1 - t0 / t1);
-	return ja->weight * (c1 < c2 ? c1 : c2);
-}
-
-/*
- * Waiting job w takes g GPUs from one running job (shrunk, or suspended
- * when g is all it has) when w's weighted gain beats that job's weighted
- * loss: w would otherwise wait tfree (until the first running job ends)
- * and then run its fastest way; here it starts now on g GPUs.
- */
-static void
-shrink_for(struct stable *st, size_t w, double tfree, const size_t *run,
-    size_t nr)
-{
-	const struct sched_job *jw = &st->s->jobs[st->pb->job[w]];
-	size_t nn = st->nn, va = (size_t)-1, no = 0;
-	struct opt { size_t a; int g; double cost, tw; } *o;
-	double fastest = HUGE_VAL, bg = 0, bc = 0, btw = 0;
-	int from, bgp = 0;
-
-	o = xcalloc(nr * 40 + 1, sizeof(*o));
-	for (size_t i = 0; i < nr; i++) {
-		int n = sched_gpus(st->out + run[i] * nn, nn), g, gs[40], ng = 0;
-
-		for (g = jw->min_gpus; g <= jw->max_gpus && g <= n && ng < 36;
-		    g = g < 16 ? g + 1 : 2 * g)
-			gs[ng++] = g;
-		if (n <= jw->max_gpus && n >= jw->min_gpus)
-			gs[ng++] = n;
-		for (int h = 0; h < ng; h++) {
-			double tw, c = shrink_cost(st, run[i], w, gs[h], &tw);
-
-			if (!isfinite(c))
-				continue;
-			o[no++] = (struct opt){ run[i], gs[h], c, tw };
-			if (tw < fastest)
-				fastest = tw;
-		}
-	}
-	for (size_t i = 0; i < no; i++) {
-		double gain = jw->weight * (tfree + fastest - o[i].tw) -
-		    o[i].cost;
-
-		if (gain > bg + GAIN_EPS) {
-			bg = gain;
-			va = o[i].a;
-			bgp = o[i].g;
-			bc = o[i].cost;
-			btw = o[i].tw;
-		}
-	}
-	free(o);
-	if (va == (size_t)-1)
-		return;
-	shrink_cost(st, va, w, bgp, &btw);
-	from = sched_gpus(st->out + va * nn, nn);
-	for (size_t v = 0; v < nn; v++) {
-		st->freev[v] += st->out[va * nn + v] - st->tmp[v] -
-		    st->wcnt[v];
-		st->out[va * nn + v] = st->tmp[v];
-		st->out[w * nn + v] = st->wcnt[v];
-	}
-	st->shrunk[va] = 1;
-	say(st, "job '%s' %s %d to %d GPUs for job '%s', which starts "
-	    "now on %d (done in %.0f s) instead of in about %.0f s: gain "
-	    "%.0f s against %.0f s that '%s' loses (weighted)",
-	    st->s->jobs[st->pb->job[va]].id, from == bgp ? "suspended, from" :
-	    "shrinks from", from, from - bgp, jw->id, bgp, btw, tfree,
-	    bg + bc, bc, st->s->jobs[st->pb->job[va]].id);
-}
-
-/* Free GPUs to running job a when its remaining time shrinks by more
- * than the restart. */
-static void
-grow(struct stable *st, size_t a)
-{
-	const struct sched_job *jb = &st->s->jobs[st->pb->job[a]];
-	const struct sched_class *k = &st->s->classes[jb->cls];
-	int *cur = st->out + a * st->nn, n = sched_gpus(cur, st->nn), bt = 0;
-	double r0 = rem_s(st, a, cur), bg = 0, r1;
-	int targets[20], nt = 0;
-
-	if (n >= jb->max_gpus || !isfinite(r0))
-		return;
-	for (int t = n + 1; t <= jb->max_gpus && t <= n + 16; t++)
-		targets[nt++] = t;
-	targets[nt++] = 2 * n;
-	targets[nt++] = jb->max_gpus;
-	for (int i = 0; i < nt; i++) {
-		int t = targets[i];
-
-		if (t <= n || t > jb->max_gpus || !sched_place_extend(st->s, k,
-		    cur, cur, t - n, st->freev, st->tmp))
-			continue;
-		r1 = rem_s(st, a, st->tmp);
-		if (r0 - r1 - st->sp->restart_s > bg + GAIN_EPS) {
-			bg = r0 - r1 - st->sp->restart_s;
-			bt = t;
-			memcpy(st->best, st->tmp, st->nn * sizeof(int));
-		}
-	}
-	if (bt == 0)
-		return;
-	for (size_t v = 0; v < st->nn; v++) {
-		st->freev[v] -= st->best[v] - cur[v];
-		cur[v] = st->best[v];
-	}
-	say(st, "job '%s' grows from %d to %d GPUs: its remaining %.0f s "
-	    "become %.0f s, %.0f s more than the %g s restart", jb->id, n,
-	    bt, r0, r0 - bg - st->sp->restart_s, bg, st->sp->restart_s);
-}
-
-/* The most waiting jobs one event tries to shrink a running job for. */
-#define SHRINK_TRIES 64
-
-/*
- * GADGET at an event (sched.h): keep, start the waiting, shrink for the
- * ones left waiting, grow into the GPUs still free.
- */
-static void
-stable_slot(struct sched *s, const struct sched_params *sp,
-    const struct sched_slotprob *pb, int *out, struct strbuf *log,
-    double t0)
-{
-	struct stable st;
-	size_t na = pb->njobs, nn = s->c->nnodes, nr = 0, nw = 0, tries = 0;
-	size_t *order = xcalloc(na + 1, sizeof(size_t)), *run, *wait;
-	double *key = xcalloc(na + 1, sizeof(double)), tfree = HUGE_VAL;
-
-	st = (struct stable){ .s = s, .sp = sp, .pb = pb, .nn = nn, .out = out,
-	    .log = log, .t0 = t0 };
-	st.freev = xmemdup(pb->free_gpus, nn, sizeof(int));
-	st.tmp = xcalloc(nn + 1, sizeof(int));
-	st.best = xcalloc(nn + 1, sizeof(int));
-	st.wcnt = xcalloc(nn + 1, sizeof(int));
-	st.avail = xcalloc(nn + 1, sizeof(int));
-	st.shrunk = xcalloc(na + 1, 1);
-	run = xcalloc(na + 1, sizeof(size_t));
-	wait = xcalloc(na + 1, sizeof(size_t));
-	memset(out, 0, na * nn * sizeof(int));
-	/* The shortest first: remaining iterations on one GPU over weight. */
-	for (size_t a = 0; a < na; a++)
-		key[a] = pb->left[a] * sched_iter_floor(s, pb->job[a], 1) /
-		    s->jobs[pb->job[a]].weight;
-	sched_order(na, key, order);
-	for (size_t i = 0; i < na; i++) {
-		size_t a = order[i];
-		const int *prev = pb->prev + a * nn;
-		double r;
-
-		if (sched_held(pb, a, nn) == 0) {
-			wait[nw++] = a;
-			continue;
-		}
-		run[nr++] = a;
-		memcpy(out + a * nn, prev, nn * sizeof(int));
-		for (size_t v = 0; v < nn; v++)
-			st.freev[v] -= prev[v];
-		if ((r = rem_s(&st, a, prev)) < tfree)
-			tfree = r;
-	}
-	start_waiting(&st, wait, nw);
-	for (size_t i = 0; i < nw && nr > 0 && tries < SHRINK_TRIES; i++)
-		if (sched_gpus(out + wait[i] * nn, nn) == 0) {
-			shrink_for(&st, wait[i], tfree, run, nr);
-			tries++;
-		}
-	for (size_t i = 0; i < nr; i++)
-		if (!st.shrunk[run[i]] && sched_gpus(st.freev, nn) > 0)
-			grow(&st, run[i]);
-	free(st.freev);
-	free(st.tmp);
-	free(st.best);
-	free(st.wcnt);
-	free(st.avail);
-	free(st.shrunk);
-	free(run);
-	free(wait);
-	free(order);
-	free(key);
-}
-
-/* --- the simulation ------------------------------------------------------ */
 
 struct sim {
 	struct sched *s;
@@ -508,6 +34,13 @@ struct sim {
 	int *pool;		/* node[], gpu[] of each entry in turn */
 	long pool_used;
 	struct strbuf log;
+	double *since;		/* per job: waiting since (arrival, a stop) */
+	char *guard;		/* per job: started overdue, not preempted */
+	double next_over;	/* the first time a waiting job is overdue */
+	int *stop;		/* jobs that lost their GPUs at this event */
+	size_t nstop;
+	int rc;			/* the emit callback's */
+	struct dl_err *e;
 };
 
 /* Concrete GPUs for runcnt: a job keeps its previous GPUs on a node as
@@ -657,6 +190,21 @@ entry_gpus(struct sim *m, struct sched_entry *en, int n, const int *node,
 	}
 }
 
+/* Hand slot record sl to the emit callback when a job launched, ended or
+ * stopped in it. */
+static void
+emit(struct sim *m, const struct sched_slot *sl)
+{
+	int change = m->nstop > 0;
+
+	for (size_t a = 0; a < sl->n && !change; a++)
+		change = sl->e[a].launch || sl->e[a].finished;
+	if (m->sp->emit != NULL && change && m->rc == DL_OK)
+		m->rc = m->sp->emit(m->sp->emit_arg, sl, m->stop, m->nstop,
+		    m->e);
+	m->nstop = 0;
+}
+
 /* Record slot k for the jobs in run[] (fresh: their GPUs were decided in
  * this slot); drop the jobs that finished from run[] and act[]. */
 static void
@@ -665,8 +213,12 @@ record_slot(struct sim *m, long k, int fresh)
 	struct sched_slot *sl;
 	size_t keep = 0, nn = m->nn;
 
-	if (m->nrun == 0)
+	if (m->nrun == 0) {
+		struct sched_slot none = { k, 1, 0, NULL };
+
+		emit(m, &none);
 		return;
+	}
 	if (fresh)
 		assign_gpus(m);
 	sl = new_slot(m, k, 1);
@@ -690,6 +242,7 @@ record_slot(struct sim *m, long k, int fresh)
 		}
 		run_job(m, k, en, j, m->runcnt + a * nn, m->runt[a]);
 	}
+	emit(m, sl);
 	if (!m->ended)
 		return;
 	m->ended = 0;
@@ -723,6 +276,9 @@ plain_slots(struct sim *m, long k, size_t ai)
 		span = ceil(s->jobs[ai].arrival_s / S) - k;
 	if (m->sp->max_slots > 0 && m->sp->max_slots - k < span)
 		span = (double)(m->sp->max_slots - k);
+	if (m->policy == SCHED_GADGET && isfinite(m->next_over) &&
+	    ceil(m->next_over / S) - k < span)
+		span = ceil(m->next_over / S) - k;
 	for (size_t a = 0; a < m->nrun; a++) {
 		size_t j = m->run[a];
 		const int *cnt = m->runcnt + a * m->nn;
@@ -827,7 +383,9 @@ summarise(struct sched *s, struct sched_result *r, long nslots, double end_s)
 /* Scratch of one decision: the active jobs' problem and the answer. */
 struct dscratch {
 	int *cnt, *prev, *job, *freev, *held;	/* prev: zero but in decide() */
-	double *left, *served;
+	double *left, *served, *waited;
+	char *guarded;
+	size_t n;		/* the active jobs the policy sees */
 };
 
 /*
@@ -842,7 +400,7 @@ static void
 mp_repack(struct sim *m, struct dscratch *d, size_t a)
 {
 	size_t nn = m->nn;
-	const struct sched_job *jb = &m->s->jobs[m->act[a]];
+	const struct sched_job *jb = &m->s->jobs[d->job[a]];
 	int *cnt = d->cnt + a * nn, n = sched_gpus(cnt, nn), ok = 0;
 	int *avail, *out, sizes[3] = { n, jb->max_gpus, jb->min_gpus };
 
@@ -852,7 +410,7 @@ mp_repack(struct sim *m, struct dscratch *d, size_t a)
 	out = xcalloc(nn + 1, sizeof(int));
 	for (size_t v = 0; v < nn; v++) {
 		avail[v] = m->s->c->nodes[v].gpus;
-		for (size_t b = 0; b < m->na; b++)
+		for (size_t b = 0; b < d->n; b++)
 			avail[v] -= b != a ? d->cnt[b * nn + v] : 0;
 	}
 	for (int i = 0; i < 3 && !ok; i++)
@@ -865,9 +423,40 @@ mp_repack(struct sim *m, struct dscratch *d, size_t a)
 }
 
 /*
+ * A data-parallel job (active job a) whose GPUs, once those without a
+ * micro-batch are dropped (sched_trim()), fall below its min_gpus (the
+ * random baseline draws slow GPUs beside fast ones): as many, else its
+ * max_gpus, else its min_gpus, packed on the fewest servers where every
+ * GPU gets a micro-batch; else it waits.
+ */
+static void
+dp_repack(struct sim *m, struct dscratch *d, size_t a)
+{
+	size_t nn = m->nn;
+	const struct sched_job *jb = &m->s->jobs[d->job[a]];
+	int *cnt = d->cnt + a * nn, ok = 0;
+	int sizes[3] = { sched_gpus(cnt, nn), jb->max_gpus, jb->min_gpus };
+	int *avail = xcalloc(nn + 1, sizeof(int));
+
+	for (size_t v = 0; v < nn; v++) {
+		avail[v] = m->s->c->nodes[v].gpus;
+		for (size_t b = 0; b < d->n; b++)
+			avail[v] -= b != a ? d->cnt[b * nn + v] : 0;
+	}
+	for (int i = 0; i < 3 && !ok; i++)
+		ok = sizes[i] >= jb->min_gpus && sched_place_fit(m->s, jb->cls,
+		    sizes[i], avail, NULL, cnt) && sched_trim(m->s, jb->cls,
+		    cnt) >= jb->min_gpus;
+	if (!ok)
+		memset(cnt, 0, nn * sizeof(int));
+	free(avail);
+}
+
+/*
  * A model-parallel job holds the GPUs its plan uses: when the planner's
- * plan on cnt leaves GPUs out, the job gets the GPUs it uses, as long as
- * a plan on those uses them all (a few rounds), else it waits.
+ * plan on cnt leaves GPUs out, the job gets the GPUs it uses (their
+ * shape keeps that plan, sched_mp_used()).  Only a job whose plan uses
+ * fewer GPUs than its min_gpus holds the min_gpus it asked for.
  */
 static void
 mp_trim(struct sim *m, int *cnt, int j)
@@ -880,54 +469,72 @@ mp_trim(struct sim *m, int *cnt, int j)
 		int u;
 
 		memcpy(tmp, cnt, nn * sizeof(int));
-		if ((u = sched_mp_used(m->s, jb->cls, tmp)) == n)
-			break;
-		if (u < jb->min_gpus || !isfinite(sched_iter_time(m->s,
+		if ((u = sched_mp_used(m->s, jb->cls, tmp)) == n ||
+		    u < jb->min_gpus || !isfinite(sched_iter_time(m->s,
 		    jb->cls, tmp)))
-			u = 0;
+			break;
 		memcpy(cnt, tmp, nn * sizeof(int));
-		if (u == 0 || round == 3)
-			memset(cnt, 0, nn * sizeof(int));
-		n = sched_gpus(cnt, nn);
+		n = u;
 	}
 	free(tmp);
 }
+
+/*
+ * The most waiting jobs fifo and random look at in one event, the first
+ * by arrival: at most one job per GPU can start, so a window of the
+ * cluster's GPUs (at least SCHED_WINDOW) keeps an event's time from
+ * growing with the queue.
+ */
+#define SCHED_WINDOW 64
 
 /* One event: the policy's allocation of every active job, then run[]. */
 static void
 decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 {
 	struct sched_slotprob pb;
-	size_t nn = m->nn;
+	size_t nn = m->nn, n = 0, nwait = 0, window;
+	int windowed = m->policy == SCHED_FIFO || m->policy == SCHED_RANDOM;
+	double t = (double)k * m->sp->slot_s, W = m->sp->max_wait_s;
 
+	window = m->s->ngpus > SCHED_WINDOW ? (size_t)m->s->ngpus :
+	    SCHED_WINDOW;
 	for (size_t v = 0; v < nn; v++)
 		d->freev[v] = m->s->c->nodes[v].gpus;
 	for (size_t a = 0; a < m->na; a++) {
 		size_t j = m->act[a];
 
-		d->job[a] = (int)j;
-		d->left[a] = m->left[j];
-		d->served[a] = m->r->jobs[j].gpu_s;
-		if ((d->held[a] = m->pn[j]) > 0)
-			memcpy(d->prev + a * nn, m->prevcnt + j * nn,
+		if (windowed && m->pn[j] == 0 && nwait++ >= window)
+			continue;
+		d->job[n] = (int)j;
+		d->left[n] = m->left[j];
+		d->served[n] = m->r->jobs[j].gpu_s;
+		d->waited[n] = m->pn[j] > 0 ? 0 : t - m->since[j];
+		d->guarded[n] = m->guard[j];
+		if ((d->held[n] = m->pn[j]) > 0)
+			memcpy(d->prev + n * nn, m->prevcnt + j * nn,
 			    nn * sizeof(int));
+		n++;
 	}
+	d->n = n;
 	memset(&pb, 0, sizeof(pb));
-	pb.njobs = m->na;
+	pb.njobs = n;
 	pb.job = d->job;
 	pb.left = d->left;
 	pb.prev = d->prev;
 	pb.free_gpus = d->freev;
 	pb.served = d->served;
 	pb.held = d->held;
+	pb.waited = d->waited;
+	pb.guarded = d->guarded;
 	if (m->policy == SCHED_GADGET)
-		stable_slot(m->s, m->sp, &pb, d->cnt, m->sp->explain ?
+		sched_gadget_slot(m->s, m->sp, &pb, d->cnt, m->sp->explain ?
 		    &m->log : NULL, (double)k * m->sp->slot_s);
 	else
 		sched_baseline_slot(m->s, m->policy, &pb, rng, d->cnt);
 	m->nrun = 0;
-	for (size_t a = 0; a < m->na; a++) {
-		size_t j = m->act[a];
+	m->next_over = HUGE_VAL;
+	for (size_t a = 0; a < n; a++) {
+		size_t j = (size_t)d->job[a];
 
 		if (d->held[a] > 0)
 			memset(d->prev + a * nn, 0, nn * sizeof(int));
@@ -936,14 +543,25 @@ decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 			mp_trim(m, d->cnt + a * nn, (int)j);
 		} else if (sched_trim(m->s, m->s->jobs[j].cls, d->cnt + a * nn) <
 		    m->s->jobs[j].min_gpus)
-			memset(d->cnt + a * nn, 0, nn * sizeof(int));
+			dp_repack(m, d, a);
 		if (sched_gpus(d->cnt + a * nn, nn) == 0) {
-			if (m->pn[j] > 0)
+			if (m->pn[j] > 0) {
 				memset(m->prevcnt + j * nn, 0,
 				    nn * sizeof(int));
+				m->stop[m->nstop++] = (int)j;
+				m->since[j] = t;
+				m->guard[j] = 0;
+			}
 			m->pn[j] = 0;
+			/* One overdue already waits on the overdue jobs
+			 * that run: the next end is its event. */
+			if (W > 0 && m->since[j] + W > t &&
+			    m->since[j] + W < m->next_over)
+				m->next_over = m->since[j] + W;
 			continue;
 		}
+		if (m->pn[j] == 0 && W > 0 && d->waited[a] >= W)
+			m->guard[j] = 1;
 		memcpy(m->runcnt + m->nrun * nn, d->cnt + a * nn,
 		    nn * sizeof(int));
 		m->runt[m->nrun] = sched_iter_time(m->s, m->s->jobs[j].cls,
@@ -972,6 +590,9 @@ sim_free(struct sim *m)
 	free(m->runt);
 	free(m->scr.e);
 	free(m->pool);
+	free(m->stop);
+	free(m->since);
+	free(m->guard);
 	sb_free(&m->log);
 }
 
@@ -1057,6 +678,12 @@ sim_init(struct sim *m, struct sched *s, int policy,
 	m->runt = xcalloc(nj + 1, sizeof(double));
 	m->scr.e = xcalloc(s->ngpus + 1, sizeof(*m->scr.e));
 	m->pool = xcalloc(2 * s->ngpus + 1, sizeof(int));
+	m->stop = xcalloc(s->ngpus + 1, sizeof(int));
+	m->since = xcalloc(nj + 1, sizeof(double));
+	m->guard = xcalloc(nj + 1, 1);
+	m->next_over = HUGE_VAL;
+	for (size_t j = 0; j < nj; j++)
+		m->since[j] = s->jobs[j].arrival_s;
 	for (size_t j = 0; j < nj; j++)
 		m->left[j] = s->jobs[j].iterations;
 }
@@ -1075,6 +702,7 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 
 	t0 = mono_now();
 	sim_init(&m, s, policy, sp, r);
+	m.e = e;
 	d.cnt = xcalloc(nj * nn + 1, sizeof(int));
 	d.prev = xcalloc(nj * nn + 1, sizeof(int));
 	d.job = xcalloc(nj + 1, sizeof(int));
@@ -1082,6 +710,8 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 	d.left = xcalloc(nj + 1, sizeof(double));
 	d.served = xcalloc(nj + 1, sizeof(double));
 	d.held = xcalloc(nj + 1, sizeof(int));
+	d.waited = xcalloc(nj + 1, sizeof(double));
+	d.guarded = xcalloc(nj + 1, 1);
 	if (sp->max_slots == 0)
 		rc = never_ends(s, sp, e);
 	m.changed = 1;
@@ -1095,6 +725,10 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 				m.act[m.na++] = ai;
 				event = 1;
 			}
+		/* A waiting job becomes overdue: gadget decides again. */
+		if (policy == SCHED_GADGET && sp->max_wait_s > 0 &&
+		    m.next_over <= start)
+			event = 1;
 		if (m.na == 0 || (!event && m.nrun == 0)) {
 			/* Nothing runs: on to the slot of the next arrival. */
 			if (ai == nj)
@@ -1117,11 +751,15 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 				break;
 			}
 			record_slot(&m, k++, 1);
+			if ((rc = m.rc) != DL_OK)
+				break;
 		} else if ((span = plain_slots(&m, k, ai)) > 0) {
 			record_span(&m, k, span);
 			k += span;
 		} else {
 			record_slot(&m, k++, 0);
+			if ((rc = m.rc) != DL_OK)
+				break;
 		}
 	}
 	free(d.cnt);
@@ -1131,6 +769,8 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 	free(d.left);
 	free(d.served);
 	free(d.held);
+	free(d.waited);
+	free(d.guarded);
 	if (sp->explain && m.log.len > 0)
 		r->log = sb_detach(&m.log);
 	sim_free(&m);

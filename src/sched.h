@@ -223,6 +223,9 @@ int sched_mp_fill(struct sched *s, int cls, int n, const int *avail,
 int sched_mp_used(struct sched *s, int cls, int *cnt);
 void sched_mp_shape_free(void *v);
 
+struct sched_slot;
+struct strbuf;
+
 struct sched_params {
 	double slot_s;		/* slot length */
 	long max_slots;		/* stop after this many slots; 0: none */
@@ -231,6 +234,18 @@ struct sched_params {
 	unsigned long seed;	/* SCHED_RANDOM */
 	int explain;		/* gadget: log why jobs move (result.log) */
 	int forget;		/* keep no slots (result.nslots stays 0) */
+	double max_wait_s;	/* gadget: a job waiting this long is served
+				 * first (0: no bound) */
+	/*
+	 * Called (when set) for every slot in which a job launched,
+	 * finished or stopped, as the simulation goes: sl holds every job
+	 * that runs in slot sl->index (valid during the call only), stop[]
+	 * the jobs that held GPUs before it and hold none now.  A result
+	 * other than DL_OK ends the run with it (e set by the callback).
+	 */
+	int (*emit)(void *arg, const struct sched_slot *sl, const int *stop,
+	    size_t nstop, struct dl_err *e);
+	void *emit_arg;
 };
 
 /* One job's share of one slot. */
@@ -314,11 +329,21 @@ struct sched_slotprob {
 	const int *free_gpus;
 	const double *served;	/* GPU-seconds held so far (tiresias) */
 	const int *held;	/* GPUs in each prev row, or NULL: sum them */
+	const double *waited;	/* seconds waiting since it last held GPUs
+				 * (or arrived), 0 running; or NULL */
+	const char *guarded;	/* running jobs started overdue, or NULL */
 };
 double sched_slot_greedy(struct sched *s, const struct sched_params *sp,
     const struct sched_slotprob *sp_, int *out);
 double sched_slot_best(struct sched *s, const struct sched_params *sp,
     const struct sched_slotprob *sp_, int *out);
+/*
+ * GADGET's decision for one event (sched_gadget.c): out[a * nnodes +
+ * node] for every active job; with log, one line per move at time t0.
+ */
+void sched_gadget_slot(struct sched *s, const struct sched_params *sp,
+    const struct sched_slotprob *pb, int *out, struct strbuf *log,
+    double t0);
 /*
  * The baselines' decision for one event (fifo, random, tiresias, srtf);
  * rng: the random policy's state.

@@ -354,6 +354,67 @@ sched_mp_setup(struct sched *s, int cls)
 	return k->mp_min;
 }
 
+/*
+ * The plan of shape h on the nodes rank[] moved to the GPUs it uses
+ * (local indices renumbered densely, its nodes ranked as ranks() ranks
+ * them into rank2[]): the plan of used's shape, so that a
+ * job cut down to the GPUs its plan uses keeps that plan.
+ */
+static struct shape *
+shape_used(struct sched *s, const struct shape *h, const int *rank,
+    const int *rank2, int n2)
+{
+	size_t nn = s->c->nnodes;
+	int *pos2 = xcalloc(nn + 1, sizeof(int)), maxg = 0;
+	struct shape *u = xcalloc(1, sizeof(*u));
+	char *mark;
+
+	for (size_t v = 0; v < nn; v++)
+		if (s->c->nodes[v].gpus > maxg)
+			maxg = s->c->nodes[v].gpus;
+	mark = xcalloc(nn * (size_t)maxg + 1, 1);
+	for (int i = 0; i < n2; i++)
+		pos2[rank2[i]] = i;
+	for (int g = 0; g < h->p.ngroups; g++)
+		for (int j = 0; j < h->p.groups[g].nstages; j++) {
+			const struct dl_stage *st = &h->p.groups[g].stages[j];
+
+			for (int i = 0; i < st->ngpus; i++)
+				mark[(size_t)rank[st->node] * maxg +
+				    st->gpus[i]] = 1;
+		}
+	plan_init(&u->p);
+	u->rc = DL_OK;
+	u->p.opts.recompute = h->p.opts.recompute;
+	u->p.ngroups = h->p.ngroups;
+	u->p.groups = xcalloc((size_t)h->p.ngroups + 1, sizeof(*u->p.groups));
+	for (int g = 0; g < h->p.ngroups; g++) {
+		struct dl_group *d = &u->p.groups[g];
+
+		d->micro_batches = h->p.groups[g].micro_batches;
+		d->nstages = h->p.groups[g].nstages;
+		d->stages = xcalloc((size_t)d->nstages, sizeof(*d->stages));
+		for (int j = 0; j < d->nstages; j++) {
+			struct dl_stage *st = &d->stages[j];
+			int v;
+
+			*st = h->p.groups[g].stages[j];
+			v = rank[st->node];
+			st->node = pos2[v];
+			for (int i = 0; i < st->ngpus; i++) {
+				int dense = 0;
+
+				for (int x = 0; x < st->gpus[i]; x++)
+					dense += mark[(size_t)v * maxg + x];
+				st->gpus[i] = dense;
+			}
+		}
+	}
+	free(pos2);
+	free(mark);
+	return u;
+}
+
 int
 sched_mp_used(struct sched *s, int cls, int *cnt)
 {
@@ -363,6 +424,7 @@ sched_mp_used(struct sched *s, int cls, int *cnt)
 
 	if (h != NULL && h->rc == DL_OK) {
 		int *used = xcalloc(nn + 1, sizeof(int));
+		int *rank2 = xcalloc(nn + 1, sizeof(int)), n2, same = 1;
 
 		for (int g = 0; g < h->p.ngroups; g++)
 			for (int j = 0; j < h->p.groups[g].nstages; j++) {
@@ -371,8 +433,27 @@ sched_mp_used(struct sched *s, int cls, int *cnt)
 
 				used[rank[st->node]] += st->ngpus;
 			}
+		for (size_t v = 0; v < nn; v++)
+			same &= used[v] == cnt[v];
+		n2 = ranks(s, used, rank2);
+		if (!same && n2 > 0) {
+			struct strbuf key = STRBUF_INIT;
+
+			sb_add(&key, (const char *)&cls, sizeof(int));
+			for (int i = 0; i < n2; i++) {
+				int pair[2] = { s->kind[rank2[i]],
+				    used[rank2[i]] };
+
+				sb_add(&key, (const char *)pair, sizeof(pair));
+			}
+			if (kc_find(&s->shapes, key.buf, key.len) == NULL)
+				kc_put(&s->shapes, key.buf, key.len,
+				    shape_used(s, h, rank, rank2, n2));
+			sb_free(&key);
+		}
 		memcpy(cnt, used, nn * sizeof(int));
 		free(used);
+		free(rank2);
 	}
 	free(rank);
 	n = 0;

@@ -3,23 +3,25 @@
 
 usage: schedule-check.py [--eval DLPLAN] SCHEDULE.json NODES.csv [PLANS]
 
-Checks every slot: no GPU given to two jobs, every GPU exists, no job
-over its max_gpus or under its min_gpus, a job runs only after it
-arrived; that a launch is flagged exactly when the GPUs differ from the
-job's previous slot and costs restart_s; that a slot standing for several
-(repeat > 1) has neither launch nor finish and comes before the next
-record; that run_s * rate = iterations
-(up to rounding) and run_s + restart fits in the slot; that every job
-finishes, with its iterations adding up to the trace's, except the
-unschedulable ones, which never run; and that the
-summary's average JCT agrees with the slots.
+Replays the events (schema dlplan.schedule/3: the slots in which a job
+launched, finished or stopped) slot by slot, its own way: every running
+job does (slot_s - restart_s) / iteration_s iterations in the slot it
+launches in and slot_s / iteration_s in every later one, until its
+iterations are done.  Checks that no GPU is given to two jobs, every GPU
+exists, no job runs over its max_gpus or under its min_gpus, a job runs
+only after it arrived; that a launch is flagged exactly when the GPUs
+differ from the job's previous ones; that the iterations and run_s of
+each entry are the replay's and a job finishes exactly in the slot and at
+the time the replay says, never before or after; that every job
+finishes except the unschedulable ones, which never run; and that the
+summary's average JCT and makespan agree with the replay.
 
 With PLANS (the plans/ directory of the same output), every job that ran
 has PLANS/JOB.json, and that plan is checked against the job's first
 slot: its stages hold every layer in order, in every group; its groups
 share the global batch's micro-batches; every GPU it names is one the
 job holds in that slot, none twice, and every GPU the job holds is in
-the plan; the model's weights, gradients and
+the plan (unless it holds just the min_gpus it asked for); the model's weights, gradients and
 optimizer state (params_m of the model file times the option bytes) fit
 in the memory the plan's GPUs have left after mem_reserve (so a job that
 needs a pipeline or tensor parallelism cannot have been given too few
@@ -47,7 +49,7 @@ def model_params(path):
         return sum(float(r["params_m"]) for r in rows)
 
 
-def check_plan(plans, name, entry, mem_gb, dlplan=None):
+def check_plan(plans, name, entry, mem_gb, min_gpus, dlplan=None):
     """The plan of job name against its first slot's entry."""
     path = os.path.join(plans, name + ".json")
     if not os.path.exists(path):
@@ -80,7 +82,9 @@ def check_plan(plans, name, entry, mem_gb, dlplan=None):
     if not set(used) <= held:
         fail("%s: plan uses GPUs %s the job does not hold" % (
             name, sorted(set(used) - held)))
-    if set(used) != held:
+    # Only a job whose plan needs fewer than the min_gpus it asked for
+    # holds GPUs its plan leaves out.
+    if set(used) != held and len(held) != min_gpus:
         fail("%s: the job holds GPUs %s its plan does not use" % (
             name, sorted(held - set(used))))
     model = [i["path"] for i in p["inputs"] if i["kind"] == "model"][0]
@@ -124,28 +128,44 @@ def main():
             mem_gb[r["node"]] = float(r["mem_gb"])
     S, R = d["slot_s"], d["restart_s"]
     jobs = {j["job"]: j for j in d["jobs"]}
-    done = {j: 0.0 for j in jobs}
-    prev = {j: None for j in jobs}
-    finish = {}
-    done_first = set()
-    if d["schema"] != "dlplan.schedule/2":
+    if d["schema"] != "dlplan.schedule/3":
         fail("schema %s" % d["schema"])
-    next_slot = 0
-    for sl in d["slots"]:
-        k, t0, rep = sl["slot"], sl["start_s"], sl["repeat"]
-        if k < next_slot or abs(t0 - k * S) > 1e-6 * max(1, t0) or rep < 1:
-            fail("slot %d out of order or misplaced" % k)
-        seen = set()
-        ran = set()
-        for e in sl["jobs"]:
-            j = jobs[e["job"]]
+    left = {n: j["iterations"] for n, j in jobs.items()}
+    alloc = {}       # running job -> sorted GPUs
+    rate = {}        # running job -> iteration_s
+    pos = {}         # running job -> the next slot not yet counted
+    finish = {}
+    started = set()
+    last = -1
+
+    def advance(name, upto):
+        """Whole slots pos .. upto-1 of a running job, no launch."""
+        d_ = (upto - pos[name]) * S / rate[name]
+        if d_ >= left[name] * (1 + 1e-9) and d_ > 0:
+            fail("%s should have finished before slot %d" % (name, upto))
+        left[name] -= d_
+        pos[name] = upto
+
+    for ev in d["events"]:
+        k, t0 = ev["slot"], ev["start_s"]
+        if k <= last or abs(t0 - k * S) > 1e-6 * max(1, t0):
+            fail("event at slot %d out of order or misplaced" % k)
+        last = k
+        for name in list(alloc):
+            advance(name, k)
+        for name in ev["stop"]:
+            if name not in alloc:
+                fail("slot %d: %s stops but did not run" % (k, name))
+            del alloc[name]
+        for e in ev["jobs"]:
             name = e["job"]
+            j = jobs[name]
+            g = sorted((n["node"], x) for n in e["nodes"] for x in n["gpus"])
             if name in finish:
                 fail("slot %d: %s runs after it finished" % (k, name))
             if j["arrival_s"] > t0:
                 fail("slot %d: %s runs before it arrives" % (k, name))
-            g = [(n["node"], x) for n in e["nodes"] for x in n["gpus"]]
-            if len(g) != e["gpus"]:
+            if len(g) != e["gpus"] or len(set(g)) != len(g):
                 fail("slot %d: %s gpus count" % (k, name))
             if not j["min_gpus"] <= len(g) <= j["max_gpus"]:
                 fail("slot %d: %s has %d GPUs outside [%d, %d]" % (
@@ -153,63 +173,69 @@ def main():
             for node, x in g:
                 if node not in gpus or not 0 <= x < gpus[node]:
                     fail("slot %d: %s on a GPU that does not exist" % (k, name))
-                if (node, x) in seen:
-                    fail("slot %d: GPU %s:%d given twice" % (k, node, x))
-                seen.add((node, x))
-            if plans is not None and name not in done_first:
-                check_plan(plans, name, e, mem_gb, dlplan)
-                done_first.add(name)
-            launch = prev[name] != sorted(g)
+            launch = alloc.get(name) != g
             if launch != e["launch"]:
                 fail("slot %d: %s launch flag is wrong" % (k, name))
-            if rep > 1 and (launch or e["finished"]):
-                fail("slot %d: %s launches or ends in a repeated slot" % (
-                    k, name))
+            if not launch and not e["finished"]:
+                fail("slot %d: %s listed without a change" % (k, name))
+            if launch and plans is not None and name not in started:
+                check_plan(plans, name, e, mem_gb, j["min_gpus"], dlplan)
+            if launch:
+                started.add(name)
+            alloc[name] = g
+            rate[name] = e["iteration_s"]
             lost = min(R, S) if launch else 0
-            if e["run_s"] + lost > S * (1 + 1e-9):
-                fail("slot %d: %s runs longer than the slot" % (k, name))
-            it = e["run_s"] / e["iteration_s"]
-            if abs(it - e["iterations"]) > 1e-6 * max(1, it):
-                fail("slot %d: %s iterations %g, run_s / T %g" % (
+            it = min((S - lost) / rate[name], left[name])
+            # left[] of 1e15 iterations is exact to about 0.1
+            tol = 1e-6 * max(1, it) + 1e-12 * j["iterations"]
+            if abs(it - e["iterations"]) > tol:
+                fail("slot %d: %s iterations %g, the replay %g" % (
                     k, name, e["iterations"], it))
-            done[name] += e["iterations"] * rep
-            if e["finished"]:
+            if abs(e["run_s"] - it * rate[name]) > tol * rate[name] + 1e-6 * max(
+                    1, e["run_s"]):
+                fail("slot %d: %s run_s %g, the replay %g" % (
+                    k, name, e["run_s"], it * rate[name]))
+            ends = (S - lost) / rate[name] >= left[name] * (1 - 1e-9)
+            if ends != e["finished"]:
+                fail("slot %d: %s finished is %s, the replay says %s" % (
+                    k, name, e["finished"], ends))
+            left[name] -= it
+            pos[name] = k + 1
+            if ends:
                 finish[name] = t0 + lost + e["run_s"]
-            elif abs(e["run_s"] + lost - S) > 1e-6 * S:
-                fail("slot %d: %s stops before the slot ends" % (k, name))
-            prev[name] = sorted(g)
-            ran.add(name)
-        for name in jobs:
-            if name not in ran:
-                prev[name] = None
-        next_slot = k + rep
+                del alloc[name]
+        seen = [x for g in alloc.values() for x in g]
+        if len(seen) != len(set(seen)):
+            fail("slot %d: a GPU given twice" % k)
+    if alloc:
+        fail("%s still run after the last event" % sorted(alloc))
     never = {n for n, j in jobs.items() if j["unschedulable"] is not None}
-    if never & set(finish) or never & {n for n in done if done[n] > 0}:
+    if never & started:
         fail("an unschedulable job runs")
     for n in never:
         del jobs[n]
     for name, j in jobs.items():
         if name not in finish:
             fail("%s never finishes" % name)
-        if abs(done[name] - j["iterations"]) > 1e-6 * j["iterations"]:
-            fail("%s did %g of %g iterations" % (name, done[name],
-                                                j["iterations"]))
+        if (j["plan"] is None) != (name not in started):
+            fail("%s: plan %s, but it %s" % (name, j["plan"], "ran" if
+                                             name in started else "never ran"))
     jct = sum(finish[n] - jobs[n]["arrival_s"] for n in jobs) / len(jobs)
     want = d["summary"][d["policy"]]["avg_jct_s"]
     if abs(jct - want) > 1e-6 * want:
         fail("average JCT %g, summary says %g" % (jct, want))
     if plans is not None:
         files = {f[:-5] for f in os.listdir(plans) if f.endswith(".json")}
-        if files != done_first:
+        if files != started:
             fail("plans/ holds %s, the jobs that ran are %s" % (
-                sorted(files - done_first), sorted(done_first - files)))
+                sorted(files - started), sorted(started - files)))
     if finish:
         span = max(finish.values()) - min(jobs[n]["arrival_s"]
                                           for n in finish)
         got = d["summary"][d["policy"]]["makespan_s"]
         if abs(span - got) > 1e-6 * max(1, span):
             fail("makespan %g, the jobs that ran span %g" % (got, span))
-    print("%d slots, %d jobs checked" % (len(d["slots"]), len(jobs)))
+    print("%d events, %d jobs checked" % (len(d["events"]), len(jobs)))
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ check "iteration time of the first slot = eval's" /usr/bin/python3 -c "
 import json
 s = json.load(open('$TMP/gadget/schedule.json'))
 e = json.load(open('$TMP/out'))['estimate']['iteration_s']
-t = [x['iteration_s'] for sl in s['slots'] for x in sl['jobs']
+t = [x['iteration_s'] for sl in s['events'] for x in sl['jobs']
      if x['job'] == 'j0002'][0]
 assert abs(t - e) <= 1e-12 * e, (t, e)"
 expect_run "json summary" 0 - - -- dlplan schedule -c $PH --jobs $TR \
@@ -90,10 +90,48 @@ expect_run "1e15 iterations: whole slots between events are one record" 0 \
     - - -- dlplan schedule -c $PH --jobs $D/forever.csv -o "$TMP/fe" -q
 check "1e15 iterations: the re-simulation agrees" $CHK \
     "$TMP/fe/schedule.json" $PH/nodes.csv
-check "1e15 iterations: a handful of records" /usr/bin/python3 -c "
+check "1e15 iterations: a handful of events, the last past slot 1e9" \
+    /usr/bin/python3 -c "
 import json
 s = json.load(open('$TMP/fe/schedule.json'))
-assert len(s['slots']) < 10 and max(x['repeat'] for x in s['slots']) > 1e9"
+assert len(s['events']) < 10 and s['events'][-1]['slot'] > 1e9"
+
+# A running job moves to faster GPUs that free up when the gain over its
+# remaining work beats the restart: 'slow' starts on P100s while four
+# jobs hold the V100s, and moves once they end.
+expect_run "a job on P100s when V100s free up" 0 - - -- dlplan schedule \
+    -c $PH --jobs $D/move.csv -v -o "$TMP/mv"
+check "-v: it moves, with its gain over the restart" grep -q \
+    "^t=600 s: job 'slow' moves from 4 GPUs to 4 elsewhere: .* more than \
+the 30 s restart" "$TMP/err"
+check "move: the re-simulation and every plan agree" $CHK --eval "$DLPLAN" \
+    "$TMP/mv/schedule.json" $PH/nodes.csv "$TMP/mv/plans"
+check "move: it ends on V100s" /usr/bin/python3 -c "
+import json
+d = json.load(open('$TMP/mv/schedule.json'))
+e = [x for ev in d['events'] for x in ev['jobs'] if x['job'] == 'slow']
+assert e[-1]['nodes'][0]['node'].startswith('dgx1-v100'), e[-1]"
+
+# No starvation: a job that needs the whole server while 1-GPU jobs keep
+# arriving waits until they stop, unless --max-wait S serves it once it
+# has waited S seconds: then it starts within S plus one slot.
+ONE=$D/one-dgx/nodes.csv
+for mw in 0 3600; do
+	expect_run "--max-wait $mw: a whole-server job among 1-GPU jobs" 0 \
+	    - - -- dlplan schedule --nodes $ONE --jobs $D/starve.csv \
+	    --max-wait $mw -o "$TMP/st$mw" -q
+	check "--max-wait $mw: the re-simulation and every plan agree" $CHK \
+	    --eval "$DLPLAN" "$TMP/st$mw/schedule.json" $ONE "$TMP/st$mw/plans"
+done
+WAIT="import csv, sys
+r = [x for x in csv.DictReader(open(sys.argv[1])) if x['job'] == 'big'][0]
+w = float(r['start_s']) - float(r['arrival_s'])"
+check "without a bound the big job waits for the stream" /usr/bin/python3 -c \
+    "$WAIT
+assert w > 3600 + 300, w" "$TMP/st0/jobs.csv"
+check "--max-wait 3600: it starts within 3600 s plus one slot" \
+    /usr/bin/python3 -c "$WAIT
+assert w <= 3600 + 300, w" "$TMP/st3600/jobs.csv"
 
 # --- jobs that need model parallelism -----------------------------------
 # llama2-7b at micro-batch 1 needs more than one 40 GB GPU: the planner's
@@ -132,7 +170,7 @@ for j in llama llama-b; do
 import json
 s = json.load(open('$TMP/mp-gadget/schedule.json'))
 e = json.load(open('$TMP/out'))['estimate']['iteration_s']
-t = [x['iteration_s'] for sl in s['slots'] for x in sl['jobs']
+t = [x['iteration_s'] for sl in s['events'] for x in sl['jobs']
      if x['job'] == '$j']
 assert t and abs(t[0] - e) <= 1e-12 * e, (t[:1], e)"
 done
