@@ -95,7 +95,8 @@ test_iter_time(struct fixture *f, struct sched *s)
 static void
 test_brute(struct fixture *f, struct sched *s)
 {
-	struct sched_params sp = { 300, 0, 30, SCHED_JCT, 1, 0, 0 };
+	struct sched_params sp = { .slot_s = 300, .restart_s = 30,
+	    .objective = SCHED_JCT, .seed = 1 };
 	size_t nn = s->c->nnodes;
 	double minr = 1, sum = 0, above = 0;
 	int n = 0, below_half = 0;
@@ -148,7 +149,8 @@ test_brute(struct fixture *f, struct sched *s)
 static void
 test_runs(struct sched *s)
 {
-	struct sched_params sp = { 300, 0, 30, SCHED_JCT, 7, 0, 0 };
+	struct sched_params sp = { .slot_s = 300, .restart_s = 30,
+	    .objective = SCHED_JCT, .seed = 7 };
 
 	for (int pol = 0; pol < SCHED_NPOLICY; pol++) {
 		struct sched_result r;
