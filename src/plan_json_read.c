@@ -668,6 +668,7 @@ read_results(json_t *root, struct dl_plan *p)
 		{ "throughput", &p->est.throughput },
 		{ "pipeline_s", &p->est.pipeline_s },
 		{ "sync_s", &p->est.sync_s },
+		{ "optimizer_s", &p->est.optimizer_s },
 		{ "compute_s", &p->est.compute_s },
 		{ "p2p_s", &p->est.p2p_s },
 		/* The old name first, so that steady_s wins. */
