@@ -6,6 +6,7 @@
 #ifdef __linux__
 #define _GNU_SOURCE	/* syncfs() */
 #endif
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -74,6 +75,92 @@ af_untrack(size_t slot)
 	af_live[slot] = NULL;
 	while (af_nlive > 0 && af_live[af_nlive - 1] == NULL)
 		af_nlive--;
+}
+
+int
+af_mkstemp(char *tmpl)
+{
+	size_t n = strlen(tmpl);
+
+	for (int tries = 0; tries < 64; tries++) {
+		struct stat st;
+		int fd;
+
+		memcpy(tmpl + n - 6, "XXXXXX", 6);
+		if ((fd = mkstemp(tmpl)) < 0)
+			return -1;
+		/*
+		 * A sweeper (af_sweep()) may have removed the file between
+		 * its creation and the lock: then its name is gone (no link
+		 * left), and a new one is made.  A file system without
+		 * flock() leaves the file unlocked, and no sweeper can lock
+		 * it either.
+		 */
+		if (flock(fd, LOCK_EX) != 0 || (fstat(fd, &st) == 0 &&
+		    st.st_nlink > 0))
+			return fd;
+		close(fd);
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
+int
+af_temp_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n < 12 || strchr(name, '/') != NULL ||
+	    (strncmp(name + n - 11, ".tmp-", 5) != 0 &&
+	    strncmp(name + n - 11, ".old-", 5) != 0))
+		return 0;
+	for (size_t i = n - 6; i < n; i++)
+		if (!((name[i] >= 'A' && name[i] <= 'Z') ||
+		    (name[i] >= 'a' && name[i] <= 'z') ||
+		    (name[i] >= '0' && name[i] <= '9')))
+			return 0;
+	return 1;
+}
+
+size_t
+af_sweep(int dfd)
+{
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	size_t gone = 0;
+
+	if (d == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		struct stat a, b;
+		int tfd;
+
+		if (!af_temp_name(de->d_name))
+			continue;
+		tfd = openat(dfd, de->d_name, O_RDONLY | O_NOFOLLOW |
+		    O_NONBLOCK | O_CLOEXEC);
+		if (tfd < 0)
+			continue;
+		/*
+		 * Its writer holds the lock while the file exists under this
+		 * name (af_mkstemp()); a file no one holds was left by a run
+		 * that is gone.  Removed while locked, and only when the
+		 * name still names the file locked.
+		 */
+		if (fstat(tfd, &a) == 0 && S_ISREG(a.st_mode) &&
+		    flock(tfd, LOCK_EX | LOCK_NB) == 0 &&
+		    fstatat(dfd, de->d_name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
+		    unlinkat(dfd, de->d_name, 0) == 0)
+			gone++;
+		close(tfd);
+	}
+	closedir(d);
+	return gone;
 }
 
 void
@@ -160,7 +247,7 @@ af_open(struct afile *af, const char *path, struct dl_err *e)
 	snprintf(af->tmp, n + 16, "%s.tmp-XXXXXX", path);
 	/* No signal between creating the file and tracking it. */
 	af_hold_signals(1);
-	fd = mkstemp(af->tmp);
+	fd = af_mkstemp(af->tmp);
 	if (fd >= 0)
 		af->slot = af_track(af->tmp);
 	af_hold_signals(0);
@@ -192,7 +279,7 @@ af_open(struct afile *af, const char *path, struct dl_err *e)
 int
 af_commit(struct afile *af, struct dl_err *e)
 {
-	int bad = 0, err = 0;
+	int bad = 0, err = 0, lk = -1;
 
 	if (fflush(af->fp) != 0 || ferror(af->fp)) {
 		bad = 1;
@@ -204,6 +291,13 @@ af_commit(struct afile *af, struct dl_err *e)
 		bad = 1;
 		err = errno;
 	}
+	/*
+	 * A file renamed now stays locked (af_mkstemp()) until it no
+	 * longer has its temporary name: a sweeper never takes it for one
+	 * left by a dead run.
+	 */
+	if (!bad && af->tmp && af_ndefer == 0)
+		lk = dup(fileno(af->fp));
 	if (fclose(af->fp) != 0 && !bad) {
 		bad = 1;
 		err = errno;
@@ -218,6 +312,8 @@ af_commit(struct afile *af, struct dl_err *e)
 		bad = 1;
 		err = errno;
 	}
+	if (lk >= 0)
+		close(lk);
 	if (bad) {
 		dl_seterr(e, DL_ESYS, af->path, 0, 0, "cannot write file: %s",
 		    strerror(err ? err : EIO));
@@ -282,14 +378,13 @@ lock_create(const char *path, int replace)
 	int fd, err = 0;
 
 	snprintf(tmp, n + 16, "%s.tmp-XXXXXX", path);
-	if ((fd = mkstemp(tmp)) < 0) {
+	if ((fd = af_mkstemp(tmp)) < 0) {	/* locked */
 		free(tmp);
 		return -1;
 	}
 	fchmod(fd, 0644);
 	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0 ||
-	    (replace ? rename(tmp, path) : link(tmp, path)) != 0)
+	if ((replace ? rename(tmp, path) : link(tmp, path)) != 0)
 		err = errno;
 	if (!replace || err)
 		unlink(tmp);

@@ -66,6 +66,31 @@ void af_hold_signals(int on);
 int af_lock_dir(const char *dir, int *stale, struct dl_err *e);
 void af_unlock_dir(void);
 
+/*
+ * Temporary files: every one dlplan makes is named "NAME.tmp-XXXXXX"
+ * (mkstemp(3)'s six letters or digits; a backup of defer_rename(),
+ * "NAME.old-XXXXXX") and is created by af_mkstemp(), which returns it
+ * open and locked with flock(); the lock lasts until the file has left
+ * its temporary name (renamed or removed), or until the set's directory
+ * lock covers it (a file of an output set, closed until the set ends).
+ * af_mkstemp() is mkstemp() on tmpl (ending in six characters, which it
+ * replaces) plus that lock: -1 with errno on failure.
+ */
+int af_mkstemp(char *tmpl);
+/* Is name (one path component) a temporary file's name (above)? */
+int af_temp_name(const char *name);
+/*
+ * Remove from the directory dfd the temporary files (af_temp_name())
+ * that no process holds locked: those of runs killed while writing
+ * (SIGKILL, a crash).  A file whose writer lives is locked and stays;
+ * so does anything not named like dlplan's temporary files, and anything
+ * that is not a regular file.  Call it only while holding the lock of
+ * the output directory that dfd lies in (af_lock_dir()): a file of an
+ * output set is unlocked between its commit and the set's end.
+ * Returns how many were removed.
+ */
+size_t af_sweep(int dfd);
+
 /* Make directory path (and parents) if missing. */
 int mkdir_p(const char *path, struct dl_err *e);
 

@@ -576,15 +576,23 @@ journal_write(const char *dir, char *const *gone, size_t ngone,
 		sb_addf(&b, "rm %s\n", gone[i]);
 	sb_addf(jp, "%s/" CMD_JOURNAL, dir);
 	sb_addf(&t, "%s.tmp-XXXXXX", jp->buf);
-	if ((fd = mkstemp(t.buf)) < 0) {
+	if ((fd = af_mkstemp(t.buf)) < 0) {
 		sb_free(&b);
 		sb_free(&t);
 		return dl_seterr(e, DL_ESYS, jp->buf, 0, 0, "cannot create "
 		    "file: %s", strerror(errno));
 	}
+	/* Renamed before it is closed: locked while named so. */
 	bad = write(fd, b.buf, b.len) != (ssize_t)b.len || fsync(fd) != 0;
-	bad = close(fd) != 0 || bad;
-	if (bad || rename(t.buf, jp->buf) != 0) {
+	bad = bad || rename(t.buf, jp->buf) != 0;
+	if (close(fd) != 0 && !bad) {
+		int err = errno;
+
+		unlink(jp->buf);
+		errno = err;
+		bad = 1;
+	}
+	if (bad) {
 		int err = errno;
 
 		unlink(t.buf);
@@ -652,6 +660,67 @@ journal_finish(const char *dir)
 	unlink(jp.buf);
 	sb_free(&jp);
 	return 1;
+}
+
+/* The directory part of rel ("" for none), appended to sb. */
+static void
+parent_of(struct strbuf *sb, const char *rel)
+{
+	const char *sl = strrchr(rel, '/');
+
+	sb_reset(sb);
+	if (sl != NULL)
+		sb_add(sb, rel, (size_t)(sl - rel));
+}
+
+/*
+ * Remove the temporary files that runs killed while writing this output
+ * set left (af_sweep()): in dir itself and in each directory below it
+ * that holds a file of the new set or of the old manifest (launch/,
+ * plans/, ...), opened without following a symbolic link.  A directory
+ * below with its own lock file belongs to another dlplan's set and is
+ * left alone.  Called with dir's lock held, after the set is in place.
+ */
+static void
+sweep_set(const char *dir, const char *const *now, size_t nnow,
+    char *const *old, size_t nold)
+{
+	char **sub = xcalloc(nnow + nold + 1, sizeof(*sub));
+	struct strbuf p = STRBUF_INIT;
+	struct stat st;
+	size_t nsub = 0;
+	int fd;
+
+	for (size_t i = 0; i < nnow + nold; i++) {
+		parent_of(&p, i < nnow ? now[i] : old[i - nnow]);
+		if (p.len > 0)
+			sub[nsub++] = xstrdup(p.buf);
+	}
+	qsort(sub, nsub, sizeof(*sub), cmp_str);
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		af_sweep(fd);
+		close(fd);
+	}
+	for (size_t i = 0; i < nsub; i++) {
+		char *copy, *leaf;
+
+		if (i > 0 && strcmp(sub[i], sub[i - 1]) == 0)
+			continue;
+		sb_reset(&p);
+		sb_addf(&p, "%s/x", sub[i]);
+		copy = xstrdup(p.buf);
+		fd = open_parent_below(dir, copy, &leaf);
+		if (fd >= 0 && fstatat(fd, AF_LOCK_NAME, &st,
+		    AT_SYMLINK_NOFOLLOW) != 0)
+			af_sweep(fd);
+		if (fd >= 0)
+			close(fd);
+		free(copy);
+	}
+	for (size_t i = 0; i < nsub; i++)
+		free(sub[i]);
+	free(sub);
+	sb_free(&p);
 }
 
 /* The manifest's text: the new set, then the lines of keep[0..nkeep). */
@@ -736,6 +805,8 @@ cmd_set_end(const char *dir, const char *owned, int ok, struct dl_err *e)
 	/* The set is whole, or was put back: nothing left to finish. */
 	if (jp.len > 0)
 		unlink(jp.buf);
+	if (rc == DL_OK)
+		sweep_set(dir, now, nnow, old, nold);
 	af_unlock_dir();
 	af_hold_signals(0);
 	for (size_t i = 0; i < nnow; i++)

@@ -211,3 +211,152 @@ else
 	check "... and the directory holds the new set, all of it, only it" \
 	    cmp "$TMP/mid.state" "$TMP/ref.state"
 fi
+
+# --- temporary files of killed runs: the next writer removes them --------
+# A run killed with SIGKILL cannot remove its temporary files; the next
+# run that holds the directory's lock removes those named like dlplan's
+# (NAME.tmp-XXXXXX, NAME.old-XXXXXX) that no live dlplan holds locked,
+# in the directory and in the set's subdirectories.  Names of another
+# shape stay, and so does a temporary file its writer still holds.
+E=$TMP/sw
+dlplan plan -c $C -m $M --global-batch 256 --micro-batch 2 --horizon 3 \
+    -o "$E" --launcher torchrun -- python3 train.py >/dev/null 2>&1
+for f in .dlplan-files.tmp-Ab3dE9 .dlplan.lock.tmp-x0Y1z2 plan.json.old-QQ7rr8 \
+    launch/worker.sh.tmp-Zz9Qq1 launch/torchrun-gone.sh.tmp-000000; do
+	printf 'stray\n' >"$E/$f"
+done
+for f in notes.tmp-1 plan.json.tmp-abc plan.json.tmp-abcdefg \
+    plan.json.tmp-ab_d.f launch/my.sh.tmp-12345 launch/.tmp-abcdef \
+    .tmp-Ab3dE9; do
+	printf 'mine\n' >"$E/$f"
+done
+mkdir "$E/dir.tmp-aaaaaa"
+ln -s ../plan.json "$E/launch/link.tmp-bbbbbb"
+printf 'live\n' >"$E/launch/worker.sh.tmp-L1veL1"
+# A live writer: the subshell locks the file on its descriptor 9 and
+# becomes sleep, the only holder of that lock.
+(flock 9 && exec sleep 30) 9<"$E/launch/worker.sh.tmp-L1veL1" \
+    >/dev/null 2>&1 &
+_fl=$!
+# Wait until the holder has its lock (flock -n fails while it is held).
+_i=0
+while flock -n "$E/launch/worker.sh.tmp-L1veL1" true && [ $_i -lt 100 ]; do
+	sleep 0.05
+	_i=$((_i + 1))
+done
+dlplan emit "$E/plan.json" --launcher slurm -o "$E" -- python3 train.py \
+    >/dev/null 2>&1
+check "emit -o: the strays of killed runs are gone" sh -c "
+    cd '$E' && test -z \"\$(ls -A . launch | grep -E '(tmp|old)-[A-Za-z0-9]{6}\$' |
+    grep -v -e '^notes' -e 'abcdefg\$' -e '^dir.tmp' -e '^link.tmp' -e '^\\.tmp-' -e L1veL1)\""
+check "... names of another shape, a directory and a link stay" sh -c "
+    cd '$E' && test -f notes.tmp-1 -a -f plan.json.tmp-abc -a \
+    -f plan.json.tmp-abcdefg -a -f plan.json.tmp-ab_d.f -a \
+    -f launch/my.sh.tmp-12345 -a -f launch/.tmp-abcdef -a -f .tmp-Ab3dE9 -a \
+    -d dir.tmp-aaaaaa -a -L launch/link.tmp-bbbbbb -a -f plan.json"
+check "... and so does a temporary file a live writer holds locked" \
+    test -f "$E/launch/worker.sh.tmp-L1veL1"
+kill "$_fl" 2>/dev/null
+wait "$_fl" 2>/dev/null
+printf 'stray\n' >"$E/plan.csv.tmp-Pp0Pp0"
+dlplan plan -c $C -m $M --global-batch 256 --micro-batch 2 --horizon 3 \
+    -o "$E" >/dev/null 2>&1
+check "plan -o: a stray gone, once its writer is gone too" sh -c "
+    test ! -e '$E/plan.csv.tmp-Pp0Pp0' -a ! -e '$E/launch/worker.sh.tmp-L1veL1' &&
+    test -f '$E/notes.tmp-1' -a -f '$E/launch/my.sh.tmp-12345'"
+
+# --- kill -9 at random moments: old set or new, and nothing left --------
+# Two sets A and B alternate in one directory; each write of the other set
+# is killed (SIGKILL, the dlplan process itself) after a random delay,
+# then the directory must hold the old set or the new one, unless the
+# journal says a rename was under way (the next run finishes it); the
+# next run of that set must succeed and leave exactly that set, with no
+# temporary file.  DLPLAN_OUTSETS_KILLS sets the tries per command.
+KILLS=${DLPLAN_OUTSETS_KILLS:-45}
+# sstate DIR: the files below DIR, each named and then its lines, without
+# the lock and the temporary files, and with the solver's wall time (the
+# one field that differs run to run) blanked.
+sstate() {
+	(cd "$1" && find . -type f ! -name .dlplan.lock \
+	    ! -name '*.tmp-??????' ! -name '*.old-??????' -print |
+	    LC_ALL=C sort | xargs awk 'FNR == 1 { print "== " FILENAME }
+		{ gsub(/"time_s": [0-9.e+-]*/, "\"time_s\": T"); print }')
+}
+# strays DIR: the temporary files below DIR (dlplan's pattern).
+strays() {
+	find "$1" -name '*.tmp-*' -o -name '*.old-*' | grep -cE \
+	    '\.(tmp|old)-[A-Za-z0-9]{6}$'
+}
+# killloop NAME BASE SETA SETB: BASE is a directory to start from; SETA
+# and SETB are commands writing a set into the directory "$K".
+killloop() {
+	_name=$1 _base=$2 _a=$3 _b=$4
+	rm -rf "$TMP/kk"
+	cp -R "$_base" "$TMP/kk"
+	K=$TMP/kk
+	eval "$_a" >/dev/null 2>&1; sstate "$K" >"$TMP/kA"
+	# How long a run takes here: the kills fall anywhere within it.
+	_r0=$(date +%s%N)
+	eval "$_b" >/dev/null 2>&1
+	_r1=$(date +%s%N)
+	sstate "$K" >"$TMP/kB"
+	eval "$_a" >/dev/null 2>&1; sstate "$K" >"$TMP/kA2"
+	check "$_name: the two sets differ, and a set is the same each time" \
+	    sh -c "! cmp -s '$TMP/kA' '$TMP/kB' && cmp '$TMP/kA' '$TMP/kA2'"
+	_t0=$(date +%s)
+	_cur=A _kills=0 _mixed=0 _fail=0 _left=0 _journal=0
+	awk -v n="$KILLS" -v s="$$" -v t="$(((_r1 - _r0) / 1000))" 'BEGIN {
+	    srand(s); if (t < 1000 || t > 1000000) t = 50000
+	    for (i = 0; i < n; i++) printf "%.4f\n", rand() * t * 1.2e-6 }' \
+	    >"$TMP/kdelays"
+	while read -r _d; do
+		if [ $_cur = A ]; then _nx=B _cmd=$_b; else _nx=A _cmd=$_a; fi
+		# The command itself in the background: $! is dlplan.
+		eval "$_cmd >/dev/null 2>&1 &"
+		_p=$!
+		sleep "$_d"
+		kill -KILL "$_p" 2>/dev/null
+		{ wait "$_p"; } 2>/dev/null
+		[ $? -eq 137 ] && _kills=$((_kills + 1))
+		if [ -f "$K/.dlplan-set" ]; then
+			_journal=$((_journal + 1))
+		else
+			sstate "$K" >"$TMP/know"
+			if ! cmp -s "$TMP/know" "$TMP/k$_cur" &&
+			    ! cmp -s "$TMP/know" "$TMP/k$_nx"; then
+				_mixed=$((_mixed + 1))
+				diff "$TMP/k$_cur" "$TMP/know" | head -4 |
+				    sed 's/^/# mixed: /'
+			fi
+		fi
+		if ! eval "$_cmd" >/dev/null 2>"$TMP/kerr"; then
+			_fail=$((_fail + 1))
+			head -2 "$TMP/kerr" | sed 's/^/# failed: /'
+		elif ! sstate "$K" | cmp -s - "$TMP/k$_nx"; then
+			_mixed=$((_mixed + 1))
+		fi
+		_s=$(strays "$K")
+		_left=$((_left + _s))
+		[ -e "$K/.dlplan.lock" ] && _left=$((_left + 1))
+		_cur=$_nx
+	done <"$TMP/kdelays"
+	echo "# $_name: $KILLS tries, $_kills killed, $_journal left a journal, $_mixed mixed, $_fail next runs failed, $_left temporary files left, $(($(date +%s) - _t0)) s"
+	check "$_name killed $_kills times: never mixed" test "$_mixed" -eq 0
+	check "... every next run succeeds" test "$_fail" -eq 0
+	check "... and leaves no temporary file" test "$_left" -eq 0
+}
+if [ -n "${DLPLAN_WRAP:-}" ]; then
+	skip "kill -9 loops" "not under $DLPLAN_WRAP"
+else
+	rm -rf "$TMP/kbase"
+	dlplan plan -c $C -m $M --global-batch 256 --micro-batch 2 \
+	    --horizon 3 -o "$TMP/kbase" >/dev/null 2>&1
+	killloop "emit -o" "$TMP/kbase" \
+	    '"$DLPLAN" emit "$K/plan.json" --launcher torchrun -o "$K" -- python3 train.py' \
+	    '"$DLPLAN" emit "$K/plan.json" --launcher slurm -o "$K" -- python3 train.py'
+	mkdir -p "$TMP/kempty"
+	BH="-c tests/cli/data/budget/hand -m tests/cli/data/budget/model.csv --global-batch 8 --budget 5 --tradeoff 1000 -q"
+	killloop "plan --budget -o" "$TMP/kempty" \
+	    '"$DLPLAN" plan $BH --slots 3 -o "$K"' \
+	    '"$DLPLAN" plan $BH --slots 2 -o "$K"'
+fi
