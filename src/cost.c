@@ -846,27 +846,30 @@ overlapped_time(const struct dl_costctx *x, const struct dl_plan *p,
 	return T + delay;
 }
 
-double
-cost_optimizer_step(const struct dl_costctx *x, int node, double params)
+/*
+ * The optimizer step of the GPU whose share of the parameters is largest
+ * against its memory bandwidth: Adam reads and writes its state
+ * (optimizer_bytes) and touches the weights and gradients once each,
+ * memory-bound (dlplan(1) ALGORITHMS, Overlap).  0 on GPUs with no memory
+ * bandwidth known.
+ */
+static double
+optimizer_time(const struct dl_costctx *x, const struct dl_plan *p)
 {
-	double bw = x->membw[node] * (1 - x->uhat[node]);
-
-	return bw > 0 ? params * (2 * x->obytes + x->wbytes) / bw : 0;
-}
-
-double
-cost_optimizer_time(const struct dl_costctx *x, const struct dl_plan *p)
-{
+	double bytes = 2 * x->obytes + x->wbytes;
 	double worst = 0, shards = x->o->optimizer == OPTIM_SHARDED &&
 	    p->ngroups > 0 ? (double)p->ngroups : 1;
 
 	for (int g = 0; g < p->ngroups; g++)
 		for (int s = 0; s < p->groups[g].nstages; s++) {
 			const struct dl_stage *st = &p->groups[g].stages[s];
+			double bw = x->membw[st->node] *
+			    (1 - x->uhat[st->node]);
 
-			worst = fmax(worst, cost_optimizer_step(x, st->node,
-			    cost_range_params(x, st->first, st->last) /
-			    st->ngpus / shards));
+			if (bw > 0)
+				worst = fmax(worst, cost_range_params(x,
+				    st->first, st->last) / st->ngpus / shards *
+				    bytes / bw);
 		}
 	return worst;
 }
@@ -986,7 +989,7 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 		est->iteration_s = overlapped_time(x, p, base, in, acc);
 		est->sync_s = est->iteration_s - est->pipeline_s;
 	}
-	est->optimizer_s = cost_optimizer_time(x, p);
+	est->optimizer_s = optimizer_time(x, p);
 	est->iteration_s += est->optimizer_s;
 	est->lower_bound_s = cost_lower_bound(x);
 	est->efficiency = est->lower_bound_s / est->iteration_s;

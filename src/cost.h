@@ -128,19 +128,6 @@ struct dl_costctx {
 #define COST_MEM_PASSES 8.0
 
 /*
- * The optimizer step of the GPU whose share of the parameters is largest
- * against its memory bandwidth: Adam reads and writes its state
- * (optimizer_bytes) and touches the weights and gradients once each,
- * memory-bound (dlplan(1) ALGORITHMS, Cost model).  0 on GPUs with no
- * memory bandwidth known.
- */
-double cost_optimizer_time(const struct dl_costctx *x,
-    const struct dl_plan *p);
-/* The optimizer step of one GPU of node that updates params parameters. */
-double cost_optimizer_step(const struct dl_costctx *x, int node,
-    double params);
-
-/*
  * The fewest bytes of weights, gradients and optimizer state a parameter
  * takes in any plan under x's options (sharded state over one group per
  * GPU at the most): what the search's memory bounds may assume.
