@@ -394,3 +394,159 @@ pipe_lower(int S, long m, const double *f, const double *b,
 	}
 	return lb;
 }
+
+/*
+ * The order of Megatron-LM's interleaved schedule (d98e8a64,
+ * megatron/core/pipeline_parallel/schedules.py): get_schedule_table()
+ * (lines 989-1016) lists the virtual micro-batches k = 0 .. m v - 1 as
+ * (micro-batch, chunk) pairs, in groups of S micro-batches (the default
+ * microbatch_group_size_per_vp_stage, model_parallel_config.py:567-568)
+ * taken chunk by chunk; the last group holds what is left.
+ */
+static void
+vp_table(int S, int v, long m, long *mb, int *ck)
+{
+	long k = 0;
+
+	for (long lo = 0; lo < m; lo += S) {
+		long hi = lo + S >= m ? m : lo + S;
+
+		for (int c = 0; c < v; c++)
+			for (long i = lo; i < hi; i++, k++) {
+				mb[k] = i;
+				ck[k] = c;
+			}
+	}
+}
+
+long
+pipe_vwarmup(int S, int v, long m, int r)
+{
+	long w = v > 1 ? 2L * (S - r - 1) + (long)(v - 1) * S :
+	    (long)(S - r - 1);
+
+	return w < m * v ? w : m * v;
+}
+
+/*
+ * The k-th operation of rank r (get_pp_rank_microbatches(), lines
+ * 929-986, and the loops of forward_backward_pipelining_with_
+ * interleaving()): w warm-up forwards, then a forward and a backward
+ * alternately, then the remaining backwards.  Forward j is the table's
+ * pair j, backward j its micro-batch in chunk v - 1 - its chunk
+ * (get_model_chunk_id(), lines 1244-1249).  With v = 1 this is the
+ * plain 1F1B order of op_of().
+ */
+static void
+vop_of(int S, int v, long m, int r, long k, const long *mb, const int *ck,
+    int *back, long *i, int *c)
+{
+	long n = m * v, w = pipe_vwarmup(S, v, m, r), j;
+
+	if (k < w) {
+		*back = 0;
+		j = k;
+	} else if (k < w + 2 * (n - w)) {
+		*back = (int)((k - w) % 2);
+		j = *back ? (k - w) / 2 : w + (k - w) / 2;
+	} else {
+		*back = 1;
+		j = k - n;
+	}
+	*i = mb[j];
+	*c = *back ? v - 1 - ck[j] : ck[j];
+}
+
+double
+pipe_vmakespan(int S, int v, long m, const double *f, const double *b,
+    const double *xf, const double *xb, int wait)
+{
+	size_t n, at;
+	double *fe, *be, *lane, end = 0;
+	long *next, *mb, left;
+	int *ck;
+
+	if (S < 1 || v < 1 || m < 1)
+		return 0;
+	if ((double)S * v * (double)m > PIPE_VMAX)
+		return -1;
+	n = (size_t)S * (size_t)v * (size_t)m;
+	fe = xcalloc(n, sizeof(double));
+	be = xcalloc(n, sizeof(double));
+	lane = xcalloc((size_t)S, sizeof(double));
+	next = xcalloc((size_t)S, sizeof(long));
+	mb = xcalloc((size_t)m * (size_t)v, sizeof(long));
+	ck = xcalloc((size_t)m * (size_t)v, sizeof(int));
+	vp_table(S, v, m, mb, ck);
+	for (size_t i = 0; i < n; i++)
+		fe[i] = be[i] = -1;
+	left = 2 * m * v * S;
+	/* Rounds as in simulate(): a rank blocks only on another. */
+	while (left > 0) {
+		long ran = 0;
+
+		for (int r = 0; r < S; r++) {
+			while (next[r] < 2 * m * v) {
+				int back, c, o;
+				long i;
+				double ready, x, start;
+
+				vop_of(S, v, m, r, next[r], mb, ck, &back, &i,
+				    &c);
+				o = c * S + r;
+				at = (size_t)o * (size_t)m + (size_t)i;
+				if (!back && o > 0) {
+					/* Virtual stage o - 1: the rank before,
+					 * or the last rank's previous chunk. */
+					ready = fe[at - (size_t)m];
+					x = xf[o - 1];
+				} else if (back && o + 1 < S * v) {
+					ready = be[at + (size_t)m];
+					x = xb[o];
+				} else {
+					ready = 0;
+					x = 0;
+				}
+				if (ready < 0)
+					break;
+				start = wait ? fmax(lane[r], ready) + x :
+				    fmax(lane[r], ready + x);
+				if (back)
+					lane[r] = be[at] = start + b[o];
+				else
+					lane[r] = fe[at] = start + f[o];
+				next[r]++;
+				ran++;
+			}
+		}
+		left -= ran;
+		if (ran == 0) {
+			end = HUGE_VAL;
+			break;
+		}
+	}
+	for (int r = 0; r < S && end != HUGE_VAL; r++)
+		end = fmax(end, lane[r]);
+	free(fe);
+	free(be);
+	free(lane);
+	free(next);
+	free(mb);
+	free(ck);
+	return end;
+}
+
+double
+pipe_vlane(int S, int v, const double *f, const double *b)
+{
+	double most = 0;
+
+	for (int r = 0; r < S; r++) {
+		double t = 0;
+
+		for (int c = 0; c < v; c++)
+			t += f[c * S + r] + b[c * S + r];
+		most = fmax(most, t);
+	}
+	return most;
+}

@@ -77,4 +77,32 @@ double pipe_fill(int S, const double *f, const double *b, const double *xf,
 double pipe_lower(int S, long m, const double *f, const double *b,
     const double *xf, const double *xb);
 
+/*
+ * The interleaved 1F1B schedule (virtual pipeline stages, Megatron-LM's
+ * --num-virtual-stages-per-pipeline-rank v).  Rank r of S holds v model
+ * chunks; virtual stage o = c S + r (chunk c of rank r) runs after o - 1,
+ * so the activations go round the ranks v times.  f[o] and b[o] are the
+ * compute of virtual stage o, xf[o] the transfer from o to o + 1 and
+ * xb[o] the one back (o < S v - 1; xf[c S + S - 1] is the last rank's
+ * send to rank 0).  Each rank runs Megatron's order (pipesched.c,
+ * vop_of()): pipe_vwarmup() forwards, then a forward and a backward
+ * alternately, then the rest of the backwards.  With wait set the
+ * transfers are on the receiving lane as above; without it they run under
+ * compute, as Megatron's interleaved schedule posts its receives ahead
+ * (--overlap-p2p-comm, on by default): an operation starts at max(its
+ * lane is free, its input's producer ended + the transfer).  With v = 1
+ * the order is plain 1F1B, and with wait set the result is
+ * pipe_makespan()'s to the last bit.  The event simulation takes
+ * O(S v m) time and memory: -1 when S v m > PIPE_VMAX.
+ */
+#define PIPE_VMAX 4194304.0
+double pipe_vmakespan(int S, int v, long m, const double *f, const double *b,
+    const double *xf, const double *xb, int wait);
+/* The forwards rank r runs before its first backward: min(m v, 2 (S - r
+ * - 1) + (v - 1) S) for v > 1, min(m, S - r - 1) for v = 1. */
+long pipe_vwarmup(int S, int v, long m, int r);
+/* The most compute one rank does for one micro-batch, max_r sum_c (f +
+ * b): m times it is a lower bound on pipe_vmakespan() without wait. */
+double pipe_vlane(int S, int v, const double *f, const double *b);
+
 #endif
