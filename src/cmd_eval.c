@@ -329,10 +329,15 @@ print_table(const struct ev *v, int baselines)
 			ct += gr->stages[s].compute_s;
 			cc += gr->stages[s].p2p_s;
 		}
-		printf("\ngroup %d    %ld micro-batch%s, %d stage%s: T_g %s s "
+		char vs[64] = "";
+
+		if (PLAN_VSTAGES(gr) > 1)
+			snprintf(vs, sizeof(vs), " of %d interleaved chunks",
+			    PLAN_VSTAGES(gr));
+		printf("\ngroup %d    %ld micro-batch%s, %d stage%s%s: T_g %s s "
 		    "= compute %s + p2p %s + steady-state %s%s\n", g,
 		    gr->micro_batches, gr->micro_batches == 1 ? "" : "es",
-		    gr->nstages, gr->nstages == 1 ? "" : "s",
+		    gr->nstages, gr->nstages == 1 ? "" : "s", vs,
 		    fmt_s(a, gr->time_s), fmt_s(b, ct), fmt_s(c, cc),
 		    fmt_s(d, gr->time_s - ct - cc),
 		    g == E->slowest_group && p->ngroups > 1 ? " (slowest)" : "");
@@ -346,6 +351,9 @@ print_table(const struct ev *v, int baselines)
 	if (isnan(E->simulated_s))
 		printf("simulated  1F1B  not run (more than %ld stage "
 		    "micro-batches over all groups)\n", TL_SIM_MAX);
+	else if (E->simulated_s < 0)
+		printf("simulated  1F1B  not run (the plan interleaves; the "
+		    "replay is of plain 1F1B)\n");
 	else
 		printf("simulated  1F1B  %s s pipeline phase (%+.3f %% from "
 		    "the model's)\n", fmt_s(a, E->simulated_s),
@@ -435,6 +443,10 @@ simulated_end(const struct dl_plan *p, const struct dl_model *m)
 
 	if (!timeline_fits(p, TL_SIM_MAX))
 		return NAN;
+	/* timeline.c replays plain 1F1B only; -1: not run, interleaved. */
+	for (int g = 0; g < p->ngroups; g++)
+		if (PLAN_VSTAGES(&p->groups[g]) > 1)
+			return -1;
 
 	for (int g = 0; g < p->ngroups; g++) {
 		struct tl_sim sm;
@@ -512,7 +524,11 @@ cmd_eval(const struct dl_cmd *cmd, int argc, char **argv)
 	rc = evaluate(&v, baselines, &e);
 	if (rc == DL_OK)
 		v.p.est.simulated_s = simulated_end(&v.p, &v.m);
-	if (rc == DL_OK && svg && !timeline_fits(&v.p, TL_SVG_MAX))
+	if (rc == DL_OK && svg && v.p.est.simulated_s < 0)
+		rc = dl_seterr(&e, DL_EDATA, v.plan_path, 0, 0, "--svg draws "
+		    "the plain 1F1B schedule, and the plan interleaves "
+		    "(virtual_stages)");
+	else if (rc == DL_OK && svg && !timeline_fits(&v.p, TL_SVG_MAX))
 		rc = dl_seterr(&e, DL_EDATA, v.plan_path, 0, 0, "too many "
 		    "passes to draw with --svg (more than %ld stage "
 		    "micro-batches over all groups)", TL_SVG_MAX);

@@ -76,9 +76,14 @@ print_table(const struct dl_plan *p, const struct dl_costctx *x,
 	const struct dl_group *g0 = &p->groups[0];
 	const struct dl_estimate *E = &p->est;
 
-	printf("megatron  TP %d, PP %d, DP %d: %ld GPUs; micro-batch %ld, "
+	char vs[48] = "";
+
+	if (PLAN_VSTAGES(g0) > 1)
+		snprintf(vs, sizeof(vs), " (%d interleaved chunks each)",
+		    PLAN_VSTAGES(g0));
+	printf("megatron  TP %d, PP %d%s, DP %d: %ld GPUs; micro-batch %ld, "
 	    "%ld per replica, global batch %ld\n", g0->stages[0].ngpus,
-	    g0->nstages, p->ngroups, plan_ranks(p), p->opts.micro_batch,
+	    g0->nstages, vs, p->ngroups, plan_ranks(p), p->opts.micro_batch,
 	    g0->micro_batches, p->opts.global_batch);
 	printf("savers    attention %s, recompute %s, optimizer %s, %s\n",
 	    plan_attention_names[p->opts.attention],

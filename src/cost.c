@@ -651,6 +651,122 @@ cost_sync_bound(const struct dl_costctx *x, struct dl_sitebound *sb,
 	return worst * (1 - 1e-9);
 }
 
+/* Whether layers k and l cost the same in every column the model prices. */
+static int
+alike(const struct dl_costctx *x, int k, int l)
+{
+	return x->lay_flops[k] == x->lay_flops[l] &&
+	    x->lay_mem[k] == x->lay_mem[l] &&
+	    x->lay_keep[k] == x->lay_keep[l] &&
+	    x->lay_rcf[k] == x->lay_rcf[l] &&
+	    cost_range_params(x, k, k) == cost_range_params(x, l, l) &&
+	    cost_range_tp(x, k, k) == cost_range_tp(x, l, l) &&
+	    cost_range_fwd(x, k, k) == cost_range_fwd(x, l, l) &&
+	    x->m->layers[k].act_mb == x->m->layers[l].act_mb;
+}
+
+int
+cost_vp_layout(const struct dl_costctx *x, const struct dl_group *gr,
+    int v, int *cf, int *cl, struct dl_err *e)
+{
+	int S = gr->nstages, L = (int)x->m->nlayers, b0 = -1, N = 0;
+	int *bl;
+	long m = gr->micro_batches;
+
+	if (S < 2)
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the interleaved "
+		    "schedule (%d virtual stages) needs a pipeline of 2 "
+		    "stages or more; the group has %d", v, S);
+	if (m < S || m % S != 0)
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the interleaved "
+		    "schedule runs micro-batches in groups of the %d stages "
+		    "(Megatron-LM's microbatch_group_size_per_vp_stage); %ld "
+		    "micro-batches a replica is not a multiple of %d", S, m,
+		    S);
+	if ((double)S * v * (double)m > PIPE_VMAX)
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the interleaved "
+		    "schedule of %d stages, %d chunks and %ld micro-batches "
+		    "has more than %.0f operations to simulate", S, v, m,
+		    PIPE_VMAX);
+	for (int l = 0; l < L; l++) {
+		if (!x->blk[l])
+			continue;
+		if (b0 < 0)
+			b0 = l;
+		else if (!x->blk[l - 1])
+			return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the "
+			    "interleaved schedule needs the model's "
+			    "transformer blocks in consecutive rows; row %d "
+			    "is not one", l - 1);
+		else if (!alike(x, b0, l))
+			return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the "
+			    "interleaved schedule needs transformer blocks "
+			    "that are alike; layer %d ('%s') differs from "
+			    "layer %d ('%s')", l, x->m->layers[l].name, b0,
+			    x->m->layers[b0].name);
+	}
+	bl = xcalloc((size_t)S + 1, sizeof(int));
+	for (int s = 0; s < S; s++) {
+		const struct dl_stage *st = &gr->stages[s];
+		int n = model_blocks(x->m, st->first, st->last);
+
+		if (n < v || n % v != 0) {
+			free(bl);
+			return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the "
+			    "interleaved schedule splits each stage's blocks "
+			    "into %d chunks; stage %d holds %d block%s", v, s,
+			    n, n == 1 ? "" : "s");
+		}
+		bl[s + 1] = bl[s] + n / v;
+	}
+	N = bl[S];
+	for (int c = 0; c < v && cf != NULL; c++)
+		for (int s = 0; s < S; s++) {
+			int o = c * S + s, a = b0 + c * N + bl[s];
+
+			cf[o] = o == 0 ? 0 : a;
+			cl[o] = o == S * v - 1 ? L - 1 : a + bl[s + 1] - bl[s] - 1;
+		}
+	free(bl);
+	return DL_OK;
+}
+
+/*
+ * A chunk's own stage: layers [first, last] of stage st, its share of
+ * st's recomputed blocks (cost_stage_rc() over v chunks).
+ */
+static struct dl_stage
+chunk_of(const struct dl_costctx *x, const struct dl_stage *st, int v,
+    int first, int last)
+{
+	struct dl_stage c = *st;
+
+	c.first = first;
+	c.last = last;
+	c.recompute = cost_stage_rc(x, st) / v;
+	c.rc_set = 1;
+	return c;
+}
+
+/* A group's interleaved inputs; v 1 and NULL arrays: the plain schedule. */
+struct vpin {
+	int v;
+	int *cf, *cl;			/* chunk layers, S v each */
+	double *f, *b, *xf, *xb;	/* pipe_vmakespan()'s, S v each */
+	double *bend;			/* and its bend, S v */
+};
+
+static void
+vpin_free(struct vpin *vp, int n)
+{
+	for (int g = 0; g < n && vp != NULL; g++) {
+		free(vp[g].cf);
+		free(vp[g].cl);
+		free(vp[g].f);
+	}
+	free(vp);
+}
+
 /*
  * Memory rows of the cost model: fill mem_bytes of every stage and report the
  * first GPU (plan order) that does not fit.
@@ -669,10 +785,11 @@ eval_memory(const struct dl_costctx *x, struct dl_plan *p, struct dl_err *e)
 
 			st->mem_bytes = 0;
 			for (int d = 0; d < st->ngpus; d++) {
-				double need = cost_stage_memory_rc(x,
+				double need = cost_stage_memory_vp(x,
 				    st->first, st->last, st->tp_share[d],
 				    s + 1, gr->nstages, gr->micro_batches,
-				    cost_stage_rc(x, st), p->ngroups);
+				    cost_stage_rc(x, st), p->ngroups,
+				    PLAN_VSTAGES(gr));
 
 				if (need > st->mem_bytes)
 					st->mem_bytes = need;
@@ -756,20 +873,69 @@ stage_compute_shares(const struct dl_costctx *x, const struct dl_stage *st)
 }
 
 /*
- * Every group's T_g and steady period from its 1F1B inputs (in: f, b, xf
- * and xb of cost_pipe_inputs(), n stages each).  base[g] is the index of
- * g's first stage.
+ * The interleaved inputs of group g (vp->v > 1, vp->cf and vp->cl set):
+ * each chunk's compute split into forward and backward as a stage's is,
+ * and the transfers of the stage boundaries in from the plain inputs
+ * (in: f, b, xf, xb of cost_pipe_inputs(), n stages each): every chunk
+ * crosses boundary s the same way, and the last stage's own slot, s = S
+ * - 1, holds its send to the first stage.
  */
 static void
-pipe_times(struct dl_plan *p, const int *base, const double *in)
+vp_fill(const struct dl_costctx *x, const struct dl_plan *p, int g,
+    const int *base, const double *in, struct vpin *vp)
+{
+	const struct dl_group *gr = &p->groups[g];
+	int S = gr->nstages, v = vp->v, n = base[p->ngroups];
+	const double *xf = in + 2 * n, *xb = in + 3 * n;
+
+	vp->f = xcalloc(5 * (size_t)S * (size_t)v, sizeof(double));
+	vp->b = vp->f + S * v;
+	vp->xf = vp->b + S * v;
+	vp->xb = vp->xf + S * v;
+	vp->bend = vp->xb + S * v;
+	for (int o = 0; o < S * v; o++) {
+		int s = o % S;
+		struct dl_stage ch = chunk_of(x, &gr->stages[s], v, vp->cf[o],
+		    vp->cl[o]);
+		double t = stage_compute_shares(x, &ch), share;
+
+		cost_stage_flops_rc(x, ch.first, ch.last, ch.recompute, &share);
+		vp->f[o] = t * share;
+		vp->b[o] = t - vp->f[o];
+		if (o + 1 < S * v) {
+			vp->xf[o] = xf[base[g] + s];
+			vp->xb[o] = xb[base[g] + s];
+		}
+	}
+}
+
+/*
+ * Every group's T_g and steady period from its 1F1B inputs (in: f, b, xf
+ * and xb of cost_pipe_inputs(), n stages each), or from its interleaved
+ * ones (vp[g].v > 1: pipe_vmakespan(), transfers under compute, and as
+ * its period the busiest rank's compute per micro-batch).  base[g] is
+ * the index of g's first stage.
+ */
+static void
+pipe_times(struct dl_plan *p, const int *base, const double *in,
+    struct vpin *vp)
 {
 	int n = base[p->ngroups];
 	const double *f = in, *b = in + n, *xf = in + 2 * n, *xb = in + 3 * n;
 
 	for (int g = 0; g < p->ngroups; g++) {
 		struct dl_group *gr = &p->groups[g];
+		struct vpin *w = &vp[g];
 		int o = base[g];
 
+		if (w->v > 1) {
+			gr->time_s = pipe_vmakespan(gr->nstages, w->v,
+			    gr->micro_batches, w->f, w->b, w->xf, w->xb, 0,
+			    w->bend);
+			gr->period_s = pipe_vlane(gr->nstages, w->v, w->f,
+			    w->b);
+			continue;
+		}
 		gr->time_s = pipe_makespan(gr->nstages, gr->micro_batches,
 		    f + o, b + o, xf + o, xb + o, NULL, NULL);
 		gr->period_s = pipe_period(gr->nstages, f + o, b + o, xf + o,
@@ -778,9 +944,11 @@ pipe_times(struct dl_plan *p, const int *base, const double *in)
 }
 
 /* The largest of the groups' lower bounds on their makespans
- * (pipe_lower()), from the inputs pipe_times() takes. */
+ * (pipe_lower(); m pipe_vlane() for an interleaved group), from the
+ * inputs pipe_times() takes. */
 static double
-pipe_bound(const struct dl_plan *p, const int *base, const double *in)
+pipe_bound(const struct dl_plan *p, const int *base, const double *in,
+    const struct vpin *vp)
 {
 	int n = base[p->ngroups];
 	const double *f = in, *b = in + n, *xf = in + 2 * n, *xb = in + 3 * n;
@@ -790,11 +958,52 @@ pipe_bound(const struct dl_plan *p, const int *base, const double *in)
 		const struct dl_group *gr = &p->groups[g];
 		int o = base[g];
 
-		lb = fmax(lb, pipe_lower(gr->nstages, gr->micro_batches,
-		    f + o, b + o, xf + o, xb + o));
+		if (vp[g].v > 1)
+			lb = fmax(lb, (double)gr->micro_batches *
+			    pipe_vlane(gr->nstages, vp[g].v, vp[g].f,
+			    vp[g].b));
+		else
+			lb = fmax(lb, pipe_lower(gr->nstages,
+			    gr->micro_batches, f + o, b + o, xf + o, xb + o));
 	}
 	/* Rounding must never make the bound pass the makespan. */
 	return lb * (1 - 1e-9);
+}
+
+/*
+ * The overlap of an interleaved rank s (vp->v chunks of one size): its
+ * reduction rs is the chunks' in equal parts, and chunk c's starts when
+ * its last backward ends (vp->bend, from the simulation); one after the
+ * other on the rank's link, from the last chunk, which finishes first,
+ * to chunk 0, whose part hides bucket by bucket under its own last
+ * backward as a plain stage's does.  When the reduction ends.
+ */
+static double
+vp_reduced(const struct vpin *vp, int S, int s, double rs, double nb)
+{
+	double part = rs / vp->v, t = 0, e0 = vp->bend[s];
+
+	for (int c = vp->v - 1; c >= 1; c--)
+		t = fmax(t, vp->bend[c * S + s]) + part;
+	return fmax(e0 + fmax(part / nb, part - vp->b[s]), t + part);
+}
+
+/*
+ * Its all-gather ag of the updated parameters before the next
+ * iteration: chunk 0's part hides under its first forward less the way
+ * down to rank s (as a plain stage's), the other chunks' under the
+ * forwards of chunk 0 before them, S micro-batches of the warm-up at
+ * least.  What does not hide delays T.
+ */
+static double
+vp_gathered(const struct vpin *vp, int S, int s, double ag, double nb)
+{
+	double part = ag / vp->v, fill = 0;
+
+	for (int j = 0; j < s; j++)
+		fill += vp->f[j] + vp->xf[j];
+	return fmax(fmax(part / nb, part - vp->f[s]),
+	    ag - S * vp->f[s]) - fill;
 }
 
 /*
@@ -812,7 +1021,8 @@ pipe_bound(const struct dl_plan *p, const int *base, const double *in)
  */
 static double
 overlapped_time(const struct dl_costctx *x, const struct dl_plan *p,
-    const int *base, const double *in, const double *acc)
+    const int *base, const double *in, const double *acc,
+    const struct vpin *vp)
 {
 	int n = base[p->ngroups];
 	const double *f = in, *b = in + n, *xf = in + 2 * n, *xb = in + 3 * n;
@@ -834,6 +1044,14 @@ overlapped_time(const struct dl_costctx *x, const struct dl_plan *p,
 
 			if (nb < 1)
 				nb = 1;
+			if (vp[g].v > 1) {
+				T = fmax(T, vp_reduced(&vp[g], gr->nstages, s,
+				    rs, nb));
+				if (ag > 0)
+					delay = fmax(delay, vp_gathered(&vp[g],
+					    gr->nstages, s, ag, nb));
+				continue;
+			}
 			T = fmax(T, gr->time_s - cool + fmax(rs / nb,
 			    rs - b[i]));
 			if (ag > 0)
@@ -888,8 +1106,9 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 {
 	struct dl_estimate *est = &p->est;
 	size_t cap = 0;
-	int *base = xcalloc(p->ngroups + 1, sizeof(int)), rc, n;
+	int *base = xcalloc(p->ngroups + 1, sizeof(int)), rc = DL_OK, n;
 	double *acc, *in, mu = (double)x->o->micro_batch;
+	struct vpin *vp = xcalloc((size_t)p->ngroups + 1, sizeof(*vp));
 
 	plan_clear_results(p);
 	for (int g = 0; g < p->ngroups; g++)
@@ -898,19 +1117,50 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 	acc = xcalloc(n + 1, sizeof(double));
 	in = xcalloc(4 * (size_t)n + 1, sizeof(double));
 
-	/* Stage compute, and the pipeline phase: S bytes each way. */
+	/* The chunks of the interleaved groups (cost_vp_layout()). */
+	for (int g = 0; g < p->ngroups && rc == DL_OK; g++) {
+		const struct dl_group *gr = &p->groups[g];
+		size_t nc = (size_t)gr->nstages * (size_t)PLAN_VSTAGES(gr);
+
+		vp[g].v = PLAN_VSTAGES(gr);
+		if (vp[g].v == 1)
+			continue;
+		vp[g].cf = xcalloc(nc, sizeof(int));
+		vp[g].cl = xcalloc(nc, sizeof(int));
+		rc = cost_vp_layout(x, gr, vp[g].v, vp[g].cf, vp[g].cl, e);
+	}
+	if (rc != DL_OK)
+		goto out;
+
+	/*
+	 * Stage compute, and the pipeline phase: S bytes each way.  An
+	 * interleaved stage's compute is its chunks', and its last stage
+	 * sends to its first (the bytes of its first chunk's boundary).
+	 */
 	for (int g = 0; g < p->ngroups; g++) {
 		struct dl_group *gr = &p->groups[g];
+		const struct vpin *w = &vp[g];
 
 		for (int s = 0; s < gr->nstages; s++) {
 			struct dl_stage *st = &gr->stages[s];
+			int last = w->v > 1 ? w->cl[s] : st->last;
 
-			st->compute_s = stage_compute_shares(x, st);
+			st->compute_s = 0;
+			for (int c = 0; c < w->v && w->v > 1; c++) {
+				struct dl_stage ch = chunk_of(x, st, w->v,
+				    w->cf[c * gr->nstages + s],
+				    w->cl[c * gr->nstages + s]);
+
+				st->compute_s += stage_compute_shares(x, &ch);
+			}
+			if (w->v == 1)
+				st->compute_s = stage_compute_shares(x, st);
 			st->p2p_s = 0;
-			if (s + 1 == gr->nstages)
+			if (s + 1 == gr->nstages && w->v == 1)
 				continue;
-			double S = mu * x->m->layers[st->last].act_mb * 1e6;
-			int a = st->node, b = gr->stages[s + 1].node;
+			double S = mu * x->m->layers[last].act_mb * 1e6;
+			int a = st->node, b = gr->stages[(s + 1) %
+			    gr->nstages].node;
 
 			add_flow(p, &cap, DL_PHASE_PIPE, g, s, 0, a, b, S);
 			add_flow(p, &cap, DL_PHASE_PIPE, g, s, 1, b, a, S);
@@ -922,9 +1172,13 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 
 		p->groups[f->a].stages[f->b].p2p_s += f->expected_s;
 	}
-	if (rc == DL_OK)
+	if (rc == DL_OK) {
 		cost_pipe_inputs(x, p, base, in, in + n, in + 2 * n,
 		    in + 3 * n);
+		for (int g = 0; g < p->ngroups; g++)
+			if (vp[g].v > 1)
+				vp_fill(x, p, g, base, in, &vp[g]);
+	}
 
 	/*
 	 * With a cut, the sync goes first, against the pipelines' lower
@@ -934,7 +1188,7 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 	*over = 0;
 	est->sync_s = 0;
 	if (rc == DL_OK && cut > 0) {
-		double pl = pipe_bound(p, base, in);
+		double pl = pipe_bound(p, base, in, vp);
 
 		if (pl > cut)
 			*over = 1;
@@ -950,7 +1204,7 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 	 */
 	est->slowest_group = 0;
 	if (rc == DL_OK)
-		pipe_times(p, base, in);
+		pipe_times(p, base, in, vp);
 	for (int g = 0; g < p->ngroups && rc == DL_OK; g++) {
 		struct dl_group *gr = &p->groups[g];
 		double ct = 0, cc = 0;
@@ -986,7 +1240,7 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 				est->sync_s = acc[i];
 		est->iteration_s = est->pipeline_s + est->sync_s;
 	} else {
-		est->iteration_s = overlapped_time(x, p, base, in, acc);
+		est->iteration_s = overlapped_time(x, p, base, in, acc, vp);
 		est->sync_s = est->iteration_s - est->pipeline_s;
 	}
 	est->optimizer_s = optimizer_time(x, p);
@@ -1000,6 +1254,7 @@ out:
 	free(base);
 	free(acc);
 	free(in);
+	vpin_free(vp, p->ngroups);
 	return rc;
 }
 

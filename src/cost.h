@@ -207,6 +207,21 @@ cost_unit_time(const struct dl_costctx *x, int node, int k, double flops,
 	cost_unit_init(x, node, k, &u);
 	return cost_unit_t(&u, flops, tp);
 }
+/*
+ * The layers of every model chunk of group gr under the interleaved
+ * schedule with v >= 2 chunks a stage (dlplan(1) ALGORITHMS, Interleaved
+ * schedule): Megatron-LM's assignment, stage s holding n_s transformer
+ * blocks in v chunks of n_s / v; chunk c of stage s (virtual stage c S +
+ * s) holds the blocks from c sum_j n_j / v + sum_{j<s} n_j / v on, the
+ * rows before the first block go with the first chunk and those after
+ * the last block with the last.  cf[c S + s] and cl[c S + s] receive the
+ * first and last layer (NULL: only checked).  DL_EINFEAS with e set when
+ * the schedule does not apply: fewer than 2 stages, micro-batches not a
+ * multiple of the stages, a stage's blocks not a multiple of v, blocks
+ * not consecutive or not alike, or more than PIPE_VMAX operations.
+ */
+int cost_vp_layout(const struct dl_costctx *x, const struct dl_group *gr,
+    int v, int *cf, int *cl, struct dl_err *e);
 /* t_sigma for layers [first, last] on k GPUs of node n, micro-batch mu. */
 double cost_stage_compute(const struct dl_costctx *x, int node, int k,
     int first, int last);
@@ -232,6 +247,10 @@ double cost_stage_memory_dp(const struct dl_costctx *x, int first, int last,
  */
 double cost_stage_memory_rc(const struct dl_costctx *x, int first, int last,
     double phi, int p, int S, long m, int nrc, long dp);
+/* The same for a rank of the interleaved schedule with v chunks
+ * (pipesched.h): more micro-batches are held at once. */
+double cost_stage_memory_vp(const struct dl_costctx *x, int first, int last,
+    double phi, int p, int S, long m, int nrc, long dp, int v);
 /* FLOPs per sample (fwd + bwd + recomputation) of layers [first, last]
  * when their first nrc blocks are recomputed, and the forward's share. */
 double cost_stage_flops_rc(const struct dl_costctx *x, int first, int last,

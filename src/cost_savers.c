@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "pipesched.h"
 
 /* Knuth's TwoSum: s + err == a + b exactly. */
 static void
@@ -272,6 +273,27 @@ held_mb(int p, int S, long m)
 	return held < 0 ? 0 : (double)held;
 }
 
+/*
+ * The same under the interleaved schedule with v chunks a rank: its
+ * warm-up forwards and the one of the first steady step, each a chunk,
+ * v chunks a micro-batch (pipe_vwarmup()).  On the first rank that is
+ * S (1 + (S - 1) / (S v)) micro-batches, Megatron-LM's
+ * interleaved_schedule_memory_penalty (theoretical_memory_usage.py at
+ * d98e8a64).
+ */
+static double
+held_vmb(int p, int S, long m, int v)
+{
+	long w;
+
+	if (v <= 1)
+		return held_mb(p, S, m);
+	w = pipe_vwarmup(S, v, m, p - 1);
+	if (w < m * v)
+		w++;
+	return (double)w / v;
+}
+
 /* The tied embedding's copy on the last stage of a pipeline that does not
  * hold the embedding itself. */
 static double
@@ -324,6 +346,13 @@ double
 cost_stage_memory_rc(const struct dl_costctx *x, int first, int last,
     double phi, int p, int S, long m, int nrc, long dp)
 {
+	return cost_stage_memory_vp(x, first, last, phi, p, S, m, nrc, dp, 1);
+}
+
+double
+cost_stage_memory_vp(const struct dl_costctx *x, int first, int last,
+    double phi, int p, int S, long m, int nrc, long dp, int v)
+{
 	double mu = (double)x->o->micro_batch, act = 0;
 	int left = nrc;
 
@@ -337,7 +366,7 @@ cost_stage_memory_rc(const struct dl_costctx *x, int first, int last,
 			act += rc ? x->lay_keep[l] : x->lay_mem[l];
 		}
 	}
-	act *= held_mb(p, S, m) * mu;
+	act *= held_vmb(p, S, m, v) * mu;
 	if (nrc > 0)
 		act += mu * x->rc_transient;
 	return state_bytes(x, dp, S) * (cost_range_params(x, first, last) +
@@ -382,12 +411,16 @@ cost_decide_rc(const struct dl_costctx *x, struct dl_plan *p, int how)
 
 			for (int d = 0; d < st->ngpus; d++)
 				phi = fmax(phi, st->tp_share[d]);
+			/* Interleaved: each of the v chunks recomputes as
+			 * many (Megatron's --recompute-num-layers). */
 			if (x->rc_fold)
-				while (n < nb && cost_stage_memory_rc(x,
+				while (n < nb && cost_stage_memory_vp(x,
 				    st->first, st->last, phi, s + 1,
 				    gr->nstages, gr->micro_batches, n,
-				    p->ngroups) > cap)
-					n++;
+				    p->ngroups, PLAN_VSTAGES(gr)) > cap)
+					n += PLAN_VSTAGES(gr);
+			if (n > nb)
+				n = nb;
 			st->recompute = n;
 			st->rc_set = 1;
 			if (n > most)

@@ -25,7 +25,8 @@ same_shape(const struct dl_plan *p, int g, int k)
 {
 	const struct dl_group *a = &p->groups[0], *b = &p->groups[g];
 
-	if (b->nstages != a->nstages || b->micro_batches != a->micro_batches)
+	if (b->nstages != a->nstages || b->micro_batches != a->micro_batches ||
+	    PLAN_VSTAGES(b) != PLAN_VSTAGES(a))
 		return 0;
 	for (int j = 0; j < b->nstages; j++)
 		if (b->stages[j].ngpus != k || b->stages[j].first !=
@@ -57,12 +58,14 @@ emit_fw_shape(const struct emit_ctx *x, enum dl_runtime rt,
 	f->G = p->ngroups;
 	f->m = p->groups[0].micro_batches;
 	f->stages = p->groups[0].stages;
+	f->v = PLAN_VSTAGES(&p->groups[0]);
 	f->layers = p->groups[0].stages[f->S - 1].last + 1;
 	for (int g = 0; g < p->ngroups; g++)
 		if (!same_shape(p, g, f->k))
 			return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "group %d "
 			    "of the plan differs from group 0 (stages, TP "
-			    "degree, layers or micro-batches): %s runs one "
+			    "degree, layers, micro-batches or virtual stages): "
+			    "%s runs one "
 			    "shape", g, runtime);
 	if (p->opts.micro_batch * f->m * f->G != p->opts.global_batch)
 		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "micro-batch %ld x "

@@ -90,6 +90,7 @@ int emit_torchtitan(struct emit_ctx *x, struct dl_err *e);
  */
 struct emit_fw {
 	int k, S, G, layers;
+	int v;			/* chunks a stage, interleaved (1: plain) */
 	long m;
 	const struct dl_stage *stages;
 	int *blocks;		/* per stage: its transformer blocks

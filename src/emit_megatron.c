@@ -86,6 +86,21 @@ split_args(const struct emit_fw *f, struct strbuf *sb, struct dl_err *e)
 	int rc;
 
 	if (search_megatron_split(f->blocks, f->S, &ms)) {
+		/*
+		 * Interleaved (arguments.py:953-979, transformer_block.py
+		 * get_num_layers_to_build(), transformer_layer.py
+		 * get_transformer_layer_offset()): each stage's layers in v
+		 * chunks, the chunks in turn round the stages, which is
+		 * cost_vp_layout()'s layout; with the embedding or the loss
+		 * counted as a layer Megatron's first or last chunk holds one
+		 * block fewer, a layout dlplan does not price.
+		 */
+		if (f->v > 1 && (ms.embed || ms.loss))
+			return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "megatron "
+			    "builds this split with the embedding or the loss "
+			    "counted as a layer, and then its interleaved "
+			    "chunks are not those the plan priced (each "
+			    "stage's blocks in %d equal chunks)", f->v);
 		if (ms.first)
 			arg_num(sb, "--decoder-first-pipeline-num-layers",
 			    ms.first);
@@ -97,6 +112,9 @@ split_args(const struct emit_fw *f, struct strbuf *sb, struct dl_err *e)
 			    "split\n");
 		if (ms.loss)
 			sb_adds(sb, "--account-for-loss-in-pipeline-split\n");
+		if (f->v > 1)
+			arg_num(sb, "--num-virtual-stages-per-pipeline-rank",
+			    f->v);
 		return DL_OK;
 	}
 	for (int j = 0; j < f->S; j++)
@@ -195,7 +213,8 @@ saver_args(const struct dl_plan *p, struct strbuf *sb)
 	if (p->opts.recompute == RC_FULL && most > 0) {
 		sb_adds(sb, "--recompute-granularity\nfull\n"
 		    "--recompute-method\nblock\n");
-		arg_num(sb, "--recompute-num-layers", most);
+		arg_num(sb, "--recompute-num-layers", most /
+		    PLAN_VSTAGES(&p->groups[0]));
 	}
 	if (p->opts.optimizer == OPTIM_SHARDED)
 		sb_adds(sb, "--use-distributed-optimizer\n");

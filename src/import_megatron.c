@@ -52,7 +52,7 @@ enum {
 	A_UNTIE, A_HDROP, A_ADROP, A_BF16, A_FP16, A_GRADBF16, A_BACKEND,
 	A_FLASH, A_RCACT, A_RCGRAN, A_RCMETH, A_RCNUM, A_DISTOPT, A_MBS,
 	A_GBS, A_FIRST, A_LAST, A_ACCEMB, A_ACCLOSS, A_CP, A_EP, A_KVCH,
-	A_OPTIM, A_OVGRAD, A_OVPARAM, A_TPOV, A_NARGS
+	A_OPTIM, A_OVGRAD, A_OVPARAM, A_TPOV, A_VPL, A_VPN, A_NOP2P, A_NARGS
 };
 
 struct mflag {
@@ -137,16 +137,15 @@ static const struct mflag mflags[] = {
 	{ "no-load-optim", MK_SKIP_FLAG, 0, 0 },
 	{ "no-load-rng", MK_SKIP_FLAG, 0, 0 },
 	{ "no-masked-softmax-fusion", MK_SLOW_FLAG, 0, FUSION },
+	{ "no-overlap-p2p-communication", MK_FLAG, A_NOP2P, 0 },
 	{ "no-save-optim", MK_SKIP_FLAG, 0, 0 },
 	{ "normalization", MK_WORD, A_NORM, 0 },
 	{ "num-attention-heads", MK_INT, A_HEADS, 0 },
 	{ "num-experts", MK_NO, 0, "dlplan plans dense models" },
 	{ "num-layers", MK_INT, A_LAYERS, 0 },
-	{ "num-layers-per-virtual-pipeline-stage", MK_NO, 0, "dlplan prices "
-	    "the 1F1B schedule without interleaved stages" },
+	{ "num-layers-per-virtual-pipeline-stage", MK_INT, A_VPL, 0 },
 	{ "num-query-groups", MK_INT, A_GROUPS, 0 },
-	{ "num-virtual-stages-per-pipeline-rank", MK_NO, 0, "dlplan prices "
-	    "the 1F1B schedule without interleaved stages" },
+	{ "num-virtual-stages-per-pipeline-rank", MK_INT, A_VPN, 0 },
 	{ "num-workers", MK_SKIP, 0, 0 },
 	{ "optimizer", MK_WORD, A_OPTIM, 0 },
 	{ "overlap-grad-reduce", MK_FLAG, A_OVGRAD, 0 },
@@ -713,6 +712,74 @@ rows(const struct dl_model *m, const long *blocks, long pp, int *firsts,
 	return rc;
 }
 
+/*
+ * The chunks a pipeline rank holds under the interleaved schedule
+ * (arguments.py:929-1011, transformer_block.py:163-178): 1 for the plain
+ * schedule; -1 with e set when Megatron, or dlplan, refuses.
+ */
+static long
+vstages(const struct margs *a, long layers, long pp, const long *blocks,
+    struct dl_err *e)
+{
+	long v = 1;
+
+	if (a->set[A_VPL] && a->set[A_VPN])
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "megatron arguments "
+		    "'--num-layers-per-virtual-pipeline-stage' and "
+		    "'--num-virtual-stages-per-pipeline-rank' together "
+		    "(megatron/training/arguments.py:929)"), -1;
+	if (a->set[A_VPL]) {
+		long per = layers + a->set[A_ACCEMB] + a->set[A_ACCLOSS];
+
+		if (a->set[A_FIRST] || a->set[A_LAST])
+			return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "megatron "
+			    "argument '--num-layers-per-virtual-pipeline-"
+			    "stage' with an uneven first or last stage (use "
+			    "--num-virtual-stages-per-pipeline-rank; megatron/"
+			    "training/arguments.py:955)"), -1;
+		per /= pp;
+		if (a->l[A_VPL] < 1 || per % a->l[A_VPL] != 0)
+			return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "megatron "
+			    "argument '--num-layers-per-virtual-pipeline-stage "
+			    "%ld': a pipeline stage's %ld layers are not a "
+			    "multiple of it (megatron/training/arguments.py:"
+			    "972)", a->l[A_VPL], per), -1;
+		v = per / a->l[A_VPL];
+	} else if (a->set[A_VPN]) {
+		if (a->l[A_VPN] < 1)
+			return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "megatron "
+			    "argument '--num-virtual-stages-per-pipeline-rank "
+			    "%ld': expected at least 1", a->l[A_VPN]), -1;
+		v = a->l[A_VPN];
+	}
+	if (v == 1)
+		return 1;
+	if (pp < 2)
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "megatron's "
+		    "interleaved schedule (%ld virtual stages) needs "
+		    "--pipeline-model-parallel-size 2 or more (megatron/"
+		    "training/arguments.py:1002)", v), -1;
+	if (a->set[A_NOP2P])
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "megatron "
+		    "argument '--no-overlap-p2p-communication' with the "
+		    "interleaved schedule: dlplan prices its transfers under "
+		    "compute, as Megatron runs them by default"), -1;
+	if (a->set[A_ACCEMB] || a->set[A_ACCLOSS])
+		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "megatron "
+		    "arguments '--account-for-*-in-pipeline-split' with the "
+		    "interleaved schedule: Megatron's first or last chunk "
+		    "then holds a block fewer, a layout dlplan does not "
+		    "price"), -1;
+	for (long s = 0; s < pp; s++)
+		if (blocks[s] % v != 0)
+			return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "megatron "
+			    "cannot split pipeline stage %ld's %ld layers "
+			    "into %ld virtual stages (megatron/core/"
+			    "transformer/transformer_block.py:176)", s,
+			    blocks[s], v), -1;
+	return v;
+}
+
 struct import_host *
 import_hosts(const struct dl_cluster *c, const char *list, int *n,
     struct dl_err *e)
@@ -777,7 +844,7 @@ import_megatron(struct dl_plan *p, const struct dl_cluster *c,
     char *const *args, int n, struct dl_err *e)
 {
 	struct margs a;
-	long tp, pp, dp, world = 0, mbs, gbs, rcb, *blocks = NULL;
+	long tp, pp, dp, world = 0, mbs, gbs, rcb, v = 1, *blocks = NULL;
 	int *firsts = NULL, *lasts = NULL, (*where)[2] = NULL, r;
 
 	memset(&a, 0, sizeof(a));
@@ -815,7 +882,8 @@ import_megatron(struct dl_plan *p, const struct dl_cluster *c,
 	firsts = xcalloc(pp, sizeof(*firsts));
 	lasts = xcalloc(pp, sizeof(*lasts));
 	if (split(&a, m->arch.layers, pp, blocks, e) ||
-	    rows(m, blocks, pp, firsts, lasts, e))
+	    rows(m, blocks, pp, firsts, lasts, e) ||
+	    (v = vstages(&a, m->arch.layers, pp, blocks, e)) < 0)
 		goto fail;
 
 	/* Megatron rank r runs on the r-th GPU in host order. */
@@ -844,6 +912,7 @@ import_megatron(struct dl_plan *p, const struct dl_cluster *c,
 
 		g->micro_batches = gbs / (mbs * dp);
 		g->nstages = (int)pp;
+		g->vstages = (int)v;
 		g->stages = xcalloc(pp, sizeof(*g->stages));
 		for (long s = 0; s < pp; s++) {
 			struct dl_stage *st = &g->stages[s];
@@ -871,8 +940,11 @@ import_megatron(struct dl_plan *p, const struct dl_cluster *c,
 			}
 			st->first = firsts[s];
 			st->last = lasts[s];
+			/* --recompute-num-layers counts in each chunk's
+			 * TransformerBlock (transformer_block.py). */
 			st->recompute = p->opts.recompute == RC_FULL ?
-			    (int)(rcb < blocks[s] ? rcb : blocks[s]) : 0;
+			    (int)((rcb < blocks[s] / v ? rcb : blocks[s] / v) *
+			    v) : 0;
 			st->rc_set = 1;
 		}
 	}

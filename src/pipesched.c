@@ -459,7 +459,7 @@ vop_of(int S, int v, long m, int r, long k, const long *mb, const int *ck,
 
 double
 pipe_vmakespan(int S, int v, long m, const double *f, const double *b,
-    const double *xf, const double *xb, int wait)
+    const double *xf, const double *xb, int wait, double *bend)
 {
 	size_t n, at;
 	double *fe, *be, *lane, end = 0;
@@ -527,6 +527,8 @@ pipe_vmakespan(int S, int v, long m, const double *f, const double *b,
 	}
 	for (int r = 0; r < S && end != HUGE_VAL; r++)
 		end = fmax(end, lane[r]);
+	for (int o = 0; o < S * v && bend != NULL; o++)
+		bend[o] = be[(size_t)o * (size_t)m + (size_t)m - 1];
 	free(fe);
 	free(be);
 	free(lane);

@@ -92,12 +92,13 @@ double pipe_lower(int S, long m, const double *f, const double *b,
  * (--overlap-p2p-comm, on by default): an operation starts at max(its
  * lane is free, its input's producer ended + the transfer).  With v = 1
  * the order is plain 1F1B, and with wait set the result is
- * pipe_makespan()'s to the last bit.  The event simulation takes
- * O(S v m) time and memory: -1 when S v m > PIPE_VMAX.
+ * pipe_makespan()'s to the last bit.  bend (NULL: not wanted) receives
+ * the end of each virtual stage's last backward, S v of them.  The event
+ * simulation takes O(S v m) time and memory: -1 when S v m > PIPE_VMAX.
  */
 #define PIPE_VMAX 4194304.0
 double pipe_vmakespan(int S, int v, long m, const double *f, const double *b,
-    const double *xf, const double *xb, int wait);
+    const double *xf, const double *xb, int wait, double *bend);
 /* The forwards rank r runs before its first backward: min(m v, 2 (S - r
  * - 1) + (v - 1) S) for v > 1, min(m, S - r - 1) for v = 1. */
 long pipe_vwarmup(int S, int v, long m, int r);

@@ -405,6 +405,14 @@ plan_validate(const struct dl_plan *p, const struct dl_cluster *c,
 			    "group without work)", g, gr->micro_batches);
 			break;
 		}
+		if (gr->vstages > 1 && p->runtime != RUNTIME_MEGATRON) {
+			rc = verr(e, file, "groups[%d].virtual_stages: the "
+			    "interleaved schedule is Megatron-LM's; the plan's "
+			    "runtime is %s (expected runtime megatron, or no "
+			    "virtual_stages)", g,
+			    plan_runtime_names[p->runtime]);
+			break;
+		}
 		if (gr->micro_batches > LONG_MAX / p->opts.micro_batch - mb) {
 			rc = verr(e, file, "groups[%d].micro_batches: %ld is "
 			    "too large", g, gr->micro_batches);

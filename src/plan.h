@@ -152,7 +152,15 @@ struct dl_group {
 	struct dl_stage *stages;
 	double time_s;			/* T_g, filled by cost_eval() */
 	double period_s;		/* its 1F1B steady period */
+	/*
+	 * Model chunks a stage holds under the interleaved 1F1B schedule
+	 * (pipesched.h, pipe_vmakespan()); 0 or 1: the plain schedule.
+	 * cost_vp_layout() says which layers each chunk holds.
+	 */
+	int vstages;
 };
+/* The chunks a stage of group gr holds: 1 without interleaving. */
+#define PLAN_VSTAGES(gr) ((gr)->vstages > 1 ? (gr)->vstages : 1)
 
 /* A flow routed through the network (dlplan(1) ALGORITHMS, Routing). */
 enum { DL_PHASE_PIPE = 0, DL_PHASE_SYNC = 1 };

@@ -251,6 +251,8 @@ w_groups(const struct dl_plan *p, const struct dl_cluster *c,
 
 		set(o, "micro_batches", jint(gr->micro_batches));
 		set(o, "samples", jint(gr->micro_batches * p->opts.micro_batch));
+		if (gr->vstages > 1)
+			set(o, "virtual_stages", jint(gr->vstages));
 		if (p->est.iteration_s > 0)
 			set(o, "time_s", jreal(gr->time_s));
 		for (int s = 0; s < gr->nstages; s++)

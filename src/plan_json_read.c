@@ -604,7 +604,8 @@ read_groups(struct rd *r, json_t *root, struct dl_plan *p,
     const struct dl_cluster *c)
 {
 	static const char *const keys[] = {
-		"micro_batches", "samples", "time_s", "stages", NULL
+		"micro_batches", "samples", "virtual_stages", "time_s",
+		"stages", NULL
 	};
 	json_t *a, *g, *sa, *s;
 	size_t i, k;
@@ -629,6 +630,8 @@ read_groups(struct rd *r, json_t *root, struct dl_plan *p,
 		if ((rc = check_keys(r, g, w, keys)) != DL_OK ||
 		    (rc = get_long(r, g, w, "micro_batches", 1, 1,
 		    1000000000000L, &gr->micro_batches)) != DL_OK ||
+		    (rc = get_int(r, g, w, "virtual_stages", 0, 1, 4096,
+		    &gr->vstages)) != DL_OK ||
 		    (rc = get_num(r, g, w, "time_s", 0, 0, HUGE_VAL,
 		    &gr->time_s)) != DL_OK ||
 		    (rc = get_typed(r, g, w, "stages", 1, J_ARR, &sa)) !=

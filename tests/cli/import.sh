@@ -140,6 +140,56 @@ sys.exit(abs(a - b) > 1e-9 * a)"
 	    cmp "$d/a/launch/megatron.args" "$d/c/launch/megatron.args"
 done
 
+# The interleaved schedule: 8 blocks over PP 4 in 2 chunks a stage, 8
+# micro-batches a replica.  The same plan from either argument, faster
+# than plain 1F1B (the bubble is S - 1 chunks of half a stage), eval
+# prices it the same, and emit gives Megatron the chunks back.
+dlplan model gpt --layers 8 --hidden 256 --heads 4 --seq 64 --vocab 512 \
+    -o "$TMP/t8.csv"
+T8="--num-layers 8 --hidden-size 256 --num-attention-heads 4 --seq-length 64
+--max-position-embeddings 64 --vocab-size 512 --bf16 --micro-batch-size 1
+--global-batch-size 16 --pipeline-model-parallel-size 4"
+I8="dlplan import megatron -c $ONE -m $TMP/t8.csv -q"
+expect_run "import: plain 1F1B, PP 4" 0 - - -- $I8 -o "$TMP/v1" -- $T8
+expect_run "import: 2 virtual stages a rank" 0 - - -- $I8 -o "$TMP/v2" -- \
+    $T8 --num-virtual-stages-per-pipeline-rank 2
+expect_run "import: 1 layer a virtual stage" 0 - - -- $I8 -o "$TMP/v2b" -- \
+    $T8 --num-layers-per-virtual-pipeline-stage 1
+check "import: either argument gives the same plan" cmp "$TMP/v2/plan.json" "$TMP/v2b/plan.json"
+check "import: the interleaved plan records its chunks and is faster" /usr/bin/python3 -c "
+import json, sys
+a = json.load(open('$TMP/v1/plan.json'))
+b = json.load(open('$TMP/v2/plan.json'))
+sys.exit(not (all('virtual_stages' not in g for g in a['groups']) and
+              all(g['virtual_stages'] == 2 for g in b['groups']) and
+              b['estimate']['pipeline_s'] < a['estimate']['pipeline_s']))"
+dlplan eval "$TMP/v2/plan.json" --format json >"$TMP/v2.eval.json"
+check "import: eval prices the interleaved plan the same" /usr/bin/python3 -c "
+import json, sys
+a = json.load(open('$TMP/v2/plan.json'))['estimate']['iteration_s']
+b = json.load(open('$TMP/v2.eval.json'))['estimate']['iteration_s']
+sys.exit(a != b)"
+dlplan eval "$TMP/v2/plan.json" >"$TMP/v2.eval.txt"
+check "import: eval says the replay is not run" grep -qx \
+    "simulated  1F1B  not run (the plan interleaves; the replay is of plain 1F1B)" \
+    "$TMP/v2.eval.txt"
+check "import: eval names the chunks" grep -q \
+    "^group 0 .* 4 stages of 2 interleaved chunks: T_g" "$TMP/v2.eval.txt"
+expect_err "import: --svg refuses an interleaved plan" 2 \
+    "dlplan: $TMP/v2/plan.json: --svg draws the plain 1F1B schedule, and the plan interleaves (virtual_stages)" -- \
+    dlplan eval "$TMP/v2/plan.json" --svg "$TMP/v2.svg"
+expect_run "import: emit the interleaved plan" 0 - - -- \
+    dlplan emit "$TMP/v2/plan.json" --launcher megatron -o "$TMP/v2e" -q -- true
+check "import: megatron.args gives the chunks" grep -qx -- \
+    --num-virtual-stages-per-pipeline-rank "$TMP/v2e/launch/megatron.args"
+expect_err "import: a torchrun launch refuses it" 3 \
+    "dlplan: the plan was made for runtime megatron, not torchtitan: torchtitan cannot run groups of different shapes or uneven micro-batches (make the plan with 'dlplan plan --runtime torchtitan')" -- \
+    dlplan emit "$TMP/v2/plan.json" --launcher torchtitan -o "$TMP/v2t" -q -- true
+sed 's/"runtime": "megatron"/"runtime": "dlplan"/' "$TMP/v2/plan.json" >"$TMP/v2/d.json"
+expect_err "import: virtual stages only with runtime megatron" 2 \
+    "dlplan: $TMP/v2/d.json: groups[0].virtual_stages: the interleaved schedule is Megatron-LM's; the plan's runtime is dlplan (expected runtime megatron, or no virtual_stages)" -- \
+    dlplan eval "$TMP/v2/d.json"
+
 # Errors.
 I="dlplan import megatron -c $ONE -m $TMP/tiny.csv"
 expect_err "import: unknown argument" 1 \
@@ -157,9 +207,37 @@ expect_err "import: a value missing" 1 \
 expect_err "import: a bad number" 1 \
     "dlplan: megatron argument '--micro-batch-size x': expected a whole number" -- \
     $I -- $TINY --micro-batch-size x
-expect_err "import: interleaved stages" 3 \
-    "dlplan: megatron argument '--num-layers-per-virtual-pipeline-stage': dlplan prices the 1F1B schedule without interleaved stages" -- \
+expect_err "import: interleaved without a pipeline" 1 \
+    "dlplan: megatron's interleaved schedule (4 virtual stages) needs --pipeline-model-parallel-size 2 or more (megatron/training/arguments.py:1002)" -- \
     $I -- $TINY --num-layers-per-virtual-pipeline-stage 1
+expect_err "import: both interleaving arguments" 1 \
+    "dlplan: megatron arguments '--num-layers-per-virtual-pipeline-stage' and '--num-virtual-stages-per-pipeline-rank' together (megatron/training/arguments.py:929)" -- \
+    $I -- $TINY --pipeline-model-parallel-size 2 \
+    --num-layers-per-virtual-pipeline-stage 1 --num-virtual-stages-per-pipeline-rank 2
+expect_err "import: chunks that do not divide a stage" 1 \
+    "dlplan: megatron argument '--num-layers-per-virtual-pipeline-stage 3': a pipeline stage's 2 layers are not a multiple of it (megatron/training/arguments.py:972)" -- \
+    $I -- $TINY --pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 3
+expect_err "import: more chunks than a stage's layers" 1 \
+    "dlplan: megatron cannot split pipeline stage 0's 2 layers into 3 virtual stages (megatron/core/transformer/transformer_block.py:176)" -- \
+    $I -- $TINY --pipeline-model-parallel-size 2 --num-virtual-stages-per-pipeline-rank 3
+expect_err "import: layers a chunk with an uneven first stage" 1 \
+    "dlplan: megatron argument '--num-layers-per-virtual-pipeline-stage' with an uneven first or last stage (use --num-virtual-stages-per-pipeline-rank; megatron/training/arguments.py:955)" -- \
+    $I -- $TINY --pipeline-model-parallel-size 2 --decoder-first-pipeline-num-layers 2 \
+    --num-layers-per-virtual-pipeline-stage 1
+expect_err "import: interleaved micro-batches not in groups of the stages" 3 \
+    "dlplan: the interleaved schedule runs micro-batches in groups of the 2 stages (Megatron-LM's microbatch_group_size_per_vp_stage); 1 micro-batches a replica is not a multiple of 2" -- \
+    $I -- $TINY --pipeline-model-parallel-size 2 --num-virtual-stages-per-pipeline-rank 2 \
+    --global-batch-size 4
+expect_err "import: interleaved transfers on the lane" 3 \
+    "dlplan: megatron argument '--no-overlap-p2p-communication' with the interleaved schedule: dlplan prices its transfers under compute, as Megatron runs them by default" -- \
+    $I -- $TINY --pipeline-model-parallel-size 2 --num-virtual-stages-per-pipeline-rank 2 \
+    --no-overlap-p2p-communication
+expect_err "import: interleaved with the embedding counted" 3 \
+    "dlplan: megatron arguments '--account-for-*-in-pipeline-split' with the interleaved schedule: Megatron's first or last chunk then holds a block fewer, a layout dlplan does not price" -- \
+    $I -- $TINY --pipeline-model-parallel-size 2 --num-virtual-stages-per-pipeline-rank 2 \
+    --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split
+expect_run "import: --no-overlap-p2p-communication without interleaving" 0 - - -- \
+    $I -q -- $TINY --pipeline-model-parallel-size 2 --no-overlap-p2p-communication
 expect_err "import: context parallelism" 3 \
     "dlplan: megatron argument '--context-parallel-size 2': dlplan plans no context parallelism" -- \
     $I -- $TINY --context-parallel-size 2

@@ -162,7 +162,7 @@ main(void)
 			memset(o.done, 0, sizeof(o.done));
 			for (int r = 0; r < S; r++)
 				want = fmax(want, vend(&o, r, o.n[r] - 1));
-			got = pipe_vmakespan(S, v, m, f, b, xf, xb, o.wait);
+			got = pipe_vmakespan(S, v, m, f, b, xf, xb, o.wait, NULL);
 			bad += got != want;
 			badlb += !o.wait && m * pipe_vlane(S, v, f, b) >
 			    got * (1 + 1e-12);
@@ -188,9 +188,9 @@ main(void)
 			f2[i] = 0.5;
 			b2[i] = 1;
 		}
-		is_near(pipe_vmakespan(4, 1, 8, f1, b1, z, z, 0), 33, 1e-12,
+		is_near(pipe_vmakespan(4, 1, 8, f1, b1, z, z, 0, NULL), 33, 1e-12,
 		    "plain 1F1B of 4 equal stages, 8 micro-batches: 33 s");
-		is_near(pipe_vmakespan(4, 2, 8, f2, b2, z, z, 0), 28.5, 1e-12,
+		is_near(pipe_vmakespan(4, 2, 8, f2, b2, z, z, 0, NULL), 28.5, 1e-12,
 		    "two chunks a rank: 24 s of work and 4.5 s of bubble");
 	}
 	/* v = 1 with transfers on the lane is pipe_makespan() itself. */
@@ -205,12 +205,12 @@ main(void)
 			xf[i] = rnd(&st) / 3;
 			xb[i] = rnd(&st) / 3;
 		}
-		badv1 += pipe_vmakespan(S, 1, m, f, b, xf, xb, 1) !=
+		badv1 += pipe_vmakespan(S, 1, m, f, b, xf, xb, 1, NULL) !=
 		    pipe_makespan(S, m, f, b, xf, xb, NULL, NULL);
 	}
 	ok(badv1 == 0, "one chunk, transfers on the lane: pipe_makespan()'s "
 	    "bits (%d of 2000 differ)", badv1);
-	ok(pipe_vmakespan(64, 64, 4096, NULL, NULL, NULL, NULL, 0) < 0,
+	ok(pipe_vmakespan(64, 64, 4096, NULL, NULL, NULL, NULL, 0, NULL) < 0,
 	    "more than PIPE_VMAX operations: -1, nothing simulated");
 	is_int(pipe_vwarmup(4, 2, 8, 0), 10, "rank 0 of 4, v 2: 2 (S - 1) + S "
 	    "warm-up forwards");
