@@ -462,7 +462,7 @@ pipe_vmakespan(int S, int v, long m, const double *f, const double *b,
     const double *xf, const double *xb, int wait, double *bend)
 {
 	size_t n, at;
-	double *fe, *be, *lane, end = 0;
+	double *fe, *be, *lane, *link, end = 0;
 	long *next, *mb, left;
 	int *ck;
 
@@ -474,6 +474,7 @@ pipe_vmakespan(int S, int v, long m, const double *f, const double *b,
 	fe = xcalloc(n, sizeof(double));
 	be = xcalloc(n, sizeof(double));
 	lane = xcalloc((size_t)S, sizeof(double));
+	link = xcalloc((size_t)S, sizeof(double));
 	next = xcalloc((size_t)S, sizeof(long));
 	mb = xcalloc((size_t)m * (size_t)v, sizeof(long));
 	ck = xcalloc((size_t)m * (size_t)v, sizeof(int));
@@ -490,6 +491,7 @@ pipe_vmakespan(int S, int v, long m, const double *f, const double *b,
 				int back, c, o;
 				long i;
 				double ready, x, start;
+				int in = 1;
 
 				vop_of(S, v, m, r, next[r], mb, ck, &back, &i,
 				    &c);
@@ -506,11 +508,18 @@ pipe_vmakespan(int S, int v, long m, const double *f, const double *b,
 				} else {
 					ready = 0;
 					x = 0;
+					in = 0;
 				}
 				if (ready < 0)
 					break;
-				start = wait ? fmax(lane[r], ready) + x :
-				    fmax(lane[r], ready + x);
+				if (wait) {
+					start = fmax(lane[r], ready) + x;
+				} else if (in) {
+					link[r] = fmax(link[r], ready) + x;
+					start = fmax(lane[r], link[r]);
+				} else {
+					start = lane[r];
+				}
 				if (back)
 					lane[r] = be[at] = start + b[o];
 				else
@@ -532,6 +541,7 @@ pipe_vmakespan(int S, int v, long m, const double *f, const double *b,
 	free(fe);
 	free(be);
 	free(lane);
+	free(link);
 	free(next);
 	free(mb);
 	free(ck);

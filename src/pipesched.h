@@ -89,8 +89,10 @@ double pipe_lower(int S, long m, const double *f, const double *b,
  * alternately, then the rest of the backwards.  With wait set the
  * transfers are on the receiving lane as above; without it they run under
  * compute, as Megatron's interleaved schedule posts its receives ahead
- * (--overlap-p2p-comm, on by default): an operation starts at max(its
- * lane is free, its input's producer ended + the transfer).  With v = 1
+ * (--overlap-p2p-comm, on by default), one after the other on the
+ * receiving rank's link in the order its operations need them: a
+ * transfer starts at max(the link is free, its producer ended), and the
+ * operation at max(its lane is free, the transfer ended).  With v = 1
  * the order is plain 1F1B, and with wait set the result is
  * pipe_makespan()'s to the last bit.  bend (NULL: not wanted) receives
  * the end of each virtual stage's last backward, S v of them.  The event
@@ -103,7 +105,7 @@ double pipe_vmakespan(int S, int v, long m, const double *f, const double *b,
  * - 1) + (v - 1) S) for v > 1, min(m, S - r - 1) for v = 1. */
 long pipe_vwarmup(int S, int v, long m, int r);
 /* The most compute one rank does for one micro-batch, max_r sum_c (f +
- * b): m times it is a lower bound on pipe_vmakespan() without wait. */
+ * b): m times it is a lower bound on pipe_vmakespan(). */
 double pipe_vlane(int S, int v, const double *f, const double *b);
 
 #endif

@@ -12,9 +12,10 @@
  * loops of forward_backward_pipelining_with_interleaving() (lines 1573,
  * 1733-1749, 1971): "S v m r" and then Fi.c / Bi.c, micro-batch i of
  * chunk c.  The oracle reads those orders, not pipesched.c's, and finds
- * each operation's end by memoised recursion over its two inputs: the
- * operation before it on its rank and its producer (virtual stage o - 1
- * forward, o + 1 backward) plus the transfer.
+ * each operation's end by memoised recursion over its inputs: the
+ * operation before it on its rank, and its producer (virtual stage o - 1
+ * forward, o + 1 backward) whose transfer waits for the rank's previous
+ * transfer (the link) unless transfers are on the lane.
  */
 #include <math.h>
 #include <stdio.h>
@@ -48,9 +49,22 @@ struct vorc {
 	const double *f, *b, *xf, *xb;
 	int n[8];			/* operations of rank r */
 	int back[8][MAXO], mb[8][MAXO], ck[8][MAXO];
-	double end[8][MAXO];
+	double end[8][MAXO], lend[8][MAXO];
 	int done[8][MAXO];
 };
+
+static double vend(struct vorc *o, int r, int k);
+
+/* When rank r's link is free after its operation k: the end of the last
+ * transfer into r up to k (0 before any). */
+static double
+link_end(struct vorc *o, int r, int k)
+{
+	if (k < 0)
+		return 0;
+	vend(o, r, k);
+	return o->lend[r][k];
+}
 
 static int
 pos_of(const struct vorc *o, int r, int back, int i, int c)
@@ -66,11 +80,12 @@ static double
 vend(struct vorc *o, int r, int k)
 {
 	int back = o->back[r][k], i = o->mb[r][k], c = o->ck[r][k];
-	int vs = c * o->S + r, last = o->S * o->v - 1;
-	double lane = k > 0 ? vend(o, r, k - 1) : 0, ready = 0, x = 0;
+	int vs = c * o->S + r, last = o->S * o->v - 1, in = 1;
+	double lane, ready = 0, x = 0, start;
 
 	if (o->done[r][k])
 		return o->end[r][k];
+	lane = k > 0 ? vend(o, r, k - 1) : 0;
 	if (!back && vs > 0) {
 		int pr = (vs - 1) % o->S, pc = (vs - 1) / o->S;
 
@@ -81,9 +96,17 @@ vend(struct vorc *o, int r, int k)
 
 		ready = vend(o, pr, pos_of(o, pr, 1, i, pc));
 		x = o->xb[vs];
-	}
-	o->end[r][k] = (o->wait ? fmax(lane, ready) + x :
-	    fmax(lane, ready + x)) + (back ? o->b[vs] : o->f[vs]);
+	} else
+		in = 0;
+	o->lend[r][k] = link_end(o, r, k - 1);
+	if (o->wait)
+		start = fmax(lane, ready) + x;
+	else if (in) {
+		o->lend[r][k] = fmax(o->lend[r][k], ready) + x;
+		start = fmax(lane, o->lend[r][k]);
+	} else
+		start = lane;
+	o->end[r][k] = start + (back ? o->b[vs] : o->f[vs]);
 	o->done[r][k] = 1;
 	return o->end[r][k];
 }
