@@ -33,6 +33,10 @@
  *			split, or --decoder-first-pipeline-num-layers /
  *			--decoder-last-pipeline-num-layers; a split Megatron
  *			cannot build exactly exits 3
+ *	--num-virtual-stages-per-pipeline-rank  the plan's
+ *			virtual_stages (the interleaved schedule), with
+ *			--recompute-num-layers per chunk; not with the
+ *			account-for flags (Megatron's chunks would differ)
  *	--micro-batch-size, --global-batch-size
  *	the sizes of the "dlplan model" line: --hidden-size,
  *			--num-attention-heads, --group-query-attention and

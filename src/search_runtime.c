@@ -419,6 +419,44 @@ offer_balanced(struct ctx *C, const struct rtshape *r, int *try, int *best,
 	free(cut);
 }
 
+/*
+ * The interleaved schedule on the split last[] that C->work holds (run_
+ * shape()): every v >= 2 that divides each stage's blocks, priced by the
+ * full model, where Megatron builds the chunks dlplan prices (no
+ * embedding or loss counted as a layer) and cost_vp_layout() allows it.
+ */
+static void
+offer_interleaved(struct ctx *C, const struct rtshape *r, const int *last)
+{
+	int S = r->S, most = 0, *b;
+	struct mt_split ms;
+	struct dl_err e = { 0 };
+
+	if (S < 2)
+		return;
+	b = xcalloc((size_t)S, sizeof(int));
+	for (int j = 0, a = 0; j < S; j++) {
+		b[j] = model_blocks(C->x->m, a, last[j]);
+		a = last[j] + 1;
+		most = j == 0 || b[j] < most ? b[j] : most;
+	}
+	if (!search_megatron_split(b, S, &ms) || ms.embed || ms.loss)
+		most = 0;
+	for (int v = 2; v <= most && !C->failed; v++) {
+		int ok = 1;
+
+		for (int j = 0; j < S; j++)
+			ok = ok && b[j] % v == 0;
+		if (!ok || cost_vp_layout(C->x, &C->work.groups[0], v, NULL,
+		    NULL, &e) != DL_OK)
+			continue;
+		for (int g = 0; g < C->work.ngroups; g++)
+			C->work.groups[g].vstages = v;
+		search_consider(C);
+	}
+	free(b);
+}
+
 /* Price the splits of r's runtime; score the cheapest with the model. */
 static void
 run_shape(struct ctx *C, const struct rtshape *r)
@@ -452,6 +490,8 @@ run_shape(struct ctx *C, const struct rtshape *r)
 		sh.u = r->u;
 		search_build_plan(C, &C->work, &sh, last, m);
 		search_consider(C);
+		if (C->so->runtime == RUNTIME_MEGATRON)
+			offer_interleaved(C, r, best);
 	}
 	free(try);
 	free(best);

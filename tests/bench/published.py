@@ -57,7 +57,7 @@ def rows_of(path):
         return list(csv.DictReader(l for l in f if not l.startswith("#")))
 
 
-def h100_time(o, tmp, r, mfu, overlap):
+def h100_time(o, tmp, r, mfu, overlap, vp=1):
     """T of one row of Megatron-LM's H100 table, imported as published:
     micro-batch 1, bf16, fused attention, the distributed optimizer,
     DP overlap (--overlap-grad-reduce, --overlap-param-gather)."""
@@ -86,6 +86,8 @@ def h100_time(o, tmp, r, mfu, overlap):
         args.insert(2, "--sequence-parallel")
         if overlap:
             args.append("--tp-comm-overlap")
+    if vp > 1:
+        args += ["--num-virtual-stages-per-pipeline-rank", str(vp)]
     p = subprocess.run([o.dlplan, "import", "megatron", "-q", "-c", cl,
                         "-m", model, "--format", "json", "--mfu",
                         repr(mfu), "--"] + args, capture_output=True,
@@ -144,6 +146,38 @@ def h100(o, tmp, lines):
         lines.append("%-8s %4s %4s %4s %6s %6s %10.3f %9.1f %9.1f %7.3f" % (
             r["model"], r["tp"], r["pp"], r["dp"], r["gpus"],
             r["global_batch"], t, pred, publ, pred / publ))
+    if ratios:
+        lines.append("ratio predicted/published (rows not fitted): min "
+                     "%.3f, max %.3f; Kendall tau against model size %.2f"
+                     % (min(ratios), max(ratios), kendall(sizes, ratios)))
+    # The table does not say which rows ran the interleaved schedule.
+    # Priced with it, at each number of chunks Megatron accepts for the
+    # row (its stages' layers a multiple, micro-batches a multiple of
+    # PP), the fastest, as "dlplan plan --runtime megatron" would choose.
+    lines.append("")
+    lines.append("The same, the rows with a pipeline interleaved (v chunks "
+                 "a stage, the fastest v; not published):")
+    lines.append("%-8s %4s %4s %4s %10s %9s %9s %7s" % (
+        "model", "pp", "v", "m", "T_s", "pred_TF", "publ_TF", "ratio"))
+    for i, r in enumerate(rows):
+        pp, l = int(r["pp"]), int(r["layers"])
+        m = int(r["global_batch"]) // int(r["dp"])
+        best = (h100_time(o, tmp, r, e, True)[0], 1)
+        for v in range(2, l // pp + 1) if pp > 1 and m % pp == 0 else []:
+            if (l // pp) % v or l % pp:
+                continue
+            t, _ = h100_time(o, tmp, r, e, True, v)
+            if t is not None and t < best[0]:
+                best = (t, v)
+        t, v = best
+        if t is None:
+            continue
+        pred = h100_tflops(r, t)
+        publ = float(r["tflops_per_gpu"])
+        if i > 0:
+            ratios[i - 1] = pred / publ
+        lines.append("%-8s %4s %4d %4d %10.3f %9.1f %9.1f %7.3f" % (
+            r["model"], r["pp"], v, m, t, pred, publ, pred / publ))
     if ratios:
         lines.append("ratio predicted/published (rows not fitted): min "
                      "%.3f, max %.3f; Kendall tau against model size %.2f"

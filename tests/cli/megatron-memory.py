@@ -127,9 +127,17 @@ class Shape:
                 p += emb
         return p * self.bytes_per_param()
 
-    def activations(self, stage, blocks, m):
+    def activations(self, stage, blocks, m, v=1):
         s, b, h = self.s, self.b, self.h
         inflight = min(m, self.pp - stage)
+        if v > 1:
+            # The interleaved schedule: the warm-up forwards of each rank
+            # and one more, a chunk each (get_pp_rank_microbatches(),
+            # megatron/core/pipeline_parallel/schedules.py:929-986); on the
+            # first stage pp x interleaved_schedule_memory_penalty (line
+            # 343 of theoretical_memory_usage.py).
+            w = min(m * v, 2 * (self.pp - stage - 1) + (v - 1) * self.pp)
+            inflight = (w + (w < m * v)) / v
         act = s * b * h * (18 + 4 * self.ffn / h) * blocks * inflight
         if stage == 0:
             act += (8 * s * b + s * b * h) * inflight
@@ -156,7 +164,7 @@ def load_megatron(root):
     return mod
 
 
-def megatron_first_stage(mod, sh, blocks0, m):
+def megatron_first_stage(mod, sh, blocks0, m, v=1):
     """Megatron's own figures for the first stage of an even split."""
     ns = types.SimpleNamespace(
         kv_channels=sh.h // sh.heads, num_attention_heads=sh.heads,
@@ -173,7 +181,8 @@ def megatron_first_stage(mod, sh, blocks0, m):
         pipeline_model_parallel_size=sh.pp, world_size=sh.tp * sh.pp * sh.dp,
         tensor_model_parallel_size=sh.tp, data_parallel_size=sh.dp,
         use_distributed_optimizer=sh.distopt, seq_length=sh.s,
-        micro_batch_size=sh.b, virtual_pipeline_model_parallel_size=None,
+        micro_batch_size=sh.b,
+        virtual_pipeline_model_parallel_size=v if v > 1 else None,
         moe_ffn_hidden_size=None)
     w = mod.compute_weight_and_optimizer_memory(ns)
     a = mod.compute_activation_memory(ns, num_microbatches=m)
@@ -208,10 +217,12 @@ def main():
                 l for l in fh if not l.startswith("#"))][1:]
         for g, grp in enumerate(plan["groups"]):
             m = grp["micro_batches"]
+            v = grp.get("virtual_stages", 1)
             for j, st in enumerate(grp["stages"]):
                 blocks = sum(1 for i in range(st["layers"][0], st["layers"][1] + 1)
                              if names[i].startswith("block"))
-                mt = sh.weights(j, blocks) + sh.activations(j, blocks, m)
+                mt = sh.weights(j, blocks) + sh.activations(j, blocks, m,
+                                                            v)
                 r = st["mem_bytes"] / mt
                 ratios.append(r)
                 lines.append("%s group %d stage %d: %d blocks, dlplan %.3f "
@@ -226,9 +237,10 @@ def main():
                       for s in plan["groups"][0]["stages"]]
             if len(set(blocks)) == 1:
                 m = plan["groups"][0]["micro_batches"]
-                w, act = megatron_first_stage(mod, sh, blocks[0], m)
+                v = plan["groups"][0].get("virtual_stages", 1)
+                w, act = megatron_first_stage(mod, sh, blocks[0], m, v)
                 mine_w = sh.weights(0, blocks[0])
-                mine_a = sh.activations(0, blocks[0], m)
+                mine_a = sh.activations(0, blocks[0], m, v)
                 # Megatron spreads the final norm over the stages
                 # (line 254); the figures agree to it.
                 tol = (sh.norm * sh.h + 1) * sh.bytes_per_param()

@@ -113,7 +113,11 @@ def check_plan(runtime, plan):
     opt = plan["options"]
     need(opt["micro_batch"] * m * len(groups) == opt["global_batch"],
          "micro-batch x micro-batches x groups != global batch")
-    return {"k": k, "S": len(g0), "G": len(groups), "m": m,
+    v = groups[0].get("virtual_stages", 1)
+    need(all(gr.get("virtual_stages", 1) == v for gr in groups),
+         "groups with different virtual stages")
+    need(v == 1 or runtime == "megatron", "%s: virtual stages" % runtime)
+    return {"k": k, "S": len(g0), "G": len(groups), "m": m, "v": v,
             "gpus": len(used), "layers": layers, "sizes": sizes,
             "firsts": firsts, "micro": opt["micro_batch"],
             "global": opt["global_batch"],
@@ -137,6 +141,8 @@ MT = "Megatron-LM d98e8a64ddf3"
 MT_TB = "megatron/core/transformer/transformer_block.py"
 MT_TC = "megatron/core/transformer/transformer_config.py"
 MT_ARGS = "megatron/training/arguments.py"
+MT_TL = "megatron/core/transformer/transformer_layer.py"
+MT_SCH = "megatron/core/pipeline_parallel/schedules.py"
 
 
 def megatron_parser():
@@ -151,7 +157,8 @@ def megatron_parser():
            "global-batch-size", "hidden-size", "num-attention-heads",
            "num-query-groups", "ffn-hidden-size", "seq-length",
            "max-position-embeddings", "vocab-size",
-           "recompute-num-layers"]
+           "recompute-num-layers", "num-virtual-stages-per-pipeline-rank",
+           "num-layers-per-virtual-pipeline-stage"]
     for n in num:
         p.add_argument("--" + n, type=int)
     for n in ["hidden-dropout", "attention-dropout"]:
@@ -213,6 +220,61 @@ def megatron_layers_to_build(a, pp_rank):
     return n
 
 
+def megatron_vp(a):
+    """The virtual pipeline size (MT_ARGS:929-983): None without one."""
+    vpl = a.num_layers_per_virtual_pipeline_stage
+    vpn = a.num_virtual_stages_per_pipeline_rank
+    need(vpl is None or vpn is None, "%s:929 both virtual stage arguments"
+         % MT_ARGS)
+    if vpl is not None:
+        need(a.decoder_first_pipeline_num_layers is None and
+             a.decoder_last_pipeline_num_layers is None,
+             "%s:955 layers per virtual stage with uneven stages" % MT_ARGS)
+        total = a.num_layers + a.account_for_embedding_in_pipeline_split \
+            + a.account_for_loss_in_pipeline_split
+        per = total // a.pipeline_model_parallel_size
+        need(per % vpl == 0, "%s:972 stage layers %d not divisible by %d"
+             % (MT_ARGS, per, vpl))
+        vp = per // vpl
+    else:
+        vp = vpn
+    return None if vp == 1 else vp
+
+
+def megatron_offset(a, pp_rank, vp_stage, vp):
+    """get_transformer_layer_offset() (MT_TL:65-219) without a layout: the
+    first transformer layer of chunk vp_stage of pipeline rank pp_rank."""
+    pp = a.pipeline_model_parallel_size
+    first = a.decoder_first_pipeline_num_layers
+    last = a.decoder_last_pipeline_num_layers
+    if pp == 1:
+        return 0
+    if first is not None or last is not None:
+        middle_stages = pp - (first is not None) - (last is not None)
+        nf, nl = first or 0, last or 0
+        middle = a.num_layers - nf - nl
+        middle_rank = pp_rank if first is None else pp_rank - 1
+        if vp is not None:
+            cf, cl, cm = nf // vp, nl // vp, middle // vp       # MT_TL:126
+            total = cf + cm + cl
+            if pp_rank == 0:
+                return vp_stage * total
+            return vp_stage * total + cf + middle_rank * (cm // middle_stages)
+        per = middle // middle_stages if middle_stages > 0 else 0
+        return 0 if pp_rank == 0 else middle_rank * per + nf
+    n = a.num_layers + a.account_for_embedding_in_pipeline_split \
+        + a.account_for_loss_in_pipeline_split
+    per = n // pp
+    if vp is not None:
+        off = vp_stage * (n // vp) + pp_rank * (per // vp)     # MT_TL:202
+    else:
+        off = pp_rank * per
+    if a.account_for_embedding_in_pipeline_split and not (
+            vp_stage in (None, 0) and pp_rank == 0):
+        off -= 1
+    return off
+
+
 def megatron_validate(a, world, env):
     """The validate_args() and TransformerConfig.__post_init__ conditions
     on these arguments; returns the list checked."""
@@ -268,6 +330,20 @@ def megatron_validate(a, world, env):
             + a.account_for_loss_in_pipeline_split
         conds.append(("%s:997 layers (with the account-for flags) "
                       "divisible by PP" % MT_ARGS, total % pp == 0))
+    vp = megatron_vp(a)
+    if vp is not None:
+        conds.append(("%s:1001 the interleaved schedule with PP > 1 (p2p "
+                      "overlap on by default, line 3118)" % MT_ARGS, pp > 1))
+        conds.append(("%s:176 each stage's layers divisible by the "
+                      "virtual stages" % MT_TB, all(
+                          megatron_layers_to_build(a, r) % vp == 0
+                          for r in range(pp))))
+        m = a.global_batch_size // (a.micro_batch_size * (world // (tp * pp)))
+        conds.append(("%s:1160 micro-batches at least PP (the default "
+                      "group, model_parallel_config.py:567)" % MT_SCH,
+                      m >= pp))
+        conds.append(("%s:1172 micro-batches a multiple of the group of PP"
+                      % MT_SCH, m % pp == 0))
     for what, ok in conds:
         need(ok, "%s: %s fails" % (MT, what))
     return [w for w, _ in conds]
@@ -334,6 +410,18 @@ def check_megatron(f, launch, plan):
     built = [megatron_layers_to_build(a, r) for r in range(pp)]
     need(built == blocks, "megatron builds %s transformer layers per "
          "stage, the plan has %s" % (built, blocks))
+    # Interleaved: the chunks dlplan(1) says it prices, chunk c of stage
+    # s from block c N + sum_{j<s} n_j / v on (N = sum_j n_j / v), are
+    # where Megatron puts them.
+    vp = megatron_vp(a)
+    need((vp or 1) == f["v"], "megatron builds %s virtual stages, the plan "
+         "%d" % (vp or 1, f["v"]))
+    for c in range(f["v"] if vp else 0):
+        for r in range(pp):
+            want = c * sum(blocks) // vp + sum(blocks[:r]) // vp
+            got = megatron_offset(a, r, c, vp)
+            need(got == want, "megatron puts chunk %d of stage %d at layer "
+                 "%d, the plan at %d" % (c, r, got, want))
     # Ranks: megatron/training/initialize.py:395 orders them
     # tp-cp-ep-dp-pp, or tp-cp-ep-pp-dp with --use-tp-pp-dp-mapping
     # (the first axis varies fastest).
@@ -365,8 +453,9 @@ def check_megatron(f, launch, plan):
     need(a.sequence_parallel == (tp > 1), "--sequence-parallel with TP > 1")
     env = sh_exports(os.path.join(launch, "megatron.sh"))
     conds = megatron_validate(a, f["gpus"], env)
-    return "TP %d PP %d DP %d, layers %s, %d conditions of %s" % (
-        tp, pp, dp, built, len(conds), MT)
+    return "TP %d PP %d DP %d%s, layers %s, %d conditions of %s" % (
+        tp, pp, dp, " (%d virtual stages)" % vp if vp else "", built,
+        len(conds), MT)
 
 
 # DeepSpeed 0.19.6 at commit edaa7221267 (2026-08-22).

@@ -6,7 +6,8 @@ usage: runtime-table.py DLPLAN DATASETS_DIR [TMPDIR]
 
 For every bundled cluster x gpt2-xl, llama2-7b, bert-large (the README's
 order), global batch 256, micro-batch 4: T and the shape (TP/PP/DP of the
-first group) of the unrestricted plan, then for each of megatron,
+first group; " vN" with N interleaved chunks a stage) of the
+unrestricted plan, then for each of megatron,
 deepspeed and torchtitan T of its plan over the unrestricted T, as the
 "runtime" line of "dlplan plan --runtime R" prints it, with its shape
 where it differs, or "exit 3" when no plan of it fits ("no gpt
@@ -32,10 +33,14 @@ JOB = ["--global-batch", "256", "--micro-batch", "4"]
 
 
 def shape(path):
+    """TP/PP/DP of the first group, and " vN" when its stages interleave
+    N chunks each (Megatron's virtual pipeline stages)."""
     with open(path) as fh:
         g = json.load(fh)["groups"]
-    return "%d/%d/%d" % (len(g[0]["stages"][0]["gpus"]),
-                         len(g[0]["stages"]), len(g))
+    v = g[0].get("virtual_stages", 1)
+    return "%d/%d/%d%s" % (len(g[0]["stages"][0]["gpus"]),
+                           len(g[0]["stages"]), len(g),
+                           " v%d" % v if v > 1 else "")
 
 
 def run(dlplan, args, quiet=True):

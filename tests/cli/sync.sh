@@ -369,9 +369,20 @@ else
 		    /^Scripts may rely on/ { on = 1 }
 		    on && /^\.El/ { exit }
 		    on && /^\.It Cm [^ ]*$/ { print $3 }' >"$TMP/keys"
-		python3 - "$TMP/plan/plan.json" "$TMP/keys" >"$TMP/keys.out" <<'EOF'
+		# And an interleaved Megatron plan, for the keys only it has.
+		dlplan model gpt --layers 8 --hidden 64 --heads 4 --seq 32 \
+		    --vocab 128 -o "$TMP/t8.csv" 2>/dev/null
+		dlplan import megatron -c "$C/single-node" -m "$TMP/t8.csv" -q \
+		    -o "$TMP/vplan" -- --num-layers 8 --hidden-size 64 \
+		    --num-attention-heads 4 --seq-length 32 \
+		    --max-position-embeddings 32 --vocab-size 128 --bf16 \
+		    --micro-batch-size 1 --global-batch-size 16 \
+		    --pipeline-model-parallel-size 4 \
+		    --num-virtual-stages-per-pipeline-rank 2 2>>"$TMP/err"
+		python3 - "$TMP/plan/plan.json" "$TMP/keys" "$TMP/vplan/plan.json" \
+		    >"$TMP/keys.out" <<'EOF'
 import json, sys
-plan = json.load(open(sys.argv[1]))
+plans = [json.load(open(f)) for f in sys.argv[1:2] + sys.argv[3:]]
 def has(o, path):
     if not path:
         return True
@@ -385,7 +396,7 @@ def has(o, path):
         return isinstance(v, list) and any(has(x, rest) for x in v)
     return has(v, rest)
 for k in open(sys.argv[2]).read().split():
-    if not has(plan, k):
+    if not any(has(plan, k) for plan in plans):
         print(k)
 EOF
 		if [ ! -s "$TMP/keys" ] || [ -s "$TMP/keys.out" ]; then
