@@ -105,7 +105,7 @@ plans: dlplan
 PYFILES = plans/__init__.py plans/dlplan_plan.py plans/dlplan_train.py \
 	plans/dlplan_exec.py plans/dlplan_config.py plans/dlplan_reference.py \
 	plans/dlplan_profile.py \
-	plans/dlplan_model.py plans/dlplan_arch.py
+	plans/dlplan_model.py plans/dlplan_arch.py plans/dlplan_pipe.py
 
 install: dlplan
 	mkdir -p $(DESTDIR)$(BINPREFIX) $(DESTDIR)$(MANPREFIX)/man1 \

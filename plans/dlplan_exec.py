@@ -74,10 +74,12 @@ if __package__:
     from .dlplan_model import (Layer, TPComm, batch, make_optimizer,
                                param_specs, ranges, save_params,
                                setup_torch)
+    from .dlplan_pipe import order
 else:
     from dlplan_model import (Layer, TPComm, batch, make_optimizer,
                               param_specs, ranges, save_params,
                               setup_torch)
+    from dlplan_pipe import order
 
 __all__ = ["Executor", "setup_torch", "sync_pieces", "BUCKET_BYTES"]
 
@@ -349,18 +351,14 @@ class Executor:
     def _pipeline(self, x, y):
         me = self.me
         m = me.micro_batches
-        warm = min(me.nstages - me.stage - 1, m)
         self.sends = []
-        live = []
-        for j in range(warm):
-            live.append(self._forward(j, x, y))
-        for j in range(m - warm):
-            live.append(self._forward(warm + j, x, y))
-            self._backward(j, *live[j])
-            live[j] = None
-        for j in range(m - warm, m):
-            self._backward(j, *live[j])
-            live[j] = None
+        live = {}
+        # The 1F1B order dlplan prices (dlplan_pipe.order()).
+        for op, j, _ in order(me.nstages, me.stage, m):
+            if op == "F":
+                live[j] = self._forward(j, x, y)
+            else:
+                self._backward(j, *live.pop(j))
         for w, _ in self.sends:
             w.wait()
         self.sends = []

@@ -259,6 +259,17 @@ search_mode(const struct dl_costctx *x, const struct search_opts *so,
 	return DL_OK;
 }
 
+/* Whether any stage of p recomputes a block. */
+static int
+any_rc(const struct dl_plan *p)
+{
+	for (int g = 0; g < p->ngroups; g++)
+		for (int s = 0; s < p->groups[g].nstages; s++)
+			if (p->groups[g].stages[s].recompute > 0)
+				return 1;
+	return 0;
+}
+
 /*
  * Decide the recomputation of every stage of plan p found in context x
  * (cost_decide_rc(): in the full mode the fewest blocks that fit, one
@@ -277,6 +288,9 @@ settle_rc(const struct dl_costctx *x, const struct search_opts *so,
 	    COST_RC_WHOLE);
 	p->opts.recompute = x->rc_fold ? RC_FULL : x->o->recompute ==
 	    RC_AUTO ? RC_NONE : x->o->recompute;
+	/* Full recomputation that settled on no block at all is none. */
+	if (x->rc_fold && x->o->recompute == RC_AUTO && !any_rc(p))
+		p->opts.recompute = RC_NONE;
 	if (x->rc_fold) {
 		double t = p->est.iteration_s;
 

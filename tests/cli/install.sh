@@ -53,7 +53,7 @@ done
 # --- the plan reader and the executor -----------------------------------
 for f in __init__.py dlplan_plan.py dlplan_train.py dlplan_exec.py \
     dlplan_model.py dlplan_config.py dlplan_reference.py dlplan_profile.py \
-    dlplan_arch.py; do
+    dlplan_arch.py dlplan_pipe.py; do
 	check "$f installed under share/dlplan" test -f "$P/share/dlplan/$f"
 done
 if command -v python3 >/dev/null 2>&1; then

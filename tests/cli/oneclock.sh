@@ -78,3 +78,30 @@ for _c in $oc_clusters; do
 		done
 	done
 done
+
+# The interleaved schedule: Megatron plans that interleave, against the
+# same replay in Megatron-LM's order (plans/dlplan_pipe.py), with and
+# without recomputation.  Each must interleave, or the check proves
+# nothing.
+for _cm in philly-64:llama2-7b philly-64:llama2-13b single-node:llama2-13b; do
+	[ -n "${DLPLAN_WRAP:-}" ] && break
+	_c=${_cm%%:*} _m=${_cm#*:}
+	for _r in none full; do
+		_n="one clock: $_c x $_m, megatron interleaved, recompute $_r"
+		_d=$TMP/ocv-$_c-$_m-$_r
+		if ! dlplan plan -c "$SRCDIR/datasets/clusters/$_c" \
+		    -m "$SRCDIR/datasets/models/$_m.csv" --global-batch 64 \
+		    --runtime megatron --recompute "$_r" -o "$_d" -q \
+		    2>"$TMP/oc.err" || ! dlplan eval "$_d/plan.json" \
+		    --format json >"$_d/eval.json" 2>>"$TMP/oc.err"; then
+			t_notok "$_n" "$(head -3 "$TMP/oc.err")"
+			continue
+		fi
+		if ! grep -q '"virtual_stages"' "$_d/plan.json"; then
+			t_notok "$_n" "the plan does not interleave"
+			continue
+		fi
+		check "$_n" "$OC_PY" "$SRCDIR/tests/cli/oneclock-check.py" \
+		    "$_d/eval.json" "$SRCDIR/datasets/models/$_m.csv"
+	done
+done

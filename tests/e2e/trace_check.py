@@ -21,52 +21,13 @@
 #
 #	trace_check.py TRACE.csv [SKIP]   (SKIP: warm-up steps left out, 1)
 import csv
+import os
 import statistics
 import sys
 
-
-def order(S, s, m):
-    w = min(S - s - 1, m)
-    ops = [("F", i) for i in range(w)]
-    for j in range(m - w):
-        ops += [("F", w + j), ("B", j)]
-    ops += [("B", j) for j in range(m - w, m)]
-    return ops
-
-
-def replay(S, m, f, b, xf, xb, sem):
-    """1F1B makespan: per-stage lanes, round-robin until all ran."""
-    end = {}
-    pos = [0] * S
-    lane = [0.0] * S
-    ops = [order(S, s, m) for s in range(S)]
-    left = 2 * S * m
-    while left:
-        moved = False
-        for s in range(S):
-            while pos[s] < 2 * m:
-                op, i = ops[s][pos[s]]
-                if op == "F" and s > 0:
-                    key, x = ("F", s - 1, i), xf[s - 1]
-                elif op == "B" and s < S - 1:
-                    key, x = ("B", s + 1, i), xb[s]
-                else:
-                    key, x = None, 0.0
-                if key is not None and key not in end:
-                    break
-                ready = end[key] if key else 0.0
-                if sem == "delay":
-                    st = max(lane[s], ready + x)
-                else:
-                    st = max(lane[s], ready) + x
-                d = f[s] if op == "F" else b[s]
-                end[(op, s, i)] = lane[s] = st + d
-                pos[s] += 1
-                left -= 1
-                moved = True
-        if not moved:
-            raise SystemExit("trace_check: 1F1B deadlocked")
-    return max(end.values())
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__)))), "plans"))
+from dlplan_pipe import replay  # noqa: E402
 
 
 def main():
