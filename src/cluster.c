@@ -143,10 +143,24 @@ load_nodes(struct ld *L, const char *path)
 	struct dl_cluster *c = L->c;
 	struct csv_table t;
 	size_t scap = 0;
+	size_t cnode, csite, cgpus, cmodel, ctflops, cmem, cintra, cnic, cmfu,
+	    ccost, chost, cmembw;
 	int rc;
 
 	if ((rc = csvin_read(path, &dl_nodes_schema, &t, L->e)) != DL_OK)
 		return rc;
+	cnode = csv_colidx(&t, "node");
+	csite = csv_colidx(&t, "site");
+	cgpus = csv_colidx(&t, "gpus");
+	cmodel = csv_colidx(&t, "gpu_model");
+	ctflops = csv_colidx(&t, "tflops");
+	cmem = csv_colidx(&t, "mem_gb");
+	cintra = csv_colidx(&t, "intra_gbps");
+	cnic = csv_colidx(&t, "nic_gbps");
+	cmfu = csv_colidx(&t, "mfu");
+	ccost = csv_colidx(&t, "cost_per_hour");
+	chost = csv_colidx(&t, "host");
+	cmembw = csv_colidx(&t, "mem_gbs");
 	if (t.nrows == 0) {
 		dl_seterr(L->e, DL_EDATA, path, t.header_line, 0,
 		    "no nodes (expected at least one row after the header)");
@@ -156,42 +170,42 @@ load_nodes(struct ld *L, const char *path)
 	c->nodes = xcalloc(t.nrows, sizeof(struct dl_node));
 	for (size_t r = 0; r < t.nrows; r++) {
 		struct dl_node *n = &c->nodes[r];
-		const char *site = csv_str(&t, r, 1);
-		int prev = vertex_index(L->vm, csv_str(&t, r, 0));
+		const char *site = csv_str(&t, r, csite);
+		int prev = vertex_index(L->vm, csv_str(&t, r, cnode));
 		size_t s;
 
 		if (prev >= 0) {
-			rc = csv_cellerr(&t, r, 0, L->e, "duplicate node '%s' "
-			    "(first on line %ld)", csv_str(&t, r, 0),
+			rc = csv_cellerr(&t, r, cnode, L->e, "duplicate node "
+			    "'%s' (first on line %ld)", csv_str(&t, r, cnode),
 			    c->nodes[prev].line);
 			csvin_free(&t);
 			return rc;
 		}
-		n->id = xstrdup(csv_str(&t, r, 0));
+		n->id = xstrdup(csv_str(&t, r, cnode));
 		n->site = xstrdup(site);
-		n->gpus = (int)csv_num(&t, r, 2);
-		n->gpu_model = xstrdup(csv_str(&t, r, 3));
-		n->tflops = csv_num(&t, r, 4);
-		n->mem_gb = csv_num(&t, r, 5);
-		n->intra_gbps = csv_num(&t, r, 6);
-		n->nic_gbps = csv_num(&t, r, 7);
-		n->mfu = csv_has(&t, r, 8) ? csv_num(&t, r, 8) : -1;
-		n->cost_per_hour = csv_has(&t, r, 9) ? csv_num(&t, r, 9) : -1;
-		n->mem_gbs = csv_has(&t, r, 11) ? csv_num(&t, r, 11) : -1;
+		n->gpus = (int)csv_num(&t, r, cgpus);
+		n->gpu_model = xstrdup(csv_str(&t, r, cmodel));
+		n->tflops = csv_num(&t, r, ctflops);
+		n->mem_gb = csv_num(&t, r, cmem);
+		n->intra_gbps = csv_num(&t, r, cintra);
+		n->nic_gbps = csv_num(&t, r, cnic);
+		n->mfu = csv_num_or(&t, r, cmfu, -1);
+		n->cost_per_hour = csv_num_or(&t, r, ccost, -1);
+		n->mem_gbs = csv_num_or(&t, r, cmembw, -1);
 		n->line = t.line[r];
-		if (csv_has(&t, r, 10)) {
-			if (!valid_host(csv_str(&t, r, 10))) {
-				rc = csv_cellerr(&t, r, 10, L->e, "'%.80s' is "
-				    "not a valid hostname (expected letters, "
-				    "digits, '.', '-', '_')",
-				    csv_str(&t, r, 10));
+		if (csv_has(&t, r, chost)) {
+			if (!valid_host(csv_str(&t, r, chost))) {
+				rc = csv_cellerr(&t, r, chost, L->e, "'%.80s' "
+				    "is not a valid hostname (expected "
+				    "letters, digits, '.', '-', '_')",
+				    csv_str(&t, r, chost));
 				free(n->id);
 				free(n->site);
 				free(n->gpu_model);
 				csvin_free(&t);
 				return rc;
 			}
-			n->host = xstrdup(csv_str(&t, r, 10));
+			n->host = xstrdup(csv_str(&t, r, chost));
 		} else {
 			n->host = xstrdup(n->id);
 		}
@@ -215,11 +229,17 @@ static int
 load_links(struct ld *L, const char *path)
 {
 	struct csv_table t;
+	size_t cend[2], cgbps, clat, cduplex;
 	int rc;
 
 	if ((rc = csvin_read(path, &dl_links_schema, &t, L->e)) != DL_OK)
 		return rc;
-	L->dst_col = t.fcol[1];
+	cend[0] = csv_colidx(&t, "src");
+	cend[1] = csv_colidx(&t, "dst");
+	cgbps = csv_colidx(&t, "gbps");
+	clat = csv_colidx(&t, "latency_ms");
+	cduplex = csv_colidx(&t, "duplex");
+	L->dst_col = t.fcol[cend[1]];
 	if (t.nrows == 0) {
 		dl_seterr(L->e, DL_EDATA, path, t.header_line, 0,
 		    "no links (expected at least one row after the header)");
@@ -228,17 +248,17 @@ load_links(struct ld *L, const char *path)
 	}
 	for (size_t r = 0; r < t.nrows; r++) {
 		int v[2];
-		int duplex = csv_has(&t, r, 4) ? (int)csv_num(&t, r, 4) : 1;
+		int duplex = (int)csv_num_or(&t, r, cduplex, 1);
 
 		for (int k = 0; k < 2; k++) {
-			v[k] = vertex_index(L->vm, csv_str(&t, r, (size_t)k));
+			v[k] = vertex_index(L->vm, csv_str(&t, r, cend[k]));
 			if (v[k] < 0)
-				v[k] = add_vertex(L, csv_str(&t, r, (size_t)k),
+				v[k] = add_vertex(L, csv_str(&t, r, cend[k]),
 				    -1, -1, 0);
 		}
 		if (v[0] == v[1]) {
-			rc = csv_cellerr(&t, r, 1, L->e, "link from '%s' to "
-			    "itself", csv_str(&t, r, 0));
+			rc = csv_cellerr(&t, r, cend[1], L->e, "link from "
+			    "'%s' to itself", csv_str(&t, r, cend[0]));
 			csvin_free(&t);
 			return rc;
 		}
@@ -246,8 +266,8 @@ load_links(struct ld *L, const char *path)
 			int a = v[k], b = v[1 - k];
 
 			/* Duplicates are found after the adjacency is built. */
-			add_edge(L, a, b, csv_num(&t, r, 2), csv_num(&t, r, 3),
-			    0, t.line[r]);
+			add_edge(L, a, b, csv_num(&t, r, cgbps),
+			    csv_num(&t, r, clat), 0, t.line[r]);
 		}
 	}
 	csv_plausible(&t, links_limits, &L->c->warnings);

@@ -37,7 +37,7 @@ static const struct optspec emit_opts_table[] = {
 	    "Slurm's stderr log path (#SBATCH --error)" },
 	{ "job-name", 0, O_JOB, "NAME", NULL,
 	    "Slurm job name (" EMIT_DEFAULT_JOB_NAME ")" },
-	{ "launcher", 0, O_LAUNCHER, "L", EMIT_LAUNCHERS,
+	{ "launcher", 0, O_LAUNCHER, "L", emit_launchers,
 	    "what to write: a launcher's scripts or a framework's "
 	    "configuration" },
 	{ "master-port", 0, O_PORT, "N", NULL,
@@ -69,8 +69,7 @@ static int cmd_emit(const struct dl_cmd *, int, char **);
 
 const struct dl_cmd dl_cmd_emit = {
 	"emit", cmd_emit,
-	"PLAN.json --launcher slurm|torchrun|srun|hostfile|megatron|"
-	"deepspeed|torchtitan [-o OUTDIR] "
+	"PLAN.json --launcher L [-o OUTDIR] "
 	"[--script FILE] [--partition P] [--time T] [--master-port N] "
 	"[--account NAME] [--qos NAME] [--output PATH] [--error PATH] "
 	"[--sbatch-arg OPT ...] [--slot N] [--ignore-digests] [--trust-paths] "
@@ -85,7 +84,7 @@ struct emit_args {
 	struct emit_opts eo;
 	const char *model;
 	long slot;		/* --slot, or 0 */
-	int launcher;		/* --launcher, or -1 */
+	const char *launcher;	/* --launcher, or NULL */
 	int flags;		/* CMD_IGNORE_DIGESTS, CMD_TRUST_PATHS */
 	int last;		/* argv index after the last option */
 	int npre;		/* operands before argv[last] */
@@ -102,8 +101,9 @@ take_opt(struct emit_args *a, int id, struct optstate *st, struct dl_err *e)
 		a->eo.job_name = st->arg;
 		break;
 	case O_LAUNCHER:
-		if ((a->launcher = opt_choice(st, e)) < 0)
+		if (opt_choice(st, e) < 0)
 			return -1;
+		a->launcher = st->arg;
 		break;
 	case O_MODEL:
 		a->model = st->arg;
@@ -188,9 +188,9 @@ check_operands(const struct emit_args *a, const struct optstate *st,
 		    "'%s' (put the training command after '--')", st->pos[1]);
 		return -1;
 	}
-	if (a->launcher < 0) {
+	if (a->launcher == NULL) {
 		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "no launcher given "
-		    "(expected --launcher " EMIT_LAUNCHERS ")");
+		    "(expected --launcher %s)", emit_launchers);
 		return -1;
 	}
 	return 0;
@@ -295,8 +295,7 @@ run_emit(const struct emit_args *a, struct dl_err *e)
 		if (res.why && dl_verbose >= 0)
 			dl_warn("note: torchrun cannot start this plan (%s); %s "
 			    "one process per rank instead", res.why,
-			    a->launcher == EMIT_SLURM ? "plan.sbatch starts" :
-			    "the node scripts start");
+			    res.instead);
 	} else {
 		cmd_fail(e);
 	}
@@ -320,7 +319,6 @@ cmd_emit(const struct dl_cmd *cmd, int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	emit_opts_init(&a.eo);
-	a.launcher = -1;
 	a.last = 1;
 	opt_init(&st, argc, argv);
 	while ((id = opt_next(&st, cmd, &e)) != 0) {

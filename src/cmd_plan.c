@@ -62,7 +62,7 @@ static const struct optspec plan_opts[] = {
 	    "Slurm job name for --launcher (" EMIT_DEFAULT_JOB_NAME ")" },
 	{ "jobs", 'j', O_JOBS, "N", NULL,
 	    "threads for the search (the online CPUs)" },
-	{ "launcher", 0, O_LAUNCHER, "L", EMIT_LAUNCHERS,
+	{ "launcher", 0, O_LAUNCHER, "L", emit_launchers,
 	    "also write OUTDIR/launch/ for that launcher or framework" },
 	{ "master-port", 0, O_PORT, "N", NULL,
 	    "rendezvous port on the first host for --launcher (29500)" },
@@ -530,7 +530,7 @@ struct plan_args {
 	const char *model, *outdir;
 	int fmt;		/* 0 table, 1 json */
 	int have_gb;		/* --global-batch was given */
-	int launch;		/* --launcher, or -1 */
+	const char *launch;	/* --launcher, or NULL */
 	const char *sbatch[EMIT_MAX_SBATCH_ARGS];	/* eo.sbatch_args */
 };
 
@@ -608,7 +608,6 @@ args_init(struct plan_args *a)
 
 	memset(a, 0, sizeof(*a));
 	a->so = so;
-	a->launch = -1;
 	plan_opts_default(&a->o);
 	emit_opts_init(&a->eo);
 }
@@ -626,9 +625,9 @@ take_launch_opt(struct plan_args *a, int id, struct optstate *sto,
 		a->eo.job_name = sto->arg;
 		break;
 	case O_LAUNCHER:
-		if ((a->launch = opt_choice(sto, e)) < 0)
+		if (opt_choice(sto, e) < 0)
 			return -1;
-		a->eo.launcher = a->launch;
+		a->launch = a->eo.launcher = sto->arg;
 		break;
 	case O_PORT:
 		if (opt_long(sto, 1, 65535, &a->eo.master_port, e))
@@ -879,12 +878,14 @@ check_args(struct plan_args *a, struct optstate *sto, struct dl_err *e)
 		return -1;
 	}
 	/* Operands are the training command of the launch files. */
-	if (sto->npos > 0 && a->launch < 0) {
+	if (sto->npos > 0 && a->launch == NULL) {
 		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "unexpected argument '%s'",
 		    sto->pos[0]);
 		return -1;
 	}
-	if (a->launch >= 0) {
+	if (a->launch != NULL) {
+		int rt = emit_launcher_runtime(a->launch);
+
 		if (a->outdir == NULL) {
 			dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option "
 			    "'--launcher' needs an output directory (-o DIR)");
@@ -896,13 +897,10 @@ check_args(struct plan_args *a, struct optstate *sto, struct dl_err *e)
 			    "'dlplan emit' on a slot's plan");
 			return -1;
 		}
-		if (a->launch >= EMIT_MEGATRON && a->launch - EMIT_MEGATRON +
-		    RUNTIME_MEGATRON != (int)a->so.runtime) {
+		if (rt >= 0 && rt != (int)a->so.runtime) {
 			dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "option '--launcher "
-			    "%s' needs '--runtime %s'", plan_runtime_names[
-			    a->launch - EMIT_MEGATRON + RUNTIME_MEGATRON],
-			    plan_runtime_names[a->launch - EMIT_MEGATRON +
-			    RUNTIME_MEGATRON]);
+			    "%s' needs '--runtime %s'", a->launch,
+			    plan_runtime_names[rt]);
 			return -1;
 		}
 		a->eo.args = sto->pos;
@@ -1014,7 +1012,7 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 		if ((rc = cmd_lock_outdir(a->outdir, e)) == DL_OK)
 			rc = cmd_write_plan(&p, c, m, a->outdir,
 			    a->fmt == 1 ? &js : NULL, e);
-		if (rc == DL_OK && a->launch >= 0) {
+		if (rc == DL_OK && a->launch != NULL) {
 			struct strbuf pj = STRBUF_INIT;
 
 			sb_addf(&pj, "%s/plan.json", a->outdir);

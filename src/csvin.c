@@ -10,6 +10,7 @@
  */
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -527,12 +528,20 @@ csvin_free(struct csv_table *t)
 }
 
 size_t
+csv_schema_col(const struct csv_schema *s, const char *name)
+{
+	for (size_t k = 0; s->cols[k].name != NULL; k++)
+		if (strcmp(s->cols[k].name, name) == 0)
+			return k;
+	fprintf(stderr, "dlplan: internal error: no column '%s' in the %s "
+	    "schema\n", name, s->kind);
+	abort();
+}
+
+size_t
 csv_colidx(const struct csv_table *t, const char *name)
 {
-	for (size_t k = 0; k < t->ncols; k++)
-		if (strcmp(t->schema->cols[k].name, name) == 0)
-			return k;
-	abort();
+	return csv_schema_col(t->schema, name);
 }
 
 int

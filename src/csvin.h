@@ -99,7 +99,24 @@ int csvin_parse_each(const char *name, const char *data, size_t len,
  */
 const char *csv_line_end(const char *s, const char *end);
 
-/* Index of a schema column by name (abort()s on a programming error). */
+/*
+ * Columns by name.  A reader never counts columns: it looks up the schema
+ * index of each column it reads by the column's name, once, before its
+ * loop over the rows, and reads the cells through that index:
+ *
+ *	size_t ctflops = csv_colidx(&t, "tflops");
+ *	...
+ *	n->tflops = csv_num(&t, r, ctflops);
+ *
+ * The file's own column order does not matter: csvin_read() maps each
+ * header name to its schema column, and it has already failed, naming the
+ * file, the header line and the column, when a required column is missing
+ * from the header.  An optional column may be absent from the file
+ * (csv_hascol(); its cells are then not present, csv_has()).  A name that
+ * is not a column of the schema is a programming error: the lookup
+ * abort()s after naming it on stderr.
+ */
+size_t csv_schema_col(const struct csv_schema *s, const char *name);
 size_t csv_colidx(const struct csv_table *t, const char *name);
 /* Does the file have this column at all? */
 int csv_hascol(const struct csv_table *t, const char *name);
@@ -125,6 +142,12 @@ static inline double
 csv_num(const struct csv_table *t, size_t row, size_t col)
 {
 	return csv_cell(t, row, col)->num;
+}
+/* The number in an optional column, or dflt when the cell is empty. */
+static inline double
+csv_num_or(const struct csv_table *t, size_t row, size_t col, double dflt)
+{
+	return csv_has(t, row, col) ? csv_num(t, row, col) : dflt;
 }
 
 /*

@@ -1,18 +1,22 @@
 /*
- * emit.c - emit_launch(): option checks, the choice of launcher (a
- * switch on enum emit_launcher), and writing the files all or nothing.
+ * emit.c - emit_launch(): the launcher table, option checks, and writing
+ * the files all or nothing.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
- * The dispatcher sits above the seven launchers: slurm and srun
- * (emit_slurm.c), torchrun (emit_torchrun.c), hostfile (emit_hostfile.c),
- * and the frameworks megatron, deepspeed and torchtitan (emit_megatron.c,
- * emit_deepspeed.c, emit_torchtitan.c, which share emit_framework.c);
- * worker.sh (emit_worker.c) is written for every one of them.  They sit
- * above what they share (emit_common.c, declared in emit_int.h); nothing
- * below calls up.
+ * The table below names every launcher, the files it writes and what
+ * emit_launch() does differently for it; its generator lives in a file of
+ * its own: slurm and srun (emit_slurm.c), torchrun (emit_torchrun.c),
+ * hostfile (emit_hostfile.c), and the frameworks megatron, deepspeed and
+ * torchtitan (emit_megatron.c, emit_deepspeed.c, emit_torchtitan.c, which
+ * share emit_framework.c); worker.sh (emit_worker.c) is written for every
+ * one of them.  They sit above what they share (emit_common.c, declared in
+ * emit_int.h); nothing below calls up.  A new launcher is its file, its
+ * generator's declaration in emit_int.h, and a row here with its word in
+ * emit_launchers.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,11 +27,56 @@
 #include "path.h"
 #include "sb.h"
 
+#define NODE_SCRIPTS "the node scripts start"
+
+const char emit_launchers[] = "slurm|torchrun|srun|hostfile|megatron|"
+    "deepspeed|torchtitan";
+
+const struct emit_launcher emit_launcher_table[] = {
+	/* name, files, runtime, fw_sh, fallback, ds_worker, emit */
+	{ "slurm", "plan.sbatch slurm-hosts", -1, NULL,
+	    "plan.sbatch starts", 0, emit_slurm },
+	{ "torchrun", "torchrun-*.sh", -1, NULL, NODE_SCRIPTS, 0,
+	    emit_torchrun },
+	{ "srun", "plan.sbatch slurm-hosts", -1, NULL, NULL, 0, emit_slurm },
+	{ "hostfile", "hostfile", -1, NULL, NULL, 0, emit_hostfile },
+	{ "megatron", "torchrun-*.sh megatron.args megatron.sh",
+	    RUNTIME_MEGATRON, "megatron.sh", NODE_SCRIPTS, 0, emit_megatron },
+	{ "deepspeed", "torchrun-*.sh hostfile ds_config.json deepspeed.sh "
+	    "deepspeed-pipeline.json", RUNTIME_DEEPSPEED, NULL, NODE_SCRIPTS,
+	    1, emit_deepspeed },
+	{ "torchtitan", "torchrun-*.sh dlplan_torchtitan.py torchtitan.sh",
+	    RUNTIME_TORCHTITAN, "torchtitan.sh", NODE_SCRIPTS, 0,
+	    emit_torchtitan },
+	{ NULL, NULL, 0, NULL, NULL, 0, NULL }
+};
+
+/* The row of launcher name, or NULL. */
+static const struct emit_launcher *
+launcher(const char *name)
+{
+	if (name == NULL)
+		return NULL;
+	for (const struct emit_launcher *lc = emit_launcher_table; lc->name;
+	    lc++)
+		if (strcmp(lc->name, name) == 0)
+			return lc;
+	return NULL;
+}
+
+int
+emit_launcher_runtime(const char *name)
+{
+	const struct emit_launcher *lc = launcher(name);
+
+	return lc ? lc->runtime : -1;
+}
+
 void
 emit_opts_init(struct emit_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->launcher = EMIT_SLURM;
+	o->launcher = "slurm";
 	o->master_port = EMIT_DEFAULT_PORT;
 	o->job_name = EMIT_DEFAULT_JOB_NAME;
 }
@@ -42,19 +91,15 @@ emit_result_free(struct emit_result *r)
 	r->nfiles = 0;
 }
 
-/* Whether the launcher starts the framework's own program (fw_sh). */
-static int
-fw_start(int launcher)
-{
-	return launcher == EMIT_MEGATRON || launcher == EMIT_TORCHTITAN;
-}
-
 int
 emit_check_opts(const struct emit_opts *o, struct dl_err *e)
 {
-	if (o->launcher < EMIT_SLURM || o->launcher > EMIT_TORCHTITAN)
-		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0,
-		    "unknown launcher %d", o->launcher);
+	const struct emit_launcher *lc = launcher(o->launcher);
+
+	if (lc == NULL)
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "unknown launcher "
+		    "'%s' (expected %s)", o->launcher ? o->launcher : "",
+		    emit_launchers);
 	if (o->outdir == NULL || o->outdir[0] == '\0')
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0,
 		    "no output directory given");
@@ -82,14 +127,14 @@ emit_check_opts(const struct emit_opts *o, struct dl_err *e)
 		    o->master_port);
 	/* megatron and torchtitan run their own program: the words after
 	 * "--" only add to its arguments, and may be none. */
-	if (o->script == NULL && o->nargs == 0 && !fw_start(o->launcher))
+	if (o->script == NULL && o->nargs == 0 && lc->fw_sh == NULL)
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0,
 		    "no training command given (expected --script FILE or "
 		    "-- COMMAND [ARGS...])");
 	if (o->script != NULL && o->script[0] == '\0')
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0,
 		    "option '--script': empty file name");
-	if (o->script == NULL && !fw_start(o->launcher) &&
+	if (o->script == NULL && lc->fw_sh == NULL &&
 	    o->args[0][0] == '\0')
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0,
 		    "empty training command");
@@ -201,6 +246,27 @@ out:
 	return rc;
 }
 
+/* Is name one of the blank-separated fnmatch(3) patterns of pats? */
+static int
+listed(const char *name, const char *pats)
+{
+	char pat[128];
+
+	for (const char *p = pats; *p != '\0';) {
+		size_t n = strcspn(p, " ");
+
+		if (n < sizeof(pat)) {
+			memcpy(pat, p, n);
+			pat[n] = '\0';
+			if (fnmatch(pat, name, 0) == 0)
+				return 1;
+		}
+		p += n;
+		p += strspn(p, " ");
+	}
+	return 0;
+}
+
 static void
 ctx_free(struct emit_ctx *x)
 {
@@ -232,6 +298,7 @@ emit_launch(const struct dl_plan *p, const struct dl_cluster *c,
 	x.p = p;
 	x.c = c;
 	x.o = o;
+	x.lc = launcher(o->launcher);
 	if ((rc = emit_layout(&x.l, p, c, e)) != DL_OK)
 		return rc;
 	/* Links stay as given: the launchers name the files as the user did. */
@@ -247,34 +314,19 @@ emit_launch(const struct dl_plan *p, const struct dl_cluster *c,
 		goto out;
 	}
 	x.worker_abs = join(x.dir_abs, "worker.sh");
-	if (fw_start(o->launcher))
-		x.fw_sh = o->launcher == EMIT_MEGATRON ? "megatron.sh" :
-		    "torchtitan.sh";
-	if ((rc = emit_worker(&x, e)) != DL_OK)
+	x.fw_sh = x.lc->fw_sh;
+	if ((rc = emit_worker(&x, e)) != DL_OK ||
+	    (rc = x.lc->emit(&x, e)) != DL_OK)
 		goto out;
-	switch (o->launcher) {
-	case EMIT_SLURM:
-	case EMIT_SRUN:
-		rc = emit_slurm(&x, e);
-		break;
-	case EMIT_TORCHRUN:
-		rc = emit_torchrun(&x, e);
-		break;
-	case EMIT_MEGATRON:
-		rc = emit_megatron(&x, e);
-		break;
-	case EMIT_DEEPSPEED:
-		rc = emit_deepspeed(&x, e);
-		break;
-	case EMIT_TORCHTITAN:
-		rc = emit_torchtitan(&x, e);
-		break;
-	default:
-		rc = emit_hostfile(&x, e);
-		break;
-	}
-	if (rc != DL_OK)
-		goto out;
+	for (size_t i = 0; i < x.nfiles; i++)
+		if (strcmp(x.files[i]->name, "worker.sh") != 0 &&
+		    !listed(x.files[i]->name, x.lc->files)) {
+			rc = dl_seterr(e, DL_ESYS, NULL, 0, 0, "internal error: "
+			    "launcher '%s' wrote '%s', which its row of the "
+			    "launcher table does not list", x.lc->name,
+			    x.files[i]->name);
+			goto out;
+		}
 	if (o->plan_text)
 		sb_adds(emit_add_file(&x, "plan.json", 0), o->plan_text);
 	dir = join(o->outdir, "launch");
@@ -284,9 +336,10 @@ emit_launch(const struct dl_plan *p, const struct dl_cluster *c,
 		goto out;
 	if (r) {
 		r->per_rank = x.per_rank;
-		if (o->launcher == EMIT_SLURM || o->launcher == EMIT_TORCHRUN ||
-		    o->launcher >= EMIT_MEGATRON)
+		if (x.lc->fallback != NULL) {
 			r->why = emit_why(&x.l);
+			r->instead = x.lc->fallback;
+		}
 	}
 out:
 	free(dir);

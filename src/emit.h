@@ -1,6 +1,8 @@
 /*
- * emit.h - launch files for a plan: Slurm batch script, per-node torchrun
- * scripts, plain srun and a DeepSpeed/MPI hostfile.
+ * emit.h - launch files for a plan: a Slurm batch script (slurm, srun),
+ * per-node torchrun scripts, a DeepSpeed/MPI hostfile, and the frameworks'
+ * own configurations (megatron, deepspeed, torchtitan); the launchers are
+ * the rows of the table in emit.c.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -96,17 +98,23 @@
 #include "sb.h"
 #include "util.h"
 
-/* Launchers, in the order of EMIT_LAUNCHERS (for opt_choice). */
-enum { EMIT_SLURM, EMIT_TORCHRUN, EMIT_SRUN, EMIT_HOSTFILE,
-	EMIT_MEGATRON, EMIT_DEEPSPEED, EMIT_TORCHTITAN };
-#define EMIT_LAUNCHERS "slurm|torchrun|srun|hostfile|megatron|deepspeed|" \
-	"torchtitan"
+/*
+ * The launchers' names, "slurm|torchrun|...", one per row of the launcher
+ * table (emit.c) in its order: the words of --launcher (opt_choice()).
+ */
+extern const char emit_launchers[];
+/*
+ * The runtime (enum dl_runtime) that the plans of launcher name must be
+ * made for (a framework launcher's own), or -1 when it takes any plan or
+ * is no launcher.
+ */
+int emit_launcher_runtime(const char *name);
 #define EMIT_DEFAULT_PORT 29500
 #define EMIT_DEFAULT_JOB_NAME "dlplan"
 #define EMIT_MAX_SBATCH_ARGS 32	/* --sbatch-arg given at most so often */
 
 struct emit_opts {
-	int launcher;		/* EMIT_* */
+	const char *launcher;	/* a word of emit_launchers */
 	const char *outdir;	/* files go to OUTDIR/launch/ */
 	const char *plan_path;	/* the plan the workers read (DLPLAN_PLAN);
 				   made absolute, need not exist yet */
@@ -178,6 +186,8 @@ struct emit_result {
 	int per_rank;
 	const char *why;	/* why torchrun could not start the plan
 				   (static), NULL when it does */
+	const char *instead;	/* with why: what starts one process per
+				   rank instead ("plan.sbatch starts") */
 };
 void emit_result_free(struct emit_result *r);
 
@@ -195,7 +205,7 @@ void emit_result_free(struct emit_result *r);
  *	struct emit_opts eo;
  *
  *	emit_opts_init(&eo);
- *	eo.launcher = EMIT_SLURM;
+ *	eo.launcher = "slurm";
  *	eo.outdir = outdir;
  *	eo.plan_path = "OUTDIR/plan.json";
  *	eo.args = argv_after_dashdash; eo.nargs = n;

@@ -6,9 +6,9 @@
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Layers, each calling only down: emit.c (emit_launch(), the dispatcher)
- * -> the launcher files -> emit_common.c (layout, hostlist, option value
- * checks and the script pieces declared here).
+ * Layers, each calling only down: emit.c (emit_launch() and the launcher
+ * table) -> the launcher files -> emit_common.c (layout, hostlist, option
+ * value checks and the script pieces declared here).
  */
 #ifndef DL_EMIT_INT_H
 #define DL_EMIT_INT_H
@@ -22,10 +22,50 @@ struct emit_file {
 	struct strbuf body;
 	int exec;		/* mode 0755 (minus umask) instead of 0644 */
 };
+struct emit_ctx;
+
+/*
+ * A row of the launcher table (emit.c): what emit_launch() needs to know
+ * of a launcher besides its generator.  A new launcher is a file with its
+ * generator (declared below) and one row.
+ */
+struct emit_launcher {
+	const char *name;	/* its --launcher word (emit_launchers) */
+	/*
+	 * The files it writes besides worker.sh (and plan.json for a plan
+	 * read from standard input): fnmatch(3) patterns separated by
+	 * blanks.  emit_launch() refuses to write a file none matches (an
+	 * internal error), so the row cannot fall behind its generator.
+	 */
+	const char *files;
+	int runtime;		/* the runtime (enum dl_runtime) its plans are
+				   made for (plan --launcher needs --runtime);
+				   -1: any plan */
+	/*
+	 * The framework's own start script worker.sh execs with the
+	 * training command's words (emit_ctx.fw_sh), NULL when worker.sh
+	 * execs the training command itself.
+	 */
+	const char *fw_sh;
+	/*
+	 * What starts one process per rank when torchrun cannot start the
+	 * plan, as the note of "dlplan emit" says it ("plan.sbatch
+	 * starts"); NULL for a launcher that does not start torchrun (srun,
+	 * hostfile), which gives no note.
+	 */
+	const char *fallback;
+	int ds_worker;		/* worker.sh takes DeepSpeed's mode and
+				   passes --deepspeed_config */
+	int (*emit)(struct emit_ctx *x, struct dl_err *e);
+};
+/* The table, in the order of emit_launchers; a NULL name ends it. */
+extern const struct emit_launcher emit_launcher_table[];
+
 struct emit_ctx {
 	const struct dl_plan *p;
 	const struct dl_cluster *c;
 	const struct emit_opts *o;
+	const struct emit_launcher *lc;	/* o->launcher's row */
 	struct emit_layout l;
 	char *plan_abs;		/* absolute plan path */
 	char *dir_abs;		/* absolute OUTDIR/launch */
@@ -68,8 +108,9 @@ const char *emit_why(const struct emit_layout *l);
 void emit_node_ranks(struct emit_ctx *x, struct strbuf *sb, int i);
 
 /*
- * The generators, one file each, called by emit_launch() only: worker.sh
- * (every launcher) and the files of one launcher.  They add files to x
+ * The generators, one file each: worker.sh (every launcher) and the files
+ * of one launcher (the emit of its table row; the framework launchers
+ * also call emit_torchrun() and emit_hostfile()).  They add files to x
  * and return DL_OK or an error; nothing is written to disk here.
  */
 int emit_worker(struct emit_ctx *x, struct dl_err *e);	/* emit_worker.c */

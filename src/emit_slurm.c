@@ -228,7 +228,7 @@ per_rank_form(struct emit_ctx *x, struct strbuf *sb)
 	char *path;
 
 	sb_adds(sb, "#\n");
-	if (x->o->launcher == EMIT_SLURM)
+	if (x->lc->fallback != NULL)	/* slurm, not srun */
 		sb_addf(sb, "# torchrun cannot start this plan: %s.\n# So ",
 		    emit_why(l));
 	else
@@ -340,7 +340,8 @@ emit_slurm(struct emit_ctx *x, struct dl_err *e)
 	int *gpus = xcalloc((size_t)x->l.nnodes + 1, sizeof(*gpus));
 
 	(void)e;
-	x->per_rank = x->o->launcher == EMIT_SRUN || !x->l.uniform;
+	/* srun never starts torchrun; slurm does when it can. */
+	x->per_rank = x->lc->fallback == NULL || !x->l.uniform;
 	x->het = 0;
 	if (node_gpus(x, gpus))
 		for (int i = 0; i < x->l.nnodes; i++) {

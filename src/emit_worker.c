@@ -84,7 +84,7 @@ emit_worker(struct emit_ctx *x, struct dl_err *e)
 	    "# DLPLAN_TP_SHARE.  Under Slurm a rank started on another node "
 	    "than planned\n"
 	    "# stops with an error.\n");
-	if (x->o->launcher == EMIT_DEEPSPEED)
+	if (x->lc->ds_worker)
 		ds_mode(sb, 0);
 	if (x->o->script)
 		emit_env_comment(sb, 0);
@@ -99,7 +99,7 @@ emit_worker(struct emit_ctx *x, struct dl_err *e)
 	    "'')\trank=${RANK-} ;;\n"
 	    "srun)\trank=${SLURM_PROCID-} ;;\n"
 	    "mpi)\trank=${OMPI_COMM_WORLD_RANK-${PMI_RANK-}} ;;\n");
-	if (x->o->launcher == EMIT_DEEPSPEED)
+	if (x->lc->ds_worker)
 		sb_adds(sb, "deepspeed)\trank=${RANK-} ;;\n"
 		    "*)\techo \"worker.sh: unknown mode '$mode' (expected "
 		    "srun, mpi or deepspeed)\" >&2\n");
@@ -140,7 +140,7 @@ emit_worker(struct emit_ctx *x, struct dl_err *e)
 	    "on '$SLURMD_NODENAME'\" >&2\n"
 	    "\texit 2\n"
 	    "fi\n");
-	if (x->o->launcher == EMIT_DEEPSPEED)
+	if (x->lc->ds_worker)
 		ds_mode(sb, 1);
 	sb_adds(sb,
 	    "if [ -n \"$mode\" ]; then\n"
@@ -184,7 +184,7 @@ emit_worker(struct emit_ctx *x, struct dl_err *e)
 			sb_addc(sb, ' ');
 		sb_addshq(sb, x->o->args[i]);
 	}
-	if (x->o->launcher == EMIT_DEEPSPEED) {
+	if (x->lc->ds_worker) {
 		struct strbuf path = STRBUF_INIT;
 
 		/* deepspeed.initialize() reads args.deepspeed_config. */

@@ -43,11 +43,19 @@ model_load(struct dl_model *m, const char *path, struct dl_err *e)
 {
 	struct csv_table t;
 	double flops = 0;
+	size_t cname, cfwd, cbwd, cparams, cact, cmem, ctp;
 	int rc;
 
 	memset(m, 0, sizeof(*m));
 	if ((rc = csvin_read(path, &dl_model_schema, &t, e)) != DL_OK)
 		return rc;
+	cname = csv_colidx(&t, "layer");
+	cfwd = csv_colidx(&t, "fwd_gflop");
+	cbwd = csv_colidx(&t, "bwd_gflop");
+	cparams = csv_colidx(&t, "params_m");
+	cact = csv_colidx(&t, "act_mb");
+	cmem = csv_colidx(&t, "mem_mb");
+	ctp = csv_colidx(&t, "tp_mb");
 	if (t.nrows == 0) {
 		dl_seterr(e, DL_EDATA, path, t.header_line, 0,
 		    "no layers (expected at least one row after the header)");
@@ -60,20 +68,20 @@ model_load(struct dl_model *m, const char *path, struct dl_err *e)
 	for (size_t r = 0; r < t.nrows; r++) {
 		struct dl_layer *l = &m->layers[r];
 
-		if (csv_str(&t, r, 0)[0] == '\0' || strlen(csv_str(&t, r, 0)) >
-		    255) {
-			rc = csv_cellerr(&t, r, 0, e, "layer name must have "
-			    "1 to 255 characters");
+		const char *name = csv_str(&t, r, cname);
+
+		if (name[0] == '\0' || strlen(name) > 255) {
+			rc = csv_cellerr(&t, r, cname, e, "layer name must "
+			    "have 1 to 255 characters");
 			break;
 		}
-		l->name = xstrdup(csv_str(&t, r, 0));
-		l->fwd_gflop = csv_num(&t, r, 1);
-		l->bwd_gflop = csv_has(&t, r, 2) ? csv_num(&t, r, 2) :
-		    2 * l->fwd_gflop;
-		l->params_m = csv_num(&t, r, 3);
-		l->act_mb = csv_num(&t, r, 4);
-		l->mem_mb = csv_num(&t, r, 5);
-		l->tp_mb = csv_has(&t, r, 6) ? csv_num(&t, r, 6) : 0;
+		l->name = xstrdup(name);
+		l->fwd_gflop = csv_num(&t, r, cfwd);
+		l->bwd_gflop = csv_num_or(&t, r, cbwd, 2 * l->fwd_gflop);
+		l->params_m = csv_num(&t, r, cparams);
+		l->act_mb = csv_num(&t, r, cact);
+		l->mem_mb = csv_num(&t, r, cmem);
+		l->tp_mb = csv_num_or(&t, r, ctp, 0);
 		l->line = t.line[r];
 		flops += l->fwd_gflop + l->bwd_gflop;
 	}

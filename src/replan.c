@@ -89,6 +89,7 @@ steplog_load(struct dl_steplog *L, const char *path,
 	long nranks = plan_ranks(p);
 	struct csv_table t;
 	struct row *rows = NULL;
+	size_t crank, cstep, csec, csamples, ccompute;
 	int rc, has_samples;
 
 	memset(L, 0, sizeof(*L));
@@ -96,6 +97,11 @@ steplog_load(struct dl_steplog *L, const char *path,
 		free(rk);
 		return rc;
 	}
+	crank = csv_colidx(&t, "rank");
+	cstep = csv_colidx(&t, "step");
+	csec = csv_colidx(&t, "seconds");
+	csamples = csv_colidx(&t, "samples");
+	ccompute = csv_colidx(&t, "compute_seconds");
 	has_samples = csv_hascol(&t, "samples");
 	L->has_compute = csv_hascol(&t, "compute_seconds");
 	if (t.nrows == 0) {
@@ -105,33 +111,33 @@ steplog_load(struct dl_steplog *L, const char *path,
 	}
 	rows = xcalloc(t.nrows, sizeof(*rows));
 	for (size_t r = 0; r < t.nrows; r++) {
-		long rank = (long)csv_num(&t, r, 0);
+		long rank = (long)csv_num(&t, r, crank);
 
 		if (rank >= nranks) {
-			rc = csv_cellerr(&t, r, 0, e, "rank %ld is not in the "
-			    "plan (it has %ld rank%s, 0 to %ld)", rank, nranks,
-			    nranks == 1 ? "" : "s", nranks - 1);
+			rc = csv_cellerr(&t, r, crank, e, "rank %ld is not in "
+			    "the plan (it has %ld rank%s, 0 to %ld)", rank,
+			    nranks, nranks == 1 ? "" : "s", nranks - 1);
 			goto out;
 		}
-		if (has_samples && csv_has(&t, r, 3)) {
+		if (has_samples && csv_has(&t, r, csamples)) {
 			const struct dl_group *gr = &p->groups[rk[rank].group];
 			long want = gr->micro_batches * p->opts.micro_batch;
 
-			if ((long)csv_num(&t, r, 3) != want) {
-				rc = csv_cellerr(&t, r, 3, e, "rank %ld processed "
-				    "%ld samples, the plan gives its group %ld "
-				    "(a log of another plan?)", rank,
-				    (long)csv_num(&t, r, 3), want);
+			if ((long)csv_num(&t, r, csamples) != want) {
+				rc = csv_cellerr(&t, r, csamples, e, "rank %ld "
+				    "processed %ld samples, the plan gives its "
+				    "group %ld (a log of another plan?)", rank,
+				    (long)csv_num(&t, r, csamples), want);
 				goto out;
 			}
 		}
-		if (L->has_compute && !csv_has(&t, r, 4)) {
-			rc = csv_cellerr(&t, r, 4, e, "empty (the column is "
-			    "given, so every step needs a time)");
+		if (L->has_compute && !csv_has(&t, r, ccompute)) {
+			rc = csv_cellerr(&t, r, ccompute, e, "empty (the "
+			    "column is given, so every step needs a time)");
 			goto out;
 		}
 		rows[r].rank = rank;
-		rows[r].step = (long)csv_num(&t, r, 1);
+		rows[r].step = (long)csv_num(&t, r, cstep);
 		rows[r].row = r;
 	}
 	qsort(rows, t.nrows, sizeof(*rows), cmp_row);
@@ -140,8 +146,8 @@ steplog_load(struct dl_steplog *L, const char *path,
 		    rows[i].step == rows[i - 1].step) {
 			size_t a = rows[i - 1].row, b = rows[i].row;
 
-			rc = csv_cellerr(&t, a > b ? a : b, 1, e, "rank %ld "
-			    "step %ld appears twice (also on line %ld)",
+			rc = csv_cellerr(&t, a > b ? a : b, cstep, e, "rank "
+			    "%ld step %ld appears twice (also on line %ld)",
 			    rows[i].rank, rows[i].step, t.line[a < b ? a : b]);
 			goto out;
 		}
@@ -161,10 +167,10 @@ steplog_load(struct dl_steplog *L, const char *path,
 			rr->compute = xcalloc(rr->n, sizeof(double));
 		for (size_t k = i; k < j; k++) {
 			rr->step[k - i] = rows[k].step;
-			rr->seconds[k - i] = csv_num(&t, rows[k].row, 2);
+			rr->seconds[k - i] = csv_num(&t, rows[k].row, csec);
 			if (L->has_compute)
 				rr->compute[k - i] = csv_num(&t, rows[k].row,
-				    4);
+				    ccompute);
 		}
 		i = j;
 	}

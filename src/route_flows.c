@@ -47,13 +47,17 @@ flows_load(struct dl_flowset *fs, const char *path,
     const struct dl_cluster *c, struct dl_err *e)
 {
 	struct csv_table t;
-	size_t earlier = 0;
+	size_t earlier = 0, cid, cend[2], cmb;
 	long dup;
 	int rc;
 
 	memset(fs, 0, sizeof(*fs));
 	if ((rc = csvin_read(path, &dl_flows_schema, &t, e)) != DL_OK)
 		return rc;
+	cid = csv_colidx(&t, "flow");
+	cend[0] = csv_colidx(&t, "src");
+	cend[1] = csv_colidx(&t, "dst");
+	cmb = csv_colidx(&t, "mb");
 	if (t.nrows == 0) {
 		dl_seterr(e, DL_EDATA, path, t.header_line, 0, "no flows "
 		    "(expected at least one row after the header)");
@@ -67,21 +71,21 @@ flows_load(struct dl_flowset *fs, const char *path,
 		int v[2];
 
 		for (int k = 0; k < 2; k++) {
-			v[k] = cluster_vertex(c, csv_str(&t, r, 1 + k));
+			v[k] = cluster_vertex(c, csv_str(&t, r, cend[k]));
 			if (v[k] < 0) {
-				rc = csv_cellerr(&t, r, 1 + k, e, "unknown "
+				rc = csv_cellerr(&t, r, cend[k], e, "unknown "
 				    "vertex '%s' (not a node or a links.csv "
-				    "endpoint)", csv_str(&t, r, 1 + k));
+				    "endpoint)", csv_str(&t, r, cend[k]));
 				goto fail;
 			}
 		}
 		if (v[0] == v[1]) {
-			rc = csv_cellerr(&t, r, 2, e, "flow from '%s' to "
-			    "itself", csv_str(&t, r, 1));
+			rc = csv_cellerr(&t, r, cend[1], e, "flow from '%s' "
+			    "to itself", csv_str(&t, r, cend[0]));
 			goto fail;
 		}
-		if (csv_has(&t, r, 0)) {
-			f->id = xstrdup(csv_str(&t, r, 0));
+		if (csv_has(&t, r, cid)) {
+			f->id = xstrdup(csv_str(&t, r, cid));
 		} else {
 			struct strbuf sb = STRBUF_INIT;
 
@@ -91,15 +95,15 @@ flows_load(struct dl_flowset *fs, const char *path,
 		}
 		f->src = v[0];
 		f->dst = v[1];
-		f->mb = csv_num(&t, r, 3);
+		f->mb = csv_num(&t, r, cmb);
 		f->line = t.line[r];
 		fs->n++;
 	}
 	if ((dup = first_duplicate(fs, &earlier)) >= 0) {
 		size_t r = (size_t)dup;
 
-		if (csv_has(&t, r, 0))
-			rc = csv_cellerr(&t, r, 0, e, "duplicate flow '%s' "
+		if (csv_has(&t, r, cid))
+			rc = csv_cellerr(&t, r, cid, e, "duplicate flow '%s' "
 			    "(first on line %ld)", fs->flows[r].id,
 			    fs->flows[earlier].line);
 		else

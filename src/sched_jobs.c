@@ -30,7 +30,24 @@ static const struct csv_col jobs_cols[] = {
 	{ NULL, 0, 0, 0, 0, 0, 0, NULL }
 };
 const struct csv_schema dl_jobs_schema = { "JOBS.csv", jobs_cols };
-enum { C_JOB, C_ARR, C_MODEL, C_GB, C_MB, C_ITER, C_MIN, C_MAX, C_W };
+/* JOBS.csv's columns: their schema indices, looked up by name once. */
+struct job_cols {
+	size_t job, arr, model, gb, mb, iter, min, max, w;
+};
+
+static void
+job_cols_find(const struct csv_table *t, struct job_cols *jc)
+{
+	jc->job = csv_colidx(t, "job");
+	jc->arr = csv_colidx(t, "arrival_s");
+	jc->model = csv_colidx(t, "model");
+	jc->gb = csv_colidx(t, "global_batch");
+	jc->mb = csv_colidx(t, "micro_batch");
+	jc->iter = csv_colidx(t, "iterations");
+	jc->min = csv_colidx(t, "min_gpus");
+	jc->max = csv_colidx(t, "max_gpus");
+	jc->w = csv_colidx(t, "weight");
+}
 
 const char *
 sched_policy_name(int policy)
@@ -92,9 +109,9 @@ preset_model(const char *name, const struct mg_model *g, struct sched_model *sm)
  * preset; loaded once per distinct name. */
 static int
 find_model(struct sched *s, const struct csv_table *t, size_t row,
-    const char *dir, struct dl_err *e)
+    size_t col, const char *dir, struct dl_err *e)
 {
-	const char *name = csv_str(t, row, C_MODEL);
+	const char *name = csv_str(t, row, col);
 	struct strbuf path = STRBUF_INIT;
 	struct sched_model *sm;
 	struct stat sb;
@@ -121,7 +138,7 @@ find_model(struct sched *s, const struct csv_table *t, size_t row,
 			mg_free(&g);
 		}
 	} else {
-		rc = csv_cellerr(t, row, C_MODEL, e, "unknown model '%s' (not "
+		rc = csv_cellerr(t, row, col, e, "unknown model '%s' (not "
 		    "a file relative to the jobs file, nor a preset: %s)", name,
 		    MG_PRESET_WORDS);
 	}
@@ -200,36 +217,36 @@ fix_classes(struct sched *s)
 
 /* One row of JOBS.csv into job j. */
 static int
-read_job(struct sched *s, const struct csv_table *t, size_t r,
-    const char *dir, struct kcache *ids, struct dl_err *e)
+read_job(struct sched *s, const struct csv_table *t,
+    const struct job_cols *jc, size_t r, const char *dir,
+    struct kcache *ids, struct dl_err *e)
 {
 	struct sched_job *j = &s->jobs[r];
-	long gb = (long)csv_num(t, r, C_GB), mb = (long)csv_num(t, r, C_MB);
+	long gb = (long)csv_num(t, r, jc->gb), mb = (long)csv_num(t, r, jc->mb);
 	int model, usable = 0;
 	size_t first;
 	struct strbuf why = STRBUF_INIT;
 
-	j->id = xstrdup(csv_str(t, r, C_JOB));
+	j->id = xstrdup(csv_str(t, r, jc->job));
 	j->line = t->line[r];
-	j->arrival_s = csv_num(t, r, C_ARR);
-	j->iterations = csv_num(t, r, C_ITER);
-	j->weight = csv_has(t, r, C_W) ? csv_num(t, r, C_W) : 1;
+	j->arrival_s = csv_num(t, r, jc->arr);
+	j->iterations = csv_num(t, r, jc->iter);
+	j->weight = csv_num_or(t, r, jc->w, 1);
 	if (gb % mb != 0)
-		return csv_cellerr(t, r, C_MB, e, "job '%s': micro_batch %ld "
+		return csv_cellerr(t, r, jc->mb, e, "job '%s': micro_batch %ld "
 		    "does not divide global_batch %ld", j->id, mb, gb);
 	if (kc_findi(ids, j->id, strlen(j->id), &first))
-		return csv_cellerr(t, r, C_JOB, e, "job '%s' given twice "
+		return csv_cellerr(t, r, jc->job, e, "job '%s' given twice "
 		    "(first on line %ld)", j->id, s->jobs[first].line);
 	kc_puti(ids, j->id, strlen(j->id), r);
-	if ((model = find_model(s, t, r, dir, e)) < 0)
+	if ((model = find_model(s, t, r, jc->model, dir, e)) < 0)
 		return e->code;
 	if ((j->cls = find_class(s, model, gb, mb, e)) < 0)
 		return e->code;
-	j->min_gpus = csv_has(t, r, C_MIN) ? (int)csv_num(t, r, C_MIN) : 1;
-	j->max_gpus = csv_has(t, r, C_MAX) ? (int)csv_num(t, r, C_MAX) :
-	    1000000;
+	j->min_gpus = (int)csv_num_or(t, r, jc->min, 1);
+	j->max_gpus = (int)csv_num_or(t, r, jc->max, 1000000);
 	if (j->min_gpus > j->max_gpus)
-		return csv_cellerr(t, r, C_MAX, e, "job '%s': max_gpus %d is "
+		return csv_cellerr(t, r, jc->max, e, "job '%s': max_gpus %d is "
 		    "below min_gpus %d", j->id, j->max_gpus, j->min_gpus);
 	for (size_t n = 0; n < s->c->nnodes; n++)
 		if (s->classes[j->cls].fits[n])
@@ -321,6 +338,7 @@ sched_load(struct sched *s, const struct dl_cluster *c,
 {
 	struct dl_route_opts ro = { 3, 1, FM_GMC };
 	struct csv_table t;
+	struct job_cols jc;
 	struct kcache ids = { 0 };
 	char *dir = xstrdup(jobs_path), *slash = strrchr(dir, '/');
 	int rc;
@@ -351,8 +369,9 @@ sched_load(struct sched *s, const struct dl_cluster *c,
 		rc = dl_seterr(e, DL_EDATA, jobs_path, t.header_line, 0,
 		    "no jobs (expected at least one row after the header)");
 	s->jobs = xcalloc(t.nrows + 1, sizeof(*s->jobs));
+	job_cols_find(&t, &jc);
 	for (size_t r = 0; r < t.nrows && rc == DL_OK; r++) {
-		rc = read_job(s, &t, r, dir, &ids, e);
+		rc = read_job(s, &t, &jc, r, dir, &ids, e);
 		s->njobs = r + 1;
 	}
 	kc_free(&ids);

@@ -234,21 +234,10 @@ detect_kind(const char *path, const char *data, size_t len, int *traffic,
 	return DL_OK;
 }
 
-/* Schema column index by name. */
-static size_t
-schema_col(const struct csv_schema *sc, const char *name)
-{
-	size_t k = 0;
-
-	while (strcmp(sc->cols[k].name, name) != 0)
-		k++;
-	return k;
-}
-
 long
 series_hist_tcol(const struct series_hist *h)
 {
-	return h->fcol[schema_col(h->traffic ? &dl_traffic_schema :
+	return h->fcol[csv_schema_col(h->traffic ? &dl_traffic_schema :
 	    &dl_load_schema, "t")];
 }
 
@@ -321,13 +310,13 @@ series_hist_read(const char *path, int traffic, struct series_hist *h,
 	sc = h->traffic ? &dl_traffic_schema : &dl_load_schema;
 	memset(&hc, 0, sizeof(hc));
 	hc.h = h;
-	hc.ct = schema_col(sc, "t");
-	hc.cv = schema_col(sc, "util");
+	hc.ct = csv_schema_col(sc, "t");
+	hc.cv = csv_schema_col(sc, "util");
 	if (h->traffic) {
-		hc.cs = schema_col(sc, "src");
-		hc.cd = schema_col(sc, "dst");
+		hc.cs = csv_schema_col(sc, "src");
+		hc.cd = csv_schema_col(sc, "dst");
 	} else {
-		hc.cn = schema_col(sc, "node");
+		hc.cn = csv_schema_col(sc, "node");
 	}
 	if (rc == DL_OK)
 		rc = csvin_parse_each(path, data, len, sc, &t, hist_row,
@@ -358,7 +347,7 @@ series_hist_err(const struct series_hist *h, size_t k, const char *col,
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	return dl_seterr(e, DL_EDATA, h->path, h->s[k].line[0],
-	    h->fcol[schema_col(sc, col)], "column '%s': %s", col, msg);
+	    h->fcol[csv_schema_col(sc, col)], "column '%s': %s", col, msg);
 }
 
 int
@@ -366,7 +355,7 @@ series_hist_sort(struct series_hist *h, struct dl_err *e)
 {
 	const struct csv_schema *sc = h->traffic ? &dl_traffic_schema :
 	    &dl_load_schema;
-	long tcol = h->fcol[schema_col(sc, "t")];
+	long tcol = h->fcol[csv_schema_col(sc, "t")];
 	int rc;
 
 	for (size_t k = 0; k < h->ns; k++)

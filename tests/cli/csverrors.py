@@ -4,7 +4,9 @@
 # "FILE:LINE:COLUMN: " (dlplan(1), DIAGNOSTICS), except the few that have
 # no column to name: a whole file ("FILE: empty file ...") or its header
 # ("FILE:LINE: missing required column ...", "FILE:LINE: no ROWS
-# (expected at least one row after the header)").  Prints TAP lines.
+# (expected at least one row after the header)").  Then drops each
+# required column of each kind in turn and wants it named.  Prints TAP
+# lines.
 import os
 import re
 import subprocess
@@ -113,3 +115,46 @@ for kind, (hdr, row, cmd) in KINDS.items():
               (kind, nb, n))
 print("ok - %d exit-2 messages in all" % total if total > 250 else
       "not ok - only %d exit-2 messages" % total)
+
+# Columns are found by their header names: a file without one of the
+# required columns is refused with the header line and the column's name,
+# whichever column it is and wherever the others stand.  The schemas
+# (file, column, "required; ...") come from the binary.
+SCHEMA = {"nodes": "nodes.csv", "links": "links.csv", "load": "load.csv",
+          "traffic": "traffic.csv", "model": "model.csv",
+          "flows": "flows.csv", "steps": "steps.csv", "jobs": "JOBS.csv"}
+required = {}
+for line in subprocess.run([B, "--complete", "schemas"], capture_output=True,
+                           text=True, check=True).stdout.splitlines():
+    f, col, what = line.split("\t")[:3]
+    if what.startswith("required"):
+        required.setdefault(f, []).append(col)
+for kind, sch in SCHEMA.items():
+    hdr, row, cmd = KINDS[kind]
+    cols, vals = hdr.split(","), row.split(",")
+    path = os.path.join(D, kind + ".csv")
+    wrong = []
+    for col in required.get(sch, []):
+        if col not in cols:
+            wrong.append("%s: no column %s in the test's header" % (kind, col))
+            continue
+        keep = [i for i, c in enumerate(cols) if c != col][::-1]
+        with open(path, "w") as f:
+            f.write(",".join(cols[i] for i in keep) + "\n" +
+                    ",".join(vals[i] for i in keep) + "\n")
+        r = subprocess.run([B] + cmd(path), capture_output=True,
+                           stdin=subprocess.DEVNULL, text=True)
+        want = ("dlplan: %s:1: missing required column '%s' in %s header" %
+                (path, col, sch))
+        got = r.stderr.split("\n")[0]
+        if r.returncode != 2 or got != want:
+            wrong.append("%s without %s: exit %d, %s" % (kind, col,
+                                                         r.returncode, got))
+    n = len(required.get(sch, []))
+    if wrong or n == 0:
+        print("not ok - %s: a missing required column is named" % kind)
+        for w in wrong:
+            print("#   " + w)
+    else:
+        print("ok - %s: each of its %d required columns, when missing, is "
+              "named" % (kind, n))

@@ -190,8 +190,11 @@ check "/etc/passwd: nothing of it in the messages" sh -c "! { \
     grep -q root"
 sed "s|\"path\": \"/etc/passwd\"|&, \"sha256\": \"$(sha256sum </etc/passwd | \
     cut -c1-64)\"|" "$TMP/pp/plan/etc-none.json" >"$TMP/pp/plan/etc-ok.json"
+# (check.sh spells out the column list; here it is the binary's schema.)
+NODECOLS=$("$DLPLAN" --complete schemas | awk -F '\t' '$1 == "nodes.csv" {
+    printf "%s%s", n++ ? ", " : "", $2 }')
 expect_err "/etc/passwd with its digest is read like any input" 2 \
-    "dlplan: /etc/passwd:1:1: unknown column '$(head -1 /etc/passwd | cut -d, -f1)' in nodes.csv header (expected node, site, gpus, gpu_model, tflops, mem_gb, intra_gbps, nic_gbps, mfu, cost_per_hour, host, mem_gbs; prefix extra columns with x_)" \
+    "dlplan: /etc/passwd:1:1: unknown column '$(head -1 /etc/passwd | cut -d, -f1)' in nodes.csv header (expected $NODECOLS; prefix extra columns with x_)" \
     -- "$DLPLAN" eval "$TMP/pp/plan/etc-ok.json"
 OUTSIDE="leads outside the plan's directory ('..', an absolute path or a symbolic link; give the file on the command line, or --trust-paths to allow it)"
 expect_err "--ignore-digests: /etc/passwd is refused" 2 \
@@ -215,3 +218,95 @@ check "-c and -m replace the plan's paths" "$DLPLAN" eval \
     "$TMP/pp/plan/etc.json" -c "$TMP/pp/in" -m "$TMP/pp/in/m4.csv"
 check "--ignore-digests --trust-paths allows them" "$DLPLAN" eval \
     "$TMP/pp/plan/plan.json" --ignore-digests --trust-paths
+
+# --- columns by header name -------------------------------------------
+# Every CSV input is read by its header names (dlplan-formats(5), CSV
+# input rules): the same file with its columns in reverse order and an
+# x_ column among them gives the same output, byte for byte, once the
+# directory names and the solve time are left out.
+# revcols IN OUT: IN with its columns reversed and "x_note" in the middle;
+# comment and blank lines stay as they are.
+revcols() {
+	/usr/bin/python3 - "$1" "$2" <<'EOF'
+import csv, io, sys
+head, out = True, io.StringIO()
+w = csv.writer(out, lineterminator="\n")
+for line in open(sys.argv[1], newline="").read().splitlines():
+    if line.strip() == "" or line.lstrip().startswith("#"):
+        out.write(line + "\n")
+        continue
+    row = next(csv.reader([line]))[::-1]
+    row.insert(len(row) // 2, "x_note" if head else "n")
+    head = False
+    w.writerow(row)
+open(sys.argv[2], "w").write(out.getvalue())
+EOF
+}
+# samecols NAME ARGS_ORIG... -- ARGS_REORDERED...: run dlplan with both,
+# compare stdout and stderr with $RC and $TMP in them as DIR.
+samecols() {
+	_n=$1
+	shift
+	_a=""
+	while [ "$1" != -- ]; do _a="$_a '$1'"; shift; done
+	shift
+	eval "dlplan $_a" >"$TMP/sc.a" 2>&1
+	_ra=$?
+	dlplan "$@" >"$TMP/sc.b" 2>&1
+	_rb=$?
+	for f in a b; do
+		sed -e "s|$TMP/rcol/|DIR/|g; s|$TMP/rc|DIR|g" \
+		    -e "s|datasets/clusters/two-dc|DIR|g" \
+		    -e "s|$R/|DIR/|g; s|$SCH/|DIR/|g" \
+		    -e "s|tests/cli/data/|DIR/|g" \
+		    -e '/^search /d' "$TMP/sc.$f" >"$TMP/sc.$f.n"
+	done
+	if [ "$_ra" -eq 0 ] && [ "$_rb" -eq 0 ] &&
+	    cmp -s "$TMP/sc.a.n" "$TMP/sc.b.n"; then
+		t_ok "$_n"
+	else
+		t_notok "$_n" "exit $_ra and $_rb" \
+		    "$(diff "$TMP/sc.a.n" "$TMP/sc.b.n" | head -5)"
+	fi
+}
+R=tests/cli/data/replan
+SCH=tests/cli/data/schedule
+mkdir -p "$TMP/rc" "$TMP/rcol"
+for f in nodes links load traffic; do
+	revcols datasets/clusters/two-dc/$f.csv "$TMP/rc/$f.csv"
+done
+revcols datasets/models/gpt2-xl.csv "$TMP/rcol/gpt2-xl.csv"
+revcols tests/cli/data/route-two-dc.csv "$TMP/rcol/flows.csv"
+revcols $R/noisy-dp3.csv "$TMP/rcol/noisy-dp3.csv"
+revcols $SCH/light.csv "$TMP/rcol/light.csv"
+revcols tests/cli/data/predict-load.csv "$TMP/rcol/predict-load.csv"
+revcols tests/cli/data/predict-traffic.csv "$TMP/rcol/predict-traffic.csv"
+check "revcols reverses the header" grep -qx \
+    'cost_per_hour,nic_gbps,intra_gbps,mem_gb,x_note,tflops,gpu_model,gpus,site,node' \
+    "$TMP/rc/nodes.csv"
+samecols "columns in another order: nodes, links, load, traffic, model" \
+    plan -c datasets/clusters/two-dc -m datasets/models/gpt2-xl.csv \
+    --global-batch 64 -- \
+    plan -c "$TMP/rc" -m "$TMP/rcol/gpt2-xl.csv" --global-batch 64
+samecols "columns in another order: check of every file" \
+    check -c datasets/clusters/two-dc -m datasets/models/gpt2-xl.csv \
+    --format json -- \
+    check -c "$TMP/rc" -m "$TMP/rcol/gpt2-xl.csv" --format json
+samecols "columns in another order: flows" \
+    route -c datasets/clusters/two-dc --flows tests/cli/data/route-two-dc.csv \
+    --format csv -- \
+    route -c "$TMP/rc" --flows "$TMP/rcol/flows.csv" --format csv
+samecols "columns in another order: steps" \
+    replan $R/dp3.json --observed $R/noisy-dp3.csv --repartition -- \
+    replan $R/dp3.json --observed "$TMP/rcol/noisy-dp3.csv" --repartition
+samecols "columns in another order: jobs" \
+    schedule -c datasets/clusters/philly-64 --jobs $SCH/light.csv \
+    --format csv -- \
+    schedule -c datasets/clusters/philly-64 --jobs "$TMP/rcol/light.csv" \
+    --format csv
+samecols "columns in another order: a load history" \
+    predict -H tests/cli/data/predict-load.csv -- \
+    predict -H "$TMP/rcol/predict-load.csv"
+samecols "columns in another order: a traffic history" \
+    predict -H tests/cli/data/predict-traffic.csv -- \
+    predict -H "$TMP/rcol/predict-traffic.csv"

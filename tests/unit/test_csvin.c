@@ -1,7 +1,7 @@
 /*
  * test_csvin.c - the streaming reader csvin_parse_each() sees the same
  * rows as csvin_parse() and fails on the same inputs with the same
- * errors; a callback's error stops the parse.
+ * errors; a callback's error stops the parse; columns are found by name.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -183,11 +183,61 @@ test_text(void)
 	both("CR line ends", cr);
 }
 
+/*
+ * Columns by name: the same file with its columns in another order (and an
+ * x_ column among them) gives the same cells through csv_colidx(), the
+ * file column of each is where it stands in the file, and a missing
+ * required column is named at the header line.
+ */
+static void
+test_names(void)
+{
+	const char *a = "# c\nname,n,x,note\nr1,5,2.5,hi\nr2,7,,\n";
+	const char *b = "# c\nnote,x_why,x,n,name\nhi,w,2.5,5,r1\n,w,,7,r2\n";
+	const char *miss = "note,x,name\nhi,1,r1\n";
+	struct csv_table ta, tb;
+	struct dl_err e;
+	size_t cn, cx, cname;
+	int ra, rb, same = 1;
+
+	cname = csv_schema_col(&schema, "name");
+	cn = csv_schema_col(&schema, "n");
+	cx = csv_schema_col(&schema, "x");
+	ok(cname == 0 && cn == 1 && cx == 2 && csv_schema_col(&schema,
+	    "note") == 3, "csv_schema_col() finds each column by name");
+	ra = csvin_parse("a.csv", a, strlen(a), &schema, &ta, &e);
+	rb = csvin_parse("b.csv", b, strlen(b), &schema, &tb, &e);
+	ok(ra == DL_OK && rb == DL_OK && ta.nrows == 2 && tb.nrows == 2,
+	    "both orders read");
+	if (ra != DL_OK || rb != DL_OK)
+		return;
+	ok(csv_colidx(&tb, "x") == cx && tb.fcol[cx] == 3 &&
+	    tb.fcol[cname] == 5 && ta.fcol[cname] == 1,
+	    "csv_colidx() is the schema index; fcol the place in the file");
+	for (size_t r = 0; r < 2; r++) {
+		same &= strcmp(csv_str(&ta, r, cname),
+		    csv_str(&tb, r, cname)) == 0;
+		same &= csv_num(&ta, r, cn) == csv_num(&tb, r, cn);
+		same &= csv_num_or(&ta, r, cx, -1) == csv_num_or(&tb, r, cx,
+		    -1);
+	}
+	ok(same, "the same cells whatever the order of the columns");
+	ok(csv_num_or(&tb, 0, cx, -1) == 2.5 && csv_num_or(&tb, 1, cx, -1) ==
+	    -1, "csv_num_or(): the value, or the default for an empty cell");
+	csvin_free(&ta);
+	csvin_free(&tb);
+	ra = csvin_parse("m.csv", miss, strlen(miss), &schema, &ta, &e);
+	ok(ra == DL_EDATA && e.line == 1 && e.col == 0 && strcmp(e.msg,
+	    "missing required column 'n' in test.csv header") == 0,
+	    "a missing required column is named at the header: %s", e.msg);
+}
+
 int
 main(void)
 {
 	test_same();
 	test_stop();
 	test_text();
+	test_names();
 	return done_testing();
 }

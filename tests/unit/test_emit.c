@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "emit.h"
+#include "emit_int.h"
 #include "fixture.h"
 #include "plan.h"
 #include "sb.h"
@@ -437,7 +438,7 @@ test_files(struct fixture *f, struct dl_cluster *c)
 	ok(is_exec(launch, "worker.sh"), "worker: executable");
 	free(s);
 
-	o.launcher = EMIT_SRUN;
+	o.launcher = "srun";
 	is_int(emit_launch(&p, c, &o, &r, &e), DL_OK, "srun: written");
 	ok(r.per_rank && r.nfiles == 3, "srun: per-rank, three files");
 	emit_result_free(&r);
@@ -452,14 +453,14 @@ test_files(struct fixture *f, struct dl_cluster *c)
 	    "srun: one task per rank through worker.sh srun");
 	free(s);
 
-	o.launcher = EMIT_HOSTFILE;
+	o.launcher = "hostfile";
 	is_int(emit_launch(&p, c, &o, &r, &e), DL_OK, "hostfile: written");
 	emit_result_free(&r);
 	s = slurp(launch, "hostfile");
 	is_str(s, "gpu01 slots=4\ngpu02 slots=4\n", "hostfile: slots");
 	free(s);
 
-	o.launcher = EMIT_TORCHRUN;
+	o.launcher = "torchrun";
 	is_int(emit_launch(&p, c, &o, &r, &e), DL_OK, "torchrun: written");
 	ok(r.nfiles == 3, "torchrun: worker.sh and two node scripts");
 	emit_result_free(&r);
@@ -470,13 +471,13 @@ test_files(struct fixture *f, struct dl_cluster *c)
 	plan_free(&p);
 
 	plan_interleaved(&p);
-	o.launcher = EMIT_HOSTFILE;
+	o.launcher = "hostfile";
 	is_int(emit_launch(&p, c, &o, &r, &e), DL_EINFEAS,
 	    "hostfile: interleaved ranks refused");
 	is_str(e.msg, "a hostfile cannot place the plan's ranks: node 'a' "
 	    "runs ranks 0-1 4-5, which are not consecutive (use --launcher "
 	    "slurm, srun or torchrun)", "hostfile: refusal message");
-	o.launcher = EMIT_SLURM;
+	o.launcher = "slurm";
 	is_int(emit_launch(&p, c, &o, &r, &e), DL_OK, "slurm: interleaved");
 	ok(r.per_rank, "slurm: interleaved plan runs one task per rank");
 	emit_result_free(&r);
@@ -484,7 +485,7 @@ test_files(struct fixture *f, struct dl_cluster *c)
 	is_str(s, "gpu01\ngpu01\ngpu02\ngpu02\ngpu01\ngpu01\ngpu02\ngpu02\n",
 	    "slurm: slurm-hosts follows the ranks");
 	free(s);
-	o.launcher = EMIT_TORCHRUN;
+	o.launcher = "torchrun";
 	is_int(emit_launch(&p, c, &o, &r, &e), DL_OK, "torchrun: interleaved");
 	emit_result_free(&r);
 	s = slurp(launch, "torchrun-a.sh");
@@ -496,7 +497,7 @@ test_files(struct fixture *f, struct dl_cluster *c)
 
 	/* Nothing is replaced when one file cannot be written. */
 	plan_uneven(&p);
-	o.launcher = EMIT_SLURM;
+	o.launcher = "slurm";
 	snprintf(out, sizeof(out), "%s/out2", f->dir);
 	o.outdir = out;
 	mkdir(out, 0777);
@@ -521,6 +522,55 @@ test_files(struct fixture *f, struct dl_cluster *c)
 	ok(system(launch) == 0, "clean up");
 }
 
+/*
+ * The launcher table: one row per --launcher word, in its order, and
+ * nothing else; each row complete; a name that is no row refused.
+ */
+static void
+test_table(void)
+{
+	char *args[] = { "python3", "train.py", NULL };
+	const struct emit_launcher *lc = emit_launcher_table;
+	struct strbuf words = STRBUF_INIT;
+	struct emit_opts o;
+	struct dl_err e = { 0 };
+	int whole = 1;
+
+	for (; lc->name != NULL; lc++) {
+		sb_addf(&words, "%s%s", words.len ? "|" : "", lc->name);
+		whole &= lc->emit != NULL && lc->files != NULL &&
+		    lc->files[0] != '\0' && lc->runtime >= -1 &&
+		    lc->runtime < DL_NRUNTIMES;
+	}
+	is_str(words.buf, emit_launchers, "emit_launchers names the table's "
+	    "rows in order");
+	ok(whole, "every row has its generator, files and runtime");
+	sb_free(&words);
+	is_int(emit_launcher_runtime("megatron"), RUNTIME_MEGATRON,
+	    "megatron takes megatron plans");
+	is_int(emit_launcher_runtime("torchtitan"), RUNTIME_TORCHTITAN,
+	    "torchtitan takes torchtitan plans");
+	is_int(emit_launcher_runtime("slurm"), -1, "slurm takes any plan");
+	is_int(emit_launcher_runtime("pbs"), -1, "no launcher: -1");
+	emit_opts_init(&o);
+	o.outdir = "out";
+	o.plan_path = "plan.json";
+	o.args = args;
+	o.nargs = 2;
+	is_str(o.launcher, "slurm", "the default launcher is slurm");
+	o.launcher = "pbs";
+	is_int(emit_check_opts(&o, &e), DL_EUSAGE, "an unknown launcher is "
+	    "refused");
+	is_str(e.msg, "unknown launcher 'pbs' (expected slurm|torchrun|srun|"
+	    "hostfile|megatron|deepspeed|torchtitan)", "its message");
+	o.launcher = "megatron";
+	o.nargs = 0;
+	is_int(emit_check_opts(&o, &e), DL_OK, "a framework launcher runs "
+	    "its own program: no command needed");
+	o.launcher = "deepspeed";
+	is_int(emit_check_opts(&o, &e), DL_EUSAGE, "deepspeed needs one");
+}
+
 int
 main(void)
 {
@@ -530,6 +580,7 @@ main(void)
 	test_hostlist();
 	test_valid();
 	test_opts();
+	test_table();
 	test_sbatch_opts();
 	fx_begin(&f);
 	fx_file(&f, "nodes.csv", nodes_csv);
