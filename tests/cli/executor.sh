@@ -91,6 +91,27 @@ bad "a missing model.csv is not looked for in the current directory" \
 cp "$TMP/cwd/model.csv" "$TMP/mp/model.csv"
 bad "a model.csv whose digest differs is not read" "$TMP/mp/a-dp.json" \
     "$TMP/mp/model.csv: does not match the digest the plan records for it, so it is not read (it changed since the plan was made)"
+# A plan that records the model's size (dlplan's do): a model.csv of
+# another size, here a 200 MB sparse file, is refused from its status
+# before a byte is read; one of that size but other bytes by its digest.
+"$PY" - "$A" "$TMP/mp/sz.json" "$DATA/train/model.csv" <<'EOF'
+import json, os, sys
+p = json.load(open(sys.argv[1]))
+for i in p["inputs"]:
+    if i["kind"] == "model":
+        i["size"] = os.path.getsize(sys.argv[3])
+json.dump(p, open(sys.argv[2], "w"))
+EOF
+truncate -s 200M "$TMP/mp/model.csv"
+bad "a 200 MB sparse model.csv is refused by its size" "$TMP/mp/sz.json" \
+    "$TMP/mp/model.csv: is 209715200 bytes, not the $(wc -c <"$DATA/train/model.csv") bytes the plan records for it, so it is not read (it changed since the plan was made)"
+rm -f "$TMP/mp/model.csv"
+cp "$TMP/cwd/model.csv" "$TMP/mp/model.csv"
+bad "... one of that size by its digest" "$TMP/mp/sz.json" \
+    "$TMP/mp/model.csv: does not match the digest the plan records for it, so it is not read (it changed since the plan was made)"
+sed 's/"size": [0-9]*/"size": -1/' "$TMP/mp/sz.json" >"$TMP/mp/neg.json"
+bad "... and a size that is no size is refused" "$TMP/mp/neg.json" \
+    "$TMP/mp/neg.json: inputs[1].size: -1 is not a size in bytes"
 cd "$SRCDIR" || exit 1
 
 # Output paths are checked before any work (and before PyTorch): one
