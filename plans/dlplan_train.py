@@ -32,6 +32,7 @@ import argparse
 import hashlib
 import math
 import os
+import stat
 import sys
 
 if __package__:
@@ -151,9 +152,10 @@ def slow_factors(specs):
 
 
 def model_input(plan_path, data):
-    """The plan's model input as (index, path, sha256), the path resolved
-    as dlplan resolves it: relative to the plan's directory, never to the
-    current one.  None when the plan names no model."""
+    """The plan's model input as (index, path, sha256, size), the path
+    resolved as dlplan resolves it: relative to the plan's directory,
+    never to the current one; size is None in plans of older versions.
+    None when the plan names no model."""
     for i, inp in enumerate(data.get("inputs") or []):
         if isinstance(inp, dict) and inp.get("kind") == "model":
             p = inp.get("path")
@@ -163,34 +165,60 @@ def model_input(plan_path, data):
                 p = os.path.join(os.path.dirname(os.path.abspath(
                     plan_path)), p)
             sha = inp.get("sha256")
-            return i, p, sha if isinstance(sha, str) else None
+            size = inp.get("size")
+            if size is not None and (type(size) is not int or size < 0):
+                raise TrainError("%s: inputs[%d].size: %r is not a size "
+                                 "in bytes" % (plan_path, i, size))
+            return i, p, sha if isinstance(sha, str) else None, size
     return None
 
 
-def read_model(plan_path, i, path, sha):
+def read_model(plan_path, i, path, sha, size):
     """The first lines of the plan's model file, read only when its bytes
-    have the digest the plan records (as dlplan reads a plan's inputs)."""
+    have the size and the digest the plan records (as dlplan reads a
+    plan's inputs): the size first, from the file's status, before a byte
+    is read; the digest through a fixed buffer, keeping only the first
+    lines."""
     if path == "-":
         raise TrainError("%s: inputs[%d].path: the model was read from "
                          "standard input; give it with --layers, --hidden, "
                          "--heads, --seq and --vocab" % (plan_path, i))
-    try:
-        with open(path, "rb") as f:
-            data = f.read(DLPLAN_MODEL_MAX + 1)
-    except OSError as e:
-        raise TrainError("%s: inputs[%d].path: %s: %s" %
-                         (plan_path, i, path, e.strerror or e)) from e
-    if len(data) > DLPLAN_MODEL_MAX:
-        raise TrainError("%s: larger than %d bytes (not a model.csv)" %
-                         (path, DLPLAN_MODEL_MAX))
     if not sha:
         raise TrainError("%s: inputs[%d].sha256: missing, so '%s' is not "
                          "read" % (plan_path, i, path))
-    if hashlib.sha256(data).hexdigest() != sha:
+    head, n, h = b"", 0, hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            if (size is not None and stat.S_ISREG(st.st_mode) and
+                    st.st_size != size):
+                raise TrainError("%s: is %d bytes, not the %d bytes the "
+                                 "plan records for it, so it is not read "
+                                 "(it changed since the plan was made)" %
+                                 (path, st.st_size, size))
+            while n <= DLPLAN_MODEL_MAX:
+                b = f.read(65536)
+                if not b:
+                    break
+                h.update(b)
+                n += len(b)
+                if head.count(b"\n") < 4:
+                    head += b
+    except OSError as e:
+        raise TrainError("%s: inputs[%d].path: %s: %s" %
+                         (plan_path, i, path, e.strerror or e)) from e
+    if n > DLPLAN_MODEL_MAX:
+        raise TrainError("%s: larger than %d bytes (not a model.csv)" %
+                         (path, DLPLAN_MODEL_MAX))
+    if size is not None and n != size:
+        raise TrainError("%s: is %d bytes, not the %d bytes the plan "
+                         "records for it, so it is not read (it changed "
+                         "since the plan was made)" % (path, n, size))
+    if h.hexdigest() != sha:
         raise TrainError("%s: does not match the digest the plan records "
                          "for it, so it is not read (it changed since the "
                          "plan was made)" % path)
-    text = data.decode("utf-8", errors="replace")
+    text = head.decode("utf-8", errors="replace")
     if text.startswith("\ufeff"):
         text = text[1:]
     return text.splitlines(True)[:4]

@@ -167,6 +167,7 @@ run(const char *path, struct dl_plan *p, const struct dl_cluster *c,
 	struct dl_steplog L;
 	struct dl_costctx x;
 	char sha[65];
+	long long size;
 	int rc;
 
 	memset(np, 0, sizeof(*np));
@@ -178,7 +179,7 @@ run(const char *path, struct dl_plan *p, const struct dl_cluster *c,
 		    p->opts.forecast, p->uhat, e)) != DL_OK)
 			return rc;
 	}
-	if ((rc = sha256_file(path, sha, e)) != DL_OK)
+	if ((rc = sha256_file(path, -1, sha, &size, e)) != DL_OK)
 		return rc;
 	if ((rc = steplog_load(&L, observed, p, e)) != DL_OK)
 		return rc;

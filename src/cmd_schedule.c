@@ -308,9 +308,12 @@ plan_inputs(struct writer *w, struct dl_err *e)
 			mi->path = path2(w->rq->outdir, "models/", sm->preset,
 			    ".csv");
 			sha256_hex(sm->csv, strlen(sm->csv), mi->sha256);
+			mi->size = (long long)strlen(sm->csv);
 		} else {
 			mi->path = xstrdup(sm->m.path);
-			rc = sha256_file(sm->m.path, mi->sha256, e);
+			if (!read_digest(sm->m.path, mi->sha256, &mi->size))
+				rc = sha256_file(sm->m.path, -1, mi->sha256,
+				    &mi->size, e);
 		}
 	}
 	return rc;

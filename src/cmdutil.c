@@ -153,7 +153,8 @@ pin_inputs(const char *path, const struct dl_plan *in,
 			continue;
 		if (!(flags & CMD_IGNORE_DIGESTS)) {
 			if (x->sha256[0] != '\0') {
-				read_pin(x->path, x->sha256, NULL, NULL);
+				read_pin(x->path, x->sha256, x->size, NULL,
+				    NULL);
 				continue;
 			}
 			free(dir);
@@ -170,7 +171,7 @@ pin_inputs(const char *path, const struct dl_plan *in,
 		if (strchr(path, '/') != NULL && strncmp(rel, dir, n) == 0 &&
 		    rel[n] == '/')
 			rel += n + 1;
-		read_pin(x->path, NULL, dir, rel);
+		read_pin(x->path, NULL, -1, dir, rel);
 	}
 	free(dir);
 	return DL_OK;

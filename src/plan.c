@@ -504,8 +504,9 @@ plan_set_inputs(struct dl_plan *p, const struct dl_cluster *c,
 		if (path == NULL)
 			continue;
 		/* The digest of the bytes that were parsed, when read. */
-		if (!read_digest(path, in[n].sha256))
-			rc = sha256_file(path, in[n].sha256, e);
+		if (!read_digest(path, in[n].sha256, &in[n].size))
+			rc = sha256_file(path, -1, in[n].sha256, &in[n].size,
+			    e);
 		in[n].kind = xstrdup(plan_input_kinds[k]);
 		in[n].path = xstrdup(path);
 		n++;

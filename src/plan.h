@@ -217,12 +217,14 @@ struct dl_estimate {
 	double simulated_s;
 };
 
-/* Digest of an input file, to refuse a plan whose inputs changed. */
+/* Digest and size of an input file, to refuse a plan whose inputs
+ * changed. */
 struct dl_input {
 	char *kind;			/* "nodes", "links", "load", "traffic",
 					   "model" */
 	char *path;
 	char sha256[65];
+	long long size;			/* bytes, or -1 when not recorded */
 };
 
 /*

@@ -8,10 +8,11 @@
  *
  *	schema		"dlplan.plan/1" (required)
  *	generator	"dlplan VERSION" that wrote the file
- *	inputs		[{kind, path, sha256}]: kind is nodes, links, load,
- *			traffic or model; a relative path is relative to the
- *			directory holding the plan file; sha256 may be left
- *			out (the file is then not checked)
+ *	inputs		[{kind, path, sha256, size}]: kind is nodes, links,
+ *			load, traffic or model; a relative path is relative
+ *			to the directory holding the plan file; sha256 may
+ *			be left out (the file is then not checked), and so
+ *			may size (bytes; plans of older versions)
  *	options		the job options (global_batch and micro_batch are
  *			required, the others default as in dlplan-plan(1))
  *	forecast	{node id: forecast load used}; left out, eval
@@ -193,6 +194,8 @@ w_inputs(const struct dl_plan *p, const struct dl_cluster *c,
 		set(o, "path", json_string(path));
 		if (in->sha256[0])
 			set(o, "sha256", json_string(in->sha256));
+		if (in->size >= 0)
+			set(o, "size", json_integer(in->size));
 		json_array_append_new(a, o);
 		free(abs);
 		free(path);

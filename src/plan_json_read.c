@@ -268,7 +268,9 @@ load_json(struct rd *r, const char *path, json_t **root)
 static int
 read_inputs(struct rd *r, json_t *root, struct dl_plan *p)
 {
-	static const char *const keys[] = { "kind", "path", "sha256", NULL };
+	static const char *const keys[] = {
+		"kind", "path", "sha256", "size", NULL
+	};
 	json_t *a, *v;
 	size_t i;
 	int rc;
@@ -280,6 +282,7 @@ read_inputs(struct rd *r, json_t *root, struct dl_plan *p)
 	json_array_foreach(a, i, v) {
 		struct dl_input *in = &p->inputs[p->ninputs];
 		const char *kind = NULL, *path = NULL, *sha = NULL;
+		long size = -1;
 		char w[64];
 		size_t k;
 
@@ -290,7 +293,9 @@ read_inputs(struct rd *r, json_t *root, struct dl_plan *p)
 		if ((rc = check_keys(r, v, w, keys)) != DL_OK ||
 		    (rc = get_str(r, v, w, "kind", 1, &kind)) != DL_OK ||
 		    (rc = get_str(r, v, w, "path", 1, &path)) != DL_OK ||
-		    (rc = get_str(r, v, w, "sha256", 0, &sha)) != DL_OK)
+		    (rc = get_str(r, v, w, "sha256", 0, &sha)) != DL_OK ||
+		    (rc = get_long(r, v, w, "size", 0, 0, 1L << 53, &size)) !=
+		    DL_OK)
 			return rc;
 		for (k = 0; k < DL_NINPUT_KINDS; k++)
 			if (strcmp(kind, plan_input_kinds[k]) == 0)
@@ -312,6 +317,7 @@ read_inputs(struct rd *r, json_t *root, struct dl_plan *p)
 		in->path = resolve(r->file, path);
 		if (sha)
 			memcpy(in->sha256, sha, 65);
+		in->size = size;
 		p->ninputs++;
 	}
 	return DL_OK;
@@ -364,6 +370,7 @@ check_digests(struct rd *r, const struct dl_plan *p,
 	for (size_t k = 0; k < DL_NINPUT_KINDS; k++) {
 		const char *cur = plan_input_file(c, m, (int)k);
 		const struct dl_input *in = NULL;
+		long long size = -1;
 		char sha[65];
 		int rc;
 
@@ -383,9 +390,16 @@ check_digests(struct rd *r, const struct dl_plan *p,
 			    "none; re-run dlplan plan", names[k], in->path);
 		if (in->sha256[0] == '\0')
 			continue;
-		if (!read_digest(cur, sha) &&
-		    (rc = sha256_file(cur, sha, r->e)) != DL_OK)
+		/* The size first: a file of another size is not read. */
+		if (!read_digest(cur, sha, &size) &&
+		    (rc = sha256_file(cur, in->size, sha, &size, r->e)) !=
+		    DL_OK)
 			return rc;
+		if (in->size >= 0 && size != in->size)
+			return dl_seterr(r->e, DL_EDATA, cur, 0, 0, "plan was "
+			    "made for a different %s (%lld bytes, the plan "
+			    "records %lld); re-run dlplan plan", names[k], size,
+			    in->size);
 		if (strcmp(sha, in->sha256) != 0)
 			return dl_seterr(r->e, DL_EDATA, cur, 0, 0, "plan was "
 			    "made for a different %s (digest mismatch); re-run "

@@ -143,11 +143,13 @@ open_beneath(const char *root, const char *rel)
 struct pin {
 	char *path;
 	char sha[65];		/* expected digest, or "" */
+	long long size;		/* expected size in bytes, or -1 */
 	char *root, *rel;	/* open rel below root, or NULL */
 };
 struct seen {
 	char *path;
 	char sha[65];
+	long long size;
 };
 struct inode {
 	dev_t dev;
@@ -193,8 +195,8 @@ read_is_input(const char *path)
 }
 
 void
-read_pin(const char *path, const char *sha256, const char *root,
-    const char *rel)
+read_pin(const char *path, const char *sha256, long long size,
+    const char *root, const char *rel)
 {
 	struct pin *p;
 
@@ -207,6 +209,7 @@ read_pin(const char *path, const char *sha256, const char *root,
 	p->path = xstrdup(path);
 	if (sha256)
 		snprintf(p->sha, sizeof(p->sha), "%s", sha256);
+	p->size = size;
 	if (root) {
 		p->root = xstrdup(root);
 		p->rel = xstrdup(rel);
@@ -244,7 +247,7 @@ find_pin(const char *path, struct pin *p)
 }
 
 static void
-remember(const char *path, const char *sha)
+remember(const char *path, const char *sha, long long size)
 {
 	size_t i;
 
@@ -259,11 +262,12 @@ remember(const char *path, const char *sha)
 		io.seen[io.nseen++].path = xstrdup(path);
 	}
 	memcpy(io.seen[i].sha, sha, 65);
+	io.seen[i].size = size;
 	pthread_mutex_unlock(&io.mu);
 }
 
 int
-read_digest(const char *path, char out[65])
+read_digest(const char *path, char out[65], long long *size)
 {
 	int found = 0;
 
@@ -271,6 +275,8 @@ read_digest(const char *path, char out[65])
 	for (size_t i = 0; i < io.nseen && !found; i++)
 		if (strcmp(io.seen[i].path, path) == 0) {
 			memcpy(out, io.seen[i].sha, 65);
+			if (size)
+				*size = io.seen[i].size;
 			found = 1;
 		}
 	pthread_mutex_unlock(&io.mu);
@@ -309,31 +315,54 @@ open_input(const char *path, const struct pin *pin, int *fdp,
 	return DL_OK;
 }
 
-/* The error for a NUL byte at buf + at (line and column are 1-based). */
-static int
-nul_error(const char *path, const char *buf, size_t at, struct dl_err *e)
+/* Move *line and *col (1-based) past the n bytes at buf. */
+static void
+count_lines(const char *buf, size_t n, long *line, long *col)
 {
-	long line = 1, col = 1;
+	const char *p = buf, *end = buf + n, *nl;
 
-	for (size_t i = 0; i < at; i++) {
-		if (buf[i] == '\n') {
-			line++;
-			col = 1;
-		} else {
-			col++;
-		}
+	while ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		(*line)++;
+		*col = 1;
+		p = nl + 1;
 	}
+	*col += (long)(end - p);
+}
+
+/* The error for a NUL byte at line and col. */
+static int
+nul_error(const char *path, long line, long col, struct dl_err *e)
+{
 	return dl_seterr(e, DL_EDATA, path, line, col, "NUL byte in file "
 	    "(expected text)");
 }
 
 /*
- * Read fd (opened as path, st its status) to its end into *data, NUL
- * terminated, and close it.
+ * The error for a pinned input of the wrong size: have bytes (or, when
+ * more is set, more than want) where the plan records want.
  */
 static int
-read_fd(int fd, const char *path, const struct stat *st, char **data,
-    size_t *len, struct dl_err *e)
+size_error(const char *path, long long have, long long want, int more,
+    struct dl_err *e)
+{
+	if (more)
+		return dl_seterr(e, DL_EDATA, path, 0, 0, "grew past the %lld "
+		    "bytes the plan records for it, so it is not read (it "
+		    "changed since the plan was made; give it on the command "
+		    "line, or --ignore-digests)", want);
+	return dl_seterr(e, DL_EDATA, path, 0, 0, "is %lld bytes, not the "
+	    "%lld bytes the plan records for it, so it is not read (it "
+	    "changed since the plan was made; give it on the command line, "
+	    "or --ignore-digests)", have, want);
+}
+
+/*
+ * Read fd (opened as path, st its status) to its end, or to max + 1
+ * bytes, into *data, NUL terminated, and close it.
+ */
+static int
+read_fd(int fd, const char *path, const struct stat *st, size_t max,
+    char **data, size_t *len, struct dl_err *e)
 {
 	size_t cap = 65536, n = 0;
 	char *buf;
@@ -350,13 +379,14 @@ read_fd(int fd, const char *path, const struct stat *st, char **data,
 	    (uintmax_t)st->st_size < ((size_t)1 << 26))
 		cap = (size_t)st->st_size + 1;
 	buf = xmalloc(cap);
-	for (;;) {
+	while (n <= max) {
 		ssize_t r;
 		const char *z;
 
 		if (n == cap)
 			buf = xgrow(buf, &cap, n + 65536, 1);
-		r = read(fd, buf + n, cap - n);
+		r = read(fd, buf + n, cap - n > max - n + 1 ? max - n + 1 :
+		    cap - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
@@ -370,7 +400,10 @@ read_fd(int fd, const char *path, const struct stat *st, char **data,
 		if (r == 0)
 			break;
 		if ((z = memchr(buf + n, '\0', (size_t)r)) != NULL) {
-			rc = nul_error(path, buf, (size_t)(z - buf), e);
+			long line = 1, col = 1;
+
+			count_lines(buf, (size_t)(z - buf), &line, &col);
+			rc = nul_error(path, line, col, e);
 			close(fd);
 			free(buf);
 			return rc;
@@ -378,7 +411,9 @@ read_fd(int fd, const char *path, const struct stat *st, char **data,
 		n += (size_t)r;
 	}
 	close(fd);
-	buf[n] = '\0';	/* n < cap: the last read had room and saw the end */
+	if (n == cap)	/* stopped at max + 1 bytes, with no room left */
+		buf = xgrow(buf, &cap, n + 1, 1);
+	buf[n] = '\0';
 	*len = n;
 	*data = buf;
 	return DL_OK;
@@ -418,8 +453,8 @@ read_stdin(char **data, size_t *len, struct dl_err *e)
 			    "standard input is a directory");
 		} else {
 			note_input(&st);
-			(void)read_fd(fd, "-", &st, &in_cache.data,
-			    &in_cache.len, &in_cache.err);
+			(void)read_fd(fd, "-", &st, SIZE_MAX - 1,
+			    &in_cache.data, &in_cache.len, &in_cache.err);
 		}
 	}
 	if (in_cache.data == NULL) {
@@ -433,6 +468,93 @@ read_stdin(char **data, size_t *len, struct dl_err *e)
 	return DL_OK;
 }
 
+/*
+ * The SHA-256 of the bytes of fd (opened as path) from where it stands
+ * to its end, read through a fixed buffer and never held, and their
+ * number; a NUL byte is refused as read_fd() refuses it.  fd stays open.
+ */
+static int
+hash_fd(int fd, const char *path, char out[65], long long *n,
+    struct dl_err *e)
+{
+	struct dl_sha256 *c = sha256_begin();
+	char *buf = xmalloc(65536);
+	long line = 1, col = 1;
+	int rc = DL_OK;
+
+	*n = 0;
+	for (;;) {
+		ssize_t r = read(fd, buf, 65536);
+		const char *z;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = dl_seterr(e, DL_ESYS, path, 0, 0, "cannot read "
+			    "file: %s", strerror(errno ? errno : EIO));
+			break;
+		}
+		if (r == 0)
+			break;
+		if ((z = memchr(buf, '\0', (size_t)r)) != NULL) {
+			count_lines(buf, (size_t)(z - buf), &line, &col);
+			rc = nul_error(path, line, col, e);
+			break;
+		}
+		count_lines(buf, (size_t)r, &line, &col);
+		sha256_add(c, buf, (size_t)r);
+		*n += r;
+	}
+	free(buf);
+	sha256_end(c, out);
+	return rc;
+}
+
+/* The error for a pinned input whose bytes do not have its digest. */
+static int
+digest_error(const char *path, struct dl_err *e)
+{
+	return dl_seterr(e, DL_EDATA, path, 0, 0, "does not match the "
+	    "digest the plan records for it, so it is not read (it changed "
+	    "since the plan was made; give it on the command line, or "
+	    "--ignore-digests)");
+}
+
+/*
+ * Check the file fd (opened as path, st its status) against its pin
+ * before its bytes are held: a recorded size first, from the file's
+ * status (a regular file of another size is refused before a byte is
+ * read); without one (a plan of an older dlplan), the digest of its
+ * bytes read through a fixed buffer, and fd rewound.  fd is closed on
+ * failure.
+ */
+static int
+check_pin(int fd, const char *path, const struct stat *st,
+    const struct pin *pin, struct dl_err *e)
+{
+	char sha[65];
+	long long n;
+	int rc;
+
+	if (pin->size >= 0 && S_ISREG(st->st_mode) &&
+	    (long long)st->st_size != pin->size) {
+		close(fd);
+		return size_error(path, (long long)st->st_size, pin->size, 0,
+		    e);
+	}
+	if (pin->size >= 0 || pin->sha[0] == '\0' || !S_ISREG(st->st_mode))
+		return DL_OK;
+	if ((rc = hash_fd(fd, path, sha, &n, e)) == DL_OK &&
+	    strcmp(sha, pin->sha) != 0)
+		rc = digest_error(path, e);
+	if (rc == DL_OK && lseek(fd, 0, SEEK_SET) != 0)
+		rc = dl_seterr(e, DL_ESYS, path, 0, 0, "cannot read file: %s",
+		    strerror(errno));
+	if (rc != DL_OK)
+		close(fd);
+	return rc;
+}
+
 int
 read_file(const char *path, char **data, size_t *len, struct dl_err *e)
 {
@@ -440,6 +562,7 @@ read_file(const char *path, char **data, size_t *len, struct dl_err *e)
 	struct pin pin;
 	char sha[65];
 	int fd = -1, rc, pinned = find_pin(path, &pin);
+	int sized = pinned && pin.size >= 0;
 
 	if (strcmp(path, DL_STDIN_PATH) == 0)
 		rc = read_stdin(data, len, e);
@@ -450,34 +573,78 @@ read_file(const char *path, char **data, size_t *len, struct dl_err *e)
 		note_input(&st);
 		if (lstat(path, &lst) == 0)
 			note_input(&lst);	/* a link to it, too */
-		rc = read_fd(fd, path, &st, data, len, e);
+		if (!pinned || (rc = check_pin(fd, path, &st, &pin, e)) ==
+		    DL_OK)
+			rc = read_fd(fd, path, &st, sized ? (size_t)pin.size :
+			    SIZE_MAX - 1, data, len, e);
 	}
 	if (rc != DL_OK)
 		return rc;
+	/* A file that changed while it was read: more bytes, or fewer. */
+	if (sized && (long long)*len != pin.size) {
+		rc = size_error(path, (long long)*len, pin.size,
+		    (long long)*len > pin.size, e);
+		free(*data);
+		*data = NULL;
+		return rc;
+	}
 	/* The digest of these bytes, the ones the caller parses. */
 	sha256_hex(*data, *len, sha);
 	if (pinned && pin.sha[0] && strcmp(sha, pin.sha) != 0) {
 		free(*data);
 		*data = NULL;
-		return dl_seterr(e, DL_EDATA, path, 0, 0, "does not match the "
-		    "digest the plan records for it, so it is not read (it "
-		    "changed since the plan was made; give it on the command "
-		    "line, or --ignore-digests)");
+		return digest_error(path, e);
 	}
-	remember(path, sha);
+	remember(path, sha, (long long)*len);
 	return DL_OK;
 }
 
 int
-sha256_file(const char *path, char out[65], struct dl_err *e)
+sha256_file(const char *path, long long want, char out[65],
+    long long *size, struct dl_err *e)
 {
-	char *data;
-	size_t len;
-	int rc = read_file(path, &data, &len, e);
+	struct stat st, lst;
+	struct pin pin;
+	int fd = -1, rc, pinned = find_pin(path, &pin);
 
+	if (strcmp(path, DL_STDIN_PATH) == 0) {
+		char *data;
+		size_t len;
+
+		if ((rc = read_stdin(&data, &len, e)) != DL_OK)
+			return rc;
+		sha256_hex(data, len, out);
+		free(data);
+		*size = (long long)len;
+		remember(path, out, *size);
+		return DL_OK;
+	}
+	if ((rc = open_input(path, pinned ? &pin : NULL, &fd, &st, e)) !=
+	    DL_OK)
+		return rc;
+	note_input(&st);
+	if (lstat(path, &lst) == 0)
+		note_input(&lst);
+	if (pinned && pin.size >= 0 && S_ISREG(st.st_mode) &&
+	    (long long)st.st_size != pin.size) {
+		close(fd);
+		return size_error(path, (long long)st.st_size, pin.size, 0, e);
+	}
+	if (want >= 0 && S_ISREG(st.st_mode) &&
+	    (long long)st.st_size != want) {
+		close(fd);
+		out[0] = '\0';
+		*size = (long long)st.st_size;
+		return DL_OK;
+	}
+	rc = hash_fd(fd, path, out, size, e);
+	close(fd);
 	if (rc != DL_OK)
 		return rc;
-	sha256_hex(data, len, out);
-	free(data);
+	if (pinned && pin.size >= 0 && *size != pin.size)
+		return size_error(path, *size, pin.size, *size > pin.size, e);
+	if (pinned && pin.sha[0] && strcmp(out, pin.sha) != 0)
+		return digest_error(path, e);
+	remember(path, out, *size);
 	return DL_OK;
 }

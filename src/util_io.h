@@ -25,8 +25,13 @@
  *
  * The inputs a plan names are read under pins (read_pin()) set by the
  * command before loading them: read_file() opens a pinned path once and
+ *   - with a size, refuses a regular file of another size (DL_EDATA,
+ *     naming both sizes) before a byte is read, and reads no more than
+ *     one byte past that size (a file that grows meanwhile);
  *   - with a digest, refuses the bytes read (DL_EDATA, without parsing
- *     or quoting them) unless their SHA-256 is that digest;
+ *     or quoting them) unless their SHA-256 is that digest; without a
+ *     size (a plan of an older dlplan) the digest is checked first,
+ *     through a fixed buffer, before the file is held;
  *   - with a root directory, opens it as rel below root and refuses it
  *     (DL_EDATA, "leads outside the plan's directory") when resolving rel
  *     leaves root by '..', an absolute path or a symbolic link.  The
@@ -49,22 +54,29 @@ struct dl_err;
 
 /* Read a whole file into a NUL-terminated buffer (rules above). */
 int read_file(const char *path, char **data, size_t *len, struct dl_err *e);
-/* SHA-256 of a file (read by read_file()) as 64 hex digits in out[65]. */
-int sha256_file(const char *path, char out[65], struct dl_err *e);
+/*
+ * SHA-256 of a file as 64 hex digits in out[65] and its size in bytes
+ * in *size, under read_file()'s rules and pins but read through a fixed
+ * buffer, never held whole.  With want >= 0, a regular file of another
+ * size is not read: out gets "" and *size its size.
+ */
+int sha256_file(const char *path, long long want, char out[65],
+    long long *size, struct dl_err *e);
 /*
  * Pin path (the string later given to read_file()): sha256 (NULL or ""
- * for none) is the digest its bytes must have; root (NULL for none) the
- * directory it must be opened below, as rel.  Pins last until
- * read_unpin(), which drops them all.
+ * for none) is the digest its bytes must have, size (-1 for none) their
+ * number; root (NULL for none) the directory it must be opened below,
+ * as rel.  Pins last until read_unpin(), which drops them all.
  */
-void read_pin(const char *path, const char *sha256, const char *root,
-    const char *rel);
+void read_pin(const char *path, const char *sha256, long long size,
+    const char *root, const char *rel);
 void read_unpin(void);
 /*
- * The digest of the bytes the last read_file() of path returned, into
- * out[65]: 1, or 0 when path was not read.
+ * The digest of the bytes the last read_file() (or sha256_file()) of
+ * path returned, into out[65], and their number into *size (when not
+ * NULL): 1, or 0 when path was not read.
  */
-int read_digest(const char *path, char out[65]);
+int read_digest(const char *path, char out[65], long long *size);
 /*
  * 1 when path (not followed when it is a symbolic link) is a regular
  * file that read_file() read in this run, by name or through a link, or

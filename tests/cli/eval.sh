@@ -258,17 +258,30 @@ cp "$E/one/nodes.csv" "$E/m4.csv" "$TMP/d/"
 dlplan eval "$E/hybrid.json" -c "$TMP/d" -m "$TMP/d/m4.csv" --format json \
     >"$TMP/d/plan.json"
 expect_run "digests match" 0 - - -- dlplan eval "$TMP/d/plan.json"
-printf '# a comment changes the digest\n' >>"$TMP/d/nodes.csv"
-expect_err "digest mismatch" 2 \
-    "dlplan: $TMP/d/nodes.csv: does not match the digest the plan records for it, so it is not read (it changed since the plan was made; give it on the command line, or --ignore-digests)" -- \
+# The size the plan records is compared first, then the digest.
+printf '# a comment changes the size\n' >>"$TMP/d/nodes.csv"
+expect_err "size mismatch" 2 \
+    "dlplan: $TMP/d/nodes.csv: is $(wc -c <"$TMP/d/nodes.csv") bytes, not the $(wc -c <"$E/one/nodes.csv") bytes the plan records for it, so it is not read (it changed since the plan was made; give it on the command line, or --ignore-digests)" -- \
     dlplan eval "$TMP/d/plan.json"
 expect_run "--ignore-digests" 0 - - -- \
     dlplan eval "$TMP/d/plan.json" --ignore-digests
+expect_err "-c DIR with another nodes.csv: size mismatch" 2 \
+    "dlplan: $TMP/d/nodes.csv: plan was made for a different nodes.csv ($(wc -c <"$TMP/d/nodes.csv") bytes, the plan records $(wc -c <"$E/one/nodes.csv")); re-run dlplan plan" -- \
+    dlplan eval "$TMP/d/plan.json" -c "$TMP/d"
+# As many bytes, one of them changed.
+sed '1s/One/Two/' "$E/one/nodes.csv" >"$TMP/d/nodes.csv"
+expect_err "digest mismatch" 2 \
+    "dlplan: $TMP/d/nodes.csv: does not match the digest the plan records for it, so it is not read (it changed since the plan was made; give it on the command line, or --ignore-digests)" -- \
+    dlplan eval "$TMP/d/plan.json"
 expect_err "-c DIR with another nodes.csv: digest mismatch" 2 \
     "dlplan: $TMP/d/nodes.csv: plan was made for a different nodes.csv (digest mismatch); re-run dlplan plan" -- \
     dlplan eval "$TMP/d/plan.json" -c "$TMP/d"
 cp "$E/one/nodes.csv" "$TMP/d/"
 printf 'l4,1,1,1,1,1\n' >>"$TMP/d/m4.csv"
+expect_err "model size mismatch" 2 \
+    "dlplan: $TMP/d/m4.csv: is $(wc -c <"$TMP/d/m4.csv") bytes, not the $(wc -c <"$E/m4.csv") bytes the plan records for it, so it is not read (it changed since the plan was made; give it on the command line, or --ignore-digests)" -- \
+    dlplan eval "$TMP/d/plan.json"
+sed '$s/.$/9/' "$E/m4.csv" >"$TMP/d/m4.csv"
 expect_err "model digest mismatch" 2 \
     "dlplan: $TMP/d/m4.csv: does not match the digest the plan records for it, so it is not read (it changed since the plan was made; give it on the command line, or --ignore-digests)" -- \
     dlplan eval "$TMP/d/plan.json"

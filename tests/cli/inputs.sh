@@ -165,11 +165,18 @@ check "inputs inside the plan's tree: eval reads them" \
     "$DLPLAN" eval "$TMP/pp/in/plan.json"
 check "inputs outside with their digests: eval reads them" \
     "$DLPLAN" eval "$TMP/pp/plan/plan.json"
-sed 's|"path": "[^"]*nodes.csv"|"path": "/etc/passwd"|' \
+# etc.json records nodes.csv's digest without its size, as plans of
+# older versions do; etc-size.json its size too, which /etc/passwd does
+# not have.
+sed -e 's|"path": "[^"]*nodes.csv"|"path": "/etc/passwd"|' \
+    -e '/"path": "\/etc\/passwd"/{n;s/",$/"/;n;d;}' \
     "$TMP/pp/in/plan.json" >"$TMP/pp/plan/etc.json"
+sed 's|"path": "[^"]*nodes.csv"|"path": "/etc/passwd"|' \
+    "$TMP/pp/in/plan.json" >"$TMP/pp/plan/etc-size.json"
 sed -e 's|"path": "[^"]*nodes.csv",|"path": "/etc/passwd"|' \
-    -e '/"path": "\/etc\/passwd"/{n;d;}' \
+    -e '/"path": "\/etc\/passwd"/{n;N;d;}' \
     "$TMP/pp/in/plan.json" >"$TMP/pp/plan/etc-none.json"
+NB=$(wc -c <"$TMP/pp/in/nodes.csv")
 for c in eval emit replan; do
 	case $c in
 	emit) a="--launcher hostfile -o $TMP/pp/o -- true" ;;
@@ -179,6 +186,9 @@ for c in eval emit replan; do
 	expect_err "$c: /etc/passwd with a wrong digest is refused" 2 \
 	    "dlplan: /etc/passwd: does not match the digest the plan records for it, so it is not read (it changed since the plan was made; give it on the command line, or --ignore-digests)" \
 	    -- "$DLPLAN" $c "$TMP/pp/plan/etc.json" $a
+	expect_err "$c: /etc/passwd of another size is refused" 2 \
+	    "dlplan: /etc/passwd: is $(wc -c </etc/passwd) bytes, not the $NB bytes the plan records for it, so it is not read (it changed since the plan was made; give it on the command line, or --ignore-digests)" \
+	    -- "$DLPLAN" $c "$TMP/pp/plan/etc-size.json" $a
 	expect_err "$c: /etc/passwd without a digest is refused" 2 \
 	    "dlplan: $TMP/pp/plan/etc-none.json: inputs[0].sha256: missing, so '/etc/passwd' is not read (give the cluster with -c DIR, or --ignore-digests to read it inside the plan's directory)" \
 	    -- "$DLPLAN" $c "$TMP/pp/plan/etc-none.json" $a
@@ -310,3 +320,44 @@ samecols "columns in another order: a load history" \
 samecols "columns in another order: a traffic history" \
     predict -H tests/cli/data/predict-traffic.csv -- \
     predict -H "$TMP/rcol/predict-traffic.csv"
+
+# --- a plan's input of another size is not read --------------------------
+# A plan records each input's size besides its digest: a model.csv
+# swapped for a 200 MB sparse file is refused from its size, at once,
+# naming both sizes.  Under a memory limit a 64 MB text file swapped in
+# is refused with the digest's status (2), not out of memory (4): by its
+# size, or, for a plan that records no size (older versions), by its
+# digest, which is read in pieces and never held whole.
+mkdir -p "$TMP/sz"
+cp "$M4" "$TMP/sz/m.csv"
+dlplan plan $ONE -m "$TMP/sz/m.csv" -o "$TMP/sz/p" >/dev/null 2>&1
+check "plan.json records each input's size" grep -q \
+    "\"size\": $(wc -c <"$M4")\$" "$TMP/sz/p/plan.json"
+sed '/"path": "..\/m.csv"/{n;s/",$/"/;n;d;}' "$TMP/sz/p/plan.json" \
+    >"$TMP/sz/p/old.json"
+SZMSG="bytes the plan records for it, so it is not read (it changed since the plan was made; give it on the command line, or --ignore-digests)"
+truncate -s 200M "$TMP/sz/m.csv"
+expect_err "a 200 MB sparse model.csv: refused by its size" 2 \
+    "dlplan: $TMP/sz/p/../m.csv: is 209715200 bytes, not the $(wc -c <"$M4") $SZMSG" \
+    -- timeout 10 "$DLPLAN" eval "$TMP/sz/p/plan.json"
+if [ -n "${DLPLAN_WRAP:-}" ]; then
+	skip "under ulimit -v: refused with status 2" "not under $DLPLAN_WRAP"
+else
+	# limited CMD...: CMD with 50 MB of address space.
+	limited() {
+		sh -c 'ulimit -v 50000 && exec "$@"' sh "$@"
+	}
+	cp "$M4" "$TMP/sz/m.csv"
+	check "under ulimit -v 50000 the plan's own inputs are read" \
+	    limited "$DLPLAN" eval "$TMP/sz/p/plan.json"
+	check "... and so they are without sizes (an older plan)" \
+	    limited "$DLPLAN" eval "$TMP/sz/p/old.json"
+	yes 'l9,1,10,1,2,5' | head -c 67108864 >"$TMP/sz/m.csv"
+	expect_err "under ulimit -v: a 64 MB model.csv refused by its size" 2 \
+	    "dlplan: $TMP/sz/p/../m.csv: is 67108864 bytes, not the $(wc -c <"$M4") $SZMSG" \
+	    -- limited "$DLPLAN" eval "$TMP/sz/p/plan.json"
+	expect_err "... and without a size, by its digest read in pieces" 2 \
+	    "dlplan: $TMP/sz/p/../m.csv: does not match the digest the plan records for it, so it is not read (it changed since the plan was made; give it on the command line, or --ignore-digests)" \
+	    -- limited "$DLPLAN" eval "$TMP/sz/p/old.json"
+fi
+rm -f "$TMP/sz/m.csv"

@@ -266,12 +266,13 @@ check "plan -o: a stray gone, once its writer is gone too" sh -c "
     test -f '$E/notes.tmp-1' -a -f '$E/launch/my.sh.tmp-12345'"
 
 # --- kill -9 at random moments: old set or new, and nothing left --------
-# Two sets A and B alternate in one directory; each write of the other set
-# is killed (SIGKILL, the dlplan process itself) after a random delay,
-# then the directory must hold the old set or the new one, unless the
-# journal says a rename was under way (the next run finishes it); the
-# next run of that set must succeed and leave exactly that set, with no
-# temporary file.  DLPLAN_OUTSETS_KILLS sets the tries per command.
+# emit -o, plan --budget -o and replan -o.  Two sets A and B alternate
+# in one directory; each write of the other set is killed (SIGKILL, the
+# dlplan process itself) after a random delay, then the directory must
+# hold the old set or the new one, unless the journal says a rename was
+# under way (the next run finishes it); the next run of that set must
+# succeed and leave exactly that set, with no temporary file.
+# DLPLAN_OUTSETS_KILLS sets the tries per command.
 KILLS=${DLPLAN_OUTSETS_KILLS:-45}
 # sstate DIR: the files below DIR, each named and then its lines, without
 # the lock and the temporary files, and with the solver's wall time (the
@@ -359,4 +360,18 @@ else
 	killloop "plan --budget -o" "$TMP/kempty" \
 	    '"$DLPLAN" plan $BH --slots 3 -o "$K"' \
 	    '"$DLPLAN" plan $BH --slots 2 -o "$K"'
+	# replan -o: the parent plan lies outside the directory; two step
+	# logs (c twice as slow, and as planned) give two different sets.
+	RP=tests/cli/data/replan/dp3.json
+	printf 'rank,step,seconds\n' >"$TMP/kslow.csv"
+	cp "$TMP/kslow.csv" "$TMP/ksame.csv"
+	for _s in 0 1 2 3 4 5 6 7 8 9; do
+		printf '0,%d,0.06\n1,%d,0.06\n2,%d,0.12\n' $_s $_s $_s \
+		    >>"$TMP/kslow.csv"
+		printf '0,%d,0.06\n1,%d,0.06\n2,%d,0.06\n' $_s $_s $_s \
+		    >>"$TMP/ksame.csv"
+	done
+	killloop "replan -o" "$TMP/kempty" \
+	    '"$DLPLAN" replan $RP --observed "$TMP/kslow.csv" -o "$K"' \
+	    '"$DLPLAN" replan $RP --observed "$TMP/ksame.csv" -o "$K"'
 fi

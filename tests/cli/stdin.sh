@@ -185,9 +185,13 @@ sed "s|\"path\": \"$M4\"|\"path\": \"-\"|" "$TMP/e.json" >"$TMP/by-name"
 same "eval of it with -m - (digest checked)" $M4 \
     dlplan eval "$TMP/ps/plan.json" -m - --format json
 printf '# changed\n' | cat - $M4 >"$TMP/m4b.csv"
-err_in "eval of it with another model: digest mismatch" 2 \
-    "dlplan: <stdin>: plan was made for a different model.csv (digest mismatch); re-run dlplan plan" \
+err_in "eval of it with another model: size mismatch" 2 \
+    "dlplan: <stdin>: plan was made for a different model.csv ($(wc -c <"$TMP/m4b.csv") bytes, the plan records $(wc -c <$M4)); re-run dlplan plan" \
     "$TMP/m4b.csv" dlplan eval "$TMP/ps/plan.json" -m -
+sed '$s/.$/9/' $M4 >"$TMP/m4c.csv"
+err_in "... and one of the same size: digest mismatch" 2 \
+    "dlplan: <stdin>: plan was made for a different model.csv (digest mismatch); re-run dlplan plan" \
+    "$TMP/m4c.csv" dlplan eval "$TMP/ps/plan.json" -m -
 
 # --- errors in standard input name <stdin>:LINE:COLUMN -----------------
 printf 'layer,fwd_gflop,params_m,act_mb,mem_mb,tp_mb\nl0,1,10,1,2,5\nl1,x,1,1,1,1\n' \

@@ -124,6 +124,20 @@ slurp(const char *path)
 	return d;
 }
 
+/* Load the fixture's model.csv again into v->m, as it is now. */
+static void
+reload_model(struct env *v, struct dl_err *e)
+{
+	char mp[600];
+	struct dl_model m2;
+
+	snprintf(mp, sizeof(mp), "%s/model.csv", v->f.dir);
+	if (model_load(&m2, mp, e) == DL_OK) {
+		model_free(&v->m);
+		v->m = m2;
+	}
+}
+
 static void
 round_trip(struct env *v)
 {
@@ -220,7 +234,6 @@ round_trip(struct env *v)
 	{
 		FILE *fp;
 		char mp[600];
-		struct dl_model m2;
 
 		snprintf(mp, sizeof(mp), "%s/model.csv", v->f.dir);
 		fp = fopen(mp, "a");
@@ -230,20 +243,30 @@ round_trip(struct env *v)
 		is_int(plan_read_json(&q, path, &v->c, &v->m, 1, &e), DL_OK,
 		    "rt: the model parsed is the one the plan was made for");
 		plan_free(&q);
-		if (model_load(&m2, mp, &e) == DL_OK) {
-			model_free(&v->m);
-			v->m = m2;
-		}
+		reload_model(v, &e);
 	}
 	is_int(plan_read_json(&q, path, &v->c, &v->m, 1, &e), DL_EDATA,
 	    "rt: changed model refused");
-	is_str(e.msg, "plan was made for a different model.csv (digest "
-	    "mismatch); re-run dlplan plan", "rt: digest message");
+	is_str(e.msg, "plan was made for a different model.csv (115 bytes, "
+	    "the plan records 105); re-run dlplan plan", "rt: size message");
 	ok(q.groups == NULL && q.generator == NULL, "rt: failure leaves the "
 	    "plan empty");
 	is_int(plan_read_json(&q, path, &v->c, &v->m, 0, &e), DL_OK,
 	    "rt: without the check it reads");
 	plan_free(&q);
+	/* As many bytes as before, one of them changed: the digest says. */
+	{
+		char *same = xstrdup(model);
+
+		memcpy(strstr(same, "l3,1,40"), "l3,1,50", 7);
+		fx_file(&v->f, "model.csv", same);
+		free(same);
+		reload_model(v, &e);
+	}
+	is_int(plan_read_json(&q, path, &v->c, &v->m, 1, &e), DL_EDATA,
+	    "rt: changed model of the same size refused");
+	is_str(e.msg, "plan was made for a different model.csv (digest "
+	    "mismatch); re-run dlplan plan", "rt: digest message");
 	fx_file(&v->f, "model.csv", model);
 	plan_free(&p);
 }

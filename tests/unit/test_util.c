@@ -344,7 +344,7 @@ test_read_file(void)
 }
 
 /*
- * Pinned reads: a digest decides whether the bytes are
+ * Pinned reads: a size and a digest decide whether the bytes are
  * returned; a root confines the open; the digest of what was returned
  * is kept.
  */
@@ -355,6 +355,7 @@ test_pins(void)
 	char ln[600], sha[65], got[65];
 	struct dl_err e = { 0 };
 	char *data = NULL;
+	long long size;
 	size_t len;
 	FILE *fp;
 	int rc;
@@ -378,34 +379,52 @@ test_pins(void)
 		ok(0, "symlink");
 	sha256_hex("x\n1\n", 4, sha);
 
-	read_pin(f, sha, NULL, NULL);
+	read_pin(f, sha, 4, NULL, NULL);
 	rc = read_file(f, &data, &len, &e);
-	ok(rc == DL_OK && len == 4, "pinned, right digest: read");
+	ok(rc == DL_OK && len == 4, "pinned, right digest and size: read");
 	free(data);
-	ok(read_digest(f, got) && strcmp(got, sha) == 0,
-	    "read_digest: the digest of the bytes read");
+	ok(read_digest(f, got, &size) && strcmp(got, sha) == 0 && size == 4,
+	    "read_digest: the digest and size of the bytes read");
 	read_unpin();
-	read_pin(out, sha, NULL, NULL);
+	read_pin(out, sha, -1, NULL, NULL);
 	data = NULL;
 	rc = read_file(out, &data, &len, &e);
 	ok(rc == DL_EDATA && data == NULL && strstr(e.msg, "secret") == NULL &&
 	    strncmp(e.msg, "does not match the digest", 25) == 0,
-	    "pinned, wrong digest: refused unread: %s", e.msg);
+	    "pinned, wrong digest, no size: refused unread: %s", e.msg);
 	read_unpin();
+	read_pin(out, sha, 4, NULL, NULL);
+	data = NULL;
+	rc = read_file(out, &data, &len, &e);
+	ok(rc == DL_EDATA && data == NULL && strcmp(e.msg, "is 7 bytes, not "
+	    "the 4 bytes the plan records for it, so it is not read (it "
+	    "changed since the plan was made; give it on the command line, "
+	    "or --ignore-digests)") == 0,
+	    "pinned, wrong size: refused with both sizes: %s", e.msg);
+	rc = sha256_file(out, -1, got, &size, &e);
+	ok(rc == DL_EDATA && strncmp(e.msg, "is 7 bytes, not the 4", 21) == 0,
+	    "sha256_file: a pinned size is checked too: %s", e.msg);
+	read_unpin();
+	rc = sha256_file(f, -1, got, &size, &e);
+	ok(rc == DL_OK && strcmp(got, sha) == 0 && size == 4,
+	    "sha256_file: digest and size, read in pieces");
+	rc = sha256_file(out, 4, got, &size, &e);
+	ok(rc == DL_OK && got[0] == '\0' && size == 7,
+	    "sha256_file: another size than wanted: not read, its size");
 
-	read_pin("p1", NULL, sub, "a.csv");
+	read_pin("p1", NULL, -1, sub, "a.csv");
 	rc = read_file("p1", &data, &len, &e);
 	ok(rc == DL_OK && len == 4, "below root: read");
 	free(data);
-	read_pin("p2", NULL, sub, "../out.csv");
+	read_pin("p2", NULL, -1, sub, "../out.csv");
 	rc = read_file("p2", &data, &len, &e);
 	ok(rc == DL_EDATA && strncmp(e.msg, "leads outside", 13) == 0,
 	    "'..' out of root: refused: %s", e.msg);
-	read_pin("p3", NULL, sub, "up/out.csv");
+	read_pin("p3", NULL, -1, sub, "up/out.csv");
 	rc = read_file("p3", &data, &len, &e);
 	ok(rc == DL_EDATA && strncmp(e.msg, "leads outside", 13) == 0,
 	    "a symbolic link out of root: refused: %s", e.msg);
-	read_pin("p4", NULL, sub, out);
+	read_pin("p4", NULL, -1, sub, out);
 	rc = read_file("p4", &data, &len, &e);
 	ok(rc == DL_EDATA && strncmp(e.msg, "leads outside", 13) == 0,
 	    "an absolute path: refused: %s", e.msg);
