@@ -25,7 +25,9 @@ Plan
     in node-rank order: order of first appearance in the rank list),
     segments() -> list of (first, last) sync segments.
 Group
-    index, micro_batches, stages (list of Stage), ranks.
+    index, micro_batches, virtual_stages (model chunks a stage holds under
+    Megatron-LM's interleaved schedule; 1: plain 1F1B), stages (list of
+    Stage), ranks.
 Stage
     group, index, node, host, gpus (local GPU indices), tp_shares, first,
     last (0-based, inclusive layer range), ranks (one per GPU, TP order).
@@ -94,6 +96,7 @@ class Group:
     def __init__(self, index, micro_batches):
         self.index = index
         self.micro_batches = micro_batches
+        self.virtual_stages = 1
         self.stages = []
 
     @property
@@ -218,8 +221,9 @@ class Rank:
                        if r != self.rank})
 
     def as_dict(self):
-        """The assignment as plain data (what the CLI prints)."""
-        return {
+        """The assignment as plain data (what the CLI prints); with
+        "virtual_stages" only when the group interleaves."""
+        d = {
             "rank": self.rank, "world_size": self.world_size,
             "node": self.node, "host": self.host, "gpu": self.gpu,
             "group": self.group, "stage": self.stage,
@@ -235,6 +239,10 @@ class Rank:
                          for r in self.dp_rings],
             "dp_peers": self.dp_peers,
         }
+        v = self._plan.groups[self.group].virtual_stages
+        if v > 1:
+            d["virtual_stages"] = v
+        return d
 
     def __repr__(self):
         return ("Rank(rank=%d, node=%r, gpu=%d, group=%d, stage=%d, "
@@ -313,6 +321,12 @@ class Plan:
             _obj(gj, w)
             group = Group(g, _int(gj.get("micro_batches"),
                                   w + ".micro_batches"))
+            if "virtual_stages" in gj:
+                group.virtual_stages = _int(gj["virtual_stages"],
+                                            w + ".virtual_stages")
+                if group.virtual_stages < 1:
+                    raise PlanError("%s.virtual_stages: %d (expected at "
+                                    "least 1)" % (w, group.virtual_stages))
             for s, sj in enumerate(_list(gj.get("stages"), w + ".stages")):
                 w = "groups[%d].stages[%d]" % (g, s)
                 _obj(sj, w)

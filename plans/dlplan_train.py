@@ -359,6 +359,13 @@ def run_planned(args, cfg):
     if not plan_path:
         raise TrainError("no plan: give --plan or set DLPLAN_PLAN")
     plan = dlplan_plan.load(plan_path)
+    for g in plan.groups:
+        if g.virtual_stages > 1:
+            raise TrainError("%s: groups[%d].virtual_stages %d: the plan "
+                             "runs Megatron-LM's interleaved schedule, and "
+                             "this executor runs plain 1F1B (launch the "
+                             "plan with --launcher megatron)"
+                             % (plan_path, g.index, g.virtual_stages))
     arch = resolve_arch(args, plan_path)
     gb = check_plan(plan, arch)
     slow = slow_factors(args.slow_rank)

@@ -185,6 +185,14 @@ check "import: megatron.args gives the chunks" grep -qx -- \
 expect_err "import: a torchrun launch refuses it" 3 \
     "dlplan: the plan was made for runtime megatron, not torchtitan: torchtitan cannot run groups of different shapes or uneven micro-batches (make the plan with 'dlplan plan --runtime torchtitan')" -- \
     dlplan emit "$TMP/v2/plan.json" --launcher torchtitan -o "$TMP/v2t" -q -- true
+expect_err "import: the reference executor refuses an interleaved plan" 2 \
+    "dlplan_train: $TMP/v2/plan.json: groups[0].virtual_stages 2: the plan runs Megatron-LM's interleaved schedule, and this executor runs plain 1F1B (launch the plan with --launcher megatron)" -- \
+    /usr/bin/python3 "$SRCDIR/plans/dlplan_train.py" --plan "$TMP/v2/plan.json"
+check "import: the plan reader gives the chunks" /usr/bin/python3 -c "
+import json, subprocess, sys
+a = json.loads(subprocess.run([sys.executable, '$SRCDIR/plans/dlplan_plan.py',
+    '$TMP/v2/plan.json', '0'], capture_output=True, text=True).stdout)
+sys.exit(a.get('virtual_stages') != 2)"
 sed 's/"runtime": "megatron"/"runtime": "dlplan"/' "$TMP/v2/plan.json" >"$TMP/v2/d.json"
 expect_err "import: virtual stages only with runtime megatron" 2 \
     "dlplan: $TMP/v2/d.json: groups[0].virtual_stages: the interleaved schedule is Megatron-LM's; the plan's runtime is dlplan (expected runtime megatron, or no virtual_stages)" -- \
