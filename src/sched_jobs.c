@@ -1,6 +1,6 @@
 /*
  * sched_jobs.c - JOBS.csv, the jobs' models and cost models, and the
- * iteration time of a job on a set of GPUs (sched.h).
+ * iteration time of a job on a set of GPUs (sched.h, sched_int.h).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -15,7 +15,7 @@
 #include "kc.h"
 #include "modelgen.h"
 #include "sb.h"
-#include "sched.h"
+#include "sched_int.h"
 
 static const struct csv_col jobs_cols[] = {
 	{ "job", CSV_ID, 1, 0, 0, 0, 0, NULL },
@@ -31,15 +31,6 @@ static const struct csv_col jobs_cols[] = {
 };
 const struct csv_schema dl_jobs_schema = { "JOBS.csv", jobs_cols };
 enum { C_JOB, C_ARR, C_MODEL, C_GB, C_MB, C_ITER, C_MIN, C_MAX, C_W };
-
-const char *
-sched_policy_name(int policy)
-{
-	static const char *const names[] = { "gadget", "fifo", "random",
-	    "tiresias", "srtf" };
-
-	return policy >= 0 && policy < SCHED_NPOLICY ? names[policy] : "?";
-}
 
 /* A preset's rows as a model (the values model_load() would read back
  * from the text, which prints every number round-trip). */

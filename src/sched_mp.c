@@ -1,7 +1,7 @@
 /*
  * sched_mp.c - jobs whose one replica fits on no GPU: the planner's
  * pipeline and tensor-parallel plan on the GPUs a job is given, its
- * iteration time, and the least GPUs on which any plan fits (sched.h).
+ * iteration time, and the least GPUs on which any plan fits (sched_int.h).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -32,7 +32,7 @@
 #include "budget.h"
 #include "forecast.h"
 #include "sb.h"
-#include "sched.h"
+#include "sched_int.h"
 #include "search.h"
 
 /* The searched plan of one shape; its stage nodes are ranks. */
