@@ -616,6 +616,24 @@ print_summary(const struct sched *s, const struct sched_result *res,
 	}
 }
 
+/*
+ * A progress line (cmd_progress_due()): the policy that runs, the jobs
+ * it has ended, its events and the simulated time, and the time taken;
+ * a last one for each policy once lines are written.
+ */
+static void
+progress(void *arg, const struct sched_progress *pg)
+{
+	double el;
+
+	if (!cmd_progress_due(arg, pg->final, &el))
+		return;
+	fprintf(stderr, "dlplan: schedule: %s%s (policy %d of %d), %zu of %zu "
+	    "jobs ended, %ld events, %.6g s simulated, %.1f s\n", pg->final ?
+	    "done, " : "", sched_policy_name(pg->policy), pg->policy + 1,
+	    sched_npolicy(), pg->ended, pg->njobs, pg->events, pg->time_s, el);
+}
+
 static int
 cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 {
@@ -624,6 +642,7 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 	struct dl_cluster c;
 	struct sched s;
 	struct sched_result *res;
+	struct cmd_progress pg;
 	struct writer w;
 	int rc, n = 0;
 
@@ -634,6 +653,10 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 	if ((rc = cluster_load(&c, &rq.cp, &e)) != DL_OK)
 		return cmd_fail(&e);
 	rq.sp.explain = dl_verbose > 0;
+	if (cmd_progress_begin(&pg)) {
+		rq.sp.progress = progress;
+		rq.sp.progress_arg = &pg;
+	}
 	if ((rc = sched_load(&s, &c, rq.jobs, &e)) != DL_OK) {
 		cluster_free(&c);
 		return cmd_fail(&e);

@@ -138,6 +138,15 @@ int sched_job_plan(struct sched *s, int job, size_t n, const int *node,
 
 struct sched_slot;
 
+/* How far sched_run() is, for a progress line. */
+struct sched_progress {
+	int policy;
+	size_t ended, njobs;	/* jobs finished so far, of all */
+	long events;		/* events so far */
+	double time_s;		/* simulated: the start of the current slot */
+	int final;		/* the run is over */
+};
+
 struct sched_params {
 	double slot_s;		/* slot length */
 	long max_slots;		/* stop after this many slots; 0: none */
@@ -158,6 +167,12 @@ struct sched_params {
 	int (*emit)(void *arg, const struct sched_slot *sl, const int *stop,
 	    size_t nstop, struct dl_err *e);
 	void *emit_arg;
+	/*
+	 * Called (when set) after every event and once when the run is
+	 * over (final), with how far it is.  It only looks.
+	 */
+	void (*progress)(void *arg, const struct sched_progress *pg);
+	void *progress_arg;
 };
 
 /* One job's share of one slot. */

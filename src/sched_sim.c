@@ -31,6 +31,7 @@ struct sim {
 	double *runt;		/* nrun: their iteration times */
 	int changed;		/* an event for the next slot */
 	int ended;		/* a job ended in this slot */
+	size_t nended;		/* jobs ended so far */
 	struct sched_slot scr;	/* forget: the one record, its GPUs in */
 	int *pool;		/* node[], gpu[] of each entry in turn */
 	long pool_used;
@@ -120,6 +121,7 @@ run_job(struct sim *m, long k, struct sched_entry *en, size_t j,
 		m->left[j] = 0;
 		m->changed = 1;
 		m->ended = 1;
+		m->nended++;
 	} else {
 		en->iters = d;
 		en->run_s = sp->slot_s - lost;
@@ -574,6 +576,23 @@ decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 	}
 }
 
+/* Tell sched_params.progress how far the run is at slot k. */
+static void
+progress(const struct sim *m, long k, int final)
+{
+	struct sched_progress pg;
+
+	if (m->sp->progress == NULL)
+		return;
+	pg.policy = m->r->policy;
+	pg.ended = m->nended;
+	pg.njobs = m->s->njobs;
+	pg.events = m->r->events;
+	pg.time_s = (double)k * m->sp->slot_s;
+	pg.final = final;
+	m->sp->progress(m->sp->progress_arg, &pg);
+}
+
 static void
 sim_free(struct sim *m)
 {
@@ -753,6 +772,7 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 		if (event) {
 			decide(&m, &rng, &d, k);
 			r->events++;
+			progress(&m, k, 0);
 			if (m.nrun == 0 && ai == nj) {
 				rc = dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "%s "
 				    "schedule stalls at slot %ld: no waiting job "
@@ -780,6 +800,7 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 	free(d.held);
 	free(d.waited);
 	free(d.guarded);
+	progress(&m, k, 1);
 	if (sp->explain && m.log.len > 0)
 		r->log = sb_detach(&m.log);
 	sim_free(&m);
