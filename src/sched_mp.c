@@ -6,7 +6,7 @@
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
  * An allocation (GPUs per node) is searched as a cluster of its own: the
- * sub-cluster of its nodes (budget_subcluster(), so every route stays that
+ * sub-cluster of its nodes (cluster_sub(), so every route stays that
  * of the whole cluster) with each node cut down to the GPUs the job holds
  * there, at the whole cluster's forecast loads.  The search's plan is then
  * priced again by cost_eval() on the whole cluster; that T is the job's
@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
 #include "forecast.h"
 #include "sb.h"
 #include "sched_int.h"
@@ -129,7 +128,7 @@ search_shape(struct sched *s, const struct sched_class *k, const int *cnt,
 		keep[rank[i]] = 1;
 		pos[rank[i]] = i;
 	}
-	budget_subcluster(&sub, c, keep, vmap);
+	cluster_sub(&sub, c, keep, vmap);
 	for (int i = 0; i < n; i++) {
 		sub.nodes[i].gpus = cnt[vmap[i]];
 		us[i] = s->uhat[vmap[i]];
