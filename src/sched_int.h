@@ -62,11 +62,12 @@ int sched_mp_used(struct sched *s, int cls, int *cnt);
 void sched_mp_shape_free(void *v);
 
 /*
- * One slot's subproblem, for the tests: njobs active jobs (indices into
- * s->jobs) with left[] iterations to do, prev[j * nnodes + node] the GPUs
- * per node each held in the previous slot, and free_gpus[node] GPUs free.
- * sched_slot_greedy() is the GADGET step; sched_slot_best() tries every
- * allocation (exponential: a few jobs and GPUs only).  Both fill
+ * One slot's subproblem, what a policy decides on at an event: njobs
+ * active jobs (indices into s->jobs) with left[] iterations to do,
+ * prev[j * nnodes + node] the GPUs per node each held in the previous
+ * slot, and free_gpus[node] GPUs free.  For the tests,
+ * sched_slot_greedy() is the GADGET step and sched_slot_best() tries
+ * every allocation (exponential: a few jobs and GPUs only); both fill
  * out[j * nnodes + node] and return the total utility.
  */
 struct sched_slotprob {

@@ -119,6 +119,7 @@ test_brute(struct fixture *f, struct sched *s)
 				prev[a * nn + (size_t)fx_int(f, 0, 2)] =
 				    s->jobs[a].min_gpus;
 		}
+		memset(&pb, 0, sizeof(pb));
 		pb.njobs = na;
 		pb.job = job;
 		pb.left = left;
