@@ -2,7 +2,7 @@
  * budget.h - the long-term cost schedule of dlplan(1) ALGORITHMS, Cost
  * schedule (Ling et al.'s
  * time-averaged cost constraint, solved slot by slot with Lyapunov
- * drift-plus-penalty), and sub-clusters restricted to a set of nodes.
+ * drift-plus-penalty).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -74,20 +74,6 @@
 #include "plan.h"
 #include "route.h"
 #include "search.h"
-
-/*
- * The cluster restricted to the nodes with keep[i] set, in nodes.csv
- * order.  Every other vertex and every edge stays (so routes, link
- * histories and congestion regimes are those of c): the vertices are the
- * kept nodes first, then all other vertices of c in their order, the
- * nodes left out becoming plain relay vertices (node -1).  vmap (c->nverts
- * entries) receives, for every vertex of sub, its index in c; for a kept
- * node that is its node index in c.  Sites keep their indices.  sub owns
- * copies of everything and is released with cluster_free(); it has no id
- * index, so cluster_vertex() and cluster_node() find nothing in it.
- */
-void budget_subcluster(struct dl_cluster *sub, const struct dl_cluster *c,
-    const unsigned char *keep, int *vmap);
 
 /*
  * uhat[t * c->nnodes + i], t = 0..nslots-1: the mean of node i's GMC

@@ -361,38 +361,31 @@ reject_twins(struct ld *L)
 	    c->edges[twin].line);
 }
 
+/* out_off/out_edge (out) or in_off/in_edge of c, in edge order. */
+static void
+adjacency(const struct dl_cluster *c, int out, size_t **off, int **list)
+{
+	size_t *fill = xcalloc(c->nverts + 1, sizeof(size_t));
+
+	*off = xcalloc(c->nverts + 1, sizeof(size_t));
+	*list = xcalloc(c->nedges + 1, sizeof(int));
+	for (size_t i = 0; i < c->nedges; i++)
+		(*off)[(out ? c->edges[i].src : c->edges[i].dst) + 1]++;
+	for (size_t v = 0; v < c->nverts; v++)
+		(*off)[v + 1] += (*off)[v];
+	for (size_t i = 0; i < c->nedges; i++) {
+		int v = out ? c->edges[i].src : c->edges[i].dst;
+
+		(*list)[(*off)[v] + fill[v]++] = (int)i;
+	}
+	free(fill);
+}
+
 static int
 build_adjacency(struct ld *L)
 {
-	struct dl_cluster *c = L->c;
-	size_t *fill;
-
-	c->out_off = xcalloc(c->nverts + 1, sizeof(size_t));
-	c->out_edge = xcalloc(c->nedges, sizeof(int));
-	c->in_off = xcalloc(c->nverts + 1, sizeof(size_t));
-	c->in_edge = xcalloc(c->nedges, sizeof(int));
-	for (size_t i = 0; i < c->nedges; i++) {
-		c->out_off[c->edges[i].src + 1]++;
-		c->in_off[c->edges[i].dst + 1]++;
-	}
-	for (size_t v = 0; v < c->nverts; v++) {
-		c->out_off[v + 1] += c->out_off[v];
-		c->in_off[v + 1] += c->in_off[v];
-	}
-	fill = xcalloc(c->nverts, sizeof(size_t));
-	for (size_t i = 0; i < c->nedges; i++) {
-		int d = c->edges[i].dst;
-
-		c->in_edge[c->in_off[d] + fill[d]++] = (int)i;
-	}
-	free(fill);
-	fill = xcalloc(c->nverts, sizeof(size_t));
-	for (size_t i = 0; i < c->nedges; i++) {
-		int s = c->edges[i].src;
-
-		c->out_edge[c->out_off[s] + fill[s]++] = (int)i;
-	}
-	free(fill);
+	adjacency(L->c, 1, &L->c->out_off, &L->c->out_edge);
+	adjacency(L->c, 0, &L->c->in_off, &L->c->in_edge);
 	return reject_twins(L);
 }
 
@@ -860,4 +853,102 @@ cluster_gpu_fp16(const char *gpu_model)
 		if (strstr(gpu_model, old[i]) != NULL)
 			return 1;
 	return strcmp(gpu_model, "P4") == 0;
+}
+
+/*
+ * Sub-clusters.
+ */
+
+static void
+copy_series(struct dl_series *dst, const struct dl_series *src)
+{
+	dst->n = src->n;
+	dst->t = xcalloc(src->n + 1, sizeof(long));
+	dst->v = xcalloc(src->n + 1, sizeof(double));
+	/* A series without history (two-dc's links without traffic) has
+	 * t = v = NULL: memcpy(, NULL, 0) is undefined (UBSan stops plan
+	 * --budget on two-dc). */
+	if (src->n == 0)
+		return;
+	memcpy(dst->t, src->t, src->n * sizeof(long));
+	memcpy(dst->v, src->v, src->n * sizeof(double));
+}
+
+void
+cluster_sub(struct dl_cluster *sub, const struct dl_cluster *c,
+    const unsigned char *keep, int *vmap)
+{
+	int *newidx = xcalloc(c->nverts + 1, sizeof(int));
+	size_t k = 0, nv = 0;
+
+	memset(sub, 0, sizeof(*sub));
+	for (size_t i = 0; i < c->nnodes; i++)
+		k += keep[i] != 0;
+	sub->nnodes = k;
+	sub->nodes = xcalloc(k + 1, sizeof(*sub->nodes));
+	if (c->load)
+		sub->load = xcalloc(k + 1, sizeof(*sub->load));
+	for (size_t i = 0, j = 0; i < c->nnodes; i++) {
+		struct dl_node *d = &sub->nodes[j];
+
+		if (!keep[i])
+			continue;
+		*d = c->nodes[i];
+		d->id = xstrdup(c->nodes[i].id);
+		d->site = xstrdup(c->nodes[i].site);
+		d->gpu_model = xstrdup_or_null(c->nodes[i].gpu_model);
+		d->host = xstrdup_or_null(c->nodes[i].host);
+		if (c->load)
+			copy_series(&sub->load[j], &c->load[i]);
+		j++;
+	}
+	sub->nsites = c->nsites;
+	sub->sites = xcalloc(c->nsites + 1, sizeof(char *));
+	for (size_t i = 0; i < c->nsites; i++)
+		sub->sites[i] = xstrdup(c->sites[i]);
+
+	/* Kept nodes first, then every other vertex in c's order. */
+	sub->nverts = c->nverts;
+	sub->verts = xcalloc(c->nverts + 1, sizeof(*sub->verts));
+	for (size_t i = 0; i < c->nnodes; i++)
+		if (keep[i])
+			vmap[nv] = (int)i, newidx[i] = (int)nv++;
+	for (size_t v = 0; v < c->nverts; v++)
+		if (v >= c->nnodes || !keep[v])
+			vmap[nv] = (int)v, newidx[v] = (int)nv++;
+	for (size_t v = 0; v < nv; v++) {
+		struct dl_vertex *d = &sub->verts[v];
+
+		*d = c->verts[vmap[v]];
+		d->id = xstrdup(d->id);
+		if (v < k) {
+			d->node = (int)v;
+		} else if (d->node >= 0) {
+			/* A node left out only relays traffic. */
+			d->node = -1;
+			d->site = -1;
+		}
+	}
+	sub->nedges = c->nedges;
+	sub->edges = xcalloc(c->nedges + 1, sizeof(*sub->edges));
+	for (size_t i = 0; i < c->nedges; i++) {
+		sub->edges[i] = c->edges[i];
+		sub->edges[i].src = newidx[c->edges[i].src];
+		sub->edges[i].dst = newidx[c->edges[i].dst];
+	}
+	adjacency(sub, 1, &sub->out_off, &sub->out_edge);
+	adjacency(sub, 0, &sub->in_off, &sub->in_edge);
+	if (c->traffic) {
+		sub->traffic = xcalloc(c->nedges + 1, sizeof(*sub->traffic));
+		for (size_t i = 0; i < c->nedges; i++)
+			copy_series(&sub->traffic[i], &c->traffic[i]);
+	}
+	sub->has_links = c->has_links;
+	sub->has_load = c->has_load;
+	sub->has_traffic = c->has_traffic;
+	sub->path_nodes = xstrdup_or_null(c->path_nodes);
+	sub->path_links = xstrdup_or_null(c->path_links);
+	sub->path_load = xstrdup_or_null(c->path_load);
+	sub->path_traffic = xstrdup_or_null(c->path_traffic);
+	free(newidx);
 }

@@ -114,4 +114,18 @@ extern const struct csv_schema dl_nodes_schema, dl_links_schema;
  * (Volta and older): it trains fp16 with loss scaling. */
 int cluster_gpu_fp16(const char *gpu_model);
 
+/*
+ * The cluster restricted to the nodes with keep[i] set, in nodes.csv
+ * order.  Every other vertex and every edge stays (so routes, link
+ * histories and congestion regimes are those of c): the vertices are the
+ * kept nodes first, then all other vertices of c in their order, the
+ * nodes left out becoming plain relay vertices (node -1).  vmap (c->nverts
+ * entries) receives, for every vertex of sub, its index in c; for a kept
+ * node that is its node index in c.  Sites keep their indices.  sub owns
+ * copies of everything and is released with cluster_free(); it has no id
+ * index, so cluster_vertex() and cluster_node() find nothing in it.
+ */
+void cluster_sub(struct dl_cluster *sub, const struct dl_cluster *c,
+    const unsigned char *keep, int *vmap);
+
 #endif

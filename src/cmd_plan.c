@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "af.h"
 #include "budget.h"
@@ -534,27 +533,19 @@ struct plan_args {
 	const char *sbatch[EMIT_MAX_SBATCH_ARGS];	/* eo.sbatch_args */
 };
 
-/* When the last progress line was written (seconds, monotonic). */
-static double progress_last;
-static int progress_lines;
-
 /*
- * A progress line on stderr at most twice a second, and a last one when
- * the search is over if there were others or -v asked: jobs done (a job
- * is a TP degree, stage count and set of units), the best T so far
- * against T_lb, and the time taken.
+ * A progress line (cmd_progress_due()): jobs done (a job is a TP degree,
+ * stage count and set of units), the best T so far against T_lb, and the
+ * time taken.
  */
 static void
 progress(void *arg, const struct search_progress *pg)
 {
-	double *t0 = arg, now = mono_now();
+	double el;
 	char best[64];
 
-	if (pg->final ? progress_lines == 0 && dl_verbose <= 0 :
-	    now - progress_last < 0.5)
+	if (!cmd_progress_due(arg, pg->final, &el))
 		return;
-	progress_last = now;
-	progress_lines++;
 	if (pg->best_t == HUGE_VAL)
 		snprintf(best, sizeof(best), "no plan yet");
 	else
@@ -565,13 +556,13 @@ progress(void *arg, const struct search_progress *pg)
 		/* Its work is not known ahead: structures so far. */
 		fprintf(stderr, "dlplan: exhaustive search: %s%ld structures, "
 		    "%s, T_lb %.6g s, %.1f s\n", pg->final ? "done, " : "",
-		    pg->done, best, pg->lower_bound, now - *t0);
+		    pg->done, best, pg->lower_bound, el);
 		return;
 	}
 	fprintf(stderr, "dlplan: search: %s%ld of %ld jobs%s, %s, bound %.6g "
 	    "s, %.1f s\n", pg->final ? "done, " : "", pg->done, pg->total,
 	    pg->final && pg->done < pg->total ? " (the rest cut by the bound)" :
-	    "", best, pg->lower_bound, now - *t0);
+	    "", best, pg->lower_bound, el);
 }
 
 /*
@@ -581,23 +572,13 @@ progress(void *arg, const struct search_progress *pg)
 static void
 budget_progress(void *arg, const struct budget_progress *pg)
 {
-	double *t0 = arg, now = mono_now();
+	double el;
 
-	if (pg->final ? progress_lines == 0 && dl_verbose <= 0 :
-	    now - progress_last < 0.5)
+	if (!cmd_progress_due(arg, pg->final, &el))
 		return;
-	progress_last = now;
-	progress_lines++;
 	fprintf(stderr, "dlplan: budget: %s%d of %d slots, %ld searches (%ld "
 	    "reused), %.1f s\n", pg->final ? "done, " : "", pg->slots_done,
-	    pg->nslots, pg->searches, pg->reused, now - *t0);
-}
-
-/* Progress lines: with -v, or on a terminal unless -q. */
-static int
-want_progress(void)
-{
-	return dl_verbose > 0 || (dl_verbose == 0 && isatty(STDERR_FILENO));
+	    pg->nslots, pg->searches, pg->reused, el);
 }
 
 static void
@@ -965,17 +946,15 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 	struct search_stats st;
 	struct dl_costctx x;
 	struct dl_plan p;
-	double free_t = 0, t0 = 0;
+	struct cmd_progress pg;
+	double free_t = 0;
 	char *js = NULL;
 	int rc;
 
 	plan_init(&p);
-	if (want_progress()) {
-		t0 = mono_now();
-		progress_last = t0;
-		progress_lines = 0;
+	if (cmd_progress_begin(&pg)) {
 		a->so.progress = progress;
-		a->so.progress_arg = &t0;
+		a->so.progress_arg = &pg;
 	}
 	if ((rc = search_runtime_model(m, a->so.runtime, e)) == DL_OK &&
 	    (rc = cost_init(&x, c, m, &a->o, uhat, router, e)) == DL_OK) {
@@ -1100,14 +1079,12 @@ cmd_plan(const struct dl_cmd *cmd, int argc, char **argv)
 		rc = router_new(&router, &c, &ro, &e);
 	}
 	if (rc == DL_OK && a.bo.budget > 0) {
-		double t0 = mono_now();
+		struct cmd_progress pg;
 
 		a.bo.so = a.so;
-		if (want_progress()) {
-			progress_last = t0;
-			progress_lines = 0;
+		if (cmd_progress_begin(&pg)) {
 			a.bo.progress = budget_progress;
-			a.bo.progress_arg = &t0;
+			a.bo.progress_arg = &pg;
 		}
 		rc = plan_budget(&c, &m, &a.o, router, &a.bo, a.so.strategy,
 		    used, a.outdir, a.fmt, &e);

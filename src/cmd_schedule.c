@@ -38,7 +38,7 @@ static const struct optspec sched_opts[] = {
 	    "what gadget maximises per slot (jct)" },
 	{ "outdir", 'o', O_OUT, "DIR", "dir",
 	    "write schedule.json, jobs.csv, summary.csv and plans/ to DIR" },
-	{ "policy", 0, O_POLICY, "P", SCHED_POLICY_WORDS,
+	{ "policy", 0, O_POLICY, "P", sched_policy_words,
 	    "the policy whose schedule is written (gadget)" },
 	{ "restart-seconds", 0, O_RESTART, "S", NULL,
 	    "time a job loses when its GPUs change (30)" },
@@ -109,7 +109,7 @@ summary_csv(struct strbuf *sb, const struct sched_result *res)
 	sb_adds(sb, "policy,avg_jct_s,p95_jct_s,makespan_s,max_wait_s,"
 	    "gpu_utilisation,restarts,unfinished,unschedulable,slots,"
 	    "stalled\n");
-	for (int i = 0; i < SCHED_NPOLICY; i++) {
+	for (int i = 0; i < sched_npolicy(); i++) {
 		const struct sched_summary *u = &res[i].sum;
 
 		sb_addf(sb, "%s,", sched_policy_name(i));
@@ -140,7 +140,7 @@ print_table(const struct sched *s, const struct sched_result *res,
 	printf("%-8s %12s %12s %12s %12s %6s %9s %10s\n", "policy",
 	    "avg JCT s", "p95 JCT s", "makespan s", "max wait s", "util",
 	    "restarts", "unfinished");
-	for (int i = 0; i < SCHED_NPOLICY; i++) {
+	for (int i = 0; i < sched_npolicy(); i++) {
 		const struct sched_summary *u = &res[i].sum;
 
 		printf("%-8s %12.6g %12.6g %12.6g %12.6g %5.1f%% %9ld %10ld%s\n",
@@ -149,7 +149,7 @@ print_table(const struct sched *s, const struct sched_result *res,
 		    u->restarts, u->unfinished, i == rq->policy ?
 		    "  (chosen)" : res[i].stalled ? "  (stalled)" : "");
 	}
-	for (int i = 0; i < SCHED_NPOLICY; i++)
+	for (int i = 0; i < sched_npolicy(); i++)
 		if (res[i].stalled)
 			printf("stalled   %s: %s\n", sched_policy_name(i),
 			    res[i].stalled);
@@ -461,7 +461,7 @@ writer_close(struct writer *w, const struct sched_result *res,
 		fputs(j ? ",\n  " : "\n  ", w->sj.fp);
 		json_line(w->sj.fp, job_json(w->s, r, j));
 	}
-	for (int i = 0; i < SCHED_NPOLICY; i++)
+	for (int i = 0; i < sched_npolicy(); i++)
 		json_object_set_new(sum, sched_policy_name(i),
 		    summary_json(&res[i]));
 	fputs(w->s->njobs ? "\n ],\n \"summary\": " : "],\n \"summary\": ",
@@ -604,7 +604,7 @@ print_summary(const struct sched *s, const struct sched_result *res,
 	if (rq->format == 1) {
 		json_t *a = json_array();
 
-		for (int i = 0; i < SCHED_NPOLICY; i++)
+		for (int i = 0; i < sched_npolicy(); i++)
 			json_array_append_new(a, summary_json(&res[i]));
 		cmd_print_json(a);
 		json_decref(a);
@@ -619,6 +619,24 @@ print_summary(const struct sched *s, const struct sched_result *res,
 	}
 }
 
+/*
+ * A progress line (cmd_progress_due()): the policy that runs, the jobs
+ * it has ended, its events and the simulated time, and the time taken;
+ * a last one for each policy once lines are written.
+ */
+static void
+progress(void *arg, const struct sched_progress *pg)
+{
+	double el;
+
+	if (!cmd_progress_due(arg, pg->final, &el))
+		return;
+	fprintf(stderr, "dlplan: schedule: %s%s (policy %d of %d), %zu of %zu "
+	    "jobs ended, %ld events, %.6g s simulated, %.1f s\n", pg->final ?
+	    "done, " : "", sched_policy_name(pg->policy), pg->policy + 1,
+	    sched_npolicy(), pg->ended, pg->njobs, pg->events, pg->time_s, el);
+}
+
 static int
 cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 {
@@ -626,7 +644,8 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 	struct dl_err e;
 	struct dl_cluster c;
 	struct sched s;
-	struct sched_result res[SCHED_NPOLICY];
+	struct sched_result *res;
+	struct cmd_progress pg;
 	struct writer w;
 	int rc, n = 0;
 
@@ -637,10 +656,15 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 	if ((rc = cluster_load(&c, &rq.cp, &e)) != DL_OK)
 		return cmd_fail(&e);
 	rq.sp.explain = dl_verbose > 0;
+	if (cmd_progress_begin(&pg)) {
+		rq.sp.progress = progress;
+		rq.sp.progress_arg = &pg;
+	}
 	if ((rc = sched_load(&s, &c, rq.jobs, &e)) != DL_OK) {
 		cluster_free(&c);
 		return cmd_fail(&e);
 	}
+	res = xcalloc((size_t)sched_npolicy() + 1, sizeof(*res));
 	/*
 	 * No slot is kept: the chosen policy's schedule is written as it
 	 * runs.  Each policy's result stands alone: a baseline simulated
@@ -654,7 +678,7 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 		if ((rc = cmd_lock_outdir(rq.outdir, &e)) == DL_OK)
 			rc = writer_open(&w, &s, &rq, &e);
 	}
-	for (int i = 0; i < SCHED_NPOLICY && rc == DL_OK; i++, n++) {
+	for (int i = 0; i < sched_npolicy() && rc == DL_OK; i++, n++) {
 		struct sched_params sp = rq.sp;
 
 		sp.forget = 1;
@@ -697,7 +721,7 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 				fprintf(stderr, " (%ld plan searches for "
 				    "model-parallel jobs)", s.searches);
 			fputc(';', stderr);
-			for (int i = 0; i < SCHED_NPOLICY; i++)
+			for (int i = 0; i < sched_npolicy(); i++)
 				fprintf(stderr, "%s %s %.3g s (%ld events)",
 				    i ? "," : "", sched_policy_name(i),
 				    res[i].time_s, res[i].events);
@@ -707,6 +731,7 @@ cmd_schedule(const struct dl_cmd *cmd, int argc, char **argv)
 	}
 	for (int i = 0; i < n; i++)
 		sched_result_free(&res[i]);
+	free(res);
 	sched_free(&s);
 	cluster_free(&c);
 	return rc == DL_OK ? DL_OK : cmd_fail(&e);

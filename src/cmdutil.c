@@ -823,3 +823,24 @@ cmd_set_end(const char *dir, const char *owned, int ok, struct dl_err *e)
 	sb_free(&jp);
 	return rc;
 }
+
+int
+cmd_progress_begin(struct cmd_progress *pg)
+{
+	pg->t0 = pg->last = mono_now();
+	pg->lines = 0;
+	return dl_verbose > 0 || (dl_verbose == 0 && isatty(STDERR_FILENO));
+}
+
+int
+cmd_progress_due(struct cmd_progress *pg, int final, double *elapsed)
+{
+	double now = mono_now();
+
+	if (final ? pg->lines == 0 && dl_verbose <= 0 : now - pg->last < 0.5)
+		return 0;
+	pg->last = now;
+	pg->lines++;
+	*elapsed = now - pg->t0;
+	return 1;
+}

@@ -176,4 +176,20 @@ int cmd_set_end(const char *dir, const char *owned, int ok, struct dl_err *e);
 /* Print a module error and return its exit status. */
 int cmd_fail(const struct dl_err *e);
 
+/*
+ * Progress lines on standard error for a long run (plan's search and its
+ * --budget schedule, schedule's policies): with -v, or when standard
+ * error is a terminal unless -q.  cmd_progress_begin() says whether they
+ * are wanted and starts pg's clock.  cmd_progress_due() says whether a
+ * line is due now: at most twice a second, the first after half a second,
+ * and (final) a last one when others were written or -v asked; it counts
+ * the line and sets *elapsed to the seconds since the start.
+ */
+struct cmd_progress {
+	double t0, last;
+	int lines;
+};
+int cmd_progress_begin(struct cmd_progress *pg);
+int cmd_progress_due(struct cmd_progress *pg, int final, double *elapsed);
+
 #endif

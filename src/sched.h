@@ -1,8 +1,11 @@
 /*
  * sched.h - many training jobs on one cluster over time (GADGET): per
  * time slot, how many GPUs each waiting or running job gets and on which
- * nodes.  Compute only: "dlplan schedule" (cmd_schedule.c) reads the options,
- * prints and writes the files.
+ * nodes.  The scheduler's public face: what "dlplan schedule"
+ * (cmd_schedule.c) and the tests call.  Compute only: the command reads
+ * the options, prints and writes the files.  What only the sched_*.c
+ * files share is in sched_int.h; no source file bears the module's bare
+ * name (src/README says which file holds what).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -24,53 +27,10 @@
  * restart_s seconds; in the rest the job does (slot_s - restart) / T(A)
  * iterations until it has done all of them.
  *
- * Policies.  Every policy decides only at an event: a slot in which a
- * job arrives, the slot after one finished, and (tiresias) the slot after
- * a running job crossed a queue threshold; in the slots between, every
- * running job keeps its GPUs.  So a schedule costs time per event, not
- * per slot times waiting jobs.
- *   SCHED_GADGET  stable greedy.  A running job keeps its GPUs.  Waiting
- *                 jobs (the shortest first, at most one per free GPU)
- *                 share the free GPUs greedily by marginal utility per
- *                 GPU: repeatedly the job whose next step (one more GPU,
- *                 doubling, its largest) adds the most utility per added
- *                 GPU, placed next to what it has, else on the fewest
- *                 servers.  A waiting job left without GPUs may take
- *                 min_gpus GPUs from a running job that keeps at least
- *                 its own min_gpus, when its weighted wait saved (the
- *                 time until the first running job ends) beats the
- *                 victim's weighted loss (restart_s plus its slowdown over
- *                 its remaining iterations).  Free GPUs left go to a
- *                 running job when its remaining time shrinks by more
- *                 than restart_s.  Preemptive (by shrinking) and elastic.
- *   SCHED_FIFO    first come, first fit: in arrival order, a waiting job
- *                 starts when its whole request (max_gpus) is free, packed
- *                 on the fewest nodes; it keeps its GPUs until it ends.
- *   SCHED_RANDOM  waiting jobs in a random order get a random number of
- *                 GPUs in [min_gpus, max_gpus] on random free GPUs
- *                 (seeded, so deterministic); kept until the end.
- *   SCHED_LAS     Tiresias's discretised two-dimensional least attained
- *                 service: a job's attained service is the GPU-seconds it
- *                 has held; queue 0 below SCHED_LAS_Q1, queue 1 below
- *                 SCHED_LAS_Q2, queue 2 above; jobs by queue, then arrival,
- *                 each get their whole request packed (a running job keeps
- *                 its GPUs when they are still free), skipping a job that
- *                 does not fit; a running job whose GPUs a job before it
- *                 took is suspended.  Preemptive, not elastic; no
- *                 starvation guard.
- *   SCHED_SRTF    elastic shortest remaining time: jobs by remaining
- *                 iterations times the least iteration time on max_gpus
- *                 GPUs (sched_iter_floor) over weight; each in turn keeps
- *                 its GPUs when they are still free, else gets as many as
- *                 are free, up to max_gpus and at least min_gpus, on the
- *                 GPUs no later running job holds when they suffice.
- *                 Preemptive and elastic.
- *
- * Utility of a job j in a slot, with d = iterations done in the slot,
- * R = iterations left before it, I = all its iterations, w = weight:
- *   SCHED_UTILITY  w d / I                      (total progress)
- *   SCHED_JCT      w d / R, plus 0.1 w (slot time left after finishing) /
- *                  slot_s when it finishes     (shortest remaining first)
+ * Policies.  sched_policy.c holds their table, and each policy its own
+ * file, which describes it: gadget (sched_gadget.c), fifo, random,
+ * tiresias and srtf (sched_fifo.c, sched_random.c, sched_tiresias.c,
+ * sched_srtf.c).  The simulation (sched_sim.c) runs every one alike.
  */
 #ifndef DL_SCHED_H
 #define DL_SCHED_H
@@ -84,17 +44,17 @@
 #include "plan.h"
 #include "route.h"
 
-enum { SCHED_GADGET, SCHED_FIFO, SCHED_RANDOM, SCHED_LAS, SCHED_SRTF,
-    SCHED_NPOLICY };
-/* Tiresias queue thresholds, in GPU-seconds of attained service. */
-#define SCHED_LAS_Q1 3600.0
-#define SCHED_LAS_Q2 36000.0
 enum { SCHED_JCT, SCHED_UTILITY };
-
-/* The option words, in enum order. */
-#define SCHED_POLICY_WORDS "gadget|fifo|random|tiresias|srtf"
 #define SCHED_OBJECTIVE_WORDS "jct|utility"
-const char *sched_policy_name(int policy);
+
+/*
+ * The policies (sched_policy.c), numbered in the order of its table:
+ * sched_npolicy() of them, policy 0 (gadget) the default.
+ * sched_policy_words: their names joined by '|', the option's words.
+ */
+extern const char sched_policy_words[];
+int sched_npolicy(void);
+const char *sched_policy_name(int policy);	/* "?" out of range */
 
 /* A model a JOBS.csv row names: a model.csv path or a preset. */
 struct sched_model {
@@ -168,30 +128,6 @@ void sched_free(struct sched *s);
 extern const struct csv_schema dl_jobs_schema;
 
 /*
- * T(A) in seconds for a job of class cls given cnt[node] GPUs per node
- * (dense, c->nnodes entries; every node with cnt > 0 must fit the class);
- * HUGE_VAL when n == 0, the hops cannot be routed, or (model-parallel)
- * no plan fits.
- */
-double sched_iter_time(struct sched *s, int cls, const int *cnt);
-
-/*
- * Drop from cnt the GPUs of a data-parallel class that its proportional
- * split leaves without a micro-batch (the slowest, the last in rank order
- * among alike ones), until every GPU left gets one; returns the GPUs
- * left.  Model-parallel classes are left alone.  So a job holds exactly
- * the GPUs its plan names.
- */
-int sched_trim(const struct sched *s, int cls, int *cnt);
-
-/*
- * A lower bound of job j's iteration time on n GPUs: its micro-batches on
- * n GPUs of the fastest kind it fits on (a model-parallel job: any
- * kind), no communication.
- */
-double sched_iter_floor(const struct sched *s, int j, int n);
-
-/*
  * The plan of job j on the GPUs (node[i], gpu[i]), i < n, evaluated with
  * cost_eval(): the data-parallel plan above, or a model-parallel job's
  * plan (sched_mp_plan()); p is initialised here.  Its inputs are the
@@ -200,38 +136,23 @@ double sched_iter_floor(const struct sched *s, int j, int n);
 int sched_job_plan(struct sched *s, int job, size_t n, const int *node,
     const int *gpu, struct dl_plan *p, struct dl_err *e);
 
-/*
- * Model-parallel classes (sched_mp.c: how plans are searched and reused).
- * sched_mp_time(): T of the planner's plan on cnt GPUs per node, HUGE_VAL
- * when no plan fits (sched_iter_time() calls it for such classes and
- * memoises it).  sched_mp_setup(): the least GPUs on which the planner
- * fits a plan (the nodes with the most memory first) into k->mp_min, 0
- * and k->mp_why when none fits on every GPU; returns mp_min.
- * sched_mp_plan(): sched_job_plan() for such a job.
- */
-double sched_mp_time(struct sched *s, int cls, const int *cnt);
-int sched_mp_setup(struct sched *s, int cls);
-int sched_mp_plan(struct sched *s, int job, size_t n, const int *node,
-    const int *gpu, struct dl_plan *p, struct dl_err *e);
-/* n GPUs of avail[] on the nodes with the most GPU memory first (the
- * order sched_mp_setup() finds min_gpus in) into out[]; 1 when a plan
- * fits there. */
-int sched_mp_fill(struct sched *s, int cls, int n, const int *avail,
-    int *out);
-/* cnt := the GPUs per node the plan of cnt's shape uses (a search may
- * leave some out); returns their number. */
-int sched_mp_used(struct sched *s, int cls, int *cnt);
-void sched_mp_shape_free(void *v);
-
 struct sched_slot;
-struct strbuf;
+
+/* How far sched_run() is, for a progress line. */
+struct sched_progress {
+	int policy;
+	size_t ended, njobs;	/* jobs finished so far, of all */
+	long events;		/* events so far */
+	double time_s;		/* simulated: the start of the current slot */
+	int final;		/* the run is over */
+};
 
 struct sched_params {
 	double slot_s;		/* slot length */
 	long max_slots;		/* stop after this many slots; 0: none */
 	double restart_s;	/* lost at every launch */
 	int objective;		/* SCHED_JCT, SCHED_UTILITY */
-	unsigned long seed;	/* SCHED_RANDOM */
+	unsigned long seed;	/* the random policy's */
 	int explain;		/* gadget: log why jobs move (result.log) */
 	int forget;		/* keep no slots (result.nslots stays 0) */
 	double max_wait_s;	/* gadget: a job waiting this long is served
@@ -246,6 +167,12 @@ struct sched_params {
 	int (*emit)(void *arg, const struct sched_slot *sl, const int *stop,
 	    size_t nstop, struct dl_err *e);
 	void *emit_arg;
+	/*
+	 * Called (when set) after every event and once when the run is
+	 * over (final), with how far it is.  It only looks.
+	 */
+	void (*progress)(void *arg, const struct sched_progress *pg);
+	void *progress_arg;
 };
 
 /* One job's share of one slot. */
@@ -312,75 +239,5 @@ struct sched_result {
 int sched_run(struct sched *s, int policy, const struct sched_params *sp,
     struct sched_result *r, struct dl_err *e);
 void sched_result_free(struct sched_result *r);
-
-/*
- * One slot's subproblem, for the tests: njobs active jobs (indices into
- * s->jobs) with left[] iterations to do, prev[j * nnodes + node] the GPUs
- * per node each held in the previous slot, and free_gpus[node] GPUs free.
- * sched_slot_greedy() is the GADGET step; sched_slot_best() tries every
- * allocation (exponential: a few jobs and GPUs only).  Both fill
- * out[j * nnodes + node] and return the total utility.
- */
-struct sched_slotprob {
-	size_t njobs;		/* in arrival order */
-	const int *job;
-	const double *left;
-	const int *prev;
-	const int *free_gpus;
-	const double *served;	/* GPU-seconds held so far (tiresias) */
-	const int *held;	/* GPUs in each prev row, or NULL: sum them */
-	const double *waited;	/* seconds waiting since it last held GPUs
-				 * (or arrived), 0 running; or NULL */
-	const char *guarded;	/* running jobs started overdue, or NULL */
-};
-double sched_slot_greedy(struct sched *s, const struct sched_params *sp,
-    const struct sched_slotprob *sp_, int *out);
-double sched_slot_best(struct sched *s, const struct sched_params *sp,
-    const struct sched_slotprob *sp_, int *out);
-/*
- * GADGET's decision for one event (sched_gadget.c): out[a * nnodes +
- * node] for every active job; with log, one line per move at time t0.
- */
-void sched_gadget_slot(struct sched *s, const struct sched_params *sp,
-    const struct sched_slotprob *pb, int *out, struct strbuf *log,
-    double t0);
-/*
- * The baselines' decision for one event (fifo, random, tiresias, srtf);
- * rng: the random policy's state.
- */
-void sched_baseline_slot(struct sched *s, int policy,
-    const struct sched_slotprob *pb, unsigned long long *rng, int *out);
-
-/* order[] := 0..n-1 by key[], ties to the lower index (arrival). */
-void sched_order(size_t n, const double *key, size_t *order);
-
-/*
- * Placement (sched_place.c), as GPUs per node into out[]:
- * sched_place_pack() puts n GPUs from avail[] on the fewest servers (prev
- * when it has exactly n available GPUs; else the smallest node holding
- * them; else the site needing the fewest nodes); sched_place_extend()
- * grows cur by d GPUs from avail[] (free, not counting cur): on prev's
- * GPUs first, then cur's nodes, its sites, anywhere.  Both return 0 when
- * the GPUs are not there.
- */
-int sched_gpus(const int *cnt, size_t nn);	/* the sum of cnt[] */
-/* The GPUs active job a of pb held in the previous slot. */
-int sched_held(const struct sched_slotprob *pb, size_t a, size_t nn);
-int sched_place_pack(const struct sched *s, const struct sched_class *k,
-    int n, const int *avail, const int *prev, int *out);
-/*
- * sched_place_fit(): n GPUs for class cls from avail[] where the job can
- * run: sched_place_pack(), and for a model-parallel class, when no plan
- * fits there, the nodes with the most GPU memory first (on the empty
- * cluster min_gpus GPUs always fit so); 0 when neither fits.
- */
-int sched_place_fit(struct sched *s, int cls, int n, const int *avail,
-    const int *prev, int *out);
-int sched_place_extend(const struct sched *s, const struct sched_class *k,
-    const int *cur, const int *prev, int d, const int *avail, int *out);
-
-/* The utility of job j with cnt GPUs per node (see the header comment). */
-double sched_utility(struct sched *s, const struct sched_params *sp, int j,
-    double left, const int *cnt, const int *prev);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * sched_best.c - the exact answer to one slot's subproblem (sched.h
+ * sched_best.c - the exact answer to one slot's subproblem (sched_int.h
  * sched_slot_best()): every allocation of the free GPUs tried, for the
  * tests that measure the greedy against it.
  *
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched.h"
+#include "sched_int.h"
 
 #define GAIN_EPS 1e-12
 

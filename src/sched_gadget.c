@@ -1,8 +1,21 @@
 /*
- * sched_gadget.c - the GADGET policy of sched.h: the utility of a job in
- * a slot, the greedy by marginal utility per GPU, and the stable policy
- * at an event (keep, serve the overdue, start, shrink for the waiting,
- * grow, reconsider).
+ * sched_gadget.c - the GADGET policy (sched_int.h): the utility of a job
+ * in a slot, the greedy by marginal utility per GPU, and the stable
+ * policy at an event (keep, serve the overdue, start, shrink for the
+ * waiting, grow, reconsider).
+ *
+ * Stable greedy.  A running job keeps its GPUs.  Waiting jobs (the
+ * shortest first, at most one per free GPU) share the free GPUs greedily
+ * by marginal utility per GPU: repeatedly the job whose next step (one
+ * more GPU, doubling, its largest) adds the most utility per added GPU,
+ * placed next to what it has, else on the fewest servers.  A waiting job
+ * left without GPUs may take min_gpus GPUs from a running job that keeps
+ * at least its own min_gpus, when its weighted wait saved (the time until
+ * the first running job ends) beats the victim's weighted loss (restart_s
+ * plus its slowdown over its remaining iterations).  Free GPUs left go to
+ * a running job when its remaining time shrinks by more than restart_s.
+ * A job that waited --max-wait is served first.  Preemptive (by
+ * shrinking) and elastic.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -13,7 +26,7 @@
 #include <string.h>
 
 #include "sb.h"
-#include "sched.h"
+#include "sched_int.h"
 
 #define GAIN_EPS 1e-12
 
@@ -552,13 +565,13 @@ reconsider(struct stable *st, size_t a)
 #define SHRINK_TRIES 64
 
 /*
- * GADGET at an event (sched.h): keep, start the waiting, shrink for the
- * ones left waiting, grow into the GPUs still free.
+ * GADGET at an event: keep, start the waiting, shrink for the ones left
+ * waiting, grow into the GPUs still free; with pb->log, one line per
+ * move at pb->t0.
  */
-void
-sched_gadget_slot(struct sched *s, const struct sched_params *sp,
-    const struct sched_slotprob *pb, int *out, struct strbuf *log,
-    double t0)
+static void
+gadget_decide(struct sched *s, const struct sched_params *sp,
+    const struct sched_slotprob *pb, int *out)
 {
 	struct stable st;
 	size_t na = pb->njobs, nn = s->c->nnodes, nr = 0, nw = 0, tries = 0;
@@ -566,7 +579,7 @@ sched_gadget_slot(struct sched *s, const struct sched_params *sp,
 	double *key = xcalloc(na + 1, sizeof(double)), tfree = HUGE_VAL;
 
 	st = (struct stable){ .s = s, .sp = sp, .pb = pb, .nn = nn, .out = out,
-	    .log = log, .t0 = t0 };
+	    .log = pb->log, .t0 = pb->t0 };
 	st.freev = xmemdup(pb->free_gpus, nn, sizeof(int));
 	st.tmp = xcalloc(nn + 1, sizeof(int));
 	st.best = xcalloc(nn + 1, sizeof(int));
@@ -656,3 +669,6 @@ sched_gadget_slot(struct sched *s, const struct sched_params *sp,
 	free(key);
 }
 
+const struct sched_policy sched_gadget = {
+	"gadget", gadget_decide, NULL, SCHED_POL_MAX_WAIT
+};

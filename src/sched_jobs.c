@@ -1,6 +1,6 @@
 /*
  * sched_jobs.c - JOBS.csv, the jobs' models and cost models, and the
- * iteration time of a job on a set of GPUs (sched.h).
+ * iteration time of a job on a set of GPUs (sched.h, sched_int.h).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -15,7 +15,7 @@
 #include "kc.h"
 #include "modelgen.h"
 #include "sb.h"
-#include "sched.h"
+#include "sched_int.h"
 
 static const struct csv_col jobs_cols[] = {
 	{ "job", CSV_ID, 1, 0, 0, 0, 0, NULL },
@@ -47,15 +47,6 @@ job_cols_find(const struct csv_table *t, struct job_cols *jc)
 	jc->min = csv_colidx(t, "min_gpus");
 	jc->max = csv_colidx(t, "max_gpus");
 	jc->w = csv_colidx(t, "weight");
-}
-
-const char *
-sched_policy_name(int policy)
-{
-	static const char *const names[] = { "gadget", "fifo", "random",
-	    "tiresias", "srtf" };
-
-	return policy >= 0 && policy < SCHED_NPOLICY ? names[policy] : "?";
 }
 
 /* A preset's rows as a model (the values model_load() would read back

@@ -1,12 +1,12 @@
 /*
  * sched_mp.c - jobs whose one replica fits on no GPU: the planner's
  * pipeline and tensor-parallel plan on the GPUs a job is given, its
- * iteration time, and the least GPUs on which any plan fits (sched.h).
+ * iteration time, and the least GPUs on which any plan fits (sched_int.h).
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
  * An allocation (GPUs per node) is searched as a cluster of its own: the
- * sub-cluster of its nodes (budget_subcluster(), so every route stays that
+ * sub-cluster of its nodes (cluster_sub(), so every route stays that
  * of the whole cluster) with each node cut down to the GPUs the job holds
  * there, at the whole cluster's forecast loads.  The search's plan is then
  * priced again by cost_eval() on the whole cluster; that T is the job's
@@ -29,10 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
 #include "forecast.h"
 #include "sb.h"
-#include "sched.h"
+#include "sched_int.h"
 #include "search.h"
 
 /* The searched plan of one shape; its stage nodes are ranks. */
@@ -129,7 +128,7 @@ search_shape(struct sched *s, const struct sched_class *k, const int *cnt,
 		keep[rank[i]] = 1;
 		pos[rank[i]] = i;
 	}
-	budget_subcluster(&sub, c, keep, vmap);
+	cluster_sub(&sub, c, keep, vmap);
 	for (int i = 0; i < n; i++) {
 		sub.nodes[i].gpus = cnt[vmap[i]];
 		us[i] = s->uhat[vmap[i]];

@@ -1,5 +1,5 @@
 /*
- * sched_place.c - where a job's GPUs go, as GPUs per node (sched.h):
+ * sched_place.c - where a job's GPUs go, as GPUs per node (sched_int.h):
  * packed on the fewest servers, or grown next to what it holds.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched.h"
+#include "sched_int.h"
 
 /* The node with the most of avail[] (fits, not excluded), ties to the
  * faster GPU, then the lower index; -1 when none has any. */

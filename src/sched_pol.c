@@ -1,6 +1,7 @@
 /*
- * sched_pol.c - the baselines of sched.h: fifo, random, Tiresias-style
- * least attained service and elastic shortest remaining time.
+ * sched_pol.c - the steps the baseline policies share (sched_int.h):
+ * running jobs keep their GPUs (fifo, random), jobs in the order of a
+ * key (every policy), and the priority step of tiresias and srtf.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -8,101 +9,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched.h"
+#include "sched_int.h"
 
-static unsigned long long
-rng_next(unsigned long long *st)
+size_t
+sched_keep_running(struct sched *s, const struct sched_slotprob *pb,
+    int **freevp, size_t **waitp, int *out)
 {
-	unsigned long long x = *st;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*st = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
-/* A uniform integer in [0, n). */
-static long
-rng_below(unsigned long long *st, long n)
-{
-	return (long)(rng_next(st) % (unsigned long long)n);
-}
-
-/*
- * FIFO and RANDOM: running jobs (prev holds GPUs) keep them; waiting ones
- * start in arrival order (FIFO: the whole request packed, when it fits)
- * or in a random order (RANDOM: a random size on random free GPUs).
- */
-static void
-keep_slot(struct sched *s, int policy, const struct sched_slotprob *pb,
-    unsigned long long *rng, int *out)
-{
-	size_t na = pb->njobs, nn = s->c->nnodes;
-	int *freev = xmemdup(pb->free_gpus, nn, sizeof(int));
-	size_t *order = xcalloc(na + 1, sizeof(size_t)), nw = 0;
+	size_t na = pb->njobs, nn = s->c->nnodes, nw = 0;
+	int *freev = *freevp = xmemdup(pb->free_gpus, nn, sizeof(int));
+	size_t *wait = *waitp = xcalloc(na + 1, sizeof(size_t));
 
 	memset(out, 0, na * nn * sizeof(int));
 	for (size_t a = 0; a < na; a++) {
 		if (sched_held(pb, a, nn) == 0) {
-			order[nw++] = a;
+			wait[nw++] = a;
 			continue;
 		}
 		memcpy(out + a * nn, pb->prev + a * nn, nn * sizeof(int));
 		for (size_t v = 0; v < nn; v++)
 			freev[v] -= pb->prev[a * nn + v];
 	}
-	for (size_t i = 0; policy == SCHED_RANDOM && i + 1 < nw; i++) {
-		size_t r = i + (size_t)rng_below(rng, (long)(nw - i)), t;
-
-		t = order[i];
-		order[i] = order[r];
-		order[r] = t;
-	}
-	for (size_t i = 0; i < nw; i++) {
-		size_t a = order[i];
-		const struct sched_job *jb = &s->jobs[pb->job[a]];
-		const struct sched_class *k = &s->classes[jb->cls];
-		int *cnt = out + a * nn, have = 0, want;
-
-		/* fifo: no job after can start (random draws on, as ever) */
-		if (policy == SCHED_FIFO && sched_gpus(freev, nn) == 0)
-			break;
-
-		if (policy == SCHED_FIFO) {
-			if (!sched_place_fit(s, jb->cls, jb->max_gpus, freev,
-			    NULL, cnt))
-				memset(cnt, 0, nn * sizeof(int));
-		} else {
-			for (size_t v = 0; v < nn; v++)
-				have += k->fits[v] ? freev[v] : 0;
-			want = jb->min_gpus + (int)rng_below(rng,
-			    jb->max_gpus - jb->min_gpus + 1);
-			if (want > have)
-				want = have;
-			if (want < jb->min_gpus)
-				want = 0;
-			/* One free GPU at a time, uniformly. */
-			for (int w = 0; w < want; w++) {
-				long r = rng_below(rng, have--);
-				size_t v = 0;
-
-				while (!k->fits[v] || r >= freev[v] - cnt[v]) {
-					r -= k->fits[v] ? freev[v] - cnt[v] : 0;
-					v++;
-				}
-				cnt[v]++;
-			}
-		}
-		for (size_t v = 0; v < nn; v++)
-			freev[v] -= cnt[v];
-	}
-	free(freev);
-	free(order);
+	return nw;
 }
-
-
-/* --- the priority baselines: tiresias and srtf ------------------------- */
 
 /* Sort keys of the active jobs, ties to arrival (the index). */
 static const double *prio_key;
@@ -123,13 +51,6 @@ sched_order(size_t n, const double *key, size_t *order)
 		order[a] = a;
 	prio_key = key;
 	qsort(order, n, sizeof(size_t), cmp_prio);
-}
-
-/* Tiresias's queue of a job with served GPU-seconds. */
-static int
-las_queue(double served)
-{
-	return served < SCHED_LAS_Q1 ? 0 : served < SCHED_LAS_Q2 ? 1 : 2;
 }
 
 /*
@@ -162,28 +83,19 @@ prio_place(struct sched *s, const struct sched_slotprob *pb, size_t a,
 	return 0;
 }
 
-static void
-prio_slot(struct sched *s, int policy, const struct sched_slotprob *pb,
-    int *out)
+void
+sched_prio_slot(struct sched *s, const struct sched_slotprob *pb,
+    const double *key, int elastic, int *out)
 {
 	size_t na = pb->njobs, nn = s->c->nnodes;
 	int *freev = xmemdup(pb->free_gpus, nn, sizeof(int));
 	int *untouched = xmemdup(pb->free_gpus, nn, sizeof(int));
 	size_t *order = xcalloc(na + 1, sizeof(size_t));
-	double *key = xcalloc(na + 1, sizeof(double));
 
 	memset(out, 0, na * nn * sizeof(int));
-	for (size_t a = 0; a < na; a++) {
-		const struct sched_job *jb = &s->jobs[pb->job[a]];
-
+	for (size_t a = 0; a < na; a++)
 		for (size_t v = 0; sched_held(pb, a, nn) > 0 && v < nn; v++)
 			untouched[v] -= pb->prev[a * nn + v];
-		if (policy == SCHED_LAS)
-			key[a] = las_queue(pb->served[a]);
-		else
-			key[a] = pb->left[a] * sched_iter_floor(s, pb->job[a],
-			    jb->max_gpus) / jb->weight;
-	}
 	sched_order(na, key, order);
 	/* Once every GPU is given, the jobs after get none. */
 	for (size_t i = 0; i < na && sched_gpus(freev, nn) > 0; i++) {
@@ -202,7 +114,7 @@ prio_slot(struct sched *s, int policy, const struct sched_slotprob *pb,
 			memcpy(cnt, prev, nn * sizeof(int));
 		else
 			prio_place(s, pb, a, s->jobs[pb->job[a]].max_gpus,
-			    policy == SCHED_SRTF, freev, untouched, cnt);
+			    elastic, freev, untouched, cnt);
 		for (size_t v = 0; v < nn; v++) {
 			freev[v] -= cnt[v];
 			untouched[v] -= cnt[v];
@@ -215,15 +127,4 @@ prio_slot(struct sched *s, int policy, const struct sched_slotprob *pb,
 	free(freev);
 	free(untouched);
 	free(order);
-	free(key);
-}
-
-void
-sched_baseline_slot(struct sched *s, int policy,
-    const struct sched_slotprob *pb, unsigned long long *rng, int *out)
-{
-	if (policy == SCHED_LAS || policy == SCHED_SRTF)
-		prio_slot(s, policy, pb, out);
-	else
-		keep_slot(s, policy, pb, rng, out);
 }

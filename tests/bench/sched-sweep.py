@@ -2,7 +2,7 @@
 """Sweep "dlplan schedule" over offered loads and seeds; print a table.
 
 usage: sched-sweep.py [--dlplan PATH] [--jobs N] [--loads L,L,...]
-                      [--seeds S,S,...] [--cluster DIR]
+                      [--seeds S,S,...] [--cluster DIR] [-v | -q]
 
 For every load and seed, tests/bench/gen-jobs.py writes N jobs (default
 300) of Poisson arrivals offering that load to the cluster (default
@@ -15,6 +15,12 @@ gadget's average JCT at most the best baseline's, and at most 0.9 x
 fifo's where fifo keeps the cluster over 50 % busy.  Exit 1 when a check
 fails.  Also prints the worst ratios of gadget's average JCT to fifo's
 and to the best baseline's.  Nothing here is timed.
+
+Progress.  With -v, or when standard error is a terminal unless -q, a
+line on standard error before each run says which run of how many comes
+next and the time taken so far, and on a terminal each run's own
+progress lines ("dlplan schedule", dlplan(1) -v) show too; the table on
+standard output stays the same.
 
 How busy.  The summary's utilisation is GPU-seconds held over GPUs times
 the makespan, and the makespan of a generated trace ends with a few long
@@ -33,6 +39,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -72,15 +79,33 @@ def busy(path):
     return held / (sum(n["gpus"] for n in d["nodes"]) * (w1 - w0))
 
 
+# Progress lines wanted (main()), and when the sweep started.
+PROGRESS = {"on": False, "t0": 0.0, "done": 0, "runs": 0}
+
+
+def progress(what):
+    """One line on stderr: the run that comes next, of how many."""
+    if not PROGRESS["on"]:
+        return
+    PROGRESS["done"] += 1
+    sys.stderr.write("sched-sweep: run %d of %d (%s), %.1f s\n" % (
+        PROGRESS["done"], PROGRESS["runs"], what,
+        time.monotonic() - PROGRESS["t0"]))
+    sys.stderr.flush()
+
+
 def summary(dlplan, cluster, jobs_text, path):
     with open(path, "w") as fp:
         fp.write(jobs_text)
     outdir = path[:-len(".csv")]
     shutil.rmtree(outdir, ignore_errors=True)
+    # On a terminal, dlplan's own progress lines show through.
+    shown = PROGRESS["on"] and sys.stderr.isatty()
     out = subprocess.run([dlplan, "schedule", "-c", cluster, "--jobs", path,
                           "--format", "csv", "--policy", "fifo", "-o",
-                          outdir], check=True,
-                         capture_output=True, text=True).stdout
+                          outdir], check=True, stdout=subprocess.PIPE,
+                         stderr=None if shown else subprocess.PIPE,
+                         text=True).stdout
     s = {r["policy"]: {c: float(r[c]) for c in COLS}
          for r in csv.DictReader(io.StringIO(out))}
     s["fifo"]["busy"] = busy(os.path.join(outdir, "schedule.json"))
@@ -129,9 +154,16 @@ def main():
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--cluster", default=os.path.join(
         ROOT, "datasets/clusters/philly-64"))
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="progress lines even when stderr is no terminal")
+    ap.add_argument("-q", "--quiet", action="store_true",
+                    help="no progress lines")
     a = ap.parse_args()
     dlplan, njobs, cluster = a.dlplan, a.jobs, a.cluster
     loads, seeds = a.loads.split(","), a.seeds.split(",")
+    PROGRESS["on"] = a.verbose or (not a.quiet and sys.stderr.isatty())
+    PROGRESS["t0"] = time.monotonic()
+    PROGRESS["runs"] = len(loads) * len(seeds) + 1
     tmp = os.path.join(ROOT, "tests/bench/out")
     os.makedirs(tmp, exist_ok=True)
     gen = os.path.join(ROOT, "tests/bench/gen-jobs.py")
@@ -145,11 +177,13 @@ def main():
             text = subprocess.run([sys.executable, gen, str(njobs), "--load",
                                    load, "--seed", seed], check=True,
                                   capture_output=True, text=True).stdout
+            progress("load %s, seed %s" % (load, seed))
             runs.append(summary(dlplan, cluster, text, os.path.join(
                 tmp, "sweep-%s-%s.csv" % (load, seed))))
         failed = row(load, runs, failed)
     with open(os.path.join(ROOT, "datasets/jobs/philly-gavel-120.csv")) as fp:
         philly = fp.read()
+    progress("philly-gavel-120")
     failed = row("philly-gavel-120", [summary(dlplan, cluster, philly,
                  os.path.join(tmp, "sweep-philly.csv"))], failed)
     print("\nworst gadget / fifo %.3f, worst gadget / best baseline %.3f" % (

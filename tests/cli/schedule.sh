@@ -33,6 +33,19 @@ expect_run "utility objective, short slots" 0 - - -- dlplan schedule \
     --restart-seconds 10 -o "$TMP/u" -q
 check "utility: the re-simulation agrees" $CHK "$TMP/u/schedule.json" \
     $PH/nodes.csv
+# Progress (dlplan(1) -v): with -v a last line for every policy on stderr
+# and the same summary; without -v, stderr no terminal: none.
+dlplan schedule -c $PH --jobs $TR --format csv -v >"$TMP/pv.out" \
+    2>"$TMP/pv.err"
+dlplan schedule -c $PH --jobs $TR --format csv >"$TMP/p0.out" 2>"$TMP/p0.err"
+check "-v: a last progress line for every policy, in table order" sh -c "
+	grep '^dlplan: schedule: done, ' '$TMP/pv.err' | sed 's/^dlplan: \
+schedule: done, \([a-z]*\) (policy \([0-9]\) of 5), [0-9]* of 120 jobs \
+ended, [0-9]* events, [0-9.e+]* s simulated, [0-9.]* s\$/\2 \1/' |
+	    tr '\n' ' ' | grep -qx '1 gadget 2 fifo 3 random 4 tiresias 5 srtf '"
+check "-v: the summary unchanged" cmp "$TMP/p0.out" "$TMP/pv.out"
+check "no -v, stderr not a terminal: no progress" \
+    sh -c "! grep -q 'schedule:' '$TMP/p0.err'"
 expect_run "gadget again" 0 - - -- dlplan schedule -c $PH --jobs $TR \
     -o "$TMP/again" -q
 check "same inputs, same schedule.json" cmp "$TMP/gadget/schedule.json" \

@@ -265,7 +265,7 @@ test_prices(void)
 }
 
 /*
- * Sub-clusters: planning on budget_subcluster() gives what planning on a
+ * Sub-clusters: planning on cluster_sub() gives what planning on a
  * nodes.csv with only those nodes gives (the same links.csv, in which the
  * nodes left out are then plain vertices).
  */
@@ -332,7 +332,7 @@ test_subcluster(void)
 		double T1 = 0, T2 = 0;
 		size_t kept = 0;
 
-		budget_subcluster(&sub, &v.c, keeps[k], vmap);
+		cluster_sub(&sub, &v.c, keeps[k], vmap);
 		for (size_t i = 0; i < 4; i++)
 			kept += keeps[k][i];
 		good &= sub.nnodes == kept && sub.nverts == v.c.nverts &&

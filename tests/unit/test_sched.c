@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "fixture.h"
-#include "sched.h"
+#include "sched_int.h"
 #include "tap.h"
 
 /* 8 GPUs on three nodes behind one switch: 4 fast, 2 + 2 slower, one of
@@ -119,6 +119,7 @@ test_brute(struct fixture *f, struct sched *s)
 				prev[a * nn + (size_t)fx_int(f, 0, 2)] =
 				    s->jobs[a].min_gpus;
 		}
+		memset(&pb, 0, sizeof(pb));
 		pb.njobs = na;
 		pb.job = job;
 		pb.left = left;
@@ -152,7 +153,7 @@ test_runs(struct sched *s)
 	struct sched_params sp = { .slot_s = 300, .restart_s = 30,
 	    .objective = SCHED_JCT, .seed = 7 };
 
-	for (int pol = 0; pol < SCHED_NPOLICY; pol++) {
+	for (int pol = 0; pol < sched_npolicy(); pol++) {
 		struct sched_result r;
 		struct dl_err e;
 		int twice = 0, over = 0, sums = 1;
@@ -308,6 +309,38 @@ test_mp(struct fixture *f)
 	fx_file(f, "nodes.csv", nodes_csv);
 }
 
+/*
+ * The table of policies: every row has a name and a decision, the
+ * option's words are the names in table order, and the numbers out of
+ * range have none.
+ */
+static void
+test_table(void)
+{
+	char words[256] = "";
+	int whole = 1;
+
+	for (int i = 0; i < sched_npolicy(); i++) {
+		const struct sched_policy *p = sched_policy(i);
+
+		whole &= p != NULL && p->name != NULL && p->decide != NULL &&
+		    strcmp(p->name, sched_policy_name(i)) == 0;
+		if (i > 0)
+			strncat(words, "|", sizeof(words) - strlen(words) - 1);
+		if (p != NULL)
+			strncat(words, p->name, sizeof(words) - strlen(words) -
+			    1);
+	}
+	ok(whole, "every policy row has a name and a decision");
+	is_str(words, sched_policy_words, "the --policy words are the "
+	    "table's names in its order");
+	ok(sched_npolicy() >= 1 && strcmp(sched_policy_name(0), "gadget") == 0,
+	    "policy 0, the default, is gadget");
+	ok(sched_policy(-1) == NULL && sched_policy(sched_npolicy()) == NULL &&
+	    strcmp(sched_policy_name(sched_npolicy()), "?") == 0,
+	    "no policy out of the table's range");
+}
+
 int
 main(void)
 {
@@ -315,6 +348,7 @@ main(void)
 	struct dl_cluster c;
 	struct sched s;
 
+	test_table();
 	fx_begin(&f);
 	fx_file(&f, "nodes.csv", nodes_csv);
 	fx_file(&f, "model.csv", model_csv);

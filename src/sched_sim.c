@@ -1,7 +1,8 @@
 /*
- * sched.c - the slot-by-slot simulation of sched.h: events, records, the
- * fitting of a policy's allocation (sched_gadget.c, sched_pol.c) to the
- * GPUs and plans, and the summary.
+ * sched_sim.c - the slot-by-slot simulation of sched.h sched_run(): the
+ * events, at which the policy's row of the table (sched_policy.c)
+ * decides, the records, the fitting of its allocation to the GPUs and
+ * plans, and the summary.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -11,14 +12,14 @@
 #include <string.h>
 
 #include "sb.h"
-#include "sched.h"
+#include "sched_int.h"
 
 
 struct sim {
 	struct sched *s;
 	const struct sched_params *sp;
 	struct sched_result *r;
-	int policy;
+	const struct sched_policy *pol;
 	size_t nn, cap;
 	int *prevcnt;		/* per job x node: GPUs held last slot */
 	int **pnode, **pgpu, *pn;	/* per job: the GPUs held last slot */
@@ -30,6 +31,7 @@ struct sim {
 	double *runt;		/* nrun: their iteration times */
 	int changed;		/* an event for the next slot */
 	int ended;		/* a job ended in this slot */
+	size_t nended;		/* jobs ended so far */
 	struct sched_slot scr;	/* forget: the one record, its GPUs in */
 	int *pool;		/* node[], gpu[] of each entry in turn */
 	long pool_used;
@@ -119,6 +121,7 @@ run_job(struct sim *m, long k, struct sched_entry *en, size_t j,
 		m->left[j] = 0;
 		m->changed = 1;
 		m->ended = 1;
+		m->nended++;
 	} else {
 		en->iters = d;
 		en->run_s = sp->slot_s - lost;
@@ -126,10 +129,10 @@ run_job(struct sim *m, long k, struct sched_entry *en, size_t j,
 		st->held_s += sp->slot_s;
 		m->left[j] -= d;
 	}
-	/* Tiresias decides again when a job changes queue. */
-	if (m->policy == SCHED_LAS && ((held < SCHED_LAS_Q1) !=
-	    (st->gpu_s < SCHED_LAS_Q1) || (held < SCHED_LAS_Q2) !=
-	    (st->gpu_s < SCHED_LAS_Q2)))
+	/* The policy decides again when the job's service crosses its
+	 * next mark (tiresias: a queue threshold). */
+	if (m->pol->next_service != NULL &&
+	    st->gpu_s >= m->pol->next_service(held))
 		m->changed = 1;
 	st->done += en->iters;
 	if (!launch)
@@ -263,8 +266,10 @@ record_slot(struct sim *m, long k, int fresh)
 
 /*
  * How many slots from k on are alike for the jobs that run: before the
- * next arrival, before any job's last slot, before a tiresias job's
- * slot that crosses a queue threshold, and within max_slots.
+ * next arrival, before any job's last slot, before the slot in which a
+ * job's service crosses the policy's next mark (tiresias: a queue
+ * threshold), before a waiting job becomes overdue (--max-wait, when the
+ * policy serves such jobs), and within max_slots.
  */
 static long
 plain_slots(struct sim *m, long k, size_t ai)
@@ -276,7 +281,7 @@ plain_slots(struct sim *m, long k, size_t ai)
 		span = ceil(s->jobs[ai].arrival_s / S) - k;
 	if (m->sp->max_slots > 0 && m->sp->max_slots - k < span)
 		span = (double)(m->sp->max_slots - k);
-	if (m->policy == SCHED_GADGET && isfinite(m->next_over) &&
+	if ((m->pol->flags & SCHED_POL_MAX_WAIT) && isfinite(m->next_over) &&
 	    ceil(m->next_over / S) - k < span)
 		span = ceil(m->next_over / S) - k;
 	for (size_t a = 0; a < m->nrun; a++) {
@@ -287,12 +292,14 @@ plain_slots(struct sim *m, long k, size_t ai)
 
 		if (p < span)
 			span = p;
-		if (m->policy != SCHED_LAS)
+		if (m->pol->next_service == NULL)
 			continue;
 		held = m->r->jobs[j].gpu_s;
-		q = held < SCHED_LAS_Q1 ? SCHED_LAS_Q1 : SCHED_LAS_Q2;
+		q = m->pol->next_service(held);
+		if (!isfinite(q))
+			continue;
 		q = ceil((q - held) / (sched_gpus(cnt, m->nn) * S)) - 1;
-		if (held < SCHED_LAS_Q2 && q < span)
+		if (q < span)
 			span = q;
 	}
 	return span > 0 ? (long)span : 0;
@@ -480,10 +487,10 @@ mp_trim(struct sim *m, int *cnt, int j)
 }
 
 /*
- * The most waiting jobs fifo and random look at in one event, the first
- * by arrival: at most one job per GPU can start, so a window of the
- * cluster's GPUs (at least SCHED_WINDOW) keeps an event's time from
- * growing with the queue.
+ * The most waiting jobs a policy with SCHED_POL_WINDOW looks at in one
+ * event, the first by arrival: at most one job per GPU can start, so a
+ * window of the cluster's GPUs (at least SCHED_WINDOW) keeps an event's
+ * time from growing with the queue.
  */
 #define SCHED_WINDOW 64
 
@@ -493,7 +500,7 @@ decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 {
 	struct sched_slotprob pb;
 	size_t nn = m->nn, n = 0, nwait = 0, window;
-	int windowed = m->policy == SCHED_FIFO || m->policy == SCHED_RANDOM;
+	int windowed = m->pol->flags & SCHED_POL_WINDOW;
 	double t = (double)k * m->sp->slot_s, W = m->sp->max_wait_s;
 
 	window = m->s->ngpus > SCHED_WINDOW ? (size_t)m->s->ngpus :
@@ -526,11 +533,10 @@ decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 	pb.held = d->held;
 	pb.waited = d->waited;
 	pb.guarded = d->guarded;
-	if (m->policy == SCHED_GADGET)
-		sched_gadget_slot(m->s, m->sp, &pb, d->cnt, m->sp->explain ?
-		    &m->log : NULL, (double)k * m->sp->slot_s);
-	else
-		sched_baseline_slot(m->s, m->policy, &pb, rng, d->cnt);
+	pb.t0 = t;
+	pb.rng = rng;
+	pb.log = m->sp->explain ? &m->log : NULL;
+	m->pol->decide(m->s, m->sp, &pb, d->cnt);
 	m->nrun = 0;
 	m->next_over = HUGE_VAL;
 	for (size_t a = 0; a < n; a++) {
@@ -568,6 +574,23 @@ decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 		    d->cnt + a * nn);
 		m->run[m->nrun++] = j;
 	}
+}
+
+/* Tell sched_params.progress how far the run is at slot k. */
+static void
+progress(const struct sim *m, long k, int final)
+{
+	struct sched_progress pg;
+
+	if (m->sp->progress == NULL)
+		return;
+	pg.policy = m->r->policy;
+	pg.ended = m->nended;
+	pg.njobs = m->s->njobs;
+	pg.events = m->r->events;
+	pg.time_s = (double)k * m->sp->slot_s;
+	pg.final = final;
+	m->sp->progress(m->sp->progress_arg, &pg);
 }
 
 static void
@@ -617,7 +640,7 @@ too_long(const struct sim *m, struct dl_err *e)
 	return dl_seterr(e, DL_EDATA, NULL, jb ? jb->line : 0, 0, "%s "
 	    "schedule: job '%s' (%.6g iterations) still runs after %ld slots "
 	    "of %g s, the most dlplan simulates (" TOO_LONG_HINT ")",
-	    sched_policy_name(m->policy), jb ? jb->id : "?",
+	    m->pol->name, jb ? jb->id : "?",
 	    jb ? jb->iterations : 0, SCHED_MAX_SLOTS, m->sp->slot_s);
 }
 
@@ -660,7 +683,7 @@ sim_init(struct sim *m, struct sched *s, int policy,
 	m->s = s;
 	m->sp = sp;
 	m->r = r;
-	m->policy = policy;
+	m->pol = sched_policy(policy);
 	m->nn = nn;
 	sb_init(&m->log);
 	m->prevcnt = xcalloc(nj * nn + 1, sizeof(int));
@@ -700,6 +723,11 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 	int rc = DL_OK;
 	long k = 0, span;
 
+	if (sched_policy(policy) == NULL) {
+		memset(r, 0, sizeof(*r));
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "no policy %d",
+		    policy);
+	}
 	t0 = mono_now();
 	sim_init(&m, s, policy, sp, r);
 	m.e = e;
@@ -726,7 +754,7 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 				event = 1;
 			}
 		/* A waiting job becomes overdue: gadget decides again. */
-		if (policy == SCHED_GADGET && sp->max_wait_s > 0 &&
+		if ((m.pol->flags & SCHED_POL_MAX_WAIT) && sp->max_wait_s > 0 &&
 		    m.next_over <= start)
 			event = 1;
 		if (m.na == 0 || (!event && m.nrun == 0)) {
@@ -744,10 +772,11 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 		if (event) {
 			decide(&m, &rng, &d, k);
 			r->events++;
+			progress(&m, k, 0);
 			if (m.nrun == 0 && ai == nj) {
 				rc = dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "%s "
 				    "schedule stalls at slot %ld: no waiting job "
-				    "can start", sched_policy_name(policy), k);
+				    "can start", m.pol->name, k);
 				break;
 			}
 			record_slot(&m, k++, 1);
@@ -771,6 +800,7 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 	free(d.held);
 	free(d.waited);
 	free(d.guarded);
+	progress(&m, k, 1);
 	if (sp->explain && m.log.len > 0)
 		r->log = sb_detach(&m.log);
 	sim_free(&m);
