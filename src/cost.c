@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cost.h"
+#include "cost_vp.h"
 #include "gpus.h"
 #include "pipesched.h"
 #include "ring.h"
@@ -651,122 +651,6 @@ cost_sync_bound(const struct dl_costctx *x, struct dl_sitebound *sb,
 	return worst * (1 - 1e-9);
 }
 
-/* Whether layers k and l cost the same in every column the model prices. */
-static int
-alike(const struct dl_costctx *x, int k, int l)
-{
-	return x->lay_flops[k] == x->lay_flops[l] &&
-	    x->lay_mem[k] == x->lay_mem[l] &&
-	    x->lay_keep[k] == x->lay_keep[l] &&
-	    x->lay_rcf[k] == x->lay_rcf[l] &&
-	    cost_range_params(x, k, k) == cost_range_params(x, l, l) &&
-	    cost_range_tp(x, k, k) == cost_range_tp(x, l, l) &&
-	    cost_range_fwd(x, k, k) == cost_range_fwd(x, l, l) &&
-	    x->m->layers[k].act_mb == x->m->layers[l].act_mb;
-}
-
-int
-cost_vp_layout(const struct dl_costctx *x, const struct dl_group *gr,
-    int v, int *cf, int *cl, struct dl_err *e)
-{
-	int S = gr->nstages, L = (int)x->m->nlayers, b0 = -1, N = 0;
-	int *bl;
-	long m = gr->micro_batches;
-
-	if (S < 2)
-		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the interleaved "
-		    "schedule (%d virtual stages) needs a pipeline of 2 "
-		    "stages or more; the group has %d", v, S);
-	if (m < S || m % S != 0)
-		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the interleaved "
-		    "schedule runs micro-batches in groups of the %d stages "
-		    "(Megatron-LM's microbatch_group_size_per_vp_stage); %ld "
-		    "micro-batches a replica is not a multiple of %d", S, m,
-		    S);
-	if ((double)S * v * (double)m > PIPE_VMAX)
-		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the interleaved "
-		    "schedule of %d stages, %d chunks and %ld micro-batches "
-		    "has more than %.0f operations to simulate", S, v, m,
-		    PIPE_VMAX);
-	for (int l = 0; l < L; l++) {
-		if (!x->blk[l])
-			continue;
-		if (b0 < 0)
-			b0 = l;
-		else if (!x->blk[l - 1])
-			return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the "
-			    "interleaved schedule needs the model's "
-			    "transformer blocks in consecutive rows; row %d "
-			    "is not one", l - 1);
-		else if (!alike(x, b0, l))
-			return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the "
-			    "interleaved schedule needs transformer blocks "
-			    "that are alike; layer %d ('%s') differs from "
-			    "layer %d ('%s')", l, x->m->layers[l].name, b0,
-			    x->m->layers[b0].name);
-	}
-	bl = xcalloc((size_t)S + 1, sizeof(int));
-	for (int s = 0; s < S; s++) {
-		const struct dl_stage *st = &gr->stages[s];
-		int n = model_blocks(x->m, st->first, st->last);
-
-		if (n < v || n % v != 0) {
-			free(bl);
-			return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the "
-			    "interleaved schedule splits each stage's blocks "
-			    "into %d chunks; stage %d holds %d block%s", v, s,
-			    n, n == 1 ? "" : "s");
-		}
-		bl[s + 1] = bl[s] + n / v;
-	}
-	N = bl[S];
-	for (int c = 0; c < v && cf != NULL; c++)
-		for (int s = 0; s < S; s++) {
-			int o = c * S + s, a = b0 + c * N + bl[s];
-
-			cf[o] = o == 0 ? 0 : a;
-			cl[o] = o == S * v - 1 ? L - 1 : a + bl[s + 1] - bl[s] - 1;
-		}
-	free(bl);
-	return DL_OK;
-}
-
-/*
- * A chunk's own stage: layers [first, last] of stage st, its share of
- * st's recomputed blocks (cost_stage_rc() over v chunks).
- */
-static struct dl_stage
-chunk_of(const struct dl_costctx *x, const struct dl_stage *st, int v,
-    int first, int last)
-{
-	struct dl_stage c = *st;
-
-	c.first = first;
-	c.last = last;
-	c.recompute = cost_stage_rc(x, st) / v;
-	c.rc_set = 1;
-	return c;
-}
-
-/* A group's interleaved inputs; v 1 and NULL arrays: the plain schedule. */
-struct vpin {
-	int v;
-	int *cf, *cl;			/* chunk layers, S v each */
-	double *f, *b, *xf, *xb;	/* pipe_vmakespan()'s, S v each */
-	double *bend;			/* and its bend, S v */
-};
-
-static void
-vpin_free(struct vpin *vp, int n)
-{
-	for (int g = 0; g < n && vp != NULL; g++) {
-		free(vp[g].cf);
-		free(vp[g].cl);
-		free(vp[g].f);
-	}
-	free(vp);
-}
-
 /*
  * Memory rows of the cost model: fill mem_bytes of every stage and report the
  * first GPU (plan order) that does not fit.
@@ -849,67 +733,6 @@ cost_pipe_inputs(const struct dl_costctx *x, const struct dl_plan *p,
 }
 
 /*
- * A stage's compute under its own TP shares.  The GPUs of a unit run in
- * step, so the one with the largest share of the layers' FLOPs sets the
- * pace: its share times the unit's work over one GPU's speed.  With even
- * shares (every plan the search makes: one speed per node) that is
- * cost_stage_compute(); uneven shares in a plan written by hand are
- * priced by their largest, as the executor runs them.
- */
-static double
-stage_compute_shares(const struct dl_costctx *x, const struct dl_stage *st)
-{
-	double fl = cost_stage_flops_rc(x, st->first, st->last,
-	    cost_stage_rc(x, st), NULL), most = 0;
-	double t = cost_unit_time(x, st->node, st->ngpus, fl,
-	    cost_range_tp(x, st->first, st->last));
-
-	for (int i = 0; i < st->ngpus; i++)
-		most = fmax(most, st->tp_share[i]);
-	if (st->ngpus > 1 && most * st->ngpus > 1 + 1e-12)
-		t += (most * st->ngpus - 1) * (double)x->o->micro_batch *
-		    fl / (st->ngpus * x->speed[st->node]);
-	return t;
-}
-
-/*
- * The interleaved inputs of group g (vp->v > 1, vp->cf and vp->cl set):
- * each chunk's compute split into forward and backward as a stage's is,
- * and the transfers of the stage boundaries in from the plain inputs
- * (in: f, b, xf, xb of cost_pipe_inputs(), n stages each): every chunk
- * crosses boundary s the same way, and the last stage's own slot, s = S
- * - 1, holds its send to the first stage.
- */
-static void
-vp_fill(const struct dl_costctx *x, const struct dl_plan *p, int g,
-    const int *base, const double *in, struct vpin *vp)
-{
-	const struct dl_group *gr = &p->groups[g];
-	int S = gr->nstages, v = vp->v, n = base[p->ngroups];
-	const double *xf = in + 2 * n, *xb = in + 3 * n;
-
-	vp->f = xcalloc(5 * (size_t)S * (size_t)v, sizeof(double));
-	vp->b = vp->f + S * v;
-	vp->xf = vp->b + S * v;
-	vp->xb = vp->xf + S * v;
-	vp->bend = vp->xb + S * v;
-	for (int o = 0; o < S * v; o++) {
-		int s = o % S;
-		struct dl_stage ch = chunk_of(x, &gr->stages[s], v, vp->cf[o],
-		    vp->cl[o]);
-		double t = stage_compute_shares(x, &ch), share;
-
-		cost_stage_flops_rc(x, ch.first, ch.last, ch.recompute, &share);
-		vp->f[o] = t * share;
-		vp->b[o] = t - vp->f[o];
-		if (o + 1 < S * v) {
-			vp->xf[o] = xf[base[g] + s];
-			vp->xb[o] = xb[base[g] + s];
-		}
-	}
-}
-
-/*
  * Every group's T_g and steady period from its 1F1B inputs (in: f, b, xf
  * and xb of cost_pipe_inputs(), n stages each), or from its interleaved
  * ones (vp[g].v > 1: pipe_vmakespan(), transfers under compute, and as
@@ -918,14 +741,14 @@ vp_fill(const struct dl_costctx *x, const struct dl_plan *p, int g,
  */
 static void
 pipe_times(struct dl_plan *p, const int *base, const double *in,
-    struct vpin *vp)
+    struct cost_vp *vp)
 {
 	int n = base[p->ngroups];
 	const double *f = in, *b = in + n, *xf = in + 2 * n, *xb = in + 3 * n;
 
 	for (int g = 0; g < p->ngroups; g++) {
 		struct dl_group *gr = &p->groups[g];
-		struct vpin *w = &vp[g];
+		struct cost_vp *w = &vp[g];
 		int o = base[g];
 
 		if (w->v > 1) {
@@ -948,7 +771,7 @@ pipe_times(struct dl_plan *p, const int *base, const double *in,
  * inputs pipe_times() takes. */
 static double
 pipe_bound(const struct dl_plan *p, const int *base, const double *in,
-    const struct vpin *vp)
+    const struct cost_vp *vp)
 {
 	int n = base[p->ngroups];
 	const double *f = in, *b = in + n, *xf = in + 2 * n, *xb = in + 3 * n;
@@ -971,42 +794,6 @@ pipe_bound(const struct dl_plan *p, const int *base, const double *in,
 }
 
 /*
- * The overlap of an interleaved rank s (vp->v chunks of one size): its
- * reduction rs is the chunks' in equal parts, and chunk c's starts when
- * its last backward ends (vp->bend, from the simulation); one after the
- * other on the rank's link, from the last chunk, which finishes first,
- * to chunk 0, whose part hides bucket by bucket under its own last
- * backward as a plain stage's does.  When the reduction ends.
- */
-static double
-vp_reduced(const struct vpin *vp, int S, int s, double rs, double nb)
-{
-	double part = rs / vp->v, t = 0, e0 = vp->bend[s];
-
-	for (int c = vp->v - 1; c >= 1; c--)
-		t = fmax(t, vp->bend[c * S + s]) + part;
-	return fmax(e0 + fmax(part / nb, part - vp->b[s]), t + part);
-}
-
-/*
- * Its all-gather ag of the updated parameters before the next
- * iteration: chunk 0's part hides under its first forward less the way
- * down to rank s (as a plain stage's), the other chunks' under the
- * forwards of chunk 0 before them, S micro-batches of the warm-up at
- * least.  What does not hide delays T.
- */
-static double
-vp_gathered(const struct vpin *vp, int S, int s, double ag, double nb)
-{
-	double part = ag / vp->v, fill = 0;
-
-	for (int j = 0; j < s; j++)
-		fill += vp->f[j] + vp->xf[j];
-	return fmax(fmax(part / nb, part - vp->f[s]),
-	    ag - S * vp->f[s]) - fill;
-}
-
-/*
  * T with the data-parallel sync under compute (dlplan(1) ALGORITHMS,
  * Overlap).  Unit i of group g (stage s) holds acc[i] of sync.  Its
  * gradients are reduced bucket by bucket while its last micro-batch's
@@ -1022,7 +809,7 @@ vp_gathered(const struct vpin *vp, int S, int s, double ag, double nb)
 static double
 overlapped_time(const struct dl_costctx *x, const struct dl_plan *p,
     const int *base, const double *in, const double *acc,
-    const struct vpin *vp)
+    const struct cost_vp *vp)
 {
 	int n = base[p->ngroups];
 	const double *f = in, *b = in + n, *xf = in + 2 * n, *xb = in + 3 * n;
@@ -1045,10 +832,10 @@ overlapped_time(const struct dl_costctx *x, const struct dl_plan *p,
 			if (nb < 1)
 				nb = 1;
 			if (vp[g].v > 1) {
-				T = fmax(T, vp_reduced(&vp[g], gr->nstages, s,
+				T = fmax(T, cost_vp_reduced(&vp[g], gr->nstages, s,
 				    rs, nb));
 				if (ag > 0)
-					delay = fmax(delay, vp_gathered(&vp[g],
+					delay = fmax(delay, cost_vp_gathered(&vp[g],
 					    gr->nstages, s, ag, nb));
 				continue;
 			}
@@ -1108,7 +895,7 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 	size_t cap = 0;
 	int *base = xcalloc(p->ngroups + 1, sizeof(int)), rc = DL_OK, n;
 	double *acc, *in, mu = (double)x->o->micro_batch;
-	struct vpin *vp = xcalloc((size_t)p->ngroups + 1, sizeof(*vp));
+	struct cost_vp *vp = xcalloc((size_t)p->ngroups + 1, sizeof(*vp));
 
 	plan_clear_results(p);
 	for (int g = 0; g < p->ngroups; g++)
@@ -1117,18 +904,7 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 	acc = xcalloc(n + 1, sizeof(double));
 	in = xcalloc(4 * (size_t)n + 1, sizeof(double));
 
-	/* The chunks of the interleaved groups (cost_vp_layout()). */
-	for (int g = 0; g < p->ngroups && rc == DL_OK; g++) {
-		const struct dl_group *gr = &p->groups[g];
-		size_t nc = (size_t)gr->nstages * (size_t)PLAN_VSTAGES(gr);
-
-		vp[g].v = PLAN_VSTAGES(gr);
-		if (vp[g].v == 1)
-			continue;
-		vp[g].cf = xcalloc(nc, sizeof(int));
-		vp[g].cl = xcalloc(nc, sizeof(int));
-		rc = cost_vp_layout(x, gr, vp[g].v, vp[g].cf, vp[g].cl, e);
-	}
+	rc = cost_vp_init(x, p, vp, e);
 	if (rc != DL_OK)
 		goto out;
 
@@ -1139,22 +915,13 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 	 */
 	for (int g = 0; g < p->ngroups; g++) {
 		struct dl_group *gr = &p->groups[g];
-		const struct vpin *w = &vp[g];
+		const struct cost_vp *w = &vp[g];
 
 		for (int s = 0; s < gr->nstages; s++) {
 			struct dl_stage *st = &gr->stages[s];
 			int last = w->v > 1 ? w->cl[s] : st->last;
 
-			st->compute_s = 0;
-			for (int c = 0; c < w->v && w->v > 1; c++) {
-				struct dl_stage ch = chunk_of(x, st, w->v,
-				    w->cf[c * gr->nstages + s],
-				    w->cl[c * gr->nstages + s]);
-
-				st->compute_s += stage_compute_shares(x, &ch);
-			}
-			if (w->v == 1)
-				st->compute_s = stage_compute_shares(x, st);
+			st->compute_s = cost_vp_stage_time(x, gr, w, s);
 			st->p2p_s = 0;
 			if (s + 1 == gr->nstages && w->v == 1)
 				continue;
@@ -1177,7 +944,7 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 		    in + 3 * n);
 		for (int g = 0; g < p->ngroups; g++)
 			if (vp[g].v > 1)
-				vp_fill(x, p, g, base, in, &vp[g]);
+				cost_vp_fill(x, p, g, base, in, &vp[g]);
 	}
 
 	/*
@@ -1254,7 +1021,7 @@ out:
 	free(base);
 	free(acc);
 	free(in);
-	vpin_free(vp, p->ngroups);
+	cost_vp_free(vp, p->ngroups);
 	return rc;
 }
 
