@@ -243,54 +243,115 @@ scan_top(int j, int b)
 }
 
 /*
+ * What sum_dp() keeps from one call to the next of a frontier's scan,
+ * whose bottlenecks B only grow: for each cell (j, b), thr the least
+ * value above the B of its last scan that a test of the scan compared
+ * with B (t + xback where it stopped, P of a first layer it skipped; a
+ * larger B passes a test only at or above it), and rd the first layer a
+ * where the scan stopped (or j - 1), so that it read f(j - 1, a - 1) for
+ * a in (rd, b].  A cell whose thr is above the next B and none of whose
+ * f(j - 1, .) read changed would scan the same layers, take the same
+ * branches and store the same f and arg: it is not scanned again.  chg
+ * is 1 where this call changed f, two rows of prefix counts over the
+ * previous row and this one; ok is 0 until a call has filled the rest
+ * (f and arg then hold sum_dp() at B).
+ */
+struct dp_memo {
+	int ok;
+	double B;
+	double *thr;	/* S x L */
+	int *rd;	/* S x L */
+	int *pc;	/* 2 x (L + 1): changes of f up to index i, row j - 1
+			 * and row j */
+};
+
+/*
  * Least sum of (t + c) over partitions whose every stage has P <= B; the
  * argmin's stage ends go to last[].  Returns HUGE_VAL when none exists.
  * f and arg are (S x L) scratch.  P only grows as a stage takes more
  * layers once its first layer's incoming transfer is set aside (t grows,
  * the gradient it receives depends on b only), so the scan stops at the
  * first a with t + xback > B and skips those whose own xin is too large.
+ * With M (not NULL) the cells that cannot change since the last call with
+ * M, at a B no larger, are left as they are (struct dp_memo).
  */
 static double
 sum_dp(const struct dl_costctx *x, const struct part_group *g,
-    const struct tab *T, double B, double *f, int *arg, int *last)
+    const struct tab *T, double B, double *f, int *arg, int *last,
+    struct dp_memo *M)
 {
-	int S = T->S, L = T->L, lo;
+	int S = T->S, L = T->L, lo, inc;
 	double t, c, *row;
+	int *pp = NULL, *pn = NULL;
 
+	inc = M != NULL && M->ok && !(B < M->B);
 	for (int j = 0; j < S; j++) {
+		if (M != NULL) {
+			pp = M->pc + (size_t)(j & 1) * (size_t)(L + 1);
+			pn = M->pc + (size_t)(~j & 1) * (size_t)(L + 1);
+			pn[0] = 0;
+		}
 		for (int b = 0; b < L; b++) {
-			double best = HUGE_VAL, yb;
-			int ba = -1;
+			double best = HUGE_VAL, yb, thr = HUGE_VAL, p;
+			int ba = -1, a, i = j * L + b;
 
-			f[j * L + b] = HUGE_VAL;
-			arg[j * L + b] = -1;
+			if (inc) {
+				int lo_i = M->rd[i];
+
+				/* f(j - 1, i') for i' in [rd, b - 1]. */
+				if (!(M->thr[i] <= B) && (j == 0 || lo_i >= b ||
+				    pp[b] - pp[lo_i < 0 ? 0 : lo_i] == 0)) {
+					pn[b + 1] = pn[b];
+					continue;
+				}
+			}
+			f[i] = HUGE_VAL;
+			arg[i] = -1;
+			a = b;
 			if (!dp_cell(T, j, b))
-				continue;
+				goto done;
 			/* tab_stage() without what depends on a. */
 			if (!scan_start(x, g, T, j, b, &c, &lo, &row))
-				continue;
+				goto done;
 			yb = xback(T, j, b);
-			for (int a = scan_top(j, b); a >= j; a--) {
+			for (a = scan_top(j, b); a >= j; a--) {
 				double prev = j == 0 ? (a == 0 ? 0 : HUGE_VAL) :
 				    f[(j - 1) * L + a - 1];
 				double v;
 
 				if (!scan_stage(x, g, T, j, lo, row, a, b, &t))
 					break;
-				if (t + yb > B)
+				if (t + yb > B) {
+					thr = fmin(thr, t + yb);
 					break;
-				if (prev == HUGE_VAL || t + xin(T, j, a) + yb >
-				    B)
+				}
+				if (prev == HUGE_VAL)
 					continue;
+				if ((p = t + xin(T, j, a) + yb) > B) {
+					thr = fmin(thr, p);
+					continue;
+				}
 				v = prev + t + c;
 				if (v <= best) {
 					best = v;
 					ba = a;
 				}
 			}
-			f[j * L + b] = best;
-			arg[j * L + b] = ba;
+done:
+			if (M != NULL) {
+				int ch = !inc || best != f[i];
+
+				pn[b + 1] = pn[b] + ch;
+				M->thr[i] = thr;
+				M->rd[i] = a;
+			}
+			f[i] = best;
+			arg[i] = ba;
 		}
+	}
+	if (M != NULL) {
+		M->ok = 1;
+		M->B = B;
 	}
 	if (f[(S - 1) * L + L - 1] == HUGE_VAL)
 		return HUGE_VAL;
@@ -513,11 +574,12 @@ sum_dp_window(const struct dl_costctx *x, const struct part_group *g,
 /* sum_dp(), or sum_dp_window() above part_window_layers layers. */
 static double
 sum_best(const struct dl_costctx *x, const struct part_group *g,
-    const struct tab *T, double B, double *f, int *arg, int *last)
+    const struct tab *T, double B, double *f, int *arg, int *last,
+    struct dp_memo *M)
 {
 	if (T->L > part_window_layers)
 		return sum_dp_window(x, g, T, B, f, arg, last);
-	return sum_dp(x, g, T, B, f, arg, last);
+	return sum_dp(x, g, T, B, f, arg, last, M);
 }
 
 /* Least bottleneck max_j P_j over feasible partitions. */
@@ -595,6 +657,7 @@ struct part_front {
 	int *plast;		/* n x S */
 	double *f;
 	int *arg, *tmp;
+	struct dp_memo memo;	/* of the scan's sum_dp() calls, with f */
 };
 
 /* Allocate the DP scratch of F (need), or free it. */
@@ -609,6 +672,11 @@ front_scratch(struct part_front *F, int need)
 		F->arg = xreallocarray(NULL, n, sizeof(int));
 		F->tmp = xcalloc((size_t)F->g.S, sizeof(int));
 		F->T.amin = xcalloc(n + 1, sizeof(int));
+		F->memo.ok = 0;
+		F->memo.thr = xreallocarray(NULL, n, sizeof(double));
+		F->memo.rd = xreallocarray(NULL, n, sizeof(int));
+		F->memo.pc = xreallocarray(NULL, 2 * ((size_t)F->T.L + 1),
+		    sizeof(int));
 		if (F->T.L <= TAB_TC_LAYERS && 2 * F->T.nty <= F->g.S) {
 			F->T.tc = xreallocarray(NULL, (size_t)F->T.nty *
 			    (size_t)F->T.L, (size_t)F->T.L * sizeof(double));
@@ -622,6 +690,10 @@ front_scratch(struct part_front *F, int need)
 		free(F->T.amin);
 		free(F->T.tc);
 		free(F->T.tc_ok);
+		free(F->memo.thr);
+		free(F->memo.rd);
+		free(F->memo.pc);
+		memset(&F->memo, 0, sizeof(F->memo));
 		F->f = NULL;
 		F->arg = NULL;
 		F->tmp = NULL;
@@ -916,7 +988,7 @@ part_front_new(const struct dl_costctx *x, const struct part_group *g,
 		return F;
 	}
 	F->sinf = sum_best(x, &F->g, &F->T, HUGE_VAL, F->f, F->arg,
-	    F->sinf_last);
+	    F->sinf_last, NULL);
 	F->status = LP_OPTIMAL;
 	F->bmin = bmin;
 	F->nall = SIZE_MAX;
@@ -934,7 +1006,7 @@ front_step(struct part_front *F)
 	int S = F->g.S;
 	double B = F->cand[F->next], s, bt = 0, sum = 0, t, c;
 
-	s = sum_best(x, &F->g, &F->T, B, F->f, F->arg, F->tmp);
+	s = sum_best(x, &F->g, &F->T, B, F->f, F->arg, F->tmp, &F->memo);
 	if (s != HUGE_VAL) {
 		/* Score with the true bottleneck of this partition. */
 		for (int j = 0, a = 0; j < S; j++) {
@@ -1047,6 +1119,9 @@ part_front_free(struct part_front *F)
 	free(F->f);
 	free(F->arg);
 	free(F->tmp);
+	free(F->memo.thr);
+	free(F->memo.rd);
+	free(F->memo.pc);
 	free(F->sinf_last);
 	free(F->cand);
 	free(F->psum);
