@@ -30,6 +30,7 @@ tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
 	T->cap = xcalloc((size_t)T->S, sizeof(double));
 	T->unit = xcalloc((size_t)T->S, sizeof(*T->unit));
 	T->phi = xcalloc((size_t)T->S, sizeof(double));
+	T->mem = xcalloc((size_t)T->S, sizeof(*T->mem));
 	T->amin = NULL;		/* a front's scan sets it (front_scratch()) */
 	T->tc = NULL;
 	T->tc_ok = NULL;
@@ -52,6 +53,7 @@ tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
 		T->cap[j] = cost_gpu_capacity(x, g->node[j]);
 		cost_unit_init(x, g->node[j], g->k[j], &T->unit[j]);
 		T->phi[j] = 1.0 / g->k[j];
+		cost_mem_init(x, T->phi[j], j + 1, T->S, g->m, 1, &T->mem[j]);
 		if (j == T->S - 1)
 			continue;
 		if (g->commv) {
@@ -78,6 +80,7 @@ tab_free(struct tab *T)
 	free(T->cap);
 	free(T->unit);
 	free(T->phi);
+	free(T->mem);
 	free(T->amin);
 	free(T->ty);
 	free(T->tc);
@@ -147,16 +150,14 @@ stage_t(const struct dl_costctx *x, const struct part_group *g,
  * falls as b grows, and one pass over b moves it forward.
  */
 static int
-first_fit(const struct dl_costctx *x, const struct part_group *g,
-    const struct tab *T, int j, int b)
+first_fit(const struct dl_costctx *x, const struct tab *T, int j, int b)
 {
 	int *row = &T->amin[j * T->L], lo = j;
 
 	if (row[b] > 0)
 		return row[b] - 1;
 	for (int e = j; e < T->L; e++) {
-		while (lo <= e && cost_stage_memory(x, lo, e, T->phi[j], j + 1,
-		    g->S, g->m) > T->cap[j])
+		while (lo <= e && cost_mem_at(x, &T->mem[j], lo, e) > T->cap[j])
 			lo++;
 		row[e] = lo + 1;
 	}
@@ -169,13 +170,13 @@ first_fit(const struct dl_costctx *x, const struct part_group *g,
  * scan_stage().  Returns 0 when c has no route (not a usable boundary).
  */
 static int
-scan_start(const struct dl_costctx *x, const struct part_group *g,
-    const struct tab *T, int j, int b, double *c, int *lo, double **row)
+scan_start(const struct dl_costctx *x, const struct tab *T, int j, int b,
+    double *c, int *lo, double **row)
 {
 	*c = j < T->S - 1 ? tab_comm(T, j, b) : 0;
 	if (!isfinite(*c))
 		return 0;
-	*lo = T->amin != NULL ? first_fit(x, g, T, j, b) : j;
+	*lo = T->amin != NULL ? first_fit(x, T, j, b) : j;
 	*row = tc_row(T, j, b);
 	return 1;
 }
@@ -189,8 +190,8 @@ scan_stage(const struct dl_costctx *x, const struct part_group *g,
     const struct tab *T, int j, int lo, double *row, int a, int b,
     double *t)
 {
-	if (T->amin != NULL ? a < lo : cost_stage_memory(x, a, b, T->phi[j],
-	    j + 1, g->S, g->m) > T->cap[j])
+	if (T->amin != NULL ? a < lo : cost_mem_at(x, &T->mem[j], a, b) >
+	    T->cap[j])
 		return 0;
 	*t = row_t(x, g, T, row, j, a, b);
 	return 1;
@@ -204,7 +205,7 @@ tab_stage(const struct dl_costctx *x, const struct part_group *g,
 	double *row;
 	int lo;
 
-	return scan_start(x, g, T, j, b, c, &lo, &row) &&
+	return scan_start(x, T, j, b, c, &lo, &row) &&
 	    scan_stage(x, g, T, j, lo, row, a, b, t);
 }
 
@@ -311,7 +312,7 @@ sum_dp(const struct dl_costctx *x, const struct part_group *g,
 			if (!dp_cell(T, j, b))
 				goto done;
 			/* tab_stage() without what depends on a. */
-			if (!scan_start(x, g, T, j, b, &c, &lo, &row))
+			if (!scan_start(x, T, j, b, &c, &lo, &row))
 				goto done;
 			yb = xback(T, j, b);
 			for (a = scan_top(j, b); a >= j; a--) {
@@ -371,26 +372,23 @@ done:
  * find that.)
  */
 static int
-fits_greedy(const struct dl_costctx *x, const struct part_group *g,
-    const struct tab *T)
+fits_greedy(const struct dl_costctx *x, const struct tab *T)
 {
 	int S = T->S, L = T->L, a = 0;
 
 	for (int j = 0; j < S; j++) {
 		int hi = j == S - 1 ? L - 1 : L - 1 - (S - 1 - j), lo = a;
 
-		if (a > hi || cost_stage_memory(x, a, a, T->phi[j], j + 1, S,
-		    g->m) > T->cap[j])
+		if (a > hi || cost_mem_at(x, &T->mem[j], a, a) > T->cap[j])
 			return 0;
 		if (j == S - 1)
-			return !(cost_stage_memory(x, a, L - 1, T->phi[j], S, S,
-			    g->m) > T->cap[j]);
+			return !(cost_mem_at(x, &T->mem[j], a, L - 1) >
+			    T->cap[j]);
 		/* The last b in [a, hi] whose range [a, b] fits. */
 		while (lo < hi) {
 			int mid = lo + (hi - lo + 1) / 2;
 
-			if (cost_stage_memory(x, a, mid, T->phi[j], j + 1, S,
-			    g->m) > T->cap[j])
+			if (cost_mem_at(x, &T->mem[j], a, mid) > T->cap[j])
 				hi = mid - 1;
 			else
 				lo = mid;
@@ -598,7 +596,7 @@ minmax_dp(const struct dl_costctx *x, const struct part_group *g,
 			f[j * L + b] = HUGE_VAL;
 			if (!dp_cell(T, j, b))
 				continue;
-			if (!scan_start(x, g, T, j, b, &c, &lo, &row))
+			if (!scan_start(x, T, j, b, &c, &lo, &row))
 				continue;
 			yb = xback(T, j, b);
 			for (int a = scan_top(j, b); a >= j; a--) {
@@ -970,7 +968,7 @@ part_front_new(const struct dl_costctx *x, const struct part_group *g,
 	F->g.commv = NULL;
 	F->sinf_last = xcalloc((size_t)S, sizeof(int));
 	bmin = HUGE_VAL;
-	if (fits_greedy(x, &F->g, &F->T)) {
+	if (fits_greedy(x, &F->T)) {
 		front_scratch(F, 1);
 		bmin = minmax_dp(x, &F->g, &F->T, F->f);
 	}

@@ -22,6 +22,7 @@ struct tab {
 	double *cap;		/* S: usable bytes per GPU of unit j */
 	struct cost_unit *unit;	/* S: what pricing unit j's ranges needs */
 	double *phi;		/* S: largest TP share of unit j */
+	struct cost_mem *mem;	/* S: what pricing stage j's memory needs */
 	/*
 	 * S x L, filled a stage's row at a time when first asked: 1 + the
 	 * first layer a such that stage j holding [a, b] fits in memory
