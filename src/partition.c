@@ -991,8 +991,11 @@ part_front_new(const struct dl_costctx *x, const struct part_group *g,
 	F->bmin = bmin;
 	F->nall = SIZE_MAX;
 	front_cands(F, FRONT_FIRST);
-	/* The scratch is only needed while the scan runs. */
-	front_scratch(F, 0);
+	/*
+	 * The scratch is only needed while a scan runs: the first query,
+	 * which almost always comes next, uses the rows of amin and tc
+	 * filled so far and frees it.
+	 */
 	return F;
 }
 
@@ -1053,6 +1056,7 @@ part_front_query(struct part_front *F, long m, struct part_result *r)
 	if (m <= 1) {
 		r->obj = F->sinf;
 		memcpy(r->last, F->sinf_last, (size_t)S * sizeof(int));
+		front_scratch(F, 0);
 		goto out;
 	}
 	/* Points come in scan order: each is looked at once, the first
