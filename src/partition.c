@@ -656,9 +656,13 @@ struct part_front {
 	double *f;
 	int *arg, *tmp;
 	struct dp_memo memo;	/* of the scan's sum_dp() calls, with f */
+	struct clist *cl;	/* front_cands()'s open listing, or NULL */
 };
 
-/* Allocate the DP scratch of F (need), or free it. */
+static void cands_close(struct part_front *);
+
+/* Allocate the DP scratch of F (need), or free it with the listing of
+ * candidates that front_cands() keeps open. */
 static void
 front_scratch(struct part_front *F, int need)
 {
@@ -682,6 +686,7 @@ front_scratch(struct part_front *F, int need)
 			    (size_t)F->T.L, 1);
 		}
 	} else if (!need) {
+		cands_close(F);
 		free(F->f);
 		free(F->arg);
 		free(F->tmp);
@@ -858,32 +863,36 @@ cands_first(struct part_front *F, int j, int b, double xhi)
 }
 
 /*
- * List the distinct candidate bottlenecks, every feasible stage's
- * P >= bmin, ascending: the first keep of them (0: all), and never more
- * than a query can look at (max_scan + 1).  F->nall becomes their exact
- * number when the listing reached the end, else stays unknown (SIZE_MAX)
- * unless known before.
+ * The merge of front_cands(), kept with the scratch so that a scan that
+ * needs more candidates goes on from where the last listing stopped.
  */
-static void
-front_cands(struct part_front *F, size_t keep)
+struct clist {
+	struct cheap h;
+	struct vheap ready;
+	double *xlo;		/* S: the least xin of each stage */
+	size_t room;		/* of F->cand, less one */
+};
+
+/* Open F's listing: a heap of every list's first stage. */
+static struct clist *
+cands_open(struct part_front *F)
 {
 	int S = F->g.S, L = F->T.L;
-	size_t cap = F->max_scan > 0 ? (size_t)F->max_scan + 1 : SIZE_MAX;
-	size_t want = keep > 0 && keep < cap ? keep : cap, got = 0, room;
-	struct cheap h;
-	struct vheap ready = { NULL, 0, 0 };
-	double t, c, *xlo = xcalloc((size_t)S, sizeof(double));
+	struct clist *cl = xcalloc(1, sizeof(*cl));
+	struct cheap *h = &cl->h;
+	double c;
 
-	h.n = 0;
+	cl->xlo = xcalloc((size_t)S, sizeof(double));
+	h->n = 0;
 	/* Entries are written as they join the heap. */
-	h.v = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(double));
-	h.j = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(int));
-	h.b = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(int));
-	h.a = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(int));
+	h->v = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(double));
+	h->j = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(int));
+	h->b = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(int));
+	h->a = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(int));
 	for (int j = 0; j < S; j++) {
 		double xhi;
 
-		xin_range(&F->T, j, &xlo[j], &xhi);
+		xin_range(&F->T, j, &cl->xlo[j], &xhi);
 		for (int b = j; b <= L - (S - j); b++) {
 			int a;
 
@@ -892,56 +901,95 @@ front_cands(struct part_front *F, size_t keep)
 			c = j < S - 1 ? tab_comm(&F->T, j, b) : 0;
 			if (!isfinite(c) || (a = cands_first(F, j, b, xhi)) < 0)
 				continue;
-			h.v[h.n] = stage_t(F->x, &F->g, &F->T, j, a, b) +
-			    xback(&F->T, j, b) + xlo[j];
-			h.j[h.n] = j;
-			h.b[h.n] = b;
-			h.a[h.n++] = a;
+			h->v[h->n] = stage_t(F->x, &F->g, &F->T, j, a, b) +
+			    xback(&F->T, j, b) + cl->xlo[j];
+			h->j[h->n] = j;
+			h->b[h->n] = b;
+			h->a[h->n++] = a;
 		}
 	}
-	cheap_heapify(&h);
-	free(F->cand);
-	room = want < 64 ? want : 64;
-	F->cand = xcalloc(room + 1, sizeof(double));
-	while ((h.n > 0 || ready.n > 0) && got < want) {
+	cheap_heapify(h);
+	return cl;
+}
+
+static void
+cands_close(struct part_front *F)
+{
+	struct clist *cl = F->cl;
+
+	if (cl == NULL)
+		return;
+	free(cl->h.v);
+	free(cl->h.j);
+	free(cl->h.b);
+	free(cl->h.a);
+	free(cl->ready.v);
+	free(cl->xlo);
+	free(cl);
+	F->cl = NULL;
+}
+
+/*
+ * List the distinct candidate bottlenecks, every feasible stage's
+ * P >= bmin, ascending: the first keep of them (0: all), and never more
+ * than a query can look at (max_scan + 1).  F->nall becomes their exact
+ * number when the listing reached the end, else stays unknown (SIZE_MAX)
+ * unless known before.  A listing still open (F->cl) goes on; else it
+ * starts again from the first.
+ */
+static void
+front_cands(struct part_front *F, size_t keep)
+{
+	struct clist *cl = F->cl;
+	struct cheap *h;
+	struct vheap *ready;
+	size_t cap = F->max_scan > 0 ? (size_t)F->max_scan + 1 : SIZE_MAX;
+	size_t want = keep > 0 && keep < cap ? keep : cap, got;
+	double t, c;
+
+	if (cl == NULL) {
+		cl = F->cl = cands_open(F);
+		free(F->cand);
+		cl->room = want < 64 ? want : 64;
+		F->cand = xcalloc(cl->room + 1, sizeof(double));
+		F->ncand = 0;
+	}
+	h = &cl->h;
+	ready = &cl->ready;
+	got = F->ncand;
+	while ((h->n > 0 || ready->n > 0) && got < want) {
 		double v;
 
-		if (h.n > 0 && (ready.n == 0 || h.v[0] < ready.v[0])) {
-			int j = h.j[0], b = h.b[0], a = h.a[0];
+		if (h->n > 0 && (ready->n == 0 || h->v[0] < ready->v[0])) {
+			int j = h->j[0], b = h->b[0], a = h->a[0];
 			double p = xin(&F->T, j, a);
 
 			if (isfinite(p) && (v = stage_t(F->x, &F->g, &F->T, j,
 			    a, b) + p + xback(&F->T, j, b)) >= F->bmin)
-				vheap_push(&ready, v);
+				vheap_push(ready, v);
 			/* The next stage of this list takes the top's place
 			 * (one sift instead of a pop and a push). */
 			if (j > 0 && --a >= j && tab_stage(F->x, &F->g, &F->T, j,
 			    a, b, &t, &c))
-				cheap_sift(&h, 0, h.n, t + xback(&F->T, j, b) +
-				    xlo[j], j, b, a);
+				cheap_sift(h, 0, h->n, t + xback(&F->T, j, b) +
+				    cl->xlo[j], j, b, a);
 			else
-				cheap_pop(&h);
+				cheap_pop(h);
 			continue;
 		}
-		v = vheap_pop(&ready);
+		v = vheap_pop(ready);
 		if (got == 0 || v != F->cand[got - 1]) {
-			if (got == room) {
-				room *= 2;
-				F->cand = xreallocarray(F->cand, room + 1,
+			if (got == cl->room) {
+				cl->room *= 2;
+				F->cand = xreallocarray(F->cand, cl->room + 1,
 				    sizeof(double));
 			}
 			F->cand[got++] = v;
 		}
 	}
 	F->ncand = got;
-	if ((h.n == 0 && ready.n == 0) || got == cap)
+	if ((h->n == 0 && ready->n == 0) || got == cap)
 		F->nall = got;
-	free(h.v);
-	free(h.j);
-	free(h.b);
-	free(h.a);
-	free(ready.v);
-	free(xlo);
 }
 
 struct part_front *
@@ -1124,6 +1172,7 @@ part_front_free(struct part_front *F)
 	free(F->memo.thr);
 	free(F->memo.rd);
 	free(F->memo.pc);
+	cands_close(F);
 	free(F->sinf_last);
 	free(F->cand);
 	free(F->psum);
