@@ -1214,19 +1214,36 @@ part_result_free(struct part_result *r)
 	r->last = NULL;
 }
 
+/*
+ * A stage's memory never falls as m grows (it holds min(m, S - j)
+ * micro-batches), so the first m at which some stage does not fit is the
+ * least over the stages of the first m at which each does not, found by
+ * bisection: S log S prices instead of S^2.
+ */
 long
 part_mcap(const struct dl_costctx *x, int S, const int *k, const int *node,
     const int *last)
 {
-	for (long m = 1; m <= S; m++) {
-		for (int j = 0, a = 0; j < S; j++) {
-			double mem = cost_stage_memory(x, a, last[j],
-			    1.0 / k[j], j + 1, S, m);
+	long most = LONG_MAX;
 
-			if (mem > cost_gpu_capacity(x, node[j]))
-				return m - 1;
-			a = last[j] + 1;
+	for (int j = 0, a = 0; j < S && most > 0; a = last[j] + 1, j++) {
+		double cap = cost_gpu_capacity(x, node[j]);
+		long lo = 1, hi = S < most ? S : most;
+
+		if (!(cost_stage_memory(x, a, last[j], 1.0 / k[j], j + 1, S,
+		    hi) > cap))
+			continue;
+		/* The least m in [lo, hi] at which stage j does not fit. */
+		while (lo < hi) {
+			long mid = lo + (hi - lo) / 2;
+
+			if (cost_stage_memory(x, a, last[j], 1.0 / k[j], j + 1,
+			    S, mid) > cap)
+				hi = mid;
+			else
+				lo = mid + 1;
 		}
+		most = lo - 1;
 	}
-	return LONG_MAX;
+	return most;
 }
