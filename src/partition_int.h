@@ -92,4 +92,31 @@ tab_comm(const struct tab *T, int j, int l)
 	return T->cf[j][l] + T->cb[j][l];
 }
 
+/*
+ * The heaps of a frontier's candidate listing (partition_heap.c).  struct
+ * cheap holds entries (v, j, b, a), the first stage a not yet taken of
+ * list (j, b) under its key v, ordered by v, then j, then b; cheap_sift()
+ * puts entry (v, j, b, a) in slot i of a heap of n and sifts it down,
+ * cheap_pop() drops the top, cheap_heapify() orders the n entries
+ * appended (Floyd).  struct vheap is a binary min-heap of values.
+ */
+struct cheap {
+	double *v;
+	int *j, *b, *a;
+	size_t n;
+};
+
+void cheap_sift(struct cheap *h, size_t i, size_t n, double v, int j, int b,
+    int a);
+void cheap_pop(struct cheap *h);
+void cheap_heapify(struct cheap *h);
+
+struct vheap {
+	double *v;
+	size_t n, cap;
+};
+
+void vheap_push(struct vheap *h, double v);
+double vheap_pop(struct vheap *h);
+
 #endif
