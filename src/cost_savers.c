@@ -302,19 +302,29 @@ tied_copy(const struct dl_costctx *x, int first, int p, int S)
 	return p == S && S > 1 && first > 0 ? x->tied_params : 0;
 }
 
+void
+cost_mem_init(const struct dl_costctx *x, double phi, int p, int S, long m,
+    long dp, struct cost_mem *r)
+{
+	double mu = (double)x->o->micro_batch;
+
+	r->held_mu = held_mb(p, S, m) * mu;
+	r->state = state_bytes(x, dp, S);
+	/* tied_copy() of a stage that does not start at layer 0. */
+	r->tied = tied_copy(x, 1, p, S);
+	r->fold = x->rc_fold;
+	r->rc = x->rc_fold ? mu * x->rc_transient : 0;
+	r->phi = phi;
+}
+
 double
 cost_stage_memory_dp(const struct dl_costctx *x, int first, int last,
     double phi, int p, int S, long m, long dp)
 {
-	double mu = (double)x->o->micro_batch;
-	double w, act = held_mb(p, S, m) * mu * cost_range_mem(x, first,
-	    last);
+	struct cost_mem r;
 
-	w = state_bytes(x, dp, S) * (cost_range_params(x, first, last) +
-	    tied_copy(x, first, p, S)) * phi;
-	if (x->rc_fold)
-		act += mu * x->rc_transient;
-	return w + act * phi;
+	cost_mem_init(x, phi, p, S, m, dp, &r);
+	return cost_mem_at(x, &r, first, last);
 }
 
 double

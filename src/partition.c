@@ -30,6 +30,7 @@ tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
 	T->cap = xcalloc((size_t)T->S, sizeof(double));
 	T->unit = xcalloc((size_t)T->S, sizeof(*T->unit));
 	T->phi = xcalloc((size_t)T->S, sizeof(double));
+	T->mem = xcalloc((size_t)T->S, sizeof(*T->mem));
 	T->amin = NULL;		/* a front's scan sets it (front_scratch()) */
 	T->tc = NULL;
 	T->tc_ok = NULL;
@@ -52,6 +53,7 @@ tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
 		T->cap[j] = cost_gpu_capacity(x, g->node[j]);
 		cost_unit_init(x, g->node[j], g->k[j], &T->unit[j]);
 		T->phi[j] = 1.0 / g->k[j];
+		cost_mem_init(x, T->phi[j], j + 1, T->S, g->m, 1, &T->mem[j]);
 		if (j == T->S - 1)
 			continue;
 		if (g->commv) {
@@ -78,6 +80,7 @@ tab_free(struct tab *T)
 	free(T->cap);
 	free(T->unit);
 	free(T->phi);
+	free(T->mem);
 	free(T->amin);
 	free(T->ty);
 	free(T->tc);
@@ -147,16 +150,14 @@ stage_t(const struct dl_costctx *x, const struct part_group *g,
  * falls as b grows, and one pass over b moves it forward.
  */
 static int
-first_fit(const struct dl_costctx *x, const struct part_group *g,
-    const struct tab *T, int j, int b)
+first_fit(const struct dl_costctx *x, const struct tab *T, int j, int b)
 {
 	int *row = &T->amin[j * T->L], lo = j;
 
 	if (row[b] > 0)
 		return row[b] - 1;
 	for (int e = j; e < T->L; e++) {
-		while (lo <= e && cost_stage_memory(x, lo, e, T->phi[j], j + 1,
-		    g->S, g->m) > T->cap[j])
+		while (lo <= e && cost_mem_at(x, &T->mem[j], lo, e) > T->cap[j])
 			lo++;
 		row[e] = lo + 1;
 	}
@@ -169,13 +170,13 @@ first_fit(const struct dl_costctx *x, const struct part_group *g,
  * scan_stage().  Returns 0 when c has no route (not a usable boundary).
  */
 static int
-scan_start(const struct dl_costctx *x, const struct part_group *g,
-    const struct tab *T, int j, int b, double *c, int *lo, double **row)
+scan_start(const struct dl_costctx *x, const struct tab *T, int j, int b,
+    double *c, int *lo, double **row)
 {
 	*c = j < T->S - 1 ? tab_comm(T, j, b) : 0;
 	if (!isfinite(*c))
 		return 0;
-	*lo = T->amin != NULL ? first_fit(x, g, T, j, b) : j;
+	*lo = T->amin != NULL ? first_fit(x, T, j, b) : j;
 	*row = tc_row(T, j, b);
 	return 1;
 }
@@ -189,8 +190,8 @@ scan_stage(const struct dl_costctx *x, const struct part_group *g,
     const struct tab *T, int j, int lo, double *row, int a, int b,
     double *t)
 {
-	if (T->amin != NULL ? a < lo : cost_stage_memory(x, a, b, T->phi[j],
-	    j + 1, g->S, g->m) > T->cap[j])
+	if (T->amin != NULL ? a < lo : cost_mem_at(x, &T->mem[j], a, b) >
+	    T->cap[j])
 		return 0;
 	*t = row_t(x, g, T, row, j, a, b);
 	return 1;
@@ -204,7 +205,7 @@ tab_stage(const struct dl_costctx *x, const struct part_group *g,
 	double *row;
 	int lo;
 
-	return scan_start(x, g, T, j, b, c, &lo, &row) &&
+	return scan_start(x, T, j, b, c, &lo, &row) &&
 	    scan_stage(x, g, T, j, lo, row, a, b, t);
 }
 
@@ -243,54 +244,115 @@ scan_top(int j, int b)
 }
 
 /*
+ * What sum_dp() keeps from one call to the next of a frontier's scan,
+ * whose bottlenecks B only grow: for each cell (j, b), thr the least
+ * value above the B of its last scan that a test of the scan compared
+ * with B (t + xback where it stopped, P of a first layer it skipped; a
+ * larger B passes a test only at or above it), and rd the first layer a
+ * where the scan stopped (or j - 1), so that it read f(j - 1, a - 1) for
+ * a in (rd, b].  A cell whose thr is above the next B and none of whose
+ * f(j - 1, .) read changed would scan the same layers, take the same
+ * branches and store the same f and arg: it is not scanned again.  chg
+ * is 1 where this call changed f, two rows of prefix counts over the
+ * previous row and this one; ok is 0 until a call has filled the rest
+ * (f and arg then hold sum_dp() at B).
+ */
+struct dp_memo {
+	int ok;
+	double B;
+	double *thr;	/* S x L */
+	int *rd;	/* S x L */
+	int *pc;	/* 2 x (L + 1): changes of f up to index i, row j - 1
+			 * and row j */
+};
+
+/*
  * Least sum of (t + c) over partitions whose every stage has P <= B; the
  * argmin's stage ends go to last[].  Returns HUGE_VAL when none exists.
  * f and arg are (S x L) scratch.  P only grows as a stage takes more
  * layers once its first layer's incoming transfer is set aside (t grows,
  * the gradient it receives depends on b only), so the scan stops at the
  * first a with t + xback > B and skips those whose own xin is too large.
+ * With M (not NULL) the cells that cannot change since the last call with
+ * M, at a B no larger, are left as they are (struct dp_memo).
  */
 static double
 sum_dp(const struct dl_costctx *x, const struct part_group *g,
-    const struct tab *T, double B, double *f, int *arg, int *last)
+    const struct tab *T, double B, double *f, int *arg, int *last,
+    struct dp_memo *M)
 {
-	int S = T->S, L = T->L, lo;
+	int S = T->S, L = T->L, lo, inc;
 	double t, c, *row;
+	int *pp = NULL, *pn = NULL;
 
+	inc = M != NULL && M->ok && !(B < M->B);
 	for (int j = 0; j < S; j++) {
+		if (M != NULL) {
+			pp = M->pc + (size_t)(j & 1) * (size_t)(L + 1);
+			pn = M->pc + (size_t)(~j & 1) * (size_t)(L + 1);
+			pn[0] = 0;
+		}
 		for (int b = 0; b < L; b++) {
-			double best = HUGE_VAL, yb;
-			int ba = -1;
+			double best = HUGE_VAL, yb, thr = HUGE_VAL, p;
+			int ba = -1, a, i = j * L + b;
 
-			f[j * L + b] = HUGE_VAL;
-			arg[j * L + b] = -1;
+			if (inc) {
+				int lo_i = M->rd[i];
+
+				/* f(j - 1, i') for i' in [rd, b - 1]. */
+				if (!(M->thr[i] <= B) && (j == 0 || lo_i >= b ||
+				    pp[b] - pp[lo_i < 0 ? 0 : lo_i] == 0)) {
+					pn[b + 1] = pn[b];
+					continue;
+				}
+			}
+			f[i] = HUGE_VAL;
+			arg[i] = -1;
+			a = b;
 			if (!dp_cell(T, j, b))
-				continue;
+				goto done;
 			/* tab_stage() without what depends on a. */
-			if (!scan_start(x, g, T, j, b, &c, &lo, &row))
-				continue;
+			if (!scan_start(x, T, j, b, &c, &lo, &row))
+				goto done;
 			yb = xback(T, j, b);
-			for (int a = scan_top(j, b); a >= j; a--) {
+			for (a = scan_top(j, b); a >= j; a--) {
 				double prev = j == 0 ? (a == 0 ? 0 : HUGE_VAL) :
 				    f[(j - 1) * L + a - 1];
 				double v;
 
 				if (!scan_stage(x, g, T, j, lo, row, a, b, &t))
 					break;
-				if (t + yb > B)
+				if (t + yb > B) {
+					thr = fmin(thr, t + yb);
 					break;
-				if (prev == HUGE_VAL || t + xin(T, j, a) + yb >
-				    B)
+				}
+				if (prev == HUGE_VAL)
 					continue;
+				if ((p = t + xin(T, j, a) + yb) > B) {
+					thr = fmin(thr, p);
+					continue;
+				}
 				v = prev + t + c;
 				if (v <= best) {
 					best = v;
 					ba = a;
 				}
 			}
-			f[j * L + b] = best;
-			arg[j * L + b] = ba;
+done:
+			if (M != NULL) {
+				int ch = !inc || best != f[i];
+
+				pn[b + 1] = pn[b] + ch;
+				M->thr[i] = thr;
+				M->rd[i] = a;
+			}
+			f[i] = best;
+			arg[i] = ba;
 		}
+	}
+	if (M != NULL) {
+		M->ok = 1;
+		M->B = B;
 	}
 	if (f[(S - 1) * L + L - 1] == HUGE_VAL)
 		return HUGE_VAL;
@@ -310,26 +372,23 @@ sum_dp(const struct dl_costctx *x, const struct part_group *g,
  * find that.)
  */
 static int
-fits_greedy(const struct dl_costctx *x, const struct part_group *g,
-    const struct tab *T)
+fits_greedy(const struct dl_costctx *x, const struct tab *T)
 {
 	int S = T->S, L = T->L, a = 0;
 
 	for (int j = 0; j < S; j++) {
 		int hi = j == S - 1 ? L - 1 : L - 1 - (S - 1 - j), lo = a;
 
-		if (a > hi || cost_stage_memory(x, a, a, T->phi[j], j + 1, S,
-		    g->m) > T->cap[j])
+		if (a > hi || cost_mem_at(x, &T->mem[j], a, a) > T->cap[j])
 			return 0;
 		if (j == S - 1)
-			return !(cost_stage_memory(x, a, L - 1, T->phi[j], S, S,
-			    g->m) > T->cap[j]);
+			return !(cost_mem_at(x, &T->mem[j], a, L - 1) >
+			    T->cap[j]);
 		/* The last b in [a, hi] whose range [a, b] fits. */
 		while (lo < hi) {
 			int mid = lo + (hi - lo + 1) / 2;
 
-			if (cost_stage_memory(x, a, mid, T->phi[j], j + 1, S,
-			    g->m) > T->cap[j])
+			if (cost_mem_at(x, &T->mem[j], a, mid) > T->cap[j])
 				hi = mid - 1;
 			else
 				lo = mid;
@@ -513,11 +572,12 @@ sum_dp_window(const struct dl_costctx *x, const struct part_group *g,
 /* sum_dp(), or sum_dp_window() above part_window_layers layers. */
 static double
 sum_best(const struct dl_costctx *x, const struct part_group *g,
-    const struct tab *T, double B, double *f, int *arg, int *last)
+    const struct tab *T, double B, double *f, int *arg, int *last,
+    struct dp_memo *M)
 {
 	if (T->L > part_window_layers)
 		return sum_dp_window(x, g, T, B, f, arg, last);
-	return sum_dp(x, g, T, B, f, arg, last);
+	return sum_dp(x, g, T, B, f, arg, last, M);
 }
 
 /* Least bottleneck max_j P_j over feasible partitions. */
@@ -536,7 +596,7 @@ minmax_dp(const struct dl_costctx *x, const struct part_group *g,
 			f[j * L + b] = HUGE_VAL;
 			if (!dp_cell(T, j, b))
 				continue;
-			if (!scan_start(x, g, T, j, b, &c, &lo, &row))
+			if (!scan_start(x, T, j, b, &c, &lo, &row))
 				continue;
 			yb = xback(T, j, b);
 			for (int a = scan_top(j, b); a >= j; a--) {
@@ -595,9 +655,14 @@ struct part_front {
 	int *plast;		/* n x S */
 	double *f;
 	int *arg, *tmp;
+	struct dp_memo memo;	/* of the scan's sum_dp() calls, with f */
+	struct clist *cl;	/* front_cands()'s open listing, or NULL */
 };
 
-/* Allocate the DP scratch of F (need), or free it. */
+static void cands_close(struct part_front *);
+
+/* Allocate the DP scratch of F (need), or free it with the listing of
+ * candidates that front_cands() keeps open. */
 static void
 front_scratch(struct part_front *F, int need)
 {
@@ -609,6 +674,11 @@ front_scratch(struct part_front *F, int need)
 		F->arg = xreallocarray(NULL, n, sizeof(int));
 		F->tmp = xcalloc((size_t)F->g.S, sizeof(int));
 		F->T.amin = xcalloc(n + 1, sizeof(int));
+		F->memo.ok = 0;
+		F->memo.thr = xreallocarray(NULL, n, sizeof(double));
+		F->memo.rd = xreallocarray(NULL, n, sizeof(int));
+		F->memo.pc = xreallocarray(NULL, 2 * ((size_t)F->T.L + 1),
+		    sizeof(int));
 		if (F->T.L <= TAB_TC_LAYERS && 2 * F->T.nty <= F->g.S) {
 			F->T.tc = xreallocarray(NULL, (size_t)F->T.nty *
 			    (size_t)F->T.L, (size_t)F->T.L * sizeof(double));
@@ -616,12 +686,17 @@ front_scratch(struct part_front *F, int need)
 			    (size_t)F->T.L, 1);
 		}
 	} else if (!need) {
+		cands_close(F);
 		free(F->f);
 		free(F->arg);
 		free(F->tmp);
 		free(F->T.amin);
 		free(F->T.tc);
 		free(F->T.tc_ok);
+		free(F->memo.thr);
+		free(F->memo.rd);
+		free(F->memo.pc);
+		memset(&F->memo, 0, sizeof(F->memo));
 		F->f = NULL;
 		F->arg = NULL;
 		F->tmp = NULL;
@@ -644,97 +719,9 @@ front_scratch(struct part_front *F, int need)
  * bound t + xback + (the least xin of stage j), which only grows; a heap
  * merges these S x L lists by that key, and a second heap holds the
  * values P of the stages already taken from the first, so that a value
- * is listed once every key left is at least as large.
+ * is listed once every key left is at least as large.  The two heaps
+ * (struct cheap, struct vheap) are partition_heap.c's.
  */
-struct cheap {
-	double *v;
-	int *j, *b, *a;
-	size_t n;
-};
-
-/* Sift the entry (v, j, b, a) down from slot i of a heap of n. */
-static void
-cheap_sift(struct cheap *h, size_t i, size_t n, double v, int j, int b, int a)
-{
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= n)
-			break;
-		if (c + 1 < n && (h->v[c + 1] < h->v[c] || (h->v[c + 1] ==
-		    h->v[c] && (h->j[c + 1] < h->j[c] || (h->j[c + 1] ==
-		    h->j[c] && h->b[c + 1] < h->b[c])))))
-			c++;
-		if (v < h->v[c] || (v == h->v[c] && (j < h->j[c] ||
-		    (j == h->j[c] && b < h->b[c]))))
-			break;
-		h->v[i] = h->v[c];
-		h->j[i] = h->j[c];
-		h->b[i] = h->b[c];
-		h->a[i] = h->a[c];
-		i = c;
-	}
-	h->v[i] = v;
-	h->j[i] = j;
-	h->b[i] = b;
-	h->a[i] = a;
-}
-
-static void
-cheap_pop(struct cheap *h)
-{
-	size_t n = --h->n;
-
-	cheap_sift(h, 0, n, h->v[n], h->j[n], h->b[n], h->a[n]);
-}
-
-/* Make the n entries appended unordered into a heap (Floyd). */
-static void
-cheap_heapify(struct cheap *h)
-{
-	for (size_t i = h->n / 2; i-- > 0;)
-		cheap_sift(h, i, h->n, h->v[i], h->j[i], h->b[i], h->a[i]);
-}
-
-/* A binary min-heap of values. */
-struct vheap {
-	double *v;
-	size_t n, cap;
-};
-
-static void
-vheap_push(struct vheap *h, double v)
-{
-	size_t i;
-
-	h->v = xgrow(h->v, &h->cap, h->n + 1, sizeof(double));
-	for (i = h->n++; i > 0 && h->v[(i - 1) / 2] > v; i = (i - 1) / 2)
-		h->v[i] = h->v[(i - 1) / 2];
-	h->v[i] = v;
-}
-
-static double
-vheap_pop(struct vheap *h)
-{
-	double top = h->v[0], v = h->v[--h->n];
-	size_t i = 0;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && h->v[c + 1] < h->v[c])
-			c++;
-		if (v <= h->v[c])
-			break;
-		h->v[i] = h->v[c];
-		i = c;
-	}
-	if (h->n > 0)
-		h->v[i] = v;
-	return top;
-}
 
 /*
  * The least and the largest finite xin of stage j over its possible first
@@ -788,32 +775,36 @@ cands_first(struct part_front *F, int j, int b, double xhi)
 }
 
 /*
- * List the distinct candidate bottlenecks, every feasible stage's
- * P >= bmin, ascending: the first keep of them (0: all), and never more
- * than a query can look at (max_scan + 1).  F->nall becomes their exact
- * number when the listing reached the end, else stays unknown (SIZE_MAX)
- * unless known before.
+ * The merge of front_cands(), kept with the scratch so that a scan that
+ * needs more candidates goes on from where the last listing stopped.
  */
-static void
-front_cands(struct part_front *F, size_t keep)
+struct clist {
+	struct cheap h;
+	struct vheap ready;
+	double *xlo;		/* S: the least xin of each stage */
+	size_t room;		/* of F->cand, less one */
+};
+
+/* Open F's listing: a heap of every list's first stage. */
+static struct clist *
+cands_open(struct part_front *F)
 {
 	int S = F->g.S, L = F->T.L;
-	size_t cap = F->max_scan > 0 ? (size_t)F->max_scan + 1 : SIZE_MAX;
-	size_t want = keep > 0 && keep < cap ? keep : cap, got = 0, room;
-	struct cheap h;
-	struct vheap ready = { NULL, 0, 0 };
-	double t, c, *xlo = xcalloc((size_t)S, sizeof(double));
+	struct clist *cl = xcalloc(1, sizeof(*cl));
+	struct cheap *h = &cl->h;
+	double c;
 
-	h.n = 0;
+	cl->xlo = xcalloc((size_t)S, sizeof(double));
+	h->n = 0;
 	/* Entries are written as they join the heap. */
-	h.v = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(double));
-	h.j = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(int));
-	h.b = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(int));
-	h.a = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(int));
+	h->v = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(double));
+	h->j = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(int));
+	h->b = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(int));
+	h->a = xreallocarray(NULL, (size_t)S * (size_t)L, sizeof(int));
 	for (int j = 0; j < S; j++) {
 		double xhi;
 
-		xin_range(&F->T, j, &xlo[j], &xhi);
+		xin_range(&F->T, j, &cl->xlo[j], &xhi);
 		for (int b = j; b <= L - (S - j); b++) {
 			int a;
 
@@ -822,56 +813,95 @@ front_cands(struct part_front *F, size_t keep)
 			c = j < S - 1 ? tab_comm(&F->T, j, b) : 0;
 			if (!isfinite(c) || (a = cands_first(F, j, b, xhi)) < 0)
 				continue;
-			h.v[h.n] = stage_t(F->x, &F->g, &F->T, j, a, b) +
-			    xback(&F->T, j, b) + xlo[j];
-			h.j[h.n] = j;
-			h.b[h.n] = b;
-			h.a[h.n++] = a;
+			h->v[h->n] = stage_t(F->x, &F->g, &F->T, j, a, b) +
+			    xback(&F->T, j, b) + cl->xlo[j];
+			h->j[h->n] = j;
+			h->b[h->n] = b;
+			h->a[h->n++] = a;
 		}
 	}
-	cheap_heapify(&h);
-	free(F->cand);
-	room = want < 64 ? want : 64;
-	F->cand = xcalloc(room + 1, sizeof(double));
-	while ((h.n > 0 || ready.n > 0) && got < want) {
+	cheap_heapify(h);
+	return cl;
+}
+
+static void
+cands_close(struct part_front *F)
+{
+	struct clist *cl = F->cl;
+
+	if (cl == NULL)
+		return;
+	free(cl->h.v);
+	free(cl->h.j);
+	free(cl->h.b);
+	free(cl->h.a);
+	free(cl->ready.v);
+	free(cl->xlo);
+	free(cl);
+	F->cl = NULL;
+}
+
+/*
+ * List the distinct candidate bottlenecks, every feasible stage's
+ * P >= bmin, ascending: the first keep of them (0: all), and never more
+ * than a query can look at (max_scan + 1).  F->nall becomes their exact
+ * number when the listing reached the end, else stays unknown (SIZE_MAX)
+ * unless known before.  A listing still open (F->cl) goes on; else it
+ * starts again from the first.
+ */
+static void
+front_cands(struct part_front *F, size_t keep)
+{
+	struct clist *cl = F->cl;
+	struct cheap *h;
+	struct vheap *ready;
+	size_t cap = F->max_scan > 0 ? (size_t)F->max_scan + 1 : SIZE_MAX;
+	size_t want = keep > 0 && keep < cap ? keep : cap, got;
+	double t, c;
+
+	if (cl == NULL) {
+		cl = F->cl = cands_open(F);
+		free(F->cand);
+		cl->room = want < 64 ? want : 64;
+		F->cand = xcalloc(cl->room + 1, sizeof(double));
+		F->ncand = 0;
+	}
+	h = &cl->h;
+	ready = &cl->ready;
+	got = F->ncand;
+	while ((h->n > 0 || ready->n > 0) && got < want) {
 		double v;
 
-		if (h.n > 0 && (ready.n == 0 || h.v[0] < ready.v[0])) {
-			int j = h.j[0], b = h.b[0], a = h.a[0];
+		if (h->n > 0 && (ready->n == 0 || h->v[0] < ready->v[0])) {
+			int j = h->j[0], b = h->b[0], a = h->a[0];
 			double p = xin(&F->T, j, a);
 
 			if (isfinite(p) && (v = stage_t(F->x, &F->g, &F->T, j,
 			    a, b) + p + xback(&F->T, j, b)) >= F->bmin)
-				vheap_push(&ready, v);
+				vheap_push(ready, v);
 			/* The next stage of this list takes the top's place
 			 * (one sift instead of a pop and a push). */
 			if (j > 0 && --a >= j && tab_stage(F->x, &F->g, &F->T, j,
 			    a, b, &t, &c))
-				cheap_sift(&h, 0, h.n, t + xback(&F->T, j, b) +
-				    xlo[j], j, b, a);
+				cheap_sift(h, 0, h->n, t + xback(&F->T, j, b) +
+				    cl->xlo[j], j, b, a);
 			else
-				cheap_pop(&h);
+				cheap_pop(h);
 			continue;
 		}
-		v = vheap_pop(&ready);
+		v = vheap_pop(ready);
 		if (got == 0 || v != F->cand[got - 1]) {
-			if (got == room) {
-				room *= 2;
-				F->cand = xreallocarray(F->cand, room + 1,
+			if (got == cl->room) {
+				cl->room *= 2;
+				F->cand = xreallocarray(F->cand, cl->room + 1,
 				    sizeof(double));
 			}
 			F->cand[got++] = v;
 		}
 	}
 	F->ncand = got;
-	if ((h.n == 0 && ready.n == 0) || got == cap)
+	if ((h->n == 0 && ready->n == 0) || got == cap)
 		F->nall = got;
-	free(h.v);
-	free(h.j);
-	free(h.b);
-	free(h.a);
-	free(ready.v);
-	free(xlo);
 }
 
 struct part_front *
@@ -898,7 +928,7 @@ part_front_new(const struct dl_costctx *x, const struct part_group *g,
 	F->g.commv = NULL;
 	F->sinf_last = xcalloc((size_t)S, sizeof(int));
 	bmin = HUGE_VAL;
-	if (fits_greedy(x, &F->g, &F->T)) {
+	if (fits_greedy(x, &F->T)) {
 		front_scratch(F, 1);
 		bmin = minmax_dp(x, &F->g, &F->T, F->f);
 	}
@@ -916,13 +946,16 @@ part_front_new(const struct dl_costctx *x, const struct part_group *g,
 		return F;
 	}
 	F->sinf = sum_best(x, &F->g, &F->T, HUGE_VAL, F->f, F->arg,
-	    F->sinf_last);
+	    F->sinf_last, NULL);
 	F->status = LP_OPTIMAL;
 	F->bmin = bmin;
 	F->nall = SIZE_MAX;
 	front_cands(F, FRONT_FIRST);
-	/* The scratch is only needed while the scan runs. */
-	front_scratch(F, 0);
+	/*
+	 * The scratch is only needed while a scan runs: the first query,
+	 * which almost always comes next, uses the rows of amin and tc
+	 * filled so far and frees it.
+	 */
 	return F;
 }
 
@@ -934,7 +967,7 @@ front_step(struct part_front *F)
 	int S = F->g.S;
 	double B = F->cand[F->next], s, bt = 0, sum = 0, t, c;
 
-	s = sum_best(x, &F->g, &F->T, B, F->f, F->arg, F->tmp);
+	s = sum_best(x, &F->g, &F->T, B, F->f, F->arg, F->tmp, &F->memo);
 	if (s != HUGE_VAL) {
 		/* Score with the true bottleneck of this partition. */
 		for (int j = 0, a = 0; j < S; j++) {
@@ -983,6 +1016,7 @@ part_front_query(struct part_front *F, long m, struct part_result *r)
 	if (m <= 1) {
 		r->obj = F->sinf;
 		memcpy(r->last, F->sinf_last, (size_t)S * sizeof(int));
+		front_scratch(F, 0);
 		goto out;
 	}
 	/* Points come in scan order: each is looked at once, the first
@@ -1047,6 +1081,10 @@ part_front_free(struct part_front *F)
 	free(F->f);
 	free(F->arg);
 	free(F->tmp);
+	free(F->memo.thr);
+	free(F->memo.rd);
+	free(F->memo.pc);
+	cands_close(F);
 	free(F->sinf_last);
 	free(F->cand);
 	free(F->psum);
@@ -1088,19 +1126,36 @@ part_result_free(struct part_result *r)
 	r->last = NULL;
 }
 
+/*
+ * A stage's memory never falls as m grows (it holds min(m, S - j)
+ * micro-batches), so the first m at which some stage does not fit is the
+ * least over the stages of the first m at which each does not, found by
+ * bisection: S log S prices instead of S^2.
+ */
 long
 part_mcap(const struct dl_costctx *x, int S, const int *k, const int *node,
     const int *last)
 {
-	for (long m = 1; m <= S; m++) {
-		for (int j = 0, a = 0; j < S; j++) {
-			double mem = cost_stage_memory(x, a, last[j],
-			    1.0 / k[j], j + 1, S, m);
+	long most = LONG_MAX;
 
-			if (mem > cost_gpu_capacity(x, node[j]))
-				return m - 1;
-			a = last[j] + 1;
+	for (int j = 0, a = 0; j < S && most > 0; a = last[j] + 1, j++) {
+		double cap = cost_gpu_capacity(x, node[j]);
+		long lo = 1, hi = S < most ? S : most;
+
+		if (!(cost_stage_memory(x, a, last[j], 1.0 / k[j], j + 1, S,
+		    hi) > cap))
+			continue;
+		/* The least m in [lo, hi] at which stage j does not fit. */
+		while (lo < hi) {
+			long mid = lo + (hi - lo) / 2;
+
+			if (cost_stage_memory(x, a, last[j], 1.0 / k[j], j + 1,
+			    S, mid) > cap)
+				hi = mid;
+			else
+				lo = mid + 1;
 		}
+		most = lo - 1;
 	}
-	return LONG_MAX;
+	return most;
 }

@@ -22,6 +22,7 @@ struct tab {
 	double *cap;		/* S: usable bytes per GPU of unit j */
 	struct cost_unit *unit;	/* S: what pricing unit j's ranges needs */
 	double *phi;		/* S: largest TP share of unit j */
+	struct cost_mem *mem;	/* S: what pricing stage j's memory needs */
 	/*
 	 * S x L, filled a stage's row at a time when first asked: 1 + the
 	 * first layer a such that stage j holding [a, b] fits in memory
@@ -90,5 +91,32 @@ tab_comm(const struct tab *T, int j, int l)
 {
 	return T->cf[j][l] + T->cb[j][l];
 }
+
+/*
+ * The heaps of a frontier's candidate listing (partition_heap.c).  struct
+ * cheap holds entries (v, j, b, a), the first stage a not yet taken of
+ * list (j, b) under its key v, ordered by v, then j, then b; cheap_sift()
+ * puts entry (v, j, b, a) in slot i of a heap of n and sifts it down,
+ * cheap_pop() drops the top, cheap_heapify() orders the n entries
+ * appended (Floyd).  struct vheap is a binary min-heap of values.
+ */
+struct cheap {
+	double *v;
+	int *j, *b, *a;
+	size_t n;
+};
+
+void cheap_sift(struct cheap *h, size_t i, size_t n, double v, int j, int b,
+    int a);
+void cheap_pop(struct cheap *h);
+void cheap_heapify(struct cheap *h);
+
+struct vheap {
+	double *v;
+	size_t n, cap;
+};
+
+void vheap_push(struct vheap *h, double v);
+double vheap_pop(struct vheap *h);
 
 #endif
