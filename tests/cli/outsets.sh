@@ -374,4 +374,10 @@ else
 	killloop "replan -o" "$TMP/kempty" \
 	    '"$DLPLAN" replan $RP --observed "$TMP/kslow.csv" -o "$K"' \
 	    '"$DLPLAN" replan $RP --observed "$TMP/ksame.csv" -o "$K"'
+	# schedule -o: 27 jobs' plans, then 6 other jobs' (the first set's
+	# extra plans must go), on geo-8.
+	SD=tests/cli/data/schedule
+	killloop "schedule -o" "$TMP/kempty" \
+	    '"$DLPLAN" schedule -c datasets/clusters/geo-8 --jobs $SD/geo-mix.csv -q -o "$K"' \
+	    '"$DLPLAN" schedule -c datasets/clusters/geo-8 --jobs $SD/light.csv -q -o "$K"'
 fi
