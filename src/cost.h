@@ -18,12 +18,6 @@
 #include "route.h"
 
 
-/*
- * How many times a memory-bound kernel reads or writes each byte of
- * activation a layer produces, over forward and backward (dlplan(1)
- * ALGORITHMS, Cost model: fitted on the SC'21 Megatron-LM runs).
- */
-#define COST_MEM_PASSES 8.0
 
 /*
  * The fewest bytes of weights, gradients and optimizer state a parameter
@@ -127,55 +121,6 @@ double cost_lower_bound(const struct dl_costctx *x);
  * GPU.  0 when p has no GPU.
  */
 double cost_own_bound(const struct dl_costctx *x, const struct dl_plan *p);
-/* Sums over layers [first, last]: (fwd+bwd) FLOPs, parameters, kept
- * activation bytes and TP all-reduce bytes, per sample. */
-double cost_range_flops(const struct dl_costctx *x, int first, int last);
-double cost_range_params(const struct dl_costctx *x, int first, int last);
-double cost_range_mem(const struct dl_costctx *x, int first, int last);
-double cost_range_tp(const struct dl_costctx *x, int first, int last);
-/*
- * What cost_stage_memory_dp() of one stage (its TP share, position,
- * micro-batches and data-parallel size) needs besides its layers, so
- * that a caller pricing many ranges of one stage (the partition DPs)
- * works it out once: cost_mem_at() is cost_stage_memory_dp() bit for
- * bit, and that function is defined by it.
- */
-struct cost_mem {
-	double held_mu;		/* micro-batches held times the micro-batch */
-	double state;		/* bytes a parameter of state */
-	double tied;		/* the tied embedding's copy, when first > 0 */
-	double rc;		/* the recomputed block's transient, or 0 */
-	double phi;
-	int fold;		/* rc is added */
-};
-void cost_mem_init(const struct dl_costctx *x, double phi, int p, int S,
-    long m, long dp, struct cost_mem *r);
-
-/* A range sum of cum_params or cum_mem, from the table when kept. */
-static inline double
-cost_range_at(const struct dl_costctx *x, const double *t,
-    double (*slow)(const struct dl_costctx *, int, int), int first, int last)
-{
-	if (t != NULL && first <= last)
-		return t[(size_t)last * x->m->nlayers + (size_t)first];
-	return slow(x, first, last);
-}
-
-/* Memory of layers [first, last] on the stage of r, bytes a GPU. */
-static inline double
-cost_mem_at(const struct dl_costctx *x, const struct cost_mem *r, int first,
-    int last)
-{
-	double act = r->held_mu * cost_range_at(x, x->rt_mem, cost_range_mem,
-	    first, last), w;
-
-	w = r->state * (cost_range_at(x, x->rt_params, cost_range_params,
-	    first, last) + (first > 0 ? r->tied : 0)) * r->phi;
-	if (r->fold)
-		act += r->rc;
-	return w + act * r->phi;
-}
-
 /* The forward pass's share of the FLOPs of layers [first, last] (1/3
  * when they have none): how a stage's time splits into forward and
  * backward in the 1F1B schedule. */

@@ -1,7 +1,8 @@
 /*
- * cost_ctx.h - the cost model's precomputed context and a unit's compute
- * time: the types and inline helpers every file of the cost model
- * shares, with no code of their own (cost.h declares the functions).
+ * cost_ctx.h - the cost model's precomputed context, a unit's compute
+ * time, the layer range sums and a stage's memory: the types and inline
+ * helpers every file of the cost model shares, so that none of them
+ * takes them from cost.c's header (cost.h declares the rest).
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
 #ifndef DL_COST_CTX_H
@@ -172,6 +173,62 @@ cost_unit_time(const struct dl_costctx *x, int node, int k, double flops,
 
 	cost_unit_init(x, node, k, &u);
 	return cost_unit_t(&u, flops, tp);
+}
+
+/*
+ * How many times a memory-bound kernel reads or writes each byte of
+ * activation a layer produces, over forward and backward (dlplan(1)
+ * ALGORITHMS, Cost model: fitted on the SC'21 Megatron-LM runs).
+ */
+#define COST_MEM_PASSES 8.0
+
+/* Sums over layers [first, last]: (fwd+bwd) FLOPs, parameters, kept
+ * activation bytes and TP all-reduce bytes, per sample. */
+double cost_range_flops(const struct dl_costctx *x, int first, int last);
+double cost_range_params(const struct dl_costctx *x, int first, int last);
+double cost_range_mem(const struct dl_costctx *x, int first, int last);
+double cost_range_tp(const struct dl_costctx *x, int first, int last);
+/*
+ * What cost_stage_memory_dp() of one stage (its TP share, position,
+ * micro-batches and data-parallel size) needs besides its layers, so
+ * that a caller pricing many ranges of one stage (the partition DPs)
+ * works it out once: cost_mem_at() is cost_stage_memory_dp() bit for
+ * bit, and that function is defined by it.
+ */
+struct cost_mem {
+	double held_mu;		/* micro-batches held times the micro-batch */
+	double state;		/* bytes a parameter of state */
+	double tied;		/* the tied embedding's copy, when first > 0 */
+	double rc;		/* the recomputed block's transient, or 0 */
+	double phi;
+	int fold;		/* rc is added */
+};
+void cost_mem_init(const struct dl_costctx *x, double phi, int p, int S,
+    long m, long dp, struct cost_mem *r);
+
+/* A range sum of cum_params or cum_mem, from the table when kept. */
+static inline double
+cost_range_at(const struct dl_costctx *x, const double *t,
+    double (*slow)(const struct dl_costctx *, int, int), int first, int last)
+{
+	if (t != NULL && first <= last)
+		return t[(size_t)last * x->m->nlayers + (size_t)first];
+	return slow(x, first, last);
+}
+
+/* Memory of layers [first, last] on the stage of r, bytes a GPU. */
+static inline double
+cost_mem_at(const struct dl_costctx *x, const struct cost_mem *r, int first,
+    int last)
+{
+	double act = r->held_mu * cost_range_at(x, x->rt_mem, cost_range_mem,
+	    first, last), w;
+
+	w = r->state * (cost_range_at(x, x->rt_params, cost_range_params,
+	    first, last) + (first > 0 ? r->tied : 0)) * r->phi;
+	if (r->fold)
+		act += r->rc;
+	return w + act * r->phi;
 }
 
 #endif
