@@ -49,8 +49,7 @@ while IFS=, read -r name heads hidden layers tp pp dp gpus gbs rest; do
 	    -o "$TMP/h100-$name.csv"
 	sp=""
 	[ "$tp" -gt 1 ] && sp=--sequence-parallel
-	fit "H100 $name (TP $tp, PP $pp, DP $dp)" "$TMP/h100-$gpus" \
-	    "$TMP/h100-$name.csv" --tensor-model-parallel-size "$tp" $sp \
+	set -- --tensor-model-parallel-size "$tp" $sp \
 	    --pipeline-model-parallel-size "$pp" --micro-batch-size 1 \
 	    --global-batch-size "$gbs" --num-layers "$layers" \
 	    --hidden-size "$hidden" --num-attention-heads "$heads" \
@@ -58,21 +57,15 @@ while IFS=, read -r name heads hidden layers tp pp dp gpus gbs rest; do
 	    --vocab-size 131072 --untie-embeddings-and-output-weights \
 	    --bf16 --use-distributed-optimizer --overlap-grad-reduce \
 	    --overlap-param-gather
+	fit "H100 $name (TP $tp, PP $pp, DP $dp)" "$TMP/h100-$gpus" \
+	    "$TMP/h100-$name.csv" "$@"
 	# The README's PP overlap exists only with the interleaved schedule
 	# (megatron/training/arguments.py:1011), whose chunk count it does not
 	# give: the pipelined rows fit with one block a chunk too, the count
 	# tests/bench/published.py finds fastest for most of them.
 	[ "$pp" -gt 1 ] || continue
 	fit "H100 $name interleaved, $((layers / pp)) chunks a stage" \
-	    "$TMP/h100-$gpus" "$TMP/h100-$name.csv" \
-	    --tensor-model-parallel-size "$tp" $sp \
-	    --pipeline-model-parallel-size "$pp" --micro-batch-size 1 \
-	    --global-batch-size "$gbs" --num-layers "$layers" \
-	    --hidden-size "$hidden" --num-attention-heads "$heads" \
-	    --seq-length 4096 --max-position-embeddings 4096 \
-	    --vocab-size 131072 --untie-embeddings-and-output-weights \
-	    --bf16 --use-distributed-optimizer --overlap-grad-reduce \
-	    --overlap-param-gather \
+	    "$TMP/h100-$gpus" "$TMP/h100-$name.csv" "$@" \
 	    --num-layers-per-virtual-pipeline-stage 1
 done
 
