@@ -915,7 +915,7 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 	 */
 	for (int g = 0; g < p->ngroups; g++) {
 		struct dl_group *gr = &p->groups[g];
-		const struct cost_vp *w = &vp[g];
+		struct cost_vp *w = &vp[g];
 
 		for (int s = 0; s < gr->nstages; s++) {
 			struct dl_stage *st = &gr->stages[s];
@@ -944,7 +944,7 @@ cost_eval_below(const struct dl_costctx *x, struct dl_plan *p, double cut,
 		    in + 3 * n);
 		for (int g = 0; g < p->ngroups; g++)
 			if (vp[g].v > 1)
-				cost_vp_fill(x, p, g, base, in, &vp[g]);
+				cost_vp_transfers(p, g, base, in, &vp[g]);
 	}
 
 	/*

@@ -159,6 +159,11 @@ cost_vp_init(const struct dl_costctx *x, const struct dl_plan *p,
 			continue;
 		vp[g].cf = xcalloc(nc, sizeof(int));
 		vp[g].cl = xcalloc(nc, sizeof(int));
+		vp[g].f = xcalloc(5 * nc, sizeof(double));
+		vp[g].b = vp[g].f + nc;
+		vp[g].xf = vp[g].b + nc;
+		vp[g].xb = vp[g].xf + nc;
+		vp[g].bend = vp[g].xb + nc;
 		rc = cost_vp_layout(x, gr, vp[g].v, vp[g].cf, vp[g].cl, e);
 	}
 	return rc;
@@ -166,56 +171,43 @@ cost_vp_init(const struct dl_costctx *x, const struct dl_plan *p,
 
 double
 cost_vp_stage_time(const struct dl_costctx *x, const struct dl_group *gr,
-    const struct cost_vp *w, int s)
+    struct cost_vp *w, int s)
 {
 	const struct dl_stage *st = &gr->stages[s];
 	double t = 0;
 
 	if (w->v == 1)
 		return cost_stage_time(x, st);
-	for (int c = 0; c < w->v; c++) {
-		struct dl_stage ch = cost_vp_chunk(x, st, w->v,
-		    w->cf[c * gr->nstages + s], w->cl[c * gr->nstages + s]);
+	for (int o = s; o < w->v * gr->nstages; o += gr->nstages) {
+		struct dl_stage ch = cost_vp_chunk(x, st, w->v, w->cf[o],
+		    w->cl[o]);
+		double tc = cost_stage_time(x, &ch), share;
 
-		t += cost_stage_time(x, &ch);
+		cost_stage_flops_rc(x, ch.first, ch.last, ch.recompute, &share);
+		w->f[o] = tc * share;
+		w->b[o] = tc - w->f[o];
+		t += tc;
 	}
 	return t;
 }
 
 /*
- * The interleaved inputs of group g (vp->v > 1, vp->cf and vp->cl set):
- * each chunk's compute split into forward and backward as a stage's is,
- * and the transfers of the stage boundaries in from the plain inputs
- * (in: f, b, xf, xb of cost_pipe_inputs(), n stages each): every chunk
- * crosses boundary s the same way, and the last stage's own slot, s = S
- * - 1, holds its send to the first stage.
+ * The transfers of interleaved group g (its chunks' compute set by
+ * cost_vp_stage_time()), from the plain inputs (in: f, b, xf, xb of
+ * cost_pipe_inputs(), n stages each): every chunk crosses boundary s the
+ * same way, and the last stage's own slot, s = S - 1, holds its send to
+ * the first stage.
  */
 void
-cost_vp_fill(const struct dl_costctx *x, const struct dl_plan *p, int g,
-    const int *base, const double *in, struct cost_vp *vp)
+cost_vp_transfers(const struct dl_plan *p, int g, const int *base,
+    const double *in, struct cost_vp *vp)
 {
-	const struct dl_group *gr = &p->groups[g];
-	int S = gr->nstages, v = vp->v, n = base[p->ngroups];
+	int S = p->groups[g].nstages, n = base[p->ngroups];
 	const double *xf = in + 2 * n, *xb = in + 3 * n;
 
-	vp->f = xcalloc(5 * (size_t)S * (size_t)v, sizeof(double));
-	vp->b = vp->f + S * v;
-	vp->xf = vp->b + S * v;
-	vp->xb = vp->xf + S * v;
-	vp->bend = vp->xb + S * v;
-	for (int o = 0; o < S * v; o++) {
-		int s = o % S;
-		struct dl_stage ch = cost_vp_chunk(x, &gr->stages[s], v, vp->cf[o],
-		    vp->cl[o]);
-		double t = cost_stage_time(x, &ch), share;
-
-		cost_stage_flops_rc(x, ch.first, ch.last, ch.recompute, &share);
-		vp->f[o] = t * share;
-		vp->b[o] = t - vp->f[o];
-		if (o + 1 < S * v) {
-			vp->xf[o] = xf[base[g] + s];
-			vp->xb[o] = xb[base[g] + s];
-		}
+	for (int o = 0; o + 1 < S * vp->v; o++) {
+		vp->xf[o] = xf[base[g] + o % S];
+		vp->xb[o] = xb[base[g] + o % S];
 	}
 }
 

@@ -33,13 +33,14 @@ void cost_vp_free(struct cost_vp *vp, int n);
  * share of st's recomputed blocks. */
 struct dl_stage cost_vp_chunk(const struct dl_costctx *x,
     const struct dl_stage *st, int v, int first, int last);
-/* Stage s of group gr's compute: its chunks' when w interleaves. */
+/* Stage s of group gr's compute: its chunks' when w interleaves, whose
+ * forward and backward it keeps in w->f and w->b. */
 double cost_vp_stage_time(const struct dl_costctx *x,
-    const struct dl_group *gr, const struct cost_vp *w, int s);
-/* Fill vp's f, b, xf, xb from the plain inputs in (cost_pipe_inputs(),
+    const struct dl_group *gr, struct cost_vp *w, int s);
+/* Fill vp's xf and xb from the plain inputs in (cost_pipe_inputs(),
  * base[] the groups' first stages). */
-void cost_vp_fill(const struct dl_costctx *x, const struct dl_plan *p, int g,
-    const int *base, const double *in, struct cost_vp *vp);
+void cost_vp_transfers(const struct dl_plan *p, int g, const int *base,
+    const double *in, struct cost_vp *vp);
 /* When interleaved stage s's reduction rs (nb buckets) ends, and how much
  * of its all-gather ag does not hide (dlplan(1), Interleaved schedule). */
 double cost_vp_reduced(const struct cost_vp *vp, int S, int s, double rs,
