@@ -11,112 +11,14 @@
 #include "pipesched.h"
 #include "util.h"
 
-/* The k-th operation of stage s in 1F1B order: *back and micro-batch *i. */
-static void
-op_of(int S, int s, long m, long k, int *back, long *i)
-{
-	long w = S - s - 1 < m ? S - s - 1 : m;
-
-	if (k < w) {
-		*back = 0;
-		*i = k;
-	} else if (k < w + 2 * (m - w)) {
-		*back = (int)((k - w) % 2);
-		*i = *back ? (k - w) / 2 : w + (k - w) / 2;
-	} else {
-		*back = 1;
-		*i = k - (m - w) - w;
-	}
-}
-
-/* The event simulation of pipe_makespan(): O(S m) time and memory. */
-static double
-simulate(int S, long m, const double *f, const double *b, const double *xf,
-    const double *xb, struct pipe_op *F, struct pipe_op *B)
-{
-	size_t n = (size_t)S * (size_t)m;
-	double *fe, *be, *lane, end = 0;
-	long *next, left;
-
-	if (S < 1 || m < 1)
-		return 0;
-	fe = xcalloc(n, sizeof(double));
-	be = xcalloc(n, sizeof(double));
-	lane = xcalloc((size_t)S, sizeof(double));
-	next = xcalloc((size_t)S, sizeof(long));
-	for (size_t i = 0; i < n; i++)
-		fe[i] = be[i] = -1;
-	left = 2 * m * S;
-	/*
-	 * Each round lets every stage run as many operations as have their
-	 * input; a stage blocks only on a neighbour, and 1F1B never
-	 * deadlocks, so every round makes progress.
-	 */
-	while (left > 0) {
-		long ran = 0;
-
-		for (int s = 0; s < S; s++) {
-			while (next[s] < 2 * m) {
-				int back;
-				long i;
-				double ready, x, start;
-				size_t at;
-
-				op_of(S, s, m, next[s], &back, &i);
-				at = (size_t)s * (size_t)m + (size_t)i;
-				if (!back && s > 0) {
-					ready = fe[at - (size_t)m];
-					x = xf[s - 1];
-				} else if (back && s + 1 < S) {
-					ready = be[at + (size_t)m];
-					x = xb[s];
-				} else {
-					ready = 0;
-					x = 0;
-				}
-				if (ready < 0)
-					break;	/* the neighbour has not run it */
-				start = fmax(lane[s], ready) + x;
-				if (back) {
-					be[at] = start + b[s];
-					if (B != NULL) {
-						B[at].post = lane[s];
-						B[at].start = start;
-						B[at].end = be[at];
-					}
-					lane[s] = be[at];
-				} else {
-					fe[at] = start + f[s];
-					if (F != NULL) {
-						F[at].post = lane[s];
-						F[at].start = start;
-						F[at].end = fe[at];
-					}
-					lane[s] = fe[at];
-				}
-				next[s]++;
-				ran++;
-			}
-		}
-		left -= ran;
-		if (ran == 0) {
-			end = HUGE_VAL;
-			break;
-		}
-	}
-	for (int s = 0; s < S && end != HUGE_VAL; s++)
-		end = fmax(end, lane[s]);
-	free(fe);
-	free(be);
-	free(lane);
-	free(next);
-	return end;
-}
+static double walk(int S, int v, long m, const double *f, const double *b,
+    const double *xf, const double *xb, int wait, double *bend,
+    struct pipe_op *F, struct pipe_op *B);
 
 /*
  * One pass: it starts when its lane is free and its input has arrived
  * (ready, the producer's end, plus the transfer x) and lasts c.  The
- * same expression as simulate()'s, so the same bits.
+ * same expression as walk()'s, so the same bits.
  */
 static double
 pass(double lane, double ready, double x, double c)
@@ -194,7 +96,7 @@ skip_steps(double *x, const double *h, size_t nx, int q, long left)
 
 /*
  * The makespan of m >= S micro-batches by steps, in O(S) memory: the
- * same passes as simulate() with the same arithmetic, so the same
+ * same passes as walk() with the same arithmetic, so the same
  * result to the last bit, in another order.  Stage s first runs its
  * w_s = S - s - 1 warm-up forwards.  Step n then runs, on every stage
  * from the last to the first, its forward of micro-batch w_s + n (while
@@ -326,7 +228,7 @@ pipe_makespan(int S, long m, const double *f, const double *b,
 	if (S < 1 || m < 1)
 		return 0;
 	if (F != NULL || B != NULL || m < S)
-		return simulate(S, m, f, b, xf, xb, F, B);
+		return walk(S, 1, m, f, b, xf, xb, 1, NULL, F, B);
 	return stepped(S, m, f, b, xf, xb);
 }
 
@@ -435,7 +337,7 @@ pipe_vwarmup(int S, int v, long m, int r)
  * alternately, then the remaining backwards.  Forward j is the table's
  * pair j, backward j its micro-batch in chunk v - 1 - its chunk
  * (get_model_chunk_id(), lines 1244-1249).  With v = 1 this is the
- * plain 1F1B order of op_of().
+ * plain 1F1B order.
  */
 static void
 vop_of(int S, int v, long m, int r, long k, const long *mb, const int *ck,
@@ -457,19 +359,25 @@ vop_of(int S, int v, long m, int r, long k, const long *mb, const int *ck,
 	*c = *back ? v - 1 - ck[j] : ck[j];
 }
 
-double
-pipe_vmakespan(int S, int v, long m, const double *f, const double *b,
-    const double *xf, const double *xb, int wait, double *bend)
+/*
+ * The event simulation of pipe_vmakespan() and of pipe_makespan() with
+ * F and B or few micro-batches (v 1, wait set): O(S v m) time and
+ * memory.  Each round lets every rank run as many operations as have
+ * their input; a rank blocks only on another, and the schedule never
+ * deadlocks, so every round makes progress.  F and B (NULL: not wanted)
+ * receive every operation, [o m + i] for micro-batch i of virtual stage
+ * o.
+ */
+static double
+walk(int S, int v, long m, const double *f, const double *b,
+    const double *xf, const double *xb, int wait, double *bend,
+    struct pipe_op *F, struct pipe_op *B)
 {
 	size_t n, at;
 	double *fe, *be, *lane, *link, end = 0;
 	long *next, *mb, left;
 	int *ck;
 
-	if (S < 1 || v < 1 || m < 1)
-		return 0;
-	if ((double)S * v * (double)m > PIPE_VMAX)
-		return -1;
 	n = (size_t)S * (size_t)v * (size_t)m;
 	fe = xcalloc(n, sizeof(double));
 	be = xcalloc(n, sizeof(double));
@@ -482,7 +390,6 @@ pipe_vmakespan(int S, int v, long m, const double *f, const double *b,
 	for (size_t i = 0; i < n; i++)
 		fe[i] = be[i] = -1;
 	left = 2 * m * v * S;
-	/* Rounds as in simulate(): a rank blocks only on another. */
 	while (left > 0) {
 		long ran = 0;
 
@@ -520,6 +427,16 @@ pipe_vmakespan(int S, int v, long m, const double *f, const double *b,
 				} else {
 					start = lane[r];
 				}
+				if (F != NULL || B != NULL) {
+					struct pipe_op *op = back ? B : F;
+
+					if (op != NULL) {
+						op[at].post = lane[r];
+						op[at].start = start;
+						op[at].end = start + (back ?
+						    b[o] : f[o]);
+					}
+				}
 				if (back)
 					lane[r] = be[at] = start + b[o];
 				else
@@ -546,6 +463,17 @@ pipe_vmakespan(int S, int v, long m, const double *f, const double *b,
 	free(mb);
 	free(ck);
 	return end;
+}
+
+double
+pipe_vmakespan(int S, int v, long m, const double *f, const double *b,
+    const double *xf, const double *xb, int wait, double *bend)
+{
+	if (S < 1 || v < 1 || m < 1)
+		return 0;
+	if ((double)S * v * (double)m > PIPE_VMAX)
+		return -1;
+	return walk(S, v, m, f, b, xf, xb, wait, bend, NULL, NULL);
 }
 
 double
