@@ -348,12 +348,12 @@ print_table(const struct ev *v, int baselines)
 	printf("\niteration  T     %s s (pipeline %s + sync %s + optimizer "
 	    "%s)\n", fmt_s(a, E->iteration_s), fmt_s(b, E->pipeline_s),
 	    fmt_s(c, E->sync_s), fmt_s(d, E->optimizer_s));
-	if (isnan(E->simulated_s))
-		printf("simulated  1F1B  not run (more than %ld stage "
-		    "micro-batches over all groups)\n", TL_SIM_MAX);
-	else if (E->simulated_s < 0)
+	if (plan_interleaves(p))
 		printf("simulated  1F1B  not run (the plan interleaves; the "
 		    "replay is of plain 1F1B)\n");
+	else if (isnan(E->simulated_s))
+		printf("simulated  1F1B  not run (more than %ld stage "
+		    "micro-batches over all groups)\n", TL_SIM_MAX);
 	else
 		printf("simulated  1F1B  %s s pipeline phase (%+.3f %% from "
 		    "the model's)\n", fmt_s(a, E->simulated_s),
@@ -441,12 +441,11 @@ simulated_end(const struct dl_plan *p, const struct dl_model *m)
 {
 	double end = 0;
 
+	/* timeline.c replays plain 1F1B only. */
+	if (plan_interleaves(p))
+		return 0;
 	if (!timeline_fits(p, TL_SIM_MAX))
 		return NAN;
-	/* timeline.c replays plain 1F1B only; -1: not run, interleaved. */
-	for (int g = 0; g < p->ngroups; g++)
-		if (PLAN_VSTAGES(&p->groups[g]) > 1)
-			return -1;
 
 	for (int g = 0; g < p->ngroups; g++) {
 		struct tl_sim sm;
@@ -524,7 +523,7 @@ cmd_eval(const struct dl_cmd *cmd, int argc, char **argv)
 	rc = evaluate(&v, baselines, &e);
 	if (rc == DL_OK)
 		v.p.est.simulated_s = simulated_end(&v.p, &v.m);
-	if (rc == DL_OK && svg && v.p.est.simulated_s < 0)
+	if (rc == DL_OK && svg && plan_interleaves(&v.p))
 		rc = dl_seterr(&e, DL_EDATA, v.plan_path, 0, 0, "--svg draws "
 		    "the plain 1F1B schedule, and the plan interleaves "
 		    "(virtual_stages)");

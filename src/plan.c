@@ -606,6 +606,15 @@ plan_lineage_dup(const struct dl_lineage *l)
 	return d;
 }
 
+int
+plan_interleaves(const struct dl_plan *p)
+{
+	for (int g = 0; g < p->ngroups; g++)
+		if (PLAN_VSTAGES(&p->groups[g]) > 1)
+			return 1;
+	return 0;
+}
+
 /*
  * Settle o->overlap for a plan of runtime rt: auto becomes dp where the
  * runtime overlaps its data-parallel reduction with the backward

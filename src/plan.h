@@ -352,6 +352,9 @@ struct dl_plan {
 	int left_out_busy;
 };
 
+/* Whether a group of p runs the interleaved schedule. */
+int plan_interleaves(const struct dl_plan *p);
+
 void plan_init(struct dl_plan *p);
 /* The precision plan p trains in on cluster c: fp16 when a GPU it uses
  * has no bf16 (cluster_gpu_fp16()), else bf16. */
