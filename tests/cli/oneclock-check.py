@@ -99,13 +99,12 @@ def main():
             # boundary (the last stage's is its send to the first).
             interleaved = True
             ch = chunks(st, lay, v)
+            work = [sum(lay[i][0] + lay[i][1] for i in range(a, z + 1))
+                    for a, z in ch]
+            tot = [sum(work[c * S + s] for c in range(v)) for s in range(S)]
             for o, (a, z) in enumerate(ch):
-                s = st[o % S]
-                tot = sum(lay[i][0] + lay[i][1]
-                          for c in range(v) for i in range(
-                              ch[c * S + o % S][0], ch[c * S + o % S][1] + 1))
-                mine = sum(lay[i][0] + lay[i][1] for i in range(a, z + 1))
-                fs, bs = fb(lay, a, z, s["compute_s"] * mine / tot)
+                fs, bs = fb(lay, a, z, st[o % S]["compute_s"] * work[o] /
+                            tot[o % S])
                 f.append(fs)
                 b.append(bs)
             t = replay(S, m, f, b,
