@@ -428,7 +428,7 @@ offer_balanced(struct ctx *C, const struct rtshape *r, int *try, int *best,
 static void
 offer_interleaved(struct ctx *C, const struct rtshape *r, const int *last)
 {
-	int S = r->S, most = 0, *b;
+	int S = r->S, least = 0, *b;
 	struct mt_split ms;
 	struct dl_err e = { 0 };
 
@@ -438,23 +438,20 @@ offer_interleaved(struct ctx *C, const struct rtshape *r, const int *last)
 	for (int j = 0, a = 0; j < S; j++) {
 		b[j] = model_blocks(C->x->m, a, last[j]);
 		a = last[j] + 1;
-		most = j == 0 || b[j] < most ? b[j] : most;
+		least = j == 0 || b[j] < least ? b[j] : least;
 	}
 	if (!search_megatron_split(b, S, &ms) || ms.embed || ms.loss)
-		most = 0;
-	for (int v = 2; v <= most && !C->failed; v++) {
-		int ok = 1;
-
-		for (int j = 0; j < S; j++)
-			ok = ok && b[j] % v == 0;
-		if (!ok || cost_vp_layout(C->x, &C->work.groups[0], v, NULL,
-		    NULL, &e) != DL_OK)
+		least = 0;
+	free(b);
+	/* cost_vp_layout() refuses a v that does not divide every stage. */
+	for (int v = 2; v <= least && !C->failed; v++) {
+		if (cost_vp_layout(C->x, &C->work.groups[0], v, NULL, NULL,
+		    &e) != DL_OK)
 			continue;
 		for (int g = 0; g < C->work.ngroups; g++)
 			C->work.groups[g].vstages = v;
 		search_consider(C);
 	}
-	free(b);
 }
 
 /* Price the splits of r's runtime; score the cheapest with the model. */
