@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cost_vp.h"
+#include "cost.h"
 #include "gpus.h"
 #include "pipesched.h"
 #include "ring.h"

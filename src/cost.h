@@ -11,34 +11,16 @@
 
 #include "cluster.h"
 #include "cost_ctx.h"
+#include "cost_savers.h"
 #include "cost_sites.h"
+#include "cost_vp.h"
 #include "kc.h"
 #include "model.h"
 #include "plan.h"
 #include "route.h"
 
-
-
-/*
- * The fewest bytes of weights, gradients and optimizer state a parameter
- * takes in any plan under x's options (sharded state over one group per
- * GPU at the most): what the search's memory bounds may assume.
- */
-double cost_least_state_bytes(const struct dl_costctx *x);
 /* Memory bandwidth of one GPU of node nd, bytes/s (0: none known). */
 double cost_node_membw(const struct dl_node *nd);
-/* Fill the memory savers' per-layer figures of x (cost_savers.c). */
-void cost_savers_init(struct dl_costctx *x, const struct dl_model *m,
-    const struct dl_opts *o);
-/*
- * The double-double prefix sums hi[i] + lo[i] of the first i of n terms
- * (both arrays new, n + 1 long), and the table of every range sum
- * [first, last] of them, at [last * n + first] (new, n * n long).
- */
-void cost_prefix(const double *term, size_t n, double **hi, double **lo);
-double *cost_range_table(const double *hi, const double *lo, size_t n);
-/* Forward FLOPs per sample of layers [first, last]. */
-double cost_range_fwd(const struct dl_costctx *x, int first, int last);
 
 /* uhat: per node forecast load (copied; clamped to [0, 0.95]); NULL = 0. */
 int cost_init(struct dl_costctx *x, const struct dl_cluster *c,
@@ -46,73 +28,9 @@ int cost_init(struct dl_costctx *x, const struct dl_cluster *c,
     struct dl_router *router, struct dl_err *e);
 void cost_free(struct dl_costctx *x);
 
-/*
- * The layers of every model chunk of group gr under the interleaved
- * schedule with v >= 2 chunks a stage (dlplan(1) ALGORITHMS, Interleaved
- * schedule): Megatron-LM's assignment, stage s holding n_s transformer
- * blocks in v chunks of n_s / v; chunk c of stage s (virtual stage c S +
- * s) holds the blocks from c sum_j n_j / v + sum_{j<s} n_j / v on, the
- * rows before the first block go with the first chunk and those after
- * the last block with the last.  cf[c S + s] and cl[c S + s] receive the
- * first and last layer (NULL: only checked).  DL_EINFEAS with e set when
- * the schedule does not apply: fewer than 2 stages, micro-batches not a
- * multiple of the stages, a stage's blocks not a multiple of v, blocks
- * not consecutive or not alike, or more than PIPE_VMAX operations.
- */
-int cost_vp_layout(const struct dl_costctx *x, const struct dl_group *gr,
-    int v, int *cf, int *cl, struct dl_err *e);
 /* t_sigma for layers [first, last] on k GPUs of node n, micro-batch mu. */
 double cost_stage_compute(const struct dl_costctx *x, int node, int k,
     int first, int last);
-/*
- * Per-GPU memory (bytes) of a stage at pipeline position p (1-based) of S
- * stages with m micro-batches, for TP share phi, as the search prices it:
- * recomputation as the context's mode says, the optimizer state
- * replicated (sharded state is priced by cost_eval(), which knows the
- * data-parallel size; the search's figure is never below it).
- */
-double cost_stage_memory(const struct dl_costctx *x, int first, int last,
-    double phi, int p, int S, long m);
-/*
- * cost_stage_memory() where the search knows the data-parallel size dp
- * (a framework's search: every group alike): sharded optimizer state is
- * priced over dp replicas, as cost_eval() prices it.
- */
-double cost_stage_memory_dp(const struct dl_costctx *x, int first, int last,
-    double phi, int p, int S, long m, long dp);
-/*
- * The same for a stage that recomputes its first nrc blocks, with the
- * optimizer state over dp replicas (sharded) or replicated (dp 1).
- */
-double cost_stage_memory_rc(const struct dl_costctx *x, int first, int last,
-    double phi, int p, int S, long m, int nrc, long dp);
-/* The same for a rank of the interleaved schedule with v chunks
- * (pipesched.h): more micro-batches are held at once. */
-double cost_stage_memory_vp(const struct dl_costctx *x, int first, int last,
-    double phi, int p, int S, long m, int nrc, long dp, int v);
-/* FLOPs per sample (fwd + bwd + recomputation) of layers [first, last]
- * when their first nrc blocks are recomputed, and the forward's share. */
-double cost_stage_flops_rc(const struct dl_costctx *x, int first, int last,
-    int nrc, double *fwd_share);
-/* The blocks a stage recomputes: st->recompute when decided, else as the
- * context's search mode says (every block, or none). */
-int cost_stage_rc(const struct dl_costctx *x, const struct dl_stage *st);
-/*
- * Decide the recomputation of every stage of plan p priced in a context
- * of the full mode: each stage recomputes the fewest of its blocks with
- * which it fits (COST_RC_STAGE); the most any stage needs on every stage,
- * for a framework that takes one number for every stage (COST_RC_UNIFORM:
- * Megatron-LM's --recompute-num-layers); or, when any stage needs some,
- * every block of every stage, for a framework that recomputes all or
- * nothing (COST_RC_WHOLE: DeepSpeed's activation_checkpoint_interval,
- * torchtitan's FullAC).  rc_set is set.  In a context of another mode
- * every stage recomputes none.  p is not priced again.
- */
-enum { COST_RC_STAGE, COST_RC_UNIFORM, COST_RC_WHOLE };
-void cost_decide_rc(const struct dl_costctx *x, struct dl_plan *p,
-    int how);
-/* Usable memory of one GPU of node n, bytes. */
-double cost_gpu_capacity(const struct dl_costctx *x, int node);
 /* T_lb for the whole cluster. */
 double cost_lower_bound(const struct dl_costctx *x);
 /*
@@ -121,10 +39,6 @@ double cost_lower_bound(const struct dl_costctx *x);
  * GPU.  0 when p has no GPU.
  */
 double cost_own_bound(const struct dl_costctx *x, const struct dl_plan *p);
-/* The forward pass's share of the FLOPs of layers [first, last] (1/3
- * when they have none): how a stage's time splits into forward and
- * backward in the 1F1B schedule. */
-double cost_fwd_share(const struct dl_costctx *x, int first, int last);
 /* 8 S / (intra_gbps 1e9): a transfer between two GPUs of node n. */
 double cost_intra(const struct dl_costctx *x, int node, double bytes);
 /*

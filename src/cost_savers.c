@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cost.h"
+#include "cost_savers.h"
 #include "pipesched.h"
 
 /* Knuth's TwoSum: s + err == a + b exactly. */

@@ -1,20 +1,36 @@
 /*
- * cost_vp.h - what cost.c shares with cost_vp.c: a stage's compute time
- * and the interleaved schedule's inputs (dlplan(1) ALGORITHMS,
- * Interleaved schedule).  Private to the cost model.
+ * cost_vp.h - a stage's compute time and the interleaved schedule's
+ * chunks and inputs (dlplan(1) ALGORITHMS, Interleaved schedule).  cost.c
+ * prices plans with them; cost.h, the model's whole face, includes this.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
 #ifndef DL_COST_VP_H
 #define DL_COST_VP_H
 
-#include "cost.h"
+#include "cost_savers.h"
 
 /*
  * A stage's compute under its own TP shares: the GPU with the largest
  * share of the layers' FLOPs sets the pace (cost_vp.c says more).
  */
 double cost_stage_time(const struct dl_costctx *x, const struct dl_stage *st);
+
+/*
+ * The layers of every model chunk of group gr under the interleaved
+ * schedule with v >= 2 chunks a stage (dlplan(1) ALGORITHMS, Interleaved
+ * schedule): Megatron-LM's assignment, stage s holding n_s transformer
+ * blocks in v chunks of n_s / v; chunk c of stage s (virtual stage c S +
+ * s) holds the blocks from c sum_j n_j / v + sum_{j<s} n_j / v on, the
+ * rows before the first block go with the first chunk and those after
+ * the last block with the last.  cf[c S + s] and cl[c S + s] receive the
+ * first and last layer (NULL: only checked).  DL_EINFEAS with e set when
+ * the schedule does not apply: fewer than 2 stages, micro-batches not a
+ * multiple of the stages, a stage's blocks not a multiple of v, blocks
+ * not consecutive or not alike, or more than PIPE_VMAX operations.
+ */
+int cost_vp_layout(const struct dl_costctx *x, const struct dl_group *gr,
+    int v, int *cf, int *cl, struct dl_err *e);
 
 /* A group's interleaved inputs; v 1 and NULL arrays: the plain schedule. */
 struct cost_vp {
