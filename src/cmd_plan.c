@@ -15,11 +15,12 @@
 #include "cmds.h"
 #include "cmdutil.h"
 #include "cost.h"
+#include "emit.h"
 #include "fmethod.h"
 #include "forecast.h"
 #include "partition.h"
 #include "route.h"
-#include "emit.h"
+#include "runtime.h"
 #include "sb.h"
 #include "search.h"
 
@@ -129,9 +130,9 @@ const struct dl_cmd dl_cmd_plan = {
 
 /*
  * When no plan of a framework fits: add to e's reason what the framework
- * refused of this model (search_runtime_fits()): TP degrees, TP degrees
+ * refused of this model (runtime_fits()): TP degrees, TP degrees
  * with a pipeline, a pipeline; and of the cluster, the GPUs it cannot
- * use (search_runtime_gpu_refused()).
+ * use (runtime_gpu_refused()).
  */
 static void
 runtime_refused(const struct dl_cluster *c, const struct dl_model *m,
@@ -144,11 +145,11 @@ runtime_refused(const struct dl_cluster *c, const struct dl_model *m,
 	size_t len = strlen(e->msg);
 
 	for (int k = 2; k <= max_tp && k <= DL_MAX_TP; k *= 2) {
-		if (!search_runtime_fits(m, runtime, k, 1, why, sizeof(why))) {
+		if (!runtime_fits(m, runtime, k, 1, why, sizeof(why))) {
 			sb_addf(&tp1, "%s%d", tp1.len ? ", " : "", k);
 			if (why1[0] == '\0')
 				memcpy(why1, why, sizeof(why1));
-		} else if (!search_runtime_fits(m, runtime, k, 2, why,
+		} else if (!runtime_fits(m, runtime, k, 2, why,
 		    sizeof(why))) {
 			sb_addf(&tp2, "%s%d", tp2.len ? ", " : "", k);
 			if (why2[0] == '\0')
@@ -161,7 +162,7 @@ runtime_refused(const struct dl_cluster *c, const struct dl_model *m,
 	if (tp2.len && len < sizeof(e->msg))
 		len += (size_t)snprintf(e->msg + len, sizeof(e->msg) - len,
 		    "; TP %s only with one stage: %s", tp2.buf, why2);
-	if (len < sizeof(e->msg) && !search_runtime_fits(m, runtime, 1, 2,
+	if (len < sizeof(e->msg) && !runtime_fits(m, runtime, 1, 2,
 	    why, sizeof(why)))
 		len += (size_t)snprintf(e->msg + len, sizeof(e->msg) - len,
 		    "; no pipeline: %s", why);
@@ -169,7 +170,7 @@ runtime_refused(const struct dl_cluster *c, const struct dl_model *m,
 		const char *g = c->nodes[n].gpu_model;
 		char *at;
 
-		if (!search_runtime_gpu_refused(c, runtime, (int)n))
+		if (!runtime_gpu_refused(c, runtime, (int)n))
 			continue;
 		at = gpus.len ? strstr(gpus.buf, g) : NULL;
 		if (at == NULL || (at[strlen(g)] != ',' && at[strlen(g)] !=
@@ -845,7 +846,7 @@ check_args(struct plan_args *a, struct optstate *sto, struct dl_err *e)
 		return -1;
 	}
 	/* A framework refuses a saver it does not have, with the reason. */
-	if ((why = search_runtime_saver_refused(a->so.runtime, &a->o)) !=
+	if ((why = runtime_saver_refused(a->so.runtime, &a->o)) !=
 	    NULL) {
 		dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "'--runtime %s': %s",
 		    plan_runtime_names[a->so.runtime], why);
@@ -956,7 +957,7 @@ plan_one(struct plan_args *a, const struct dl_cluster *c,
 		a->so.progress = progress;
 		a->so.progress_arg = &pg;
 	}
-	if ((rc = search_runtime_model(m, a->so.runtime, e)) == DL_OK &&
+	if ((rc = runtime_model(m, a->so.runtime, e)) == DL_OK &&
 	    (rc = cost_init(&x, c, m, &a->o, uhat, router, e)) == DL_OK) {
 		plan_free(&p);		/* search_plan() initialises it */
 		rc = search_plan(&x, &a->so, &p, &st, e);

@@ -34,7 +34,7 @@
  * for TP > 1
  * tensor_parallel.autotp_size, AutoTP, which slices the model's linear
  * layers and combines TP with data parallelism only: a plan with TP > 1
- * and a pipeline exits 3 (search_runtime_fits()).
+ * and a pipeline exits 3 (runtime_fits()).
  *
  * deepspeed-pipeline.json is dlplan's own file, which DeepSpeed does not
  * read: what the training script passes to PipelineModule (num_stages,
@@ -61,7 +61,7 @@
 
 #include "emit_int.h"
 #include "sb.h"
-#include "search.h"
+#include "runtime.h"
 
 /* Whether f's stages are DeepSpeed's uniform partition of its layers. */
 static int
@@ -228,7 +228,7 @@ emit_deepspeed(struct emit_ctx *x, struct dl_err *e)
 		    "layers into %d stages", f.layers, f.S);
 		goto out;
 	}
-	if (f.k > 1 && f.S > 1 && !search_runtime_fits(x->o->model,
+	if (f.k > 1 && f.S > 1 && !runtime_fits(x->o->model,
 	    RUNTIME_DEEPSPEED, f.k, f.S, why, sizeof(why))) {
 		rc = dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "TP %d, %d stages: "
 		    "%s", f.k, f.S, why);

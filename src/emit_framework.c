@@ -17,7 +17,7 @@
 
 #include "emit_int.h"
 #include "sb.h"
-#include "search.h"
+#include "runtime.h"
 
 /* Whether group g has group 0's shape: stages, units, layers, batches. */
 static int
@@ -101,12 +101,12 @@ emit_fw_model(const struct emit_ctx *x, int runtime,
 		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "the plan names "
 		    "no model: %s builds the model from its sizes (give "
 		    "--model)", plan_runtime_names[x->p->runtime]);
-	if ((rc = search_runtime_model(m, runtime, e)) != DL_OK)
+	if ((rc = runtime_model(m, runtime, e)) != DL_OK)
 		return rc;
 	if (f->blocks == NULL)
 		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "model '%s' has "
 		    "%zu layers, the plan %d", m->path, m->nlayers, f->layers);
-	if (!search_runtime_fits(m, runtime, f->k, f->S, why, sizeof(why)))
+	if (!runtime_fits(m, runtime, f->k, f->S, why, sizeof(why)))
 		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "TP %d, %d "
 		    "stages: %s", f->k, f->S, why);
 	return DL_OK;
@@ -117,7 +117,7 @@ emit_fw_savers(const struct emit_ctx *x, int runtime, struct emit_fw *f,
     struct dl_err *e)
 {
 	const char *rt = plan_runtime_names[runtime];
-	const char *why1 = search_runtime_saver_refused(runtime, &x->p->opts);
+	const char *why1 = runtime_saver_refused(runtime, &x->p->opts);
 	char why[256];
 
 	if (why1 != NULL)
@@ -136,7 +136,7 @@ emit_fw_savers(const struct emit_ctx *x, int runtime, struct emit_fw *f,
 			    "recomputes %d of its %d transformer blocks: %s "
 			    "recomputes every block of every stage or none",
 			    j, f->stages[j].recompute, f->blocks[j], rt);
-	if (!search_runtime_saver_fits(runtime, &x->p->opts, f->S, f->m,
+	if (!runtime_saver_fits(runtime, &x->p->opts, f->S, f->m,
 	    f->G, f->rc, why, sizeof(why)))
 		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "%d stages, %ld "
 		    "micro-batches, %d replicas: %s", f->S, f->m, f->G, why);

@@ -145,15 +145,15 @@ void emit_fw_free(struct emit_fw *f);
 /*
  * The model of a megatron or torchtitan plan: o->model with a "dlplan
  * model" line of a transformer, the plan's TP degree and stage count
- * allowed (search_runtime_fits()); DL_EINFEAS with the reason otherwise.
+ * allowed (runtime_fits()); DL_EINFEAS with the reason otherwise.
  */
 int emit_fw_model(const struct emit_ctx *x, int runtime,
     const struct emit_fw *f, struct dl_err *e);
 /*
  * The memory savers of a deepspeed or torchtitan plan: those the runtime
- * has (search_runtime_saver_refused()), every block of every stage
+ * has (runtime_saver_refused()), every block of every stage
  * recomputed or none (the frameworks take no count), and the shape they
- * run with (search_runtime_saver_fits()); sets f->rc.  DL_EINFEAS with
+ * run with (runtime_saver_fits()); sets f->rc.  DL_EINFEAS with
  * the reason otherwise.
  */
 int emit_fw_savers(const struct emit_ctx *x, int runtime, struct emit_fw *f,

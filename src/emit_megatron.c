@@ -27,7 +27,7 @@
  *	--num-layers	the transformer layers (model_is_block()), not the
  *			model.csv rows: Megatron builds the embedding and
  *			the head besides them
- *	the split	search_megatron_split() over the blocks of each
+ *	the split	runtime_megatron_split() over the blocks of each
  *			stage: none (even), --account-for-embedding-in-
  *			pipeline-split / --account-for-loss-in-pipeline-
  *			split, or --decoder-first-pipeline-num-layers /
@@ -72,7 +72,7 @@
 
 #include "emit_int.h"
 #include "sb.h"
-#include "search.h"
+#include "runtime.h"
 
 /* One argument with a number. */
 static void
@@ -89,7 +89,7 @@ split_args(const struct emit_fw *f, struct strbuf *sb, struct dl_err *e)
 	struct strbuf why = STRBUF_INIT;
 	int rc;
 
-	if (search_megatron_split(f->blocks, f->S, &ms)) {
+	if (runtime_megatron_split(f->blocks, f->S, &ms)) {
 		/*
 		 * Interleaved (arguments.py:953-979, transformer_block.py
 		 * get_num_layers_to_build(), transformer_layer.py

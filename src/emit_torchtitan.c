@@ -49,7 +49,7 @@
  *
  * Its llama3 attention is FlexAttention (models/llama3/__init__.py:371,
  * models/common/config_utils.py:71-96), fused: plans use --attention
- * fused (search_runtime_saver_refused()).
+ * fused (runtime_saver_refused()).
  *
  * and with a pipeline training.disable_cuda_graphs: CUDA graphs are on
  * by default (torchtitan/config/configs.py:75), and the trainer refuses

@@ -25,8 +25,8 @@
  *			slowest stage
  *
  * Megatron-LM counts transformer layers (model_is_block()), not model.csv
- * rows: its split is search_megatron_split()'s, over the blocks of each
- * stage.  The TP degrees are those search_runtime_fits() allows.
+ * rows: its split is runtime_megatron_split()'s, over the blocks of each
+ * stage.  The TP degrees are those runtime_fits() allows.
  *
  * For each TP degree k, stage count S and group count G, the groups take
  * the G * S fastest units of degree k in the order search_cmp_unit()
@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime.h"
 #include "search_int.h"
 
 /* One structure: G groups of S units of degree k, m micro-batches each. */
@@ -94,216 +95,6 @@ offer(struct ctx *C, const struct rtshape *r, const int *try, int *best,
 	}
 }
 
-int
-search_megatron_split(const int *b, int S, struct mt_split *ms)
-{
-	int N = 0, mid, j;
-
-	memset(ms, 0, sizeof(*ms));
-	for (j = 0; j < S; j++)
-		N += b[j];
-	for (j = 1; j < S && b[j] == b[0]; j++)
-		;
-	if (j == S)			/* even, or one stage */
-		return b[0] > 0;
-	/* The account-for flags: embedding (1), loss (2), both (3). */
-	for (int f = 1; f <= 3; f++) {
-		int em = f & 1, lo = f >> 1, per, ok;
-
-		if ((N + em + lo) % S != 0)
-			continue;
-		per = (N + em + lo) / S;
-		ok = b[0] == per - em && b[S - 1] == per - lo;
-		for (j = 1; j + 1 < S; j++)
-			ok = ok && b[j] == per;
-		if (ok) {
-			ms->embed = em;
-			ms->loss = lo;
-			return 1;
-		}
-	}
-	if (S == 2) {
-		ms->first = b[0];
-		ms->last = b[1];
-		return b[0] > 0 && b[1] > 0;
-	}
-	/* First and last: the stages between them even, not empty. */
-	mid = b[1];
-	for (j = 2; j + 1 < S; j++)
-		if (b[j] != mid)
-			return 0;
-	if (b[0] != mid)
-		ms->first = b[0];
-	if (b[S - 1] != mid)
-		ms->last = b[S - 1];
-	return mid > 0 && b[0] > 0 && b[S - 1] > 0;
-}
-
-int
-search_runtime_model(const struct dl_model *m, int runtime,
-    struct dl_err *e)
-{
-	const char *rt = runtime == RUNTIME_MEGATRON ? "megatron" :
-	    "torchtitan";
-
-	if ((runtime == RUNTIME_MEGATRON || runtime == RUNTIME_TORCHTITAN) &&
-	    !model_is_transformer(m))
-		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "model '%s' has "
-		    "no 'dlplan model' line of a transformer (gpt, llama, "
-		    "bert): %s builds the model from its sizes (write "
-		    "model.csv with 'dlplan model')", m->path ? m->path : "",
-		    rt);
-	/*
-	 * torchtitan b5bcd76c66d0 builds only its own families
-	 * (torchtitan/models/__init__.py:7-18); of dlplan's, only llama is
-	 * one of them (llama3: RMSNorm, SwiGLU with the hidden size given,
-	 * rotary positions, grouped KV heads, torchtitan/models/llama3/
-	 * __init__.py:69-112).  A gpt or bert plan would run a Llama of its
-	 * sizes, a different model from the one priced.
-	 */
-	if (runtime == RUNTIME_TORCHTITAN && m->arch.family != MG_LLAMA)
-		return dl_seterr(e, DL_EINFEAS, NULL, 0, 0, "model '%s' is a "
-		    "%s: torchtitan has no %s family (it builds deepseek_v3, "
-		    "flux, gpt_oss, kimi_k2_7, llama3, muse_glimmer, qwen3 "
-		    "and qwen3_5; of dlplan's families, llama is its llama3)",
-		    m->path ? m->path : "", mg_family_name(m->arch.family),
-		    mg_family_name(m->arch.family));
-	return DL_OK;
-}
-
-/*
- * torchtitan trains in bfloat16 or float32 only (training.
- * mixed_precision_param and dtype, torchtitan/config/configs.py:75-100):
- * it has no fp16 with loss scaling for GPUs without bf16.
- */
-int
-search_runtime_gpu_refused(const struct dl_cluster *c, int runtime,
-    int node)
-{
-	return runtime == RUNTIME_TORCHTITAN &&
-	    cluster_gpu_fp16(c->nodes[node].gpu_model);
-}
-
-/*
- * The memory savers each framework has (dlplan(1) ALGORITHMS, Memory
- * savers, and RUNTIMES):
- *
- *	megatron	all of them (emit_megatron.c, saver_args())
- *	deepspeed	recomputation through PipelineModule's
- *			activation_checkpoint_interval: 1 checkpoints every
- *			layer of the stage, 0 none (deepspeed/runtime/pipe/
- *			module.py:117, 370-390 at 0.16.5, 38327e07f),
- *			so every block of every stage or none, and only with
- *			a pipeline (a plain module recomputes what its own
- *			code checkpoints); no selective recomputation; the
- *			optimizer state sharded by ZeRO stage 1 (ZeRO-2
- *			shards gradients too, and the pipeline engine refuses
- *			it: pipe/engine.py:77-78); the attention kernel is the
- *			training script's, as for every layer it builds
- *	torchtitan	activation_checkpoint FullAC, which recomputes every
- *			transformer block (torchtitan/distributed/
- *			activation_checkpoint.py:166-182 at b5bcd76c66d0), or
- *			None; its SelectiveAC (:185-198) saves the matrix
- *			products and recomputes other operators, not the core
- *			attention that dlplan's selective prices; its llama3
- *			attention is FlexAttention or varlen flash attention
- *			(models/common/config_utils.py:71-96), both fused; the
- *			optimizer state sharded by FSDP (data_parallel_shard_
- *			degree), which reduce-scatters the gradients once
- *			after a pipeline's last micro-batch, but after every
- *			accumulated micro-batch without one (trainer.py:856,
- *			no gradient sync switched off)
- */
-const char *
-search_runtime_saver_refused(int runtime, const struct dl_opts *o)
-{
-	if (runtime == RUNTIME_DEEPSPEED && o->recompute == RC_SELECTIVE)
-		return "deepspeed has no selective recomputation: a "
-		    "PipelineModule's activation_checkpoint_interval "
-		    "recomputes whole layers (use '--recompute full' or "
-		    "'auto')";
-	if (runtime == RUNTIME_TORCHTITAN && o->recompute == RC_SELECTIVE)
-		return "torchtitan's selective activation checkpointing "
-		    "saves the matrix products and recomputes the other "
-		    "operators, not the core attention that '--recompute "
-		    "selective' prices (use '--recompute full' or 'auto')";
-	if (runtime == RUNTIME_TORCHTITAN && o->attention == ATTN_UNFUSED)
-		return "torchtitan's llama3 has no unfused attention (its "
-		    "backends, flex and varlen, keep no scores)";
-	return NULL;
-}
-
-int
-search_runtime_saver_fits(int runtime, const struct dl_opts *o, int S,
-    long m, int G, int rc, char *why, size_t n)
-{
-	if (runtime == RUNTIME_DEEPSPEED && rc && S == 1) {
-		if (why)
-			snprintf(why, n, "deepspeed recomputes only through a "
-			    "PipelineModule (activation_checkpoint_interval), "
-			    "and the plan has no pipeline");
-		return 0;
-	}
-	if (runtime == RUNTIME_TORCHTITAN && o->optimizer == OPTIM_SHARDED &&
-	    G > 1 && S == 1 && m > 1) {
-		if (why)
-			snprintf(why, n, "torchtitan's FSDP reduce-scatters the "
-			    "gradients of each of the %ld accumulated "
-			    "micro-batches without a pipeline, which the plan "
-			    "does not price", m);
-		return 0;
-	}
-	return 1;
-}
-
-int
-search_runtime_fits(const struct dl_model *m, int runtime, int k, int S,
-    char *why, size_t n)
-{
-	const struct mg_arch *a;
-
-	if (runtime == RUNTIME_DEEPSPEED && k > 1 && S > 1) {
-		if (why)
-			snprintf(why, n, "deepspeed runs TP > 1 only without a "
-			    "pipeline: a PipelineModule does not slice "
-			    "tensors, and AutoTP (tensor_parallel.autotp_size) "
-			    "combines TP with data parallelism and ZeRO only, "
-			    "its process groups a data x TP mesh with no "
-			    "pipeline axis");
-		return 0;
-	}
-	if (m == NULL)
-		return 1;
-	a = &m->arch;
-	if (runtime == RUNTIME_MEGATRON && model_is_transformer(m) &&
-	    (a->heads % k != 0 || (a->kv_heads % k != 0 &&
-	    k % a->kv_heads != 0))) {
-		if (why)
-			snprintf(why, n, "megatron needs num_attention_heads "
-			    "(%ld) divisible by TP %d and num_query_groups "
-			    "(%ld) a multiple or a divisor of it", a->heads, k,
-			    a->kv_heads);
-		return 0;
-	}
-	if (runtime == RUNTIME_TORCHTITAN && model_is_transformer(m) &&
-	    (a->heads % k != 0 || a->kv_heads % k != 0)) {
-		if (why)
-			snprintf(why, n, "torchtitan needs TP %d to divide "
-			    "n_heads (%ld) and n_kv_heads (%ld)", k, a->heads,
-			    a->kv_heads);
-		return 0;
-	}
-	if (runtime == RUNTIME_TORCHTITAN && model_is_transformer(m) &&
-	    a->tied && S > 1) {
-		if (why)
-			snprintf(why, n, "torchtitan does not tie the head's "
-			    "weights to the embedding's with a pipeline, and "
-			    "the model ties them (--tied yes)");
-		return 0;
-	}
-	return 1;
-}
-
 /* Whether Megatron builds split last[] of r exactly. */
 static int
 megatron_builds(const struct ctx *C, const struct rtshape *r,
@@ -316,7 +107,7 @@ megatron_builds(const struct ctx *C, const struct rtshape *r,
 		b[j] = model_blocks(C->x->m, a, last[j]);
 		a = last[j] + 1;
 	}
-	ok = search_megatron_split(b, r->S, &ms);
+	ok = runtime_megatron_split(b, r->S, &ms);
 	free(b);
 	return ok;
 }
@@ -440,7 +231,7 @@ offer_interleaved(struct ctx *C, const struct rtshape *r, const int *last)
 		a = last[j] + 1;
 		least = j == 0 || b[j] < least ? b[j] : least;
 	}
-	if (!search_megatron_split(b, S, &ms) || ms.embed || ms.loss)
+	if (!runtime_megatron_split(b, S, &ms) || ms.embed || ms.loss)
 		least = 0;
 	free(b);
 	/* cost_vp_layout() refuses a v that does not divide every stage. */
@@ -514,7 +305,7 @@ search_runtime(struct ctx *C)
 		size_t all = search_make_units(x, k, units), n = 0;
 
 		for (size_t i = 0; i < all; i++)
-			if (units[i].k == k && !search_runtime_gpu_refused(
+			if (units[i].k == k && !runtime_gpu_refused(
 			    x->c, C->so->runtime, units[i].node))
 				ord[n++] = &units[i];
 		qsort(ord, n, sizeof(*ord), search_cmp_unit);
@@ -526,9 +317,9 @@ search_runtime(struct ctx *C)
 
 				if (C->total % G != 0 ||
 				    !search_strategy_fits(C->so->strategy, G,
-				    S) || !search_runtime_fits(x->m,
+				    S) || !runtime_fits(x->m,
 				    C->so->runtime, k, S, NULL, 0) ||
-				    !search_runtime_saver_fits(C->so->runtime,
+				    !runtime_saver_fits(C->so->runtime,
 				    x->o, S, C->total / G, G, x->rc_fold, NULL,
 				    0))
 					continue;

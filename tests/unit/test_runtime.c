@@ -1,6 +1,6 @@
 /*
  * test_runtime.c - what plan --runtime and the framework launchers take
- * from the frameworks: search_megatron_split() against an oracle that
+ * from the frameworks: runtime_megatron_split() against an oracle that
  * tries every setting of Megatron-LM's split arguments, and
  * mg_arch_parse() on the lines "dlplan model" writes.
  *
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 
 #include "modelgen.h"
-#include "search.h"
+#include "runtime.h"
 #include "tap.h"
 
 #define MAXS 5
@@ -113,7 +113,7 @@ test_split(void)
 			for (j = 0; j < S; j++)
 				N += b[j];
 			if (N > 0) {
-				mine = search_megatron_split(b, S, &ms);
+				mine = runtime_megatron_split(b, S, &ms);
 				want = oracle(b, S);
 				tried++;
 				agree += mine == want;
@@ -136,7 +136,7 @@ test_split(void)
 				break;
 		}
 	}
-	ok(agree == tried, "search_megatron_split() accepts exactly what "
+	ok(agree == tried, "runtime_megatron_split() accepts exactly what "
 	    "Megatron builds (%ld splits)", tried);
 	ok(built == yes, "the arguments it gives build the split (%ld "
 	    "splits)", yes);
