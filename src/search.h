@@ -12,7 +12,7 @@
  * boundary), prunes with exact compute-only lower bounds, and scores the
  * survivors with the full cost model, so its answer is the optimum of the cost
  * model; it is used when the cluster has at most 6 GPUs and a pipeline at
- * most 2e5 ways to place its stage boundaries (search.c, EXACT_CUTS_MAX), or
+ * most 2e5 ways to place its stage boundaries (search_run.c, EXACT_CUTS_MAX), or
  * when asked (--exact yes, up to 12 GPUs).  The structured mode tries, per
  * TP degree and stage count, pipelines of units kept inside a node or site,
  * partitions each distinct pipeline with the exact layer-partition DP (and

@@ -1,6 +1,6 @@
 /*
  * search_bound_int.h - the lower bounds of the plan search, private to
- * the search files (search.c, search_bound.c, search_bound_lp.c) and
+ * the search files (search_run.c, search_bound.c, search_bound_lp.c) and
  * their tests; the proofs are in search_bound.c and search_bound_lp.c.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later

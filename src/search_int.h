@@ -1,5 +1,5 @@
 /*
- * search_int.h - what the files of the plan search share (search.c,
+ * search_int.h - what the files of the plan search share (search_run.c,
  * search_ctx.c, search_structured.c, search_shape.c, search_stripe.c,
  * search_exhaustive.c, search_improve.c, search_batch.c, search_explain.c,
  * search_dump.c, search_runtime.c, search_cuts.c); nothing outside them
@@ -9,7 +9,7 @@
  *
  * The files call one another downward only:
  *
- *	search.c		search_plan(): runs the modes, explains failure
+ *	search_run.c		search_plan(): runs the modes, explains failure
  *	search_structured.c	the structured mode
  *	search_shape.c		one shape of it: partitions, split, rounds
  *	search_stripe.c		the structured mode's striped shapes

@@ -178,7 +178,7 @@ struct cmp {
 
 /*
  * Partition m's layers on k identical GPUs both ways.  dl: part_dp with
- * no scan limit; dl_planner: with the planner's limit (search.c: 4096).
+ * no scan limit; dl_planner: with the planner's limit (search_run.c: 4096).
  */
 static int
 compare(struct fixture *f, const struct dl_model *m, int k, long micro,

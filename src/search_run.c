@@ -1,7 +1,8 @@
 /*
- * search.c - "tentative searching + linear solving" (dlplan(1) ALGORITHMS,
- * Solver): the public entry that runs the two modes and explains a search that
- * found nothing.  search_int.h says which file does what.
+ * search_run.c - "tentative searching + linear solving" (dlplan(1)
+ * ALGORITHMS, Solver): search_plan(), the public entry of search.h, which
+ * runs the modes and explains a search that found nothing.  search_int.h
+ * says which file does what.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
