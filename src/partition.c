@@ -14,6 +14,7 @@
 
 #include "partition.h"
 #include "partition_int.h"
+#include "pipesched.h"
 
 void
 tab_init(struct tab *T, const struct dl_costctx *x, const struct part_group *g)
@@ -328,7 +329,7 @@ sum_dp(const struct dl_costctx *x, const struct part_group *g,
 				}
 				if (prev == HUGE_VAL)
 					continue;
-				if ((p = t + xin(T, j, a) + yb) > B) {
+				if ((p = pipe_lane(t, xin(T, j, a), yb)) > B) {
 					thr = fmin(thr, p);
 					continue;
 				}
@@ -610,7 +611,7 @@ minmax_dp(const struct dl_costctx *x, const struct part_group *g,
 					break;
 				if (prev == HUGE_VAL)
 					continue;
-				p = t + xin(T, j, a) + yb;
+				p = pipe_lane(t, xin(T, j, a), yb);
 				if (fmax(prev, p) < best)
 					best = fmax(prev, p);
 			}
@@ -972,8 +973,8 @@ front_step(struct part_front *F)
 		/* Score with the true bottleneck of this partition. */
 		for (int j = 0, a = 0; j < S; j++) {
 			tab_stage(x, &F->g, &F->T, j, a, F->tmp[j], &t, &c);
-			bt = fmax(bt, t + xin(&F->T, j, a) +
-			    xback(&F->T, j, F->tmp[j]));
+			bt = fmax(bt, pipe_lane(t, xin(&F->T, j, a),
+			    xback(&F->T, j, F->tmp[j])));
 			sum += t + c;
 			a = F->tmp[j] + 1;
 		}
@@ -1023,8 +1024,8 @@ part_front_query(struct part_front *F, long m, struct part_result *r)
 	 * strictly best wins. */
 	for (size_t seen = 0;;) {
 		for (; seen < F->n; seen++) {
-			double v = F->psum[seen] + (double)(m - 1) *
-			    F->pbt[seen];
+			double v = pipe_closed(F->psum[seen], F->pbt[seen],
+			    m);
 
 			if ((max_scan <= 0 || F->pidx[seen] <
 			    (size_t)max_scan) && v < best) {
@@ -1043,7 +1044,7 @@ part_front_query(struct part_front *F, long m, struct part_result *r)
 			if (F->next >= F->nall)
 				break;
 		}
-		if (F->sinf + (double)(m - 1) * F->cand[F->next] >= best)
+		if (pipe_closed(F->sinf, F->cand[F->next], m) >= best)
 			break;
 		if (max_scan > 0 && F->next >= (size_t)max_scan) {
 			r->status = LP_FEASIBLE;

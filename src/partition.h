@@ -16,7 +16,8 @@
  *
  * P_j is the work on stage j's lane per micro-batch: its compute and the
  * two transfers it receives (a transfer waits on the receiver's lane;
- * pipesched.h proves that the steady period is max_j P_j).  Each GPU's
+ * pipesched.h proves that the steady period is max_j P_j, and its
+ * pipe_lane() and pipe_closed() are P_j and T(m)).  Each GPU's
  * memory must hold its stage.  part_dp() minimises T exactly by dynamic
  * programming (for every candidate bottleneck B it finds the least sum
  * with every P_j at most B); part_milp() solves the same model as a MILP

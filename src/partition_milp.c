@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "partition_int.h"
+#include "pipesched.h"
 
 /* The MILP of part_milp() while it is built. */
 struct pmilp {
@@ -37,7 +38,7 @@ part_value(const struct dl_costctx *x, const struct part_group *g,
 	*bt = 0;
 	for (int j = 0, a = 0; j < g->S; j++) {
 		tab_stage(x, g, T, j, a, last[j], &t, &c);
-		*bt = fmax(*bt, t + xin(T, j, a) + xback(T, j, last[j]));
+		*bt = fmax(*bt, pipe_lane(t, xin(T, j, a), xback(T, j, last[j])));
 		sum += t + c;
 		a = last[j] + 1;
 	}

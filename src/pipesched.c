@@ -238,15 +238,9 @@ pipe_period(int S, const double *f, const double *b, const double *xf,
 {
 	double p = 0;
 
-	for (int s = 0; s < S; s++) {
-		double lane = f[s] + b[s];
-
-		if (s > 0)
-			lane += xf[s - 1];
-		if (s + 1 < S)
-			lane += xb[s];
-		p = fmax(p, lane);
-	}
+	for (int s = 0; s < S; s++)
+		p = fmax(p, pipe_lane(f[s] + b[s], s > 0 ? xf[s - 1] : 0,
+		    s + 1 < S ? xb[s] : 0));
 	return p;
 }
 

@@ -66,6 +66,35 @@ double pipe_fill(int S, const double *f, const double *b, const double *xf,
     const double *xb);
 
 /*
+ * The closed form F + (m - 1) P in the pieces that the layer partition,
+ * the data split and the search's cheap prices work with (partition.h,
+ * split.h, search_group_am()), which know a stage's compute t = f + b
+ * whole.  pipe_lane(): stage s's lane per micro-batch, its compute and
+ * the two transfers it receives (xin = xf[s - 1], 0 on the first stage;
+ * xback = xb[s], 0 on the last), whose largest is P.  pipe_fill_share():
+ * stage s's share of F, its compute and both transfers of the boundary
+ * after it.  pipe_closed(): F + (m - 1) P, 0 for m < 1.  Each adds in the
+ * order written, so that every caller's sums agree to the last bit.
+ */
+static inline double
+pipe_lane(double t, double xin, double xback)
+{
+	return t + xin + xback;
+}
+
+static inline double
+pipe_fill_share(double t, double xf, double xb)
+{
+	return t + xf + xb;
+}
+
+static inline double
+pipe_closed(double F, double P, long m)
+{
+	return m < 1 ? 0 : F + (double)(m - 1) * P;
+}
+
+/*
  * A lower bound on pipe_makespan() for transfers at least xf and xb (NULL:
  * 0): the largest of three kinds of paths through the schedule.  One
  * micro-batch down and back (the fill F); the way down to stage q, all 2m

@@ -182,9 +182,8 @@ search_group_am(const struct dl_costctx *x, int S, const int *node,
 	group_times(x, S, node, k, last, cache, v);
 	*A = *M = 0;
 	for (int j = 0; j < S; j++) {
-		*A += t[j] + fw[j] + bw[j];
-		/* The stage's lane: its compute and what it receives. */
-		*M = fmax(*M, t[j] + (j > 0 ? fw[j - 1] : 0) + bw[j]);
+		*A += pipe_fill_share(t[j], fw[j], bw[j]);
+		*M = fmax(*M, pipe_lane(t[j], j > 0 ? fw[j - 1] : 0, bw[j]));
 	}
 	free(v);
 }

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pipesched.h"
 #include "runtime.h"
 #include "search_int.h"
 
@@ -77,7 +78,7 @@ price_split(struct ctx *C, const struct rtshape *r, const int *last)
 			a = last[j] + 1;
 		}
 		search_group_am(x, r->S, r->node, r->kk, last, &C->tc, &A, &M);
-		worst = fmax(worst, A + (double)(r->m - 1) * M);
+		worst = fmax(worst, pipe_closed(A, M, r->m));
 	}
 	return worst;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "pipesched.h"
 #include "split.h"
 
 /* Largest m with A + (m - 1) M <= z (0 when z < A), capped. */
@@ -21,9 +22,9 @@ fit(const struct split_group *g, double z, long total)
 		return cap;
 	n = (long)fmin(floor((z - g->A) / g->M) + 1, (double)cap);
 	/* Guard the floor against rounding either way. */
-	while (n < cap && g->A + (double)n * g->M <= z)
+	while (n < cap && pipe_closed(g->A, g->M, n + 1) <= z)
 		n++;
-	while (n > 0 && g->A + (double)(n - 1) * g->M > z)
+	while (n > 0 && pipe_closed(g->A, g->M, n) > z)
 		n--;
 	return n;
 }
@@ -31,7 +32,7 @@ fit(const struct split_group *g, double z, long total)
 static double
 gtime(const struct split_group *g, long m)
 {
-	return m <= 0 ? 0 : g->A + (double)(m - 1) * g->M;
+	return pipe_closed(g->A, g->M, m);
 }
 
 /* The micro-batches groups g[0 .. G-1] hold within time z. */

@@ -17,7 +17,7 @@
 #include "lp.h"
 
 struct split_group {
-	double A, M;		/* T_g = A + (m - 1) M for m >= 1 */
+	double A, M;		/* T_g = pipe_closed(A, M, m) */
 	long cap;		/* memory cap on m_g (>= 0) */
 };
 
