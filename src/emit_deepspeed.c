@@ -27,8 +27,8 @@
  * optimizer state, stage 1 for a sharded one, with
  * use_multi_rank_bucket_allreduce false: each slice of a gradient bucket
  * is then reduced to the rank that owns it (runtime/zero/
- * stage_1_and_2.py:1122-1144 at 0.16.5, 38327e07f) and the updated
- * parameters gathered after the step (:1930), the reduce-scatter and
+ * stage_1_and_2.py:1435-1468) and the updated parameters gathered
+ * after the step (:2396), the reduce-scatter and
  * all-gather the cost model prices, where the default all-reduces the
  * bucket and keeps a slice, half as much again; and
  * for TP > 1
@@ -130,9 +130,8 @@ ds_config(struct emit_ctx *x, const struct emit_fw *f, struct dl_err *e)
 	 * model's type (runtime/engine.py:2011-2021: any other mix raises
 	 * NotImplementedError).  With ZeRO stage 1, bf16 weights and fp32
 	 * gradients take the BF16_Optimizer, which all-reduces the
-	 * gradients before its sharded step (engine.py:1316-1318 and
-	 * pipe/engine.py:296-304 at 0.16.5), not what is priced: the same
-	 * rule.
+	 * gradients before its sharded step (engine.py:1994-1996 and
+	 * pipe/engine.py:296-307), not what is priced: the same rule.
 	 */
 	if (!((o->param_bytes == 2 || o->param_bytes == 4) &&
 	    o->grad_bytes == o->param_bytes))

@@ -72,12 +72,12 @@ megatron_fits(const struct dl_model *m, int k, int S, char *why, size_t n)
 /*
  * DeepSpeed's memory savers: recomputation through PipelineModule's
  * activation_checkpoint_interval: 1 checkpoints every layer of the
- * stage, 0 none (deepspeed/runtime/pipe/module.py:117, 370-390 at 0.16.5,
- * 38327e07f), so every block of every stage or none, and only with a
+ * stage, 0 none (deepspeed/runtime/pipe/module.py:117, 373-393), so
+ * every block of every stage or none, and only with a
  * pipeline (a plain module recomputes what its own code checkpoints); no
  * selective recomputation; the optimizer state sharded by ZeRO stage 1
  * (ZeRO-2 shards gradients too, and the pipeline engine refuses it:
- * pipe/engine.py:77-78); the attention kernel is the training script's,
+ * pipe/engine.py:76-77); the attention kernel is the training script's,
  * as for every layer it builds.
  */
 static const char *

@@ -519,7 +519,7 @@ def check_deepspeed(f, launch, plan):
                  rk["stage"], "rank %d: topology coordinates are not the "
                  "plan's group and stage" % rk["rank"])
         need(pl["partition_method"] == "uniform", "partition_method")
-        # pipe/module.py:370-390 (0.16.5, 38327e07f): an interval of 1
+        # pipe/module.py:373-393: an interval of 1
         # runs each layer under the checkpoint function, 0 none.
         blocks, _ = model_blocks(plan, f)
         need(pl["activation_checkpoint_interval"] == int(whole_rc(
@@ -557,9 +557,9 @@ def check_deepspeed(f, launch, plan):
     need(pp > 1 or not any(f["rc"]), "deepspeed: the plan recomputes "
          "blocks without a PipelineModule")
     # ZeRO stage 1 shards the optimizer state; the pipeline engine
-    # refuses stage 2 and 3 (pipe/engine.py:77-78 at 0.16.5); with
+    # refuses stage 2 and 3 (pipe/engine.py:76-77); with
     # use_multi_rank_bucket_allreduce off each gradient slice is reduced
-    # to its owner (zero/stage_1_and_2.py:1122-1144), as priced.
+    # to its owner (zero/stage_1_and_2.py:1435-1468), as priced.
     z = c["zero_optimization"]
     if f["sharded"]:
         need(z == {"stage": 1, "use_multi_rank_bucket_allreduce": False},
@@ -581,7 +581,7 @@ def check_deepspeed(f, launch, plan):
     need(not fp or c["fp16"].get("loss_scale", 0) == 0, "fp16 without "
          "dynamic loss scaling")
     # With ZeRO stage 1, bf16 and fp32 accumulation take the
-    # BF16_Optimizer (engine.py:1316-1318 at 0.16.5), which all-reduces.
+    # BF16_Optimizer (engine.py:1994-1996), which all-reduces.
     model_dtype = "fp16" if fp else "bf16" if bf else "fp32"
     accum = c.get("data_types", {}).get("grad_accum_dtype") or model_dtype
     need(accum == model_dtype, "%s: engine.py:2021 model %s, gradient "
