@@ -452,6 +452,20 @@ ring_site_bound(const struct dl_costctx *x, struct dl_sitebound *sb, int n,
 }
 
 /*
+ * Whether plan p's sync gathers the updated weights after the step besides
+ * its all-reduce: DeepSpeed's BF16_Optimizer (cost_ds_bf16opt()) on a
+ * plan that trains in bf16, whose gather moves G - 1 more hops of the
+ * same bytes (bf16_optimizer.py:454-464 at 0.19.6).  It updates only its
+ * shard of the parameters, too.
+ */
+static int
+ds_gathers(const struct dl_costctx *x, const struct dl_plan *p)
+{
+	return p->ngroups > 0 && cost_ds_bf16opt(x->o,
+	    p->groups[0].nstages) && plan_precision(p, x->c) == PREC_BF16;
+}
+
+/*
  * The sync phase: segments, rings and their flows, R_q, and T_sync.
  * acc[] (one slot per stage, flattened in plan order) receives the sync
  * time of every unit.  With cut > 0 (the best T so far) it stops, with
@@ -574,7 +588,8 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 	for (int q = 0; q < nseg && rc == DL_OK && !*over; q++) {
 		struct dl_ring *r = &p->rings[q];
 
-		r->time_s = 2 * (G - 1) * r->time_s;
+		r->time_s = (ds_gathers(x, p) ? 3.0 : 2.0) * (G - 1) *
+		    r->time_s;
 		for (int i = 0; i < G; i++)
 			acc[base[r->group[i]] + r->stage[i]] += r->time_s;
 	}
@@ -862,8 +877,8 @@ static double
 optimizer_time(const struct dl_costctx *x, const struct dl_plan *p)
 {
 	double bytes = 2 * x->obytes + x->wbytes;
-	double worst = 0, shards = x->o->optimizer == OPTIM_SHARDED &&
-	    p->ngroups > 0 ? (double)p->ngroups : 1;
+	double worst = 0, shards = (x->o->optimizer == OPTIM_SHARDED ||
+	    ds_gathers(x, p)) && p->ngroups > 0 ? (double)p->ngroups : 1;
 
 	for (int g = 0; g < p->ngroups; g++)
 		for (int s = 0; s < p->groups[g].nstages; s++) {

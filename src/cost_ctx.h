@@ -98,6 +98,9 @@ struct dl_costctx {
 	 * them (cost_savers_init(), and what it keeps unsharded besides:
 	 * state_bytes() there); tied_params the tied embedding's copy that
 	 * the last stage of a pipeline keeps (0 when the head is not tied).
+	 * bf16_gpus: 1 when every GPU of the cluster has bf16, 0 when none
+	 * has, -1 when some have (a plan's precision then depends on its
+	 * GPUs: plan_precision()).
 	 */
 	unsigned char *blk;
 	double *lay_flops, *lay_mem, *lay_keep, *lay_rcf;
@@ -105,6 +108,7 @@ struct dl_costctx {
 	double rc_transient;
 	double wbytes, obytes, fsdp_bytes;
 	double tied_params;
+	int bf16_gpus;
 	/*
 	 * Optional (NULL: none): ring orders already found, keyed by the hop
 	 * size and the members' nodes; the planner scores many plans whose

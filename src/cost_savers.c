@@ -132,6 +132,17 @@ cost_gpu_capacity(const struct dl_costctx *x, int node)
  * holds.  The tensors are those of dlplan(1) MODEL FORMULAS, Activation
  * memory kept for backward.
  */
+/* 1 when every GPU of c has bf16, 0 when none has, -1 when some have. */
+static int
+bf16_gpus(const struct dl_cluster *c)
+{
+	size_t fp16 = 0;
+
+	for (size_t i = 0; i < c->nnodes; i++)
+		fp16 += cluster_gpu_fp16(c->nodes[i].gpu_model) != 0;
+	return fp16 == 0 ? 1 : fp16 == c->nnodes ? 0 : -1;
+}
+
 void
 cost_savers_init(struct dl_costctx *x, const struct dl_model *m,
     const struct dl_opts *o)
@@ -216,6 +227,14 @@ cost_savers_init(struct dl_costctx *x, const struct dl_model *m,
 	if (o->runtime == RUNTIME_TORCHTITAN)
 		x->fsdp_bytes = o->optimizer_bytes + (o->param_bytes < 4 ? 0 :
 		    o->param_bytes);
+	x->bf16_gpus = bf16_gpus(x->c);
+}
+
+int
+cost_ds_bf16opt(const struct dl_opts *o, int S)
+{
+	return o->runtime == RUNTIME_DEEPSPEED && S > 1 &&
+	    o->optimizer != OPTIM_SHARDED && o->param_bytes < 4;
 }
 
 /*
@@ -233,6 +252,16 @@ cost_savers_init(struct dl_costctx *x, const struct dl_model *m,
  * without a pipeline it keeps the copy when sharded (the reshard policy
  * dlplan emits) and its sharded gradient throughout, each block's reduced
  * as it comes.
+ *
+ * DeepSpeed with a pipeline, 16-bit weights and ZeRO stage 0 takes its
+ * BF16_Optimizer for bf16 (deepspeed/runtime/engine.py:2014-2018 at
+ * 0.19.6), which keeps a gradient buffer of the model's type beside the
+ * weights' own gradients, whole, and the fp32 master weights and Adam
+ * state sharded over the dp replicas (bf16_optimizer.py:162-177), and
+ * its FP16_Optimizer for fp16, which keeps them whole (engine.py:2019).
+ * The precision is the plan's GPUs' (plan_precision()): on a cluster
+ * whose GPUs all have bf16, or none, it is known; on one of both kinds a
+ * stage's price does not know it and takes the larger of the two.
  */
 static double
 state_bytes(const struct dl_costctx *x, long dp, int S)
@@ -246,6 +275,13 @@ state_bytes(const struct dl_costctx *x, long dp, int S)
 		return (sh ? x->o->param_bytes : 0) + (x->fsdp_bytes + 4) / d;
 	if (sh)
 		return x->wbytes + x->obytes / (double)dp;
+	if (cost_ds_bf16opt(x->o, S)) {
+		double fp = x->wbytes + x->obytes, bf = x->wbytes +
+		    x->o->grad_bytes + x->obytes / (double)(dp > 1 ? dp : 1);
+
+		return x->bf16_gpus > 0 ? bf : x->bf16_gpus == 0 ? fp :
+		    fmax(fp, bf);
+	}
 	return x->wbytes + x->obytes;
 }
 

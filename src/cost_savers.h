@@ -22,6 +22,14 @@
  */
 double cost_least_state_bytes(const struct dl_costctx *x);
 
+/*
+ * Whether DeepSpeed runs S stages of o's job with its BF16_Optimizer when
+ * the plan trains in bf16: a pipeline, 16-bit weights and the optimizer
+ * state not sharded by dlplan's choice (ZeRO stage 0).  The optimizer
+ * then shards its fp32 state itself and gathers the updated weights
+ * after the step (dlplan(1), dlplan emit, launcher deepspeed).
+ */
+int cost_ds_bf16opt(const struct dl_opts *o, int S);
 /* Fill the memory savers' per-layer figures of x (cost_savers.c). */
 void cost_savers_init(struct dl_costctx *x, const struct dl_model *m,
     const struct dl_opts *o);

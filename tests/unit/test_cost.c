@@ -144,6 +144,23 @@ static const char m3[] =
     "l0,1,10,1,2\nl1,1,10,2,2\nl2,1,10,1,2\n";
 static const char one_node[] = NODES_H "a,s,4,A,100,80,800,100,0.5\n";
 
+/* Two groups of two stages on one 4-GPU node, 2 and 4 micro-batches,
+ * the layers split 1 + 3 and 2 + 2: hybrid()'s plan. */
+static void
+hybrid_plan(struct dl_plan *p, const struct dl_opts *o)
+{
+	struct dl_group *g;
+
+	plan_init(p);
+	p->opts = *o;
+	g = add_group(p, 2, 2);
+	set_stage(g, 0, 0, 1, 0, 0, 0);
+	set_stage(g, 1, 0, 1, 1, 1, 3);
+	g = add_group(p, 4, 2);
+	set_stage(g, 0, 0, 1, 2, 0, 1);
+	set_stage(g, 1, 0, 1, 3, 2, 3);
+}
+
 static const double tol = 1e-12;
 
 /*
@@ -352,20 +369,12 @@ hybrid(void)
 	struct fix f;
 	struct dl_plan p, q;
 	struct dl_err e = { 0 };
-	struct dl_group *g;
 
 	if (fix_load(&f, one_node, m4, 6, 1) != 0) {
 		ok(0, "hybrid: setup");
 		return;
 	}
-	plan_init(&p);
-	p.opts = f.o;
-	g = add_group(&p, 2, 2);
-	set_stage(g, 0, 0, 1, 0, 0, 0);
-	set_stage(g, 1, 0, 1, 1, 1, 3);
-	g = add_group(&p, 4, 2);
-	set_stage(g, 0, 0, 1, 2, 0, 1);
-	set_stage(g, 1, 0, 1, 3, 2, 3);
+	hybrid_plan(&p, &f.o);
 	is_int(cost_eval(&f.x, &p, &e), DL_OK, "hybrid: evaluates");
 	is_near(p.groups[0].time_s, 4.5e-4, tol, "hybrid: T_0");
 	is_near(p.groups[1].time_s, 7e-4, tol, "hybrid: T_1");
@@ -753,6 +762,116 @@ least_state_bytes(void)
 	fix_free(&f);
 }
 
+/*
+ * DeepSpeed with a pipeline, 16-bit weights and ZeRO stage 0 (dlplan(1),
+ * RUNTIMES, deepspeed): on bf16 GPUs its BF16_Optimizer holds the weights
+ * (2 bytes), their gradients (2) and its own gradient buffer of the
+ * model's type (2) whole, and the fp32 master weights and Adam state (12)
+ * over the dp replicas: 18, 12 and 9 bytes a parameter for dp 1, 2 and 4.
+ * On GPUs without bf16 its FP16_Optimizer keeps 2 + 2 + 12 = 16 whole,
+ * and on a cluster of both kinds the stage takes the larger.  Without a
+ * pipeline (torch DDP) or with ZeRO stage 1 nothing changes.
+ */
+/* The state bytes a parameter of the first of S stages holding the
+ * fixture's layers under deepspeed: its memory less the same stage's
+ * under --runtime dlplan replicated (16 bytes and the same activations). */
+static double
+state(struct fix *f, int S, long dp)
+{
+	int opt = f->o.optimizer;
+	double ds, base;
+
+	f->o.runtime = RUNTIME_DEEPSPEED;
+	ds = cost_stage_memory_dp(&f->x, 0, 3, 1, 1, S, 1, dp);
+	f->o.runtime = RUNTIME_DLPLAN;
+	f->o.optimizer = OPTIM_REPLICATED;
+	base = cost_stage_memory_dp(&f->x, 0, 3, 1, 1, S, 1, dp);
+	f->o.optimizer = opt;
+	return 16 + (ds - base) / cost_range_params(&f->x, 0, 3);
+}
+
+static void
+deepspeed_bf16opt(void)
+{
+	static const struct {
+		const char *name, *nodes;
+		double want[3];		/* dp 1, 2, 4 */
+	} c[] = {
+		{ "bf16", NODES_H "a,s,4,A,100,80,800,100,0.5\n",
+		    { 18, 12, 9 } },
+		{ "fp16", NODES_H "a,s,4,V100,100,80,800,100,0.5\n",
+		    { 16, 16, 16 } },
+		{ "both", NODES_H "a,s,4,A,100,80,800,100,0.5\n"
+		    "b,s,4,T4,100,80,800,100,0.5\n", { 18, 16, 16 } },
+	};
+	static const long dps[3] = { 1, 2, 4 };
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct fix f;
+		double P;
+
+		if (fix_load(&f, c[i].nodes, m4, 8, 1) != 0) {
+			ok(0, "deepspeed %s: setup", c[i].name);
+			continue;
+		}
+		P = cost_range_params(&f.x, 0, 3);
+		for (int d = 0; d < 3; d++) {
+			ok(fabs(state(&f, 2, dps[d]) - c[i].want[d]) < 1e-9,
+			    "deepspeed %s, a pipeline, dp %ld: %g bytes a "
+			    "parameter (%.12g)", c[i].name, dps[d],
+			    c[i].want[d], state(&f, 2, dps[d]));
+			ok(fabs(state(&f, 1, dps[d]) - 16) < 1e-9, "deepspeed "
+			    "%s, no pipeline, dp %ld: 16 bytes a parameter "
+			    "(%.12g)", c[i].name, dps[d], state(&f, 1, dps[d]));
+		}
+		f.o.optimizer = OPTIM_SHARDED;
+		P = state(&f, 2, 4);
+		ok(fabs(P - 7) < 1e-9, "deepspeed %s, ZeRO stage 1 over 4: 7 "
+		    "bytes a parameter (%.12g)", c[i].name, P);
+		fix_free(&f);
+	}
+}
+
+/*
+ * The sync of that optimizer: an all-reduce of the gradients and, after
+ * the step, an all-gather of the updated weights, 3 (G - 1) hops of a
+ * ring where the all-reduce alone is 2 (G - 1): the rings of hybrid()'s
+ * plan (2e-4, 4e-4 and 1.4e-3 s) half as long again, on bf16 GPUs only.
+ */
+static void
+deepspeed_gather(void)
+{
+	static const struct {
+		const char *name, *nodes;
+		double k;
+	} c[] = {
+		{ "bf16", NODES_H "a,s,4,A,100,80,800,100,0.5\n", 1.5 },
+		{ "fp16", NODES_H "a,s,4,V100,100,80,800,100,0.5\n", 1 },
+	};
+	static const double R[3] = { 2e-4, 4e-4, 1.4e-3 };
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct fix f;
+		struct dl_plan p;
+		struct dl_err e = { 0 };
+
+		if (fix_load(&f, c[i].nodes, m4, 6, 1) != 0) {
+			ok(0, "deepspeed gather %s: setup", c[i].name);
+			continue;
+		}
+		f.o.runtime = RUNTIME_DEEPSPEED;
+		hybrid_plan(&p, &f.o);
+		is_int(cost_eval(&f.x, &p, &e), DL_OK, "deepspeed gather: "
+		    "evaluates");
+		for (int q = 0; q < 3 && q < p.nrings; q++)
+			ok(fabs(p.rings[q].time_s / (c[i].k * R[q]) - 1) < 1e-9,
+			    "deepspeed gather %s: ring %d takes %g s (%.12g)",
+			    c[i].name, q, c[i].k * R[q], p.rings[q].time_s);
+		plan_free(&p);
+		fix_free(&f);
+	}
+}
+
 int
 main(void)
 {
@@ -769,6 +888,8 @@ main(void)
 	memory_infeasible();
 	baselines();
 	least_state_bytes();
+	deepspeed_bf16opt();
+	deepspeed_gather();
 	prefix_precision();
 	cut_random("one site", NULL);
 	cut_random("two sites", "src,dst,gbps,latency_ms\n"
