@@ -23,7 +23,8 @@ micro-batches, mu = the plan's micro-batch:
     stage with t' mod a = t (all TP ranks of a stage hold the same
     activations after the stage's all-reduce).  Sends are asynchronous and
     waited for at the end of the pipeline phase.
- 3. Sync (two or more groups), after the pipeline phase: for every
+ 3. Sync (two or more groups), after the pipeline phase (options.overlap
+    "none"; "dp" below): for every
     segment of Plan.segments(), each parameter of the segment is cut into
     pieces that one rank of every group holds whole (the boundaries of all
     groups' TP ranges of it); the pieces with the same holders go into one
@@ -35,6 +36,18 @@ micro-batches, mu = the plan's micro-batch:
     each group counts once and every copy gets the sum.  Buckets run in one
     order on every rank (segment, then holders), so blocking all-reduces on
     overlapping groups cannot deadlock.
+ 3'. With options.overlap "dp" the same pieces are all-reduced bucket by
+    bucket under the stage's last backward, as PyTorch DDP and Megatron-
+    LM's --overlap-grad-reduce do: the rank's pieces from the last layer
+    back (the order the backward produces them) go into buckets of one
+    holder set each, a bucket closing once it holds overlap_bucket()
+    elements; a gradient hook on every parameter counts what the last
+    micro-batch's backward has accumulated, and each bucket, once whole
+    and after the ones before it, is copied out and all-reduced
+    asynchronously.  After the pipeline the rank waits for them and
+    copies the sums back.  Every holder cuts the same list at the same
+    places and launches it in that order, so each process group sees
+    one sequence of collectives.
  4. The optimizer steps on every rank; shards step elementwise as the
     whole tensor would.  With options.optimizer "sharded" (ZeRO stage 1:
     Megatron's --use-distributed-optimizer) each sync bucket's flat
@@ -54,7 +67,11 @@ end of its pipeline phase, without the sync and the optimizer: what
 dlplan replan --observed expects), "samples" (its group's) and
 "compute_seconds" (the time spent in forward and backward, the TP
 all-reduces included, receives and waits excluded) and "x_step_seconds"
-(the whole iteration: pipeline, sync and optimizer step).
+(the whole iteration: pipeline, sync and optimizer step).  The trace has
+a row per pass (op F, B), per sync bucket (op R, micro_batch the bucket's
+number: wait_s when its gradients were copied out, start_s when its
+all-reduce was started, end_s when it had ended) and per optimizer step
+(op O).
 
 Tests break a run on purpose by patching Executor (tests/cli/
 train_break.py): the loss scale is the attribute "scale" set by _build(),
@@ -81,10 +98,22 @@ else:
                               setup_torch)
     from dlplan_pipe import order
 
-__all__ = ["Executor", "setup_torch", "sync_pieces", "BUCKET_BYTES"]
+__all__ = ["Executor", "setup_torch", "sync_pieces", "BUCKET_BYTES",
+           "overlap_bucket"]
 
 # Largest gradient bucket of the sync, in bytes (PyTorch DDP's default).
 BUCKET_BYTES = 25 << 20
+# A bucket of the overlapped sync closes once it holds
+# max(OVERLAP_BUCKET, OVERLAP_BUCKET_PER_GROUP x groups) elements:
+# Megatron-LM's bucket size, from which dlplan counts a unit's n_u buckets
+# (dlplan(1) ALGORITHMS, Overlap).
+OVERLAP_BUCKET = 40_000_000
+OVERLAP_BUCKET_PER_GROUP = 1_000_000
+
+
+def overlap_bucket(groups):
+    """Elements a bucket of the overlapped sync holds before it closes."""
+    return max(OVERLAP_BUCKET, OVERLAP_BUCKET_PER_GROUP * groups)
 
 
 @dataclasses.dataclass
@@ -166,6 +195,8 @@ class Executor:
         self.joined = False
         self.trace = []     # (step, op, micro-batch, wait, start, end)
         self.cur_step = 0
+        self.overlap = plan.overlap == "dp"
+        self._armed = False
 
     # --- set-up --------------------------------------------------------
 
@@ -221,7 +252,11 @@ class Executor:
         off = sum(g.micro_batches for g in plan.groups[:me.group])
         self.offset = off * plan.micro_batch
         self.scale = float(self.gb)
-        self.buckets = self._sync_plan()
+        if self.overlap:
+            self.buckets = self._overlap_plan()
+            self._hook_params()
+        else:
+            self.buckets = self._sync_plan()
         self._make_optimizers()
 
     def _make_optimizers(self):
@@ -353,21 +388,39 @@ class Executor:
         m = me.micro_batches
         self.sends = []
         live = {}
-        # The 1F1B order dlplan prices (dlplan_pipe.order()).
-        for op, j, _ in order(me.nstages, me.stage, m):
+        # The 1F1B order dlplan prices (dlplan_pipe.order()); the last
+        # pass is the last micro-batch's backward, under which the
+        # overlapped sync starts.
+        ops = order(me.nstages, me.stage, m)
+        for k, (op, j, _) in enumerate(ops):
             if op == "F":
                 live[j] = self._forward(j, x, y)
             else:
+                self._armed = self.overlap and k == len(ops) - 1
                 self._backward(j, *live.pop(j))
+        self._armed = False
         for w, _ in self.sends:
             w.wait()
         self.sends = []
 
+    def _locals(self):
+        return {loc.spec.name: (loc, p) for m in self.layers
+                for loc, p in m.named_locals()}
+
+    @staticmethod
+    def _add_piece(b, pc, params):
+        loc, p = params[pc.spec.name]
+        if pc.dim is None:
+            b.items.append((p, None, 0, pc.numel, loc.owner, b.size))
+        else:
+            b.items.append((p, pc.dim, pc.lo - loc.lo, pc.hi - pc.lo, True,
+                            b.size))
+        b.size += pc.numel
+
     def _sync_plan(self):
         """The rank's buckets, in the order every rank runs them."""
         me = self.me
-        params = {loc.spec.name: (loc, p) for m in self.layers
-                  for loc, p in m.named_locals()}
+        params = self._locals()
         width = torch.tensor([], dtype=torch.get_default_dtype()).\
             element_size()
         out = []
@@ -383,36 +436,125 @@ class Executor:
                                      width > BUCKET_BYTES):
                         b = Bucket(seg, h, self.sync_groups[h])
                         out.append(b)
-                    loc, p = params[pc.spec.name]
-                    if pc.dim is None:
-                        b.items.append((p, None, 0, pc.numel, loc.owner,
-                                        b.size))
-                    else:
-                        b.items.append((p, pc.dim, pc.lo - loc.lo,
-                                        pc.hi - pc.lo, True, b.size))
-                    b.size += pc.numel
+                    self._add_piece(b, pc, params)
         for b in out:
             b.buf = torch.empty(b.size, device=self.dev)
         return out
+
+    def _overlap_plan(self):
+        """The rank's buckets of the overlapped sync, in the order it
+        starts them: its pieces from the last layer back, each holder
+        set's into buckets that close at overlap_bucket() elements.  A
+        bucket's segment is the span of layers it holds."""
+        params, cap = self._locals(), overlap_bucket(len(self.plan.groups))
+        out, cur = [], {}
+        for seg, pieces in reversed(self.pieces):
+            for pc in reversed(pieces):
+                if self.me.rank not in pc.holders:
+                    continue
+                b = cur.get(pc.holders)
+                if b is None or b.size >= cap:
+                    b = Bucket(seg, pc.holders, self.sync_groups[pc.holders])
+                    cur[pc.holders] = b
+                    out.append(b)
+                b.segment = (min(b.segment[0], seg[0]),
+                             max(b.segment[1], seg[1]))
+                self._add_piece(b, pc, params)
+        for b in out:
+            b.buf = torch.empty(b.size, device=self.dev)
+        return out
+
+    def _hook_params(self):
+        """A hook on the gradient accumulator of every parameter in a
+        bucket (the node autograd runs after adding a pass's gradient to
+        .grad, where DDP hooks it); only the armed backward counts."""
+        self._of = {}
+        for k, b in enumerate(self.buckets):
+            for it in b.items:
+                self._of.setdefault(id(it[0]), set()).add(k)
+        self._need = [len({id(it[0]) for it in b.items})
+                      for b in self.buckets]
+        self._accs = []
+        for p in self.params:
+            if id(p) in self._of:
+                acc = p.expand_as(p).grad_fn.next_functions[0][0]
+                acc.register_hook(self._hook(p))
+                self._accs.append(acc)   # the hook lives as long as acc
+        self._reset_overlap()
+
+    def _hook(self, p):
+        def accumulated(*_):
+            if self._armed and id(p) not in self._seen:
+                self._seen.add(id(p))
+                for k in self._of[id(p)]:
+                    self._left[k] -= 1
+                self._launch_ready()
+        return accumulated
+
+    def _reset_overlap(self):
+        self._seen = set()
+        self._left = list(self._need)
+        self._next = 0
+        self._works = []
+
+    def _launch_ready(self, force=False):
+        """Start every bucket whose gradients are all there, in order;
+        with force all that are left."""
+        while self._next < len(self.buckets) and \
+                (force or self._left[self._next] == 0):
+            b = self.buckets[self._next]
+            t_copy = time.monotonic()
+            self._fill(b)
+            t0 = time.monotonic()
+            work = dist.all_reduce(b.buf, group=b.group, async_op=True)
+            done = [None]
+
+            def ended(fut, done=done):
+                done[0] = time.monotonic()
+                return fut.value()
+            self._works.append((work, work.get_future().then(ended), done,
+                                t_copy, t0))
+            self._next += 1
+
+    def _finish_overlap(self):
+        """Wait for the overlapped sync and copy the sums back."""
+        self._launch_ready(force=True)
+        for k, (work, fut, done, t_copy, t0) in enumerate(self._works):
+            work.wait()
+            fut.wait()
+            self._unfill(self.buckets[k])
+            self.trace.append((self.cur_step, 2, k, t_copy, t0, done[0]))
+        self._reset_overlap()
 
     @staticmethod
     def _piece(p, dim, lo, n):
         g = p.grad
         return g if dim is None else g.narrow(dim, lo, n)
 
+    def _fill(self, b):
+        """Copy the rank's gradients of bucket b into its buffer."""
+        for p, dim, lo, n, sends, off in b.items:
+            g = self._piece(p, dim, lo, n)
+            dst = b.buf[off:off + g.numel()].view(g.shape)
+            if sends:
+                dst.copy_(g)
+            else:
+                dst.zero_()
+
+    def _unfill(self, b):
+        for p, dim, lo, n, sends, off in b.items:
+            g = self._piece(p, dim, lo, n)
+            g.copy_(b.buf[off:off + g.numel()].view(g.shape))
+
     def _sync(self):
-        for b in self.buckets:
-            for p, dim, lo, n, sends, off in b.items:
-                g = self._piece(p, dim, lo, n)
-                dst = b.buf[off:off + g.numel()].view(g.shape)
-                if sends:
-                    dst.copy_(g)
-                else:
-                    dst.zero_()
+        for k, b in enumerate(self.buckets):
+            t_copy = time.monotonic()
+            self._fill(b)
+            t0 = time.monotonic()
             dist.all_reduce(b.buf, group=b.group)
-            for p, dim, lo, n, sends, off in b.items:
-                g = self._piece(p, dim, lo, n)
-                g.copy_(b.buf[off:off + g.numel()].view(g.shape))
+            self.trace.append((self.cur_step, 2, k, t_copy, t0,
+                               time.monotonic()))
+            self._unfill(b)
 
     def step(self, step):
         gx, gy = batch(self.arch, self.gb, step, self.cfg.seed)
@@ -426,13 +568,19 @@ class Executor:
         t0 = time.perf_counter()
         self._pipeline(x, y)
         t1 = time.perf_counter()
-        self._sync()
+        if self.overlap:
+            self._finish_overlap()
+        else:
+            self._sync()
+        t_opt = time.monotonic()
         if self.opt is not None:
             self.opt.step()
         if self.shards:
             self._sharded_step()
         if self.dev.startswith("cuda"):
             torch.cuda.synchronize()
+        self.trace.append((self.cur_step, 3, 0, t_opt, t_opt,
+                           time.monotonic()))
         return t1 - t0, self.busy, time.perf_counter() - t0
 
     # --- run -------------------------------------------------------------
@@ -482,7 +630,8 @@ class Executor:
         when the rank began to wait for its input, when the input was
         there (the pass began) and when the pass ended, in seconds of
         one monotonic clock (comparable between the ranks of one host
-        only)."""
+        only); then its sync buckets and optimizer steps (module
+        docstring)."""
         parts = [None] * self.plan.world_size
         dist.all_gather_object(parts, self.trace)
         if self.me.rank != 0:
@@ -492,7 +641,7 @@ class Executor:
             me = self.plan.ranks[r]
             for st, op, j, w, a, b in tr:
                 rows.append("%d,%d,%d,%d,%d,%s,%d,%.9f,%.9f,%.9f" % (
-                    r, st, me.group, me.stage, me.tp_rank, "FB"[op], j,
+                    r, st, me.group, me.stage, me.tp_rank, "FBRO"[op], j,
                     w, a, b))
         path = self.cfg.trace
         new = not os.path.exists(path) or os.path.getsize(path) == 0

@@ -310,6 +310,22 @@ class Plan:
             raise PlanError("options.optimizer: %s (expected \"replicated\""
                             " or \"sharded\")" % _show(self.optimizer))
         full = opts.get("recompute", "none") == "full"
+        # The data-parallel sync: after the pipeline ("none"), or bucket
+        # by bucket under each stage's last backward ("dp", dlplan(1)
+        # ALGORITHMS, Overlap).  The executor overlaps no tensor-parallel
+        # traffic, and its sharded step all-reduces the updated shards
+        # after the optimizer: it has no parameter gather to overlap with
+        # the next forward, as dlplan prices "dp" with "sharded".
+        self.overlap = opts.get("overlap", "none")
+        if self.overlap not in ("none", "dp"):
+            raise PlanError("options.overlap: %s (expected \"none\" or "
+                            "\"dp\": this executor overlaps no tensor-"
+                            "parallel traffic)" % _show(self.overlap))
+        if self.overlap == "dp" and self.optimizer == "sharded":
+            raise PlanError("options.overlap \"dp\" with options.optimizer"
+                            " \"sharded\": this executor does not overlap "
+                            "the parameter gather with the next forward as "
+                            "dlplan prices it (plan with --overlap none)")
         hosts = {}
         for r in data.get("ranks") or []:
             if isinstance(r, dict) and "node" in r and "host" in r:

@@ -92,7 +92,8 @@ def parse_args(argv):
                     "x_step_seconds rows (rank 0 writes them for all "
                     "ranks; dlplan replan --observed reads them)")
     ap.add_argument("--trace", metavar="TRACE.csv",
-                    help="append one row per forward and backward pass: "
+                    help="append one row per forward and backward pass "
+                    "(op F, B), sync bucket (R) and optimizer step (O): "
                     "rank,step,group,stage,tp_rank,op,micro_batch,wait_s,"
                     "start_s,end_s (rank 0 writes them for all ranks)")
     ap.add_argument("--first-step", type=int, default=0,

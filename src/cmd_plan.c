@@ -83,7 +83,8 @@ static const struct optspec plan_opts[] = {
 	{ "outdir", 'o', O_OUT, "DIR", "dir",
 	    "write plan.json and plan.csv to DIR" },
 	{ "overlap", 0, O_OVERLAP, "O", "none|dp|auto",
-	    "communication under compute (auto: dp where the runtime can)" },
+	    "communication under compute (auto: dp where the runtime "
+	    "overlaps by default)" },
 	{ "output", 0, O_LOGOUT, "PATH", "file",
 	    "Slurm's stdout log path for --launcher (#SBATCH --output)" },
 	{ "param-bytes", 0, O_PARAM, "B", NULL, "bytes per parameter (2)" },

@@ -617,19 +617,25 @@ plan_interleaves(const struct dl_plan *p)
 
 /*
  * Settle o->overlap for a plan of runtime rt: auto becomes dp where the
- * runtime overlaps its data-parallel reduction with the backward
- * (Megatron-LM's --overlap-grad-reduce, torchtitan's FSDP and DDP), none
- * where it reduces after the pipeline (dlplan's executor, DeepSpeed's
- * pipeline engine); asking a runtime for what it cannot run is an error.
+ * runtime overlaps its data-parallel reduction with the backward by
+ * default (Megatron-LM's --overlap-grad-reduce, torchtitan's FSDP and
+ * DDP), none where it reduces after the pipeline (DeepSpeed's pipeline
+ * engine; dlplan's executor unless the plan asks it to overlap); asking
+ * a runtime for what it cannot run is an error.  The executor overlaps
+ * the gradient reduction only: with a sharded optimizer dp would also
+ * price a parameter gather under the next forward, which it does not
+ * run.
  */
 int
 plan_resolve_overlap(struct dl_opts *o, int rt, struct dl_err *e)
 {
 	int can = rt == RUNTIME_MEGATRON ? OVL_DPTP :
-	    rt == RUNTIME_TORCHTITAN ? OVL_DP : OVL_NONE;
+	    rt == RUNTIME_TORCHTITAN || rt == RUNTIME_DLPLAN ? OVL_DP :
+	    OVL_NONE;
 
 	if (o->overlap == OVL_AUTO)
-		o->overlap = can < OVL_DP ? can : OVL_DP;
+		o->overlap = rt == RUNTIME_DLPLAN || can < OVL_DP ? OVL_NONE :
+		    OVL_DP;
 	if (o->overlap > can)
 		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "'--overlap %s': "
 		    "'--runtime %s' %s", plan_overlap_names[o->overlap],
@@ -637,5 +643,11 @@ plan_resolve_overlap(struct dl_opts *o, int rt, struct dl_err *e)
 		    "gradients after the pipeline, overlapping nothing" :
 		    "has no tensor-parallel overlap (only megatron's "
 		    "--tp-comm-overlap)");
+	if (rt == RUNTIME_DLPLAN && o->overlap == OVL_DP &&
+	    o->optimizer == OPTIM_SHARDED)
+		return dl_seterr(e, DL_EUSAGE, NULL, 0, 0, "'--overlap dp' "
+		    "with '--optimizer sharded': the reference executor does "
+		    "not overlap the parameter gather with the next forward "
+		    "(use '--overlap none')");
 	return DL_OK;
 }

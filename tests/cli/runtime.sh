@@ -98,6 +98,22 @@ sys.exit(a != b or 'runtime' in a)" "$TMP/rd/plan.json" "$TMP/r0/plan.json"
 check "--runtime dlplan: the same plan.csv" cmp "$TMP/rd/plan.csv" \
     "$TMP/r0/plan.csv"
 
+# The overlap: the reference executor runs dp when the plan asks for it
+# (auto stays none, as the goldens show), not with a sharded optimizer;
+# DeepSpeed's pipeline engine runs none only.
+check "--runtime dlplan --overlap dp is recorded" sh -c "
+    '$DLPLAN' plan -q -c '$CL/hetero-lab' -m '$MO/gpt2-xl.csv' $JOB \
+    --overlap dp -o '$TMP/ovl' &&
+    grep -q '\"overlap\": \"dp\"' '$TMP/ovl/plan.json'"
+expect_err "--runtime dlplan: overlap dp with a sharded optimizer" 1 \
+    "dlplan: '--overlap dp' with '--optimizer sharded': the reference executor does not overlap the parameter gather with the next forward (use '--overlap none')" -- \
+    dlplan plan -q -c "$CL/hetero-lab" -m "$MO/gpt2-xl.csv" $JOB \
+    --overlap dp --optimizer sharded
+expect_err "--runtime deepspeed: no overlap" 1 \
+    "dlplan: '--overlap dp': '--runtime deepspeed' reduces gradients after the pipeline, overlapping nothing" -- \
+    dlplan plan -q -c "$CL/hetero-lab" -m "$MO/gpt2-xl.csv" $JOB \
+    --runtime deepspeed --overlap dp
+
 # Refusals.
 expect_err "framework launcher for a dlplan plan" 3 "dlplan: the plan was \
 made for runtime dlplan, not megatron: megatron cannot run groups of \

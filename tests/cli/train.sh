@@ -14,7 +14,12 @@
 # A broken executor (tests/cli/train_break.py patches it: no global loss
 # scaling, the last segment left out of the sync, sharded updates kept on
 # their owner, a recomputation from a perturbed input) fails the same check;
-# d-uneven with sync buckets of 256 bytes (many per segment) passes it.  With CUDA and three
+# d-uneven with sync buckets of 256 bytes (many per segment) passes it.
+# With options.overlap "dp" (the sync bucket by bucket under each stage's
+# last backward): a-dp with the executor's buckets, b-pp and d-uneven with
+# buckets of 64 elements (many all-reduces under the backward) equal the
+# reference, and a broken overlap that starts a bucket under the first
+# backward that touches it (earlyovl) fails.  With CUDA and three
 # GPUs, plan a-dp runs with NCCL too.  Errors exit 2 with one line.
 #
 # Needs /usr/bin/python3 with torch (tests/deps.sh installs python3-torch).
@@ -35,25 +40,36 @@ for _p in a-dp b-pp c-tp d-uneven; do
 done
 
 OPTS="--dtype float64 --steps 3 --optimizer adamw"
-# The savers' plans: recompute_layers min(2, blocks) on every stage,
-# options recompute full and optimizer sharded.
-for _p in b-pp c-tp; do
+# variant PLAN KIND: $TMP/<PLAN's letter>-KIND.json, PLAN with the memory
+# savers (savers: recompute_layers min(2, blocks) on every stage, options
+# recompute full and optimizer sharded) or the overlapped sync (ovl:
+# options.overlap dp), its inputs named by absolute paths.
+variant() {
 	"$TR_PY" -c '
 import json, os, sys
-src, dst = sys.argv[1], sys.argv[2]
+src, kind, dst = sys.argv[1:]
 p = json.load(open(src))
-p["options"]["recompute"] = "full"
-p["options"]["optimizer"] = "sharded"
-for g in p["groups"]:
-    for s in g["stages"]:
-        a, b = s["layers"]
-        s["recompute_layers"] = min(2, sum(1 for i in range(a, b + 1)
-                                           if 0 < i < 7))
+if kind == "savers":
+    p["options"]["recompute"] = "full"
+    p["options"]["optimizer"] = "sharded"
+    for g in p["groups"]:
+        for s in g["stages"]:
+            a, b = s["layers"]
+            s["recompute_layers"] = min(2, sum(1 for i in range(a, b + 1)
+                                               if 0 < i < 7))
+else:
+    p["options"]["overlap"] = "dp"
 for i in p["inputs"]:
     i["path"] = os.path.join(os.path.dirname(src), i["path"])
-json.dump(p, open(dst, "w"))' "$TD/$_p.json" "$TMP/${_p%%-*}-savers.json"
-	check "dlplan eval accepts ${_p%%-*}-savers" dlplan eval \
-	    "$TMP/${_p%%-*}-savers.json"
+json.dump(p, open(dst, "w"))' "$TD/$1.json" "$2" "$TMP/${1%%-*}-$2.json"
+	check "dlplan eval accepts ${1%%-*}-$2" dlplan eval \
+	    "$TMP/${1%%-*}-$2.json"
+}
+for _p in b-pp c-tp; do
+	variant $_p savers
+done
+for _p in a-dp b-pp d-uneven; do
+	variant $_p ovl
 done
 
 # planned NAME PLAN WORLD [BREAK]: run PLAN with torchrun on one node
@@ -97,11 +113,17 @@ wait
 planned c-savers "$TMP/c-savers.json" 4 &
 planned noshare "$TMP/b-savers.json" 5 noshare
 wait
-planned badrc "$TMP/b-savers.json" 5 badrecompute
+planned badrc "$TMP/b-savers.json" 5 badrecompute &
+planned a-ovl "$TMP/a-ovl.json" 3
+wait
+planned b-ovl "$TMP/b-ovl.json" 5 smallovl &
+planned d-ovl "$TMP/d-ovl.json" 4 smallovl
+wait
+planned earlyovl "$TMP/b-ovl.json" 5 earlyovl
 check "reference run" test -s "$TMP/ref.pt"
 _cmp=
-for _n in a-dp b-pp c-tp d-uneven smallbkt b-savers c-savers noscale \
-    skipseg noshare badrc; do
+for _n in a-dp b-pp c-tp d-uneven smallbkt b-savers c-savers a-ovl b-ovl \
+    d-ovl noscale skipseg noshare badrc earlyovl; do
 	[ -s "$TMP/$_n.pt" ] && _cmp="$_cmp $TMP/$_n.pt"
 done
 # shellcheck disable=SC2086
@@ -114,7 +136,8 @@ ran() {
 	    "$TMP/$1.log" | tail -8)"
 	return 1
 }
-for _n in a-dp b-pp c-tp d-uneven smallbkt b-savers c-savers; do
+for _n in a-dp b-pp c-tp d-uneven smallbkt b-savers c-savers a-ovl b-ovl \
+    d-ovl; do
 	ran "$_n" || continue
 	_l=$(grep "^$TMP/$_n.pt: " "$TMP/cmp.txt" | sed "s|^$TMP/$_n.pt: ||")
 	case "$_l" in
@@ -122,7 +145,7 @@ for _n in a-dp b-pp c-tp d-uneven smallbkt b-savers c-savers; do
 	*) t_notok "$_n: equals the reference" "$_l" "$(cat "$TMP/cmp.txt")" ;;
 	esac
 done
-for _n in noscale skipseg noshare badrc; do
+for _n in noscale skipseg noshare badrc earlyovl; do
 	ran "$_n" || continue
 	_l=$(grep "^$TMP/$_n.pt: " "$TMP/cmp.txt" | sed "s|^$TMP/$_n.pt: ||")
 	case "$_l" in
@@ -159,6 +182,16 @@ sed 's/0.75, 0.25/0.75, 0.2/' "$TD/d-uneven.json" >"$TMP/bad.json"
 expect_err "shares that do not sum to 1" 2 \
     "dlplan_train: group 0 stage 0: tp_shares [0.75, 0.2] sum to 0.95, not 1" -- \
     "$TR_PY" "$TRAIN" --plan "$TMP/bad.json" --reference
+sed 's/"overlap": "dp"/"overlap": "dp", "optimizer": "sharded"/' \
+    "$TMP/a-ovl.json" >"$TMP/ovl-sharded.json"
+expect_err "overlap dp with a sharded optimizer is refused" 2 \
+    "dlplan_train: options.overlap \"dp\" with options.optimizer \"sharded\": this executor does not overlap the parameter gather with the next forward as dlplan prices it (plan with --overlap none)" -- \
+    "$TR_PY" "$TRAIN" --plan "$TMP/ovl-sharded.json" --reference
+sed 's/"overlap": "dp"/"overlap": "dp+tp"/' "$TMP/a-ovl.json" \
+    >"$TMP/ovl-tp.json"
+expect_err "overlap dp+tp is refused" 2 \
+    "dlplan_train: options.overlap: \"dp+tp\" (expected \"none\" or \"dp\": this executor overlaps no tensor-parallel traffic)" -- \
+    "$TR_PY" "$TRAIN" --plan "$TMP/ovl-tp.json" --reference
 printf 'not a dump\n' >"$TMP/junk.pt"
 "$TR_PY" "$TRAIN" --compare "$TMP/ref.pt" "$TMP/junk.pt" >/dev/null \
     2>"$TMP/junk.err"

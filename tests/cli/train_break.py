@@ -12,7 +12,11 @@ process group (the result must still equal the reference).  "noshare"
 keeps each sharded optimizer step on its owner (the holders never get
 each other's updated shards); "badrecompute" recomputes a checkpointed
 block from a perturbed input, so that a plan whose blocks are really
-recomputed trains wrong.
+recomputed trains wrong.  "smallovl" breaks nothing: overlapped-sync
+buckets close at 64 elements, so that many all-reduces run under the last
+backward; "earlyovl" starts each overlapped bucket under the first
+backward that touches it, before the last micro-batch has added its
+gradient.
 """
 
 import sys
@@ -80,13 +84,31 @@ def badrecompute():
     torch.utils.checkpoint.checkpoint = broken
 
 
+def smallovl():
+    dlplan_exec.OVERLAP_BUCKET = 64
+    dlplan_exec.OVERLAP_BUCKET_PER_GROUP = 0
+
+
+def earlyovl():
+    def broken(self, p):
+        def accumulated(*_):
+            if id(p) not in self._seen:
+                self._seen.add(id(p))
+                for k in self._of[id(p)]:
+                    self._left[k] -= 1
+                self._launch_ready()
+        return accumulated
+    dlplan_exec.Executor._hook = broken
+
+
 BREAKS = {"noscale": noscale, "skipseg": skipseg,
           "smallbuckets": smallbuckets, "noshare": noshare,
-          "badrecompute": badrecompute}
+          "badrecompute": badrecompute, "smallovl": smallovl,
+          "earlyovl": earlyovl}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in BREAKS:
-        sys.stderr.write("usage: train_break.py noscale|skipseg|smallbuckets|noshare|badrecompute OPTIONS...\n")
+        sys.stderr.write("usage: train_break.py noscale|skipseg|smallbuckets|noshare|badrecompute|smallovl|earlyovl OPTIONS...\n")
         sys.exit(1)
     BREAKS[sys.argv[1]]()
     sys.exit(dlplan_train.main(sys.argv[2:]))

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # tests/e2e/trace_check.py - which transfer semantics a measured 1F1B run
-# follows.  Reads the --trace file of plans/dlplan_train.py and, for every
+# follows, and whether its whole step is what dlplan's makespan model
+# says.  Reads the --trace file of plans/dlplan_train.py and, for every
 # group and step, takes the measured compute of each pass and the
 # measured time of each transfer (from the moment both the receiver had
 # posted its receive and the sender had produced the bytes, to the moment
@@ -10,7 +11,7 @@
 #   closed   the old closed form: sum (t + c) + (m - 1) max max(t, c)
 #   delay    1F1B with each transfer a pure delay between the sender's
 #            end and the receiver's start (the receiver computes meanwhile)
-#   recv     1F1B with each transfer on the receiver's lane (dlplan's
+#   recv     1F1B with each transfer on the receiving lane (dlplan's
 #            model, src/pipesched.h)
 #
 # It prints, per group, the median measured pipeline phase and each
@@ -19,7 +20,27 @@
 # had finished more than 5 ms before the receive was posted): close to 0
 # under "delay", a whole transfer under "recv".
 #
-#	trace_check.py TRACE.csv [SKIP]   (SKIP: warm-up steps left out, 1)
+# With two or more groups the trace also has the data-parallel sync (op
+# R, one row per bucket) and the optimizer step (op O).  For plans whose
+# groups have the same stages it then prices the whole step as dlplan(1)
+# ALGORITHMS, Overlap does, with the run's own times: T_g the recv replay
+# above, R_u the unit's reduction (the sum over its buckets of the time
+# from the moment every holder had started the bucket, and the bucket
+# before it had ended, to its end), n_u its buckets, T_opt the slowest
+# optimizer step, and
+#
+#   none   T = max_g T_g + max_u R_u + T_opt
+#   dp     T = max(max_g T_g, max_u (T_g - sum_{j<s} (b_j + xb_j)
+#                  + max(R_u / n_u, R_u - b_s))) + T_opt
+#
+# against the measured step (the first rank's first wait to the last
+# rank's optimizer end).  It prints both models' medians and ratios, the
+# one that OVERLAP names marked with "*", and the exposed sync measured
+# (the last bucket's end less the last backward's end, both the latest of
+# any rank) and modelled (T - T_opt - max_g T_g).
+#
+#	trace_check.py TRACE.csv [SKIP [OVERLAP]]
+#	(SKIP: warm-up steps left out, 1; OVERLAP: none or dp, the run's)
 import csv
 import os
 import statistics
@@ -30,44 +51,141 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
 from dlplan_pipe import replay  # noqa: E402
 
 
+def pipeline(ops, ready_waits):
+    """The measured inputs of one group's step: S, m, f, b, xf, xb."""
+    S = 1 + max(k[1] for k in ops)
+    m = 1 + max(k[2] for k in ops)
+    f = [statistics.mean(ops[("F", s, i)][2] - ops[("F", s, i)][1]
+                         for i in range(m)) for s in range(S)]
+    b = [statistics.mean(ops[("B", s, i)][2] - ops[("B", s, i)][1]
+                         for i in range(m)) for s in range(S)]
+    xf, xb = [], []
+    for s in range(S - 1):
+        tf, tb = [], []
+        for i in range(m):
+            w, a, _ = ops[("F", s + 1, i)]
+            prod = ops[("F", s, i)][2]
+            tf.append(a - max(w, prod))
+            if prod < w - 0.005:
+                ready_waits.append(a - w)
+            w, a, _ = ops[("B", s, i)]
+            prod = ops[("B", s + 1, i)][2]
+            tb.append(a - max(w, prod))
+            if prod < w - 0.005:
+                ready_waits.append(a - w)
+        xf.append(statistics.mean(tf))
+        xb.append(statistics.mean(tb))
+    return S, m, f, b, xf, xb
+
+
+def reduction(rows, peers):
+    """R_u and n_u of a unit from its ranks' bucket rows of one step
+    (rows[rank] = [(k, start, end)] in bucket order, every peer holding
+    the same buckets): each bucket's time runs from when every holder
+    had started it and the bucket before it had ended."""
+    R, prev = 0.0, None
+    n = len(rows[peers[0]])
+    for k in range(n):
+        begin = max(rows[r][k][1] for r in peers)
+        if prev is not None:
+            begin = max(begin, prev)
+        end = max(rows[r][k][2] for r in peers)
+        R += max(0.0, end - begin)
+        prev = end
+    return R, n
+
+
+def sync_model(rows, steps, per_group, overlap):
+    by = {}
+    for r in rows:
+        by.setdefault(int(r["step"]), []).append(r)
+    shapes = {g: v[0][0] for g, v in per_group.items()}
+    if len(set(shapes.values())) != 1:
+        print("sync: the groups differ in stages, not priced here")
+        return
+    S = next(iter(shapes.values()))
+    meas, pred = [], {"none": [], "dp": []}
+    exp_m, exp_p, Rs, ns = [], [], [], []
+    for k, st in enumerate(steps):
+        rs = by[st]
+        if not any(r["op"] == "O" for r in rs):
+            return
+        t0 = min(float(r["wait_s"]) for r in rs if r["op"] in "FB")
+        t1 = max(float(r["end_s"]) for r in rs if r["op"] == "O")
+        meas.append(t1 - t0)
+        topt = max(float(r["end_s"]) - float(r["start_s"])
+                   for r in rs if r["op"] == "O")
+        Tg = {g: v[k][1] for g, v in per_group.items()}
+        buckets, lastb, rank_of = {}, {}, {}
+        for r in rs:
+            rk = int(r["rank"])
+            rank_of[(int(r["group"]), int(r["stage"]))] = rk
+            if r["op"] == "R":
+                buckets.setdefault(rk, []).append(
+                    (int(r["micro_batch"]), float(r["start_s"]),
+                     float(r["end_s"])))
+            elif r["op"] == "B":
+                lastb[rk] = max(lastb.get(rk, 0.0), float(r["end_s"]))
+        for v in buckets.values():
+            v.sort()
+        worst_none, worst_dp = 0.0, 0.0
+        for s in range(S):
+            peers = [rank_of[(g, s)] for g in per_group]
+            if any(p not in buckets for p in peers):
+                continue
+            R, n = reduction(buckets, peers)
+            Rs.append(R)
+            ns.append(n)
+            for g in per_group:
+                _, _, f, b, xf, xb = per_group[g][k][2]
+                cool = sum(b[j] + xb[j] for j in range(s))
+                hide = max(R / n, R - b[s])
+                worst_none = max(worst_none, R)
+                worst_dp = max(worst_dp, Tg[g] - cool + hide)
+        top = max(Tg.values())
+        pred["none"].append(top + worst_none + topt)
+        pred["dp"].append(max(top, worst_dp) + topt)
+        exp_m.append(max(v[-1][2] for v in buckets.values()) -
+                     max(lastb.values()))
+        exp_p.append(pred[overlap or "none"][-1] - topt - top)
+    if not meas:
+        return
+    M = statistics.median(meas)
+    line = "sync  measured step %.4f s" % M
+    for o in ("none", "dp"):
+        P = statistics.median(pred[o])
+        line += "  %s%s %.4f (%.3f)" % (o, "*" if o == overlap else "", P,
+                                         M / P)
+    print(line)
+    em, ep = statistics.median(exp_m), statistics.median(exp_p)
+    print("sync  R %.4f s in %s bucket(s); exposed after the last backward: "
+          "measured %.4f s, modelled (%s) %.4f s" % (
+              statistics.median(Rs), "/".join(str(n) for n in sorted(set(ns))),
+              em, overlap or "?", ep))
+
+
 def main():
     path = sys.argv[1]
     skip = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    overlap = sys.argv[3] if len(sys.argv) > 3 else None
+    if overlap not in (None, "none", "dp"):
+        sys.exit("trace_check.py: OVERLAP %s: expected none or dp" % overlap)
     rows = [r for r in csv.DictReader(open(path)) if r["tp_rank"] == "0"]
     steps = sorted({int(r["step"]) for r in rows})[skip:]
     groups = sorted({int(r["group"]) for r in rows})
+    per_group = {}
     for g in groups:
         meas, pred = [], {"closed": [], "delay": [], "recv": []}
-        ready_waits = []
+        ready_waits, per_group[g] = [], []
         for st in steps:
             ops = {}
             for r in rows:
-                if int(r["group"]) == g and int(r["step"]) == st:
+                if int(r["group"]) == g and int(r["step"]) == st and \
+                        r["op"] in ("F", "B"):
                     ops[(r["op"], int(r["stage"]), int(r["micro_batch"]))] = (
                         float(r["wait_s"]), float(r["start_s"]),
                         float(r["end_s"]))
-            S = 1 + max(k[1] for k in ops)
-            m = 1 + max(k[2] for k in ops)
-            f = [statistics.mean(ops[("F", s, i)][2] - ops[("F", s, i)][1]
-                                 for i in range(m)) for s in range(S)]
-            b = [statistics.mean(ops[("B", s, i)][2] - ops[("B", s, i)][1]
-                                 for i in range(m)) for s in range(S)]
-            xf, xb = [], []
-            for s in range(S - 1):
-                tf, tb = [], []
-                for i in range(m):
-                    w, a, _ = ops[("F", s + 1, i)]
-                    prod = ops[("F", s, i)][2]
-                    tf.append(a - max(w, prod))
-                    if prod < w - 0.005:
-                        ready_waits.append(a - w)
-                    w, a, _ = ops[("B", s, i)]
-                    prod = ops[("B", s + 1, i)][2]
-                    tb.append(a - max(w, prod))
-                    if prod < w - 0.005:
-                        ready_waits.append(a - w)
-                xf.append(statistics.mean(tf))
-                xb.append(statistics.mean(tb))
+            S, m, f, b, xf, xb = inp = pipeline(ops, ready_waits)
             t0 = min(v[0] for v in ops.values())
             meas.append(max(v[2] for v in ops.values()) - t0)
             t = [f[s] + b[s] for s in range(S)]
@@ -76,6 +194,7 @@ def main():
                                   max(max(t[s], c[s]) for s in range(S)))
             for sem in ("delay", "recv"):
                 pred[sem].append(replay(S, m, f, b, xf, xb, sem))
+            per_group[g].append((S, pred["recv"][-1], inp))
         M = statistics.median(meas)
         line = "group %d  S=%d m=%d  measured %.4f s" % (g, S, m, M)
         for k in ("closed", "delay", "recv"):
@@ -90,6 +209,8 @@ def main():
             print("group %d  receives whose bytes were ready: %d, median "
                   "%.2f ms" % (g, len(ready_waits),
                                1e3 * statistics.median(ready_waits)))
+    if any(r["op"] == "R" for r in rows):
+        sync_model(rows, steps, per_group, overlap)
 
 
 if __name__ == "__main__":
