@@ -644,9 +644,10 @@ struct part_front {
 	int status;		/* LP_INFEASIBLE, or LP_OPTIMAL */
 	double sinf;		/* least sum, any bottleneck */
 	int *sinf_last;
-	double bmin;		/* least bottleneck */
+	double bmin;		/* least bottleneck, once bknown */
+	int bknown;
 	double *cand;		/* distinct candidate bottlenecks, ascending */
-	size_t ncand;		/* of them kept in cand */
+	size_t ncand;		/* of them kept in cand (the first is bmin) */
 	size_t nall;		/* of them in all (up to max_scan + 1), or
 				 * SIZE_MAX until known */
 	size_t next;		/* index of the first not scanned */
@@ -709,7 +710,8 @@ front_scratch(struct part_front *F, int need)
 
 /* Candidates a frontier keeps between queries; more are listed again. */
 #define FRONT_KEEP 64
-/* Candidates listed when a frontier is made: most queries need a few. */
+/* Candidates listed first, when a scan needs more than the least
+ * bottleneck: most queries need a few. */
 #define FRONT_FIRST 8
 
 /*
@@ -911,7 +913,7 @@ part_front_new(const struct dl_costctx *x, const struct part_group *g,
 {
 	struct part_front *F = xcalloc(1, sizeof(*F));
 	int S = g->S, L = (int)x->m->nlayers;
-	double bmin;
+	double sinf;
 
 	F->x = x;
 	F->max_scan = max_scan;
@@ -928,12 +930,19 @@ part_front_new(const struct dl_costctx *x, const struct part_group *g,
 	F->g.ctx = NULL;
 	F->g.commv = NULL;
 	F->sinf_last = xcalloc((size_t)S, sizeof(int));
-	bmin = HUGE_VAL;
+	/*
+	 * Some partition fits and has its transfers routed exactly when the
+	 * least sum is finite.  The least bottleneck and the candidates wait
+	 * for the first query with m >= 2 (front_bmin()): a front made for
+	 * one micro-batch answers with sinf alone.
+	 */
+	sinf = HUGE_VAL;
 	if (fits_greedy(x, &F->T)) {
 		front_scratch(F, 1);
-		bmin = minmax_dp(x, &F->g, &F->T, F->f);
+		sinf = sum_best(x, &F->g, &F->T, HUGE_VAL, F->f, F->arg,
+		    F->sinf_last, NULL);
 	}
-	if (bmin == HUGE_VAL) {
+	if (sinf == HUGE_VAL) {
 		/*
 		 * No partition: the front answers every query from its
 		 * status, and the many kept (most groups of the largest
@@ -946,18 +955,35 @@ part_front_new(const struct dl_costctx *x, const struct part_group *g,
 		tab_free(&F->T);
 		return F;
 	}
-	F->sinf = sum_best(x, &F->g, &F->T, HUGE_VAL, F->f, F->arg,
-	    F->sinf_last, NULL);
+	F->sinf = sinf;
 	F->status = LP_OPTIMAL;
-	F->bmin = bmin;
 	F->nall = SIZE_MAX;
-	front_cands(F, FRONT_FIRST);
 	/*
 	 * The scratch is only needed while a scan runs: the first query,
 	 * which almost always comes next, uses the rows of amin and tc
 	 * filled so far and frees it.
 	 */
 	return F;
+}
+
+/*
+ * The least bottleneck of a feasible front, the first candidate: the
+ * listing of front_cands() starts with it (it is some stage's P, and every
+ * listed P is at least as large), so the first scan needs no listing.
+ */
+static void
+front_bmin(struct part_front *F)
+{
+	if (F->bknown)
+		return;
+	front_scratch(F, 1);
+	F->bmin = minmax_dp(F->x, &F->g, &F->T, F->f);
+	/* minmax_dp() wrote f, which the scan's memo reads. */
+	F->memo.ok = 0;
+	F->bknown = 1;
+	F->cand = xreallocarray(F->cand, 2, sizeof(double));
+	F->cand[0] = F->bmin;
+	F->ncand = 1;
 }
 
 /* Scan the next candidate; keep its point unless an earlier dominates. */
@@ -1020,6 +1046,7 @@ part_front_query(struct part_front *F, long m, struct part_result *r)
 		front_scratch(F, 0);
 		goto out;
 	}
+	front_bmin(F);
 	/* Points come in scan order: each is looked at once, the first
 	 * strictly best wins. */
 	for (size_t seen = 0;;) {
@@ -1036,11 +1063,20 @@ part_front_query(struct part_front *F, long m, struct part_result *r)
 		if (F->next >= F->nall)
 			break;
 		if (F->next >= F->ncand) {
-			/*
-			 * Twice as many as listed: the same ascending list,
-			 * grown only as far as the scan gets.
-			 */
-			front_cands(F, 2 * F->ncand);
+			size_t want = 2 * F->ncand;
+
+			/* The last candidate kept is below the next: where it
+			 * stops the scan already, the next is not listed. */
+			if (F->sinf + (double)(m - 1) * F->cand[F->ncand - 1] >=
+			    best)
+				break;
+			/* Twice as many as listed (and past the next): the
+			 * same ascending list, grown as far as the scan gets. */
+			if (want < FRONT_FIRST)
+				want = FRONT_FIRST;
+			if (want <= F->next)
+				want = F->next + 1;
+			front_cands(F, want);
 			if (F->next >= F->nall)
 				break;
 		}
