@@ -69,33 +69,40 @@ key_add(char *k, size_t *len, const void *p, size_t n)
 }
 
 /*
+ * What search_solve_shape() works out once for its shape: the node and the
+ * TP degree of every unit (group g's from off[g]), and room for the cache
+ * key and the price vectors of partition() for the largest group.
+ */
+struct shape_buf {
+	int *node, *k;
+	char *key;
+	const double **commv;
+};
+
+/*
  * Partition group g of sh for m micro-batches: the exact DP and then, for
  * two or more stages when use_milp is set, the MILP started from it.  With
  * zero the transfers are left out (the compute-only lower bound).  Answers
  * are cached; so is each group's DP frontier, which serves every m.
  */
 static int
-partition(struct ctx *C, const struct shape *sh, int g, long m, int zero,
-    int use_milp, const char *dump, struct part_result *r, struct dl_err *e)
+partition(struct ctx *C, const struct shape *sh, const struct shape_buf *sb,
+    int g, long m, int zero, int use_milp, const char *dump,
+    struct part_result *r, struct dl_err *e)
 {
 	const struct dl_costctx *x = C->x;
 	int S = sh->S[g];
-	int *node = xcalloc((size_t)S, sizeof(int));
-	int *k = xcalloc((size_t)S, sizeof(int));
+	const int *node = sb->node + sh->off[g], *k = sb->k + sh->off[g];
 	struct commctx cc;
 	struct part_group pg = { 0 };
 	struct part_result *hit;
 	struct part_front *F;
-	const double **commv;
-	char *key;
+	const double **commv = sb->commv;
+	char *key = sb->key;
 	size_t len = 0, plen;
 	long mm = m < S ? m : S;
 	int rc;
 
-	for (int j = 0; j < S; j++) {
-		node[j] = sh->u[sh->off[g] + j]->node;
-		k[j] = sh->u[sh->off[g] + j]->k;
-	}
 	cc.x = x;
 	cc.node = node;
 	cc.zero = zero;
@@ -106,15 +113,8 @@ partition(struct ctx *C, const struct shape *sh, int g, long m, int zero,
 	pg.m = m;
 	pg.comm = search_comm;
 	pg.ctx = &cc;
-	if (dump != NULL) {
-		rc = partition_solve(C, &pg, NULL, use_milp, dump, r, e);
-		free(node);
-		free(k);
-		return rc;
-	}
-	key = xmalloc(2 * sizeof(int) + (size_t)S * (3 * sizeof(double) +
-	    2 * sizeof(int)) + 2 * sizeof(long));
-	commv = xcalloc((size_t)S, sizeof(*commv));
+	if (dump != NULL)
+		return partition_solve(C, &pg, NULL, use_milp, dump, r, e);
 	if (C->cid.zero == NULL)
 		C->cid.zero = xcalloc(2 * (size_t)C->L, sizeof(double));
 	key_add(key, &len, &S, sizeof(S));
@@ -124,8 +124,8 @@ partition(struct ctx *C, const struct shape *sh, int g, long m, int zero,
 		    node[j]), x->c->nodes[node[j]].intra_gbps };
 		int id = j + 1 < S ? comm_id(C, &cc, j) : -2;
 
-		if (j + 1 < S)
-			commv[j] = id >= 0 ? C->cid.v[id] : C->cid.zero;
+		commv[j] = j + 1 == S ? NULL : id >= 0 ? C->cid.v[id] :
+		    C->cid.zero;
 		key_add(key, &len, f, sizeof(f));
 		key_add(key, &len, &k[j], sizeof(int));
 		key_add(key, &len, &id, sizeof(int));
@@ -135,8 +135,7 @@ partition(struct ctx *C, const struct shape *sh, int g, long m, int zero,
 	if ((hit = kc_find(&C->pc, key, len)) != NULL) {
 		*r = *hit;
 		r->last = xmemdup(hit->last, (size_t)S, sizeof(int));
-		rc = DL_OK;
-		goto out;
+		return DL_OK;
 	}
 	len = plen;
 	key_add(key, &len, &mm, sizeof(mm));
@@ -154,11 +153,6 @@ partition(struct ctx *C, const struct shape *sh, int g, long m, int zero,
 		key_add(key, &len, &m, sizeof(m));
 		kc_put(&C->pc, key, len, hit);
 	}
-out:
-	free(key);
-	free(commv);
-	free(node);
-	free(k);
 	return rc;
 }
 
@@ -248,47 +242,29 @@ proportional(const double *w, int G, long total, long *m)
 
 /* The data-split terms of group g of sh with stage ends last. */
 static void
-split_terms(struct ctx *C, const struct shape *sh, int g, const int *last,
-    struct split_group *sg)
+split_terms(struct ctx *C, const struct shape *sh, const struct shape_buf *sb,
+    int g, const int *last, struct split_group *sg)
 {
 	int S = sh->S[g];
-	int *node = xcalloc((size_t)S, sizeof(int));
-	int *k = xcalloc((size_t)S, sizeof(int));
+	const int *node = sb->node + sh->off[g], *k = sb->k + sh->off[g];
 
-	for (int j = 0; j < S; j++) {
-		node[j] = sh->u[sh->off[g] + j]->node;
-		k[j] = sh->u[sh->off[g] + j]->k;
-	}
 	search_group_am(C->x, S, node, k, last, &C->tc, &sg->A, &sg->M);
 	sg->cap = part_mcap(C->x, S, k, node, last);
-	free(node);
-	free(k);
 }
 
 /* The largest search_group_lb() of sh's groups with stage ends last[g]
  * and m[g] micro-batches (groups with none take no time). */
 static double
-group_bounds(struct ctx *C, const struct shape *sh, int *const *last,
-    const long *m)
+group_bounds(struct ctx *C, const struct shape *sh, const struct shape_buf *sb,
+    int *const *last, const long *m)
 {
 	double z = 0;
 
 	for (int g = 0; g < sh->G; g++) {
-		int S = sh->S[g];
-		int *node, *k;
-
 		if (m[g] <= 0)
 			continue;
-		node = xcalloc((size_t)S, sizeof(int));
-		k = xcalloc((size_t)S, sizeof(int));
-		for (int j = 0; j < S; j++) {
-			node[j] = sh->u[sh->off[g] + j]->node;
-			k[j] = sh->u[sh->off[g] + j]->k;
-		}
-		z = fmax(z, search_group_lb(C->x, S, node, k, last[g], &C->tc,
-		    m[g]));
-		free(node);
-		free(k);
+		z = fmax(z, search_group_lb(C->x, sh->S[g], sb->node +
+		    sh->off[g], sb->k + sh->off[g], last[g], &C->tc, m[g]));
 	}
 	return z;
 }
@@ -309,7 +285,24 @@ search_solve_shape(struct ctx *C, const struct shape *sh)
 	int **last = xcalloc((size_t)G, sizeof(int *));
 	unsigned char *dead = xcalloc((size_t)G, 1);
 	struct split_group *sg = xcalloc((size_t)G, sizeof(*sg));
+	struct shape_buf sb;
+	int n = 0, smax = 1;
 
+	for (int g = 0; g < G; g++) {
+		n += sh->S[g];
+		if (sh->S[g] > smax)
+			smax = sh->S[g];
+	}
+	sb.node = xcalloc(2 * (size_t)(n > 0 ? n : 1), sizeof(int));
+	sb.k = sb.node + n;
+	for (int g = 0; g < G; g++)
+		for (int j = 0; j < sh->S[g]; j++) {
+			sb.node[sh->off[g] + j] = sh->u[sh->off[g] + j]->node;
+			sb.k[sh->off[g] + j] = sh->u[sh->off[g] + j]->k;
+		}
+	sb.key = xmalloc(2 * sizeof(int) + (size_t)smax * (3 *
+	    sizeof(double) + 2 * sizeof(int)) + 2 * sizeof(long));
+	sb.commv = xcalloc((size_t)smax, sizeof(*sb.commv));
 	C->st->structures++;
 	for (int g = 0; g < G; g++)
 		w[g] = group_speed(sh, g);
@@ -323,7 +316,7 @@ search_solve_shape(struct ctx *C, const struct shape *sh)
 			struct part_result r;
 			long mg = m[g] > 0 ? m[g] : 1;
 
-			if (partition(C, sh, g, mg, 0, 1, NULL, &r,
+			if (partition(C, sh, &sb, g, mg, 0, 1, NULL, &r,
 			    &C->err) != DL_OK) {
 				C->failed = 1;
 				ok = 0;
@@ -342,7 +335,7 @@ search_solve_shape(struct ctx *C, const struct shape *sh)
 				sg[g].cap = 0;
 				continue;
 			}
-			split_terms(C, sh, g, last[g], &sg[g]);
+			split_terms(C, sh, &sb, g, last[g], &sg[g]);
 		}
 		/*
 		 * The partitions of the last round again: the split is a
@@ -366,7 +359,7 @@ search_solve_shape(struct ctx *C, const struct shape *sh)
 		 * leaves out the sync, so a plan with lb above the best T so
 		 * far cannot win.
 		 */
-		z = group_bounds(C, sh, last, m2);
+		z = group_bounds(C, sh, &sb, last, m2);
 		if (search_cut(C, z)) {
 			C->st->pruned++;
 		} else {
@@ -390,4 +383,7 @@ search_solve_shape(struct ctx *C, const struct shape *sh)
 	free(m2);
 	free(w);
 	free(sg);
+	free(sb.node);
+	free(sb.key);
+	free(sb.commv);
 }
