@@ -275,12 +275,13 @@ struct dp_memo {
  * the gradient it receives depends on b only), so the scan stops at the
  * first a with t + xback > B and skips those whose own xin is too large.
  * With M (not NULL) the cells that cannot change since the last call with
- * M, at a B no larger, are left as they are (struct dp_memo).
+ * M, at a B no larger, are left as they are (struct dp_memo); bounded 0
+ * (B = HUGE_VAL, no M) leaves out the tests against B, which none passes.
  */
-static double
+static inline double
 sum_dp(const struct dl_costctx *x, const struct part_group *g,
     const struct tab *T, double B, double *f, int *arg, int *last,
-    struct dp_memo *M)
+    struct dp_memo *M, int bounded)
 {
 	int S = T->S, L = T->L, lo, inc;
 	double t, c, *row;
@@ -323,13 +324,14 @@ sum_dp(const struct dl_costctx *x, const struct part_group *g,
 
 				if (!scan_stage(x, g, T, j, lo, row, a, b, &t))
 					break;
-				if (t + yb > B) {
+				if (bounded && t + yb > B) {
 					thr = fmin(thr, t + yb);
 					break;
 				}
 				if (prev == HUGE_VAL)
 					continue;
-				if ((p = pipe_lane(t, xin(T, j, a), yb)) > B) {
+				if (bounded && (p = pipe_lane(t, xin(T, j, a), yb)) >
+				    B) {
 					thr = fmin(thr, p);
 					continue;
 				}
@@ -578,7 +580,9 @@ sum_best(const struct dl_costctx *x, const struct part_group *g,
 {
 	if (T->L > part_window_layers)
 		return sum_dp_window(x, g, T, B, f, arg, last);
-	return sum_dp(x, g, T, B, f, arg, last, M);
+	if (M == NULL && B == HUGE_VAL)
+		return sum_dp(x, g, T, B, f, arg, last, NULL, 0);
+	return sum_dp(x, g, T, B, f, arg, last, M, 1);
 }
 
 /* Least bottleneck max_j P_j over feasible partitions. */
@@ -710,8 +714,7 @@ front_scratch(struct part_front *F, int need)
 
 /* Candidates a frontier keeps between queries; more are listed again. */
 #define FRONT_KEEP 64
-/* Candidates listed first, when a scan needs more than the least
- * bottleneck: most queries need a few. */
+/* Candidates listed first, past bmin: most queries need a few. */
 #define FRONT_FIRST 8
 
 /*
@@ -966,11 +969,8 @@ part_front_new(const struct dl_costctx *x, const struct part_group *g,
 	return F;
 }
 
-/*
- * The least bottleneck of a feasible front, the first candidate: the
- * listing of front_cands() starts with it (it is some stage's P, and every
- * listed P is at least as large), so the first scan needs no listing.
- */
+/* The least bottleneck, some stage's P and below every other listed P:
+ * the first candidate, which the first scan takes without a listing. */
 static void
 front_bmin(struct part_front *F)
 {
@@ -1067,7 +1067,7 @@ part_front_query(struct part_front *F, long m, struct part_result *r)
 
 			/* The last candidate kept is below the next: where it
 			 * stops the scan already, the next is not listed. */
-			if (F->sinf + (double)(m - 1) * F->cand[F->ncand - 1] >=
+			if (pipe_closed(F->sinf, F->cand[F->ncand - 1], m) >=
 			    best)
 				break;
 			/* Twice as many as listed (and past the next): the
