@@ -135,6 +135,7 @@ cost_free(struct dl_costctx *x)
 	free(x->rt_mem);
 	free(x->rt_tp);
 	free(x->blk);
+	free(x->cum_blk);
 	free(x->lay_flops);
 	free(x->lay_mem);
 	free(x->lay_keep);

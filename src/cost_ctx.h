@@ -103,6 +103,7 @@ struct dl_costctx {
 	 * GPUs: plan_precision()).
 	 */
 	unsigned char *blk;
+	int *cum_blk;		/* n + 1: the blocks among rows 0 .. l - 1 */
 	double *lay_flops, *lay_mem, *lay_keep, *lay_rcf;
 	int rc_fold;
 	double rc_transient;

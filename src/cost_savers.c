@@ -153,6 +153,9 @@ cost_savers_init(struct dl_costctx *x, const struct dl_model *m,
 	double traffic = 0, work = 0;
 
 	x->blk = xcalloc(n, 1);
+	x->cum_blk = xcalloc(n + 1, sizeof(int));
+	for (size_t l = 0; l < n; l++)
+		x->cum_blk[l + 1] = x->cum_blk[l] + model_is_block(m, l);
 	x->lay_flops = xcalloc(n, sizeof(double));
 	x->lay_mem = xcalloc(n, sizeof(double));
 	x->lay_keep = xcalloc(n, sizeof(double));
@@ -370,12 +373,21 @@ cost_stage_memory(const struct dl_costctx *x, int first, int last,
 	return cost_stage_memory_dp(x, first, last, phi, p, S, m, 1);
 }
 
+/* model_blocks() of rows first .. last, from the context's prefix counts. */
+static int
+blocks(const struct dl_costctx *x, int first, int last)
+{
+	if (first < 0 || last >= (int)x->m->nlayers)
+		return model_blocks(x->m, first, last);
+	return last < first ? 0 : x->cum_blk[last + 1] - x->cum_blk[first];
+}
+
 int
 cost_stage_rc(const struct dl_costctx *x, const struct dl_stage *st)
 {
 	if (st->rc_set)
 		return st->recompute;
-	return x->rc_fold ? model_blocks(x->m, st->first, st->last) : 0;
+	return x->rc_fold ? blocks(x, st->first, st->last) : 0;
 }
 
 /* Whether nrc recomputed blocks of [first, last] is what the context's
@@ -385,7 +397,7 @@ rc_default(const struct dl_costctx *x, int first, int last, int nrc)
 {
 	if (nrc == 0 && !x->rc_fold)
 		return 1;
-	return x->rc_fold && nrc >= model_blocks(x->m, first, last);
+	return x->rc_fold && nrc >= blocks(x, first, last);
 }
 
 double
