@@ -4,8 +4,10 @@
  * policy at an event (keep, serve the overdue, start, shrink for the
  * waiting, grow, reconsider).
  *
- * Stable greedy.  A running job keeps its GPUs.  Waiting jobs (the
- * shortest first, at most one per free GPU) share the free GPUs greedily
+ * Stable greedy.  A running job keeps its GPUs.  Jobs are ordered by
+ * gadget_key(): the remaining time at their best less all the time they
+ * waited.  Waiting jobs (in that order, at most one per free GPU) share
+ * the free GPUs greedily
  * by marginal utility per GPU: repeatedly the job whose next step (one
  * more GPU, doubling, its largest) adds the most utility per added GPU,
  * placed next to what it has, else on the fewest servers.  A waiting job
@@ -14,8 +16,11 @@
  * the first running job ends) beats the victim's weighted loss (restart_s
  * plus its slowdown over its remaining iterations).  Free GPUs left go to
  * a running job when its remaining time shrinks by more than restart_s.
- * A job that waited --max-wait is served first.  Preemptive (by
- * shrinking) and elastic.
+ * Then several running jobs of a greater key may be suspended for one
+ * (make_room()).  A job whose key fell to 0 (it waited its own remaining
+ * time) is aged: the first aged one left waiting holds a reservation
+ * (reserve()), so that no later job delays it.  A job that waited
+ * --max-wait is served first.  Preemptive (by shrinking) and elastic.
  *
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -206,6 +211,7 @@ struct stable {
 	size_t nn;
 	int *out, *freev, *tmp, *best, *wcnt, *avail;
 	char *shrunk;		/* per active job: shrunk in this event */
+	const double *key;	/* per active job: gadget_key() */
 	struct strbuf *log;
 	double t0;
 };
@@ -292,7 +298,8 @@ shrink_cost(struct stable *st, size_t a, size_t w, int g, double *tw)
 	int n = sched_gpus(cur, st->nn), rel = 0;
 	double R = st->sp->restart_s, S = st->sp->slot_s, t0, t1, c1, c2;
 
-	if (st->shrunk[a] || g > n || (g < n && n - g < ja->min_gpus))
+	if (st->shrunk[a] || st->key[a] <= 0 || g > n || (g < n &&
+	    n - g < ja->min_gpus))
 		return HUGE_VAL;
 	memcpy(st->tmp, cur, st->nn * sizeof(int));
 	while (rel < g) {
@@ -561,8 +568,237 @@ reconsider(struct stable *st, size_t a)
 	    n, bt, r0, r0 - bg - st->sp->restart_s, bg, st->sp->restart_s);
 }
 
+/*
+ * The order of the active jobs, the least first: the remaining time on
+ * max_gpus GPUs at the least iteration time (sched_iter_floor()) over
+ * weight, less the seconds the job has waited.
+ */
+static double
+gadget_key(const struct sched *s, const struct sched_slotprob *pb, size_t a)
+{
+	const struct sched_job *jb = &s->jobs[pb->job[a]];
+	double k = pb->left[a] * sched_iter_floor(s, pb->job[a], jb->max_gpus) /
+	    jb->weight;
+
+	return k - (pb->age != NULL ? pb->age[a] : 0);
+}
+
+/*
+ * Waiting job w (key kw) is left without GPUs: running jobs with a
+ * greater key that were not shrunk or started overdue this event are
+ * suspended, the greatest key first, until w's min_gpus fit on their and
+ * the free GPUs, when w's weighted wait saved (until enough running jobs
+ * end: tstart) beats their weighted loss (a restart, and the whole slots
+ * they wait while w runs).  w starts on its max_gpus there when they fit,
+ * else on its min_gpus.
+ */
+static void
+make_room(struct stable *st, size_t w, const size_t *run, size_t nr,
+    const double *key)
+{
+	const struct sched_job *jw = &st->s->jobs[st->pb->job[w]];
+	size_t nn = st->nn, nv = 0, *vic, *ord;
+	double *vk, *ends, R = st->sp->restart_s, S = st->sp->slot_s;
+	double tstart = HUGE_VAL, cost = 0, tw;
+	int fits = 0, have;
+
+	vic = xcalloc(nr + 1, sizeof(size_t));
+	ord = xcalloc(nr + 1, sizeof(size_t));
+	vk = xcalloc(nr + 1, sizeof(double));
+	ends = xcalloc(nr + 1, sizeof(double));
+	/* When would w's min_gpus be free were nothing preempted? */
+	have = sched_gpus(st->freev, nn);
+	for (size_t i = 0; i < nr; i++)
+		ends[i] = rem_s(st, run[i], st->out + run[i] * nn);
+	sched_order(nr, ends, ord);
+	for (size_t i = 0; i < nr && have < jw->min_gpus; i++) {
+		have += sched_gpus(st->out + run[ord[i]] * nn, nn);
+		if (have >= jw->min_gpus)
+			tstart = ends[ord[i]];
+	}
+	for (size_t i = 0; i < nr; i++) {
+		size_t a = run[i];
+
+		if (st->shrunk[a] || (st->pb->guarded && st->pb->guarded[a]) ||
+		    sched_gpus(st->out + a * nn, nn) == 0 || !(key[a] > key[w]))
+			continue;
+		vk[nv] = -key[a];
+		vic[nv++] = a;
+	}
+	sched_order(nv, vk, ord);
+	memcpy(st->avail, st->freev, nn * sizeof(int));
+	for (size_t i = 0; i < nv && !fits; i++) {
+		size_t a = vic[ord[i]];
+
+		for (size_t v = 0; v < nn; v++)
+			st->avail[v] += st->out[a * nn + v];
+		fits = sched_place_fit(st->s, jw->cls, jw->min_gpus, st->avail,
+		    NULL, st->wcnt);
+		nv = i + 1;
+		if (fits)
+			break;
+	}
+	if (!fits)
+		goto out;
+	if (!sched_place_fit(st->s, jw->cls, jw->max_gpus, st->avail, NULL,
+	    st->best))
+		memcpy(st->best, st->wcnt, nn * sizeof(int));
+	tw = rem_s(st, w, st->best);
+	if (!isfinite(tw))
+		goto out;
+	for (size_t i = 0; i < nv; i++)
+		cost += st->s->jobs[st->pb->job[vic[ord[i]]]].weight *
+		    (R + S * ceil((R + tw) / S));
+	if (!(jw->weight * tstart > cost))
+		goto out;
+	for (size_t i = 0; i < nv; i++) {
+		size_t a = vic[ord[i]];
+
+		suspend(st, a);
+		say(st, "job '%s' suspended for job '%s', which starts now on "
+		    "%d GPUs (done in %.0f s) instead of in about %.0f s",
+		    st->s->jobs[st->pb->job[a]].id, jw->id,
+		    sched_gpus(st->best, nn), tw, tstart);
+	}
+	for (size_t v = 0; v < nn; v++) {
+		st->out[w * nn + v] = st->best[v];
+		st->freev[v] -= st->best[v];
+	}
+	st->shrunk[w] = 1;
+out:
+	free(vic);
+	free(ord);
+	free(vk);
+	free(ends);
+}
+
+/*
+ * Waiting job h holds a reservation.  Its min_gpus fit (sched_place_fit())
+ * at tres seconds: on the GPUs free before this event's starts (free0[])
+ * and those of the running jobs run[] that end by then; with extra GPUs
+ * beyond them on the nodes it fits on.  The waiting jobs wait[] that got
+ * GPUs this event keep them, in order, when they end by tres or their
+ * GPUs fit in the extra ones; the others wait, and h starts when it fits
+ * on the GPUs left free.
+ */
+static void
+reserve(struct stable *st, size_t h, const int *free0, const size_t *run,
+    size_t nr, const size_t *wait, size_t nw)
+{
+	const struct sched_job *jh = &st->s->jobs[st->pb->job[h]];
+	const struct sched_class *kh = &st->s->classes[jh->cls];
+	size_t nn = st->nn, *ord = xcalloc(nr + 1, sizeof(size_t));
+	double *ends = xcalloc(nr + 1, sizeof(double)), tres = HUGE_VAL;
+	int have = 0, extra;
+
+	memcpy(st->avail, free0, nn * sizeof(int));
+	for (size_t i = 0; i < nr; i++)
+		ends[i] = rem_s(st, run[i], st->out + run[i] * nn);
+	sched_order(nr, ends, ord);
+	if (sched_place_fit(st->s, jh->cls, jh->min_gpus, st->avail, NULL,
+	    st->wcnt))
+		tres = 0;
+	for (size_t i = 0; i < nr && !isfinite(tres); i++) {
+		const int *c = st->out + run[ord[i]] * nn;
+
+		for (size_t v = 0; v < nn; v++)
+			st->avail[v] += c[v];
+		/* Jobs that end together free their GPUs together. */
+		if (i + 1 < nr && ends[ord[i + 1]] == ends[ord[i]])
+			continue;
+		if (sched_place_fit(st->s, jh->cls, jh->min_gpus, st->avail,
+		    NULL, st->wcnt))
+			tres = ends[ord[i]];
+	}
+	free(ord);
+	free(ends);
+	if (!isfinite(tres))
+		return;
+	for (size_t v = 0; v < nn; v++)
+		have += kh->fits[v] ? st->avail[v] : 0;
+	extra = have - jh->min_gpus;
+	/* The jobs before h keep what they got. */
+	while (nw > 0 && *wait != h) {
+		wait++;
+		nw--;
+	}
+	for (size_t i = 0; i < nw; i++) {
+		size_t w = wait[i];
+		int *c = st->out + w * nn, n = 0;
+
+		if (w == h || sched_gpus(c, nn) == 0 ||
+		    st->sp->restart_s + rem_s(st, w, c) <= tres)
+			continue;
+		for (size_t v = 0; v < nn; v++)
+			n += kh->fits[v] ? c[v] : 0;
+		if (n <= extra) {
+			extra -= n;
+			continue;
+		}
+		for (size_t v = 0; v < nn; v++) {
+			st->freev[v] += c[v];
+			c[v] = 0;
+		}
+	}
+	if (sched_place_fit(st->s, jh->cls, jh->max_gpus, st->freev, NULL,
+	    st->wcnt) || sched_place_fit(st->s, jh->cls, jh->min_gpus,
+	    st->freev, NULL, st->wcnt)) {
+		for (size_t v = 0; v < nn; v++) {
+			st->out[h * nn + v] = st->wcnt[v];
+			st->freev[v] -= st->wcnt[v];
+		}
+		return;
+	}
+	say(st, "job '%s' holds a reservation: its %d GPUs are free in about "
+	    "%.0f s", jh->id, jh->min_gpus, tres);
+}
+
 /* The most waiting jobs one event tries to shrink a running job for. */
 #define SHRINK_TRIES 64
+
+/*
+ * The waiting jobs left without GPUs, the first SHRINK_TRIES: each may
+ * take GPUs from one running job (shrink_for()), then from several
+ * (make_room()).
+ */
+static void
+make_way(struct stable *st, const size_t *wait, size_t nw, const size_t *run,
+    size_t nr, double tfree)
+{
+	size_t nn = st->nn, tries = 0;
+
+	for (size_t i = 0; i < nw && nr > 0 && tries < SHRINK_TRIES; i++)
+		if (sched_gpus(st->out + wait[i] * nn, nn) == 0) {
+			shrink_for(st, wait[i], tfree, run, nr);
+			tries++;
+		}
+	tries = 0;
+	for (size_t i = 0; i < nw && nr > 0 && tries < SHRINK_TRIES; i++)
+		if (sched_gpus(st->out + wait[i] * nn, nn) == 0) {
+			make_room(st, wait[i], run, nr, st->key);
+			tries++;
+		}
+}
+
+/* No job waits while its min_gpus are free: wait[] in order. */
+static void
+start_min(struct stable *st, const size_t *wait, size_t nw)
+{
+	size_t nn = st->nn;
+
+	for (size_t i = 0; i < nw && sched_gpus(st->freev, nn) > 0; i++) {
+		const struct sched_job *jw = &st->s->jobs[st->pb->job[wait[i]]];
+
+		if (sched_gpus(st->out + wait[i] * nn, nn) > 0 ||
+		    !sched_place_fit(st->s, jw->cls, jw->min_gpus, st->freev,
+		    NULL, st->wcnt))
+			continue;
+		for (size_t v = 0; v < nn; v++) {
+			st->out[wait[i] * nn + v] = st->wcnt[v];
+			st->freev[v] -= st->wcnt[v];
+		}
+	}
+}
 
 /*
  * GADGET at an event: keep, start the waiting, shrink for the ones left
@@ -574,9 +810,11 @@ gadget_decide(struct sched *s, const struct sched_params *sp,
     const struct sched_slotprob *pb, int *out)
 {
 	struct stable st;
-	size_t na = pb->njobs, nn = s->c->nnodes, nr = 0, nw = 0, tries = 0;
+	size_t na = pb->njobs, nn = s->c->nnodes, nr = 0, nw = 0;
 	size_t *order = xcalloc(na + 1, sizeof(size_t)), *run, *wait;
 	double *key = xcalloc(na + 1, sizeof(double)), tfree = HUGE_VAL;
+	size_t head = (size_t)-1;
+	int *free0;
 
 	st = (struct stable){ .s = s, .sp = sp, .pb = pb, .nn = nn, .out = out,
 	    .log = pb->log, .t0 = pb->t0 };
@@ -589,10 +827,9 @@ gadget_decide(struct sched *s, const struct sched_params *sp,
 	run = xcalloc(na + 1, sizeof(size_t));
 	wait = xcalloc(na + 1, sizeof(size_t));
 	memset(out, 0, na * nn * sizeof(int));
-	/* The shortest first: remaining iterations on one GPU over weight. */
 	for (size_t a = 0; a < na; a++)
-		key[a] = pb->left[a] * sched_iter_floor(s, pb->job[a], 1) /
-		    s->jobs[pb->job[a]].weight;
+		key[a] = gadget_key(s, pb, a);
+	st.key = key;
 	sched_order(na, key, order);
 	for (size_t i = 0; i < na; i++) {
 		size_t a = order[i];
@@ -632,31 +869,28 @@ gadget_decide(struct sched *s, const struct sched_params *sp,
 		free(wk);
 		free(wo);
 	}
+	free0 = xmemdup(st.freev, nn, sizeof(int));
 	start_waiting(&st, wait, nw);
-	for (size_t i = 0; i < nw && nr > 0 && tries < SHRINK_TRIES; i++)
-		if (sched_gpus(out + wait[i] * nn, nn) == 0) {
-			shrink_for(&st, wait[i], tfree, run, nr);
-			tries++;
-		}
-	/* No job waits while its min_gpus are free. */
-	for (size_t i = 0; i < nw && sched_gpus(st.freev, nn) > 0; i++) {
-		const struct sched_job *jw = &s->jobs[pb->job[wait[i]]];
-
-		if (sched_gpus(out + wait[i] * nn, nn) > 0 ||
-		    !sched_place_fit(s, jw->cls, jw->min_gpus, st.freev, NULL,
-		    st.wcnt))
-			continue;
-		for (size_t v = 0; v < nn; v++) {
-			out[wait[i] * nn + v] = st.wcnt[v];
-			st.freev[v] -= st.wcnt[v];
-		}
+	for (size_t i = 0; i < nw && head == (size_t)-1; i++)
+		if (key[wait[i]] <= 0 && sched_gpus(out + wait[i] * nn, nn) == 0)
+			head = wait[i];
+	if (head != (size_t)-1)
+		make_room(&st, head, run, nr, key);
+	else
+		make_way(&st, wait, nw, run, nr, tfree);
+	start_min(&st, wait, nw);
+	if (head != (size_t)-1 && sched_gpus(out + head * nn, nn) == 0) {
+		/* A reservation: no running job grows or moves. */
+		reserve(&st, head, free0, run, nr, wait, nw);
+		nr = 0;
 	}
 	for (size_t i = 0; i < nr; i++)
 		if (!st.shrunk[run[i]] && sched_gpus(st.freev, nn) > 0)
 			grow(&st, run[i]);
-	for (size_t i = 0; i < nr; i++)
+	for (size_t i = 0; i < nr && head == (size_t)-1; i++)
 		if (!st.shrunk[run[i]] && sched_gpus(st.freev, nn) > 0)
 			reconsider(&st, run[i]);
+	free(free0);
 	free(st.freev);
 	free(st.tmp);
 	free(st.best);
@@ -670,5 +904,5 @@ gadget_decide(struct sched *s, const struct sched_params *sp,
 }
 
 const struct sched_policy sched_gadget = {
-	"gadget", gadget_decide, NULL, SCHED_POL_MAX_WAIT
+	"gadget", gadget_decide, NULL, SCHED_POL_MAX_WAIT | SCHED_POL_WAITS
 };

@@ -81,6 +81,8 @@ struct sched_slotprob {
 	const double *waited;	/* seconds waiting since it last held GPUs
 				 * (or arrived), 0 running; or NULL */
 	const char *guarded;	/* running jobs started overdue, or NULL */
+	const double *age;	/* seconds without GPUs since it arrived, all
+				 * waits together; or NULL */
 	/* The event, for a policy's decision (sched_policy.decide): */
 	double t0;		/* the slot's start, seconds */
 	unsigned long long *rng;	/* the run's random state (seeded) */
@@ -146,10 +148,15 @@ double sched_utility(struct sched *s, const struct sched_params *sp, int j,
  *                 at most one job per GPU can start), so an event's time
  *                 does not grow with the queue; SCHED_POL_MAX_WAIT: it
  *                 serves a job waiting --max-wait first, and decides
- *                 again when a waiting job becomes overdue
+ *                 again when a waiting job becomes overdue;
+ *                 SCHED_POL_WAITS: a data-parallel job it gives no GPUs
+ *                 waits (without it, the simulation packs such a job on
+ *                 the GPUs left free, as it does a job whose GPUs fall
+ *                 below its min_gpus)
  */
 #define SCHED_POL_WINDOW	0x1
 #define SCHED_POL_MAX_WAIT	0x2
+#define SCHED_POL_WAITS		0x4
 struct sched_policy {
 	const char *name;
 	void (*decide)(struct sched *s, const struct sched_params *sp,

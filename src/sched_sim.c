@@ -390,7 +390,7 @@ summarise(struct sched *s, struct sched_result *r, long nslots, double end_s)
 /* Scratch of one decision: the active jobs' problem and the answer. */
 struct dscratch {
 	int *cnt, *prev, *job, *freev, *held;	/* prev: zero but in decide() */
-	double *left, *served, *waited;
+	double *left, *served, *waited, *age;
 	char *guarded;
 	size_t n;		/* the active jobs the policy sees */
 };
@@ -517,6 +517,9 @@ decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 		d->served[n] = m->r->jobs[j].gpu_s;
 		d->waited[n] = m->pn[j] > 0 ? 0 : t - m->since[j];
 		d->guarded[n] = m->guard[j];
+		d->age[n] = t - m->s->jobs[j].arrival_s - m->r->jobs[j].held_s;
+		if (d->age[n] < 0)
+			d->age[n] = 0;
 		if ((d->held[n] = m->pn[j]) > 0)
 			memcpy(d->prev + n * nn, m->prevcnt + j * nn,
 			    nn * sizeof(int));
@@ -533,6 +536,7 @@ decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 	pb.held = d->held;
 	pb.waited = d->waited;
 	pb.guarded = d->guarded;
+	pb.age = d->age;
 	pb.t0 = t;
 	pb.rng = rng;
 	pb.log = m->sp->explain ? &m->log : NULL;
@@ -548,7 +552,8 @@ decide(struct sim *m, unsigned long long *rng, struct dscratch *d, long k)
 			mp_repack(m, d, a);
 			mp_trim(m, d->cnt + a * nn, (int)j);
 		} else if (sched_trim(m->s, m->s->jobs[j].cls, d->cnt + a * nn) <
-		    m->s->jobs[j].min_gpus)
+		    m->s->jobs[j].min_gpus && (!(m->pol->flags &
+		    SCHED_POL_WAITS) || sched_gpus(d->cnt + a * nn, nn) > 0))
 			dp_repack(m, d, a);
 		if (sched_gpus(d->cnt + a * nn, nn) == 0) {
 			if (m->pn[j] > 0) {
@@ -740,6 +745,7 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 	d.held = xcalloc(nj + 1, sizeof(int));
 	d.waited = xcalloc(nj + 1, sizeof(double));
 	d.guarded = xcalloc(nj + 1, 1);
+	d.age = xcalloc(nj + 1, sizeof(double));
 	if (sp->max_slots == 0)
 		rc = never_ends(s, sp, e);
 	m.changed = 1;
@@ -800,6 +806,7 @@ sched_run(struct sched *s, int policy, const struct sched_params *sp,
 	free(d.held);
 	free(d.waited);
 	free(d.guarded);
+	free(d.age);
 	progress(&m, k, 1);
 	if (sp->explain && m.log.len > 0)
 		r->log = sb_detach(&m.log);
