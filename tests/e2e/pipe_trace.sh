@@ -34,9 +34,12 @@ printf 'node,site,gpus,gpu_model,tflops,mem_gb,intra_gbps,nic_gbps,mfu\n' \
 printf 'n1,lab,3,cpu,1,16,20,20,1\n' >>"$OUT/nodes.csv"
 L=$(($(grep -c '^[a-z]' "$OUT/model.csv") - 2))	# last layer index
 
+# The inputs carry their digests: the executor reads a plan's model.csv
+# only when its bytes have them (dlplan-formats(5), inputs).
 plan() {	# plan NAME STAGES
-	printf '{"schema": "dlplan.plan/1", "inputs": [{"kind": "nodes", "path": "nodes.csv"}, {"kind": "model", "path": "model.csv"}], "options": {"global_batch": 32, "micro_batch": 4}, "groups": [{"micro_batches": 8, "stages": [%s]}]}\n' \
-	    "$2" >"$OUT/$1.json"
+	printf '{"schema": "dlplan.plan/1", "inputs": [{"kind": "nodes", "path": "nodes.csv", "sha256": "%s"}, {"kind": "model", "path": "model.csv", "sha256": "%s"}], "options": {"global_batch": 32, "micro_batch": 4}, "groups": [{"micro_batches": 8, "stages": [%s]}]}\n' \
+	    "$(sha256sum "$OUT/nodes.csv" | cut -d' ' -f1)" \
+	    "$(sha256sum "$OUT/model.csv" | cut -d' ' -f1)" "$2" >"$OUT/$1.json"
 }
 st() {	# st GPU FIRST LAST
 	printf '{"node": "n1", "gpus": [%d], "layers": [%d, %d]}' "$1" "$2" "$3"
