@@ -488,6 +488,8 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 	size_t from = p->nflows;
 	struct sync_watch w = { cut, pipe, 2.0 * (G - 1) * x->sync_floor, p,
 	    base, NULL, NULL, 0 };
+	/* A ring all-reduce's hops, and the gather's after it, if any. */
+	double hops = (ds_gathers(x, p) ? 3.0 : 2.0) * (G - 1);
 	unsigned char *seen = NULL;
 	int *sites = NULL;
 
@@ -589,8 +591,7 @@ eval_sync(const struct dl_costctx *x, struct dl_plan *p, size_t *cap,
 	for (int q = 0; q < nseg && rc == DL_OK && !*over; q++) {
 		struct dl_ring *r = &p->rings[q];
 
-		r->time_s = (ds_gathers(x, p) ? 3.0 : 2.0) * (G - 1) *
-		    r->time_s;
+		r->time_s = hops * r->time_s;
 		for (int i = 0; i < G; i++)
 			acc[base[r->group[i]] + r->stage[i]] += r->time_s;
 	}
