@@ -593,9 +593,9 @@ gadget_key(const struct sched *s, const struct sched_slotprob *pb, size_t a)
  * else on its min_gpus.
  */
 static void
-make_room(struct stable *st, size_t w, const size_t *run, size_t nr,
-    const double *key)
+make_room(struct stable *st, size_t w, const size_t *run, size_t nr)
 {
+	const double *key = st->key;
 	const struct sched_job *jw = &st->s->jobs[st->pb->job[w]];
 	size_t nn = st->nn, nv = 0, *vic, *ord;
 	double *vk, *ends, R = st->sp->restart_s, S = st->sp->slot_s;
@@ -775,7 +775,7 @@ make_way(struct stable *st, const size_t *wait, size_t nw, const size_t *run,
 	tries = 0;
 	for (size_t i = 0; i < nw && nr > 0 && tries < SHRINK_TRIES; i++)
 		if (sched_gpus(st->out + wait[i] * nn, nn) == 0) {
-			make_room(st, wait[i], run, nr, st->key);
+			make_room(st, wait[i], run, nr);
 			tries++;
 		}
 }
@@ -875,7 +875,7 @@ gadget_decide(struct sched *s, const struct sched_params *sp,
 		if (key[wait[i]] <= 0 && sched_gpus(out + wait[i] * nn, nn) == 0)
 			head = wait[i];
 	if (head != (size_t)-1)
-		make_room(&st, head, run, nr, key);
+		make_room(&st, head, run, nr);
 	else
 		make_way(&st, wait, nw, run, nr, tfree);
 	start_min(&st, wait, nw);
