@@ -302,6 +302,16 @@ settle_rc(const struct dl_costctx *x, const struct search_opts *so,
 	}
 }
 
+/* Add the counts of a second search, from, to st. */
+static void
+stats_add(struct search_stats *st, const struct search_stats *from)
+{
+	st->structures += from->structures;
+	st->evaluated += from->evaluated;
+	st->pruned += from->pruned;
+	st->milps += from->milps;
+}
+
 /* One search mode and its settling, for a thread of its own. */
 struct mode_job {
 	const struct dl_costctx *x;
@@ -343,8 +353,8 @@ mode_thread(void *arg)
  * a thread of its own beside the first: the same plans, in about the
  * wall time of the slower one where a core is free.
  */
-int
-search_plan(const struct dl_costctx *x, const struct search_opts *so,
+static int
+search_modes(const struct dl_costctx *x, const struct search_opts *so,
     struct dl_plan *best, struct search_stats *st, struct dl_err *e)
 {
 	struct dl_costctx xf;
@@ -415,10 +425,7 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 		best->bound_method = BOUND_T_LB;
 		best->gap = (best->est.iteration_s - best->bound_s) /
 		    best->est.iteration_s;
-		st->structures += sf.structures;
-		st->evaluated += sf.evaluated;
-		st->pruned += sf.pruned;
-		st->milps += sf.milps;
+		stats_add(st, &sf);
 		st->exact = 0;
 		st->own_lb_s = cost_own_bound(x, best);
 		rc = DL_OK;
@@ -437,5 +444,80 @@ out:
 	if (xf.router != x->router)
 		router_free(xf.router);
 	cost_free(&xf);
+	return rc;
+}
+
+/*
+ * With the sync overlapped (dlplan(1) ALGORITHMS, Overlap), the search of
+ * --runtime dlplan runs again without overlap and prices that plan with
+ * it: T under overlap is never above T without, so the plan the search
+ * finds without overlap is a candidate, and the local moves of the
+ * improvement phase, which follow the plan they start from, may lead the
+ * two searches apart (a line that starts faster with overlap can end
+ * slower).  The faster plan is kept, the overlap search's on a tie; the
+ * overlap search's bound holds for both.  A framework's search scores
+ * each of its structures with the full model and moves nothing after,
+ * so it needs no second run.
+ */
+int
+search_plan(const struct dl_costctx *x, const struct search_opts *so,
+    struct dl_plan *best, struct search_stats *st, struct dl_err *e)
+{
+	struct dl_costctx xn;
+	struct dl_opts on;
+	struct search_opts sno;
+	struct dl_plan pn;
+	struct search_stats sn = { 0 };
+	struct dl_err en = { 0 };
+	double t0 = mono_now();
+	int rc, rcn;
+
+	memset(&pn, 0, sizeof(pn));
+	rc = search_modes(x, so, best, st, e);
+	if (x->ovl == OVL_NONE || so->runtime != RUNTIME_DLPLAN ||
+	    (rc != DL_OK && rc != DL_EINFEAS))
+		return rc;
+	on = *x->o;
+	on.overlap = OVL_NONE;
+	if (cost_init(&xn, x->c, x->m, &on, x->uhat, x->router, &en) !=
+	    DL_OK)
+		return rc;
+	xn.sites = x->sites;
+	sno = *so;
+	sno.progress = NULL;
+	sno.progress_arg = NULL;
+	rcn = search_modes(&xn, &sno, &pn, &sn, &en);
+	if (rcn == DL_OK) {
+		/* The same plan, priced and recorded with overlap. */
+		pn.opts.overlap = x->o->overlap;
+		rcn = cost_eval(x, &pn, &en);
+	}
+	if (rcn == DL_OK && (rc != DL_OK || pn.est.iteration_s <
+	    best->est.iteration_s)) {
+		double bound = rc == DL_OK ? best->bound_s : 0;
+		enum dl_bound bm = rc == DL_OK ? best->bound_method :
+		    BOUND_T_LB;
+
+		plan_free(best);
+		plan_copy(best, &pn);
+		best->status = PLAN_FEASIBLE;
+		best->bound_s = fmin(best->est.iteration_s, fmax(bound,
+		    best->est.lower_bound_s));
+		best->bound_method = bound > best->est.lower_bound_s ? bm :
+		    BOUND_T_LB;
+		best->gap = best->est.iteration_s > 0 ?
+		    (best->est.iteration_s - best->bound_s) /
+		    best->est.iteration_s : 0;
+		st->exact = 0;
+		st->own_lb_s = cost_own_bound(x, best);
+		rc = DL_OK;
+	}
+	/* A failed search leaves an initialised plan: free it too. */
+	plan_free(&pn);
+	stats_add(st, &sn);
+	st->time_s = mono_now() - t0;
+	if (rc == DL_OK)
+		best->solve_s = st->time_s;
+	cost_free(&xn);
 	return rc;
 }
