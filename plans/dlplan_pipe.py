@@ -11,7 +11,9 @@
 # A pass is (op, micro_batch, chunk): op "F" or "B", chunk 0 without
 # interleaving.  Virtual stage o = chunk * S + s; f, b, xf and xb given to
 # replay() are indexed by it (S of them without interleaving): xf[o] the
-# transfer from o to o + 1, xb[o] the one back.
+# transfer from o to o + 1, xb[o] the one back.  An entry is one time for
+# every micro-batch, as dlplan prices it, or a list of m, one per
+# micro-batch (a measured run's own passes, tests/e2e/trace_check.py).
 """1F1B and interleaved 1F1B orders and their event replay."""
 
 __all__ = ["order", "warmup", "replay", "SEMANTICS"]
@@ -60,6 +62,11 @@ def order(S, s, m, v=1):
     return ops + bw[n - w:]
 
 
+def _at(t, i):
+    """Micro-batch i's time of entry t: t itself, or t[i] of a list."""
+    return t[i] if isinstance(t, (list, tuple)) else t
+
+
 def replay(S, m, f, b, xf, xb, sem="recv", v=1):
     """The makespan of the schedule: every stage runs its passes in
     order(), each as soon as its lane is free and its input is there.
@@ -80,9 +87,9 @@ def replay(S, m, f, b, xf, xb, sem="recv", v=1):
                 o = c * S + s
                 key, x = None, 0.0
                 if op == "F" and o > 0:
-                    key, x = ("F", o - 1, i), xf[o - 1]
+                    key, x = ("F", o - 1, i), _at(xf[o - 1], i)
                 elif op == "B" and o + 1 < n:
-                    key, x = ("B", o + 1, i), xb[o]
+                    key, x = ("B", o + 1, i), _at(xb[o], i)
                 if key is not None and key not in end:
                     break
                 ready = end[key] if key else 0.0
@@ -95,7 +102,7 @@ def replay(S, m, f, b, xf, xb, sem="recv", v=1):
                     start = max(lane[s], link[s])
                 else:
                     start = lane[s]
-                lane[s] = start + (f[o] if op == "F" else b[o])
+                lane[s] = start + _at(f[o] if op == "F" else b[o], i)
                 end[(op, o, i)] = lane[s]
                 pos[s] += 1
                 left -= 1

@@ -113,7 +113,8 @@ for rate in $RATES; do
 done
 
 echo "# measured / model: run, buckets, measured s, model s, ratio;" \
-    "exposed sync measured, modelled"
+    "exposed sync measured, modelled (dp2); the replay with each pass's" \
+    "own time, ratio (pp2)"
 for f in *.check; do
 	"$PY" -c 'import re, sys
 t = open(sys.argv[1]).read()
@@ -121,11 +122,14 @@ m = re.search(r"^sync  measured step (\S+) s.*? \w+\* (\S+) \((\S+)\)", t,
               re.M)
 n = re.search(r"in (\S+) bucket.*measured (\S+) s, modelled \(\w+\) (\S+) s",
               t)
+o = None
 if m is None:
     m = re.search(r"^group 0 .*measured (\S+) s.* recv (\S+) \((\S+)\)", t,
                   re.M)
+    o = re.search(r"^group 0  recv with each .*: (\S+) \((\S+)\)", t, re.M)
 print("%-26s %-3s %8s %8s %s  %s" % (
     sys.argv[1][:-6], n.group(1) if n else "-", m.group(1), m.group(2),
-    m.group(3), "%s %s" % (n.group(2), n.group(3)) if n else ""))' "$f"
+    m.group(3), "%s %s" % (n.group(2), n.group(3)) if n else
+    "%s %s" % (o.group(1), o.group(2)) if o else ""))' "$f"
 done
 echo "# files in $OUT"

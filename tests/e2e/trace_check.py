@@ -14,11 +14,19 @@
 #   recv     1F1B with each transfer on the receiving lane (dlplan's
 #            model, src/pipesched.h)
 #
-# It prints, per group, the median measured pipeline phase and each
-# model's median prediction (ratio measured / model), and the median time
-# a receive took when its bytes had been ready for a while (the sender
-# had finished more than 5 ms before the receive was posted): close to 0
-# under "delay", a whole transfer under "recv".
+# It prints, per group, the median measured pipeline phase (from the
+# moment the group's last rank entered the step, step_start(), to its last
+# pass's end) and each model's median prediction (ratio measured / model);
+# the "recv" replay again with each pass's and each transfer's own time
+# instead of its stage's mean (what is left between that and the
+# measured phase is time between the passes, which no model holds);
+# how much longer a stage's passes took when they ran beside another
+# rank's pass than alone (beside(): the ranks share this machine's cores,
+# which the GPUs dlplan prices do not, so a stage's mean pass time
+# over-prices a short pipeline whose fill and drain run alone); and the
+# median time a receive took when its bytes had been ready for a while
+# (the sender had finished more than 5 ms before the receive was posted):
+# close to 0 under "delay", a whole transfer under "recv".
 #
 # With two or more groups the trace also has the data-parallel sync (op
 # R, one row per bucket) and the optimizer step (op O).  For plans whose
@@ -51,14 +59,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
 from dlplan_pipe import replay  # noqa: E402
 
 
-def pipeline(ops, ready_waits):
-    """The measured inputs of one group's step: S, m, f, b, xf, xb."""
+def passes(ops, ready_waits):
+    """The measured passes of one group's step: S, m and, per stage, the
+    list of its passes' times f, b (one per micro-batch) and of the
+    transfers xf, xb out of it."""
     S = 1 + max(k[1] for k in ops)
     m = 1 + max(k[2] for k in ops)
-    f = [statistics.mean(ops[("F", s, i)][2] - ops[("F", s, i)][1]
-                         for i in range(m)) for s in range(S)]
-    b = [statistics.mean(ops[("B", s, i)][2] - ops[("B", s, i)][1]
-                         for i in range(m)) for s in range(S)]
+    f = [[ops[("F", s, i)][2] - ops[("F", s, i)][1] for i in range(m)]
+         for s in range(S)]
+    b = [[ops[("B", s, i)][2] - ops[("B", s, i)][1] for i in range(m)]
+         for s in range(S)]
     xf, xb = [], []
     for s in range(S - 1):
         tf, tb = [], []
@@ -73,9 +83,58 @@ def pipeline(ops, ready_waits):
             tb.append(a - max(w, prod))
             if prod < w - 0.005:
                 ready_waits.append(a - w)
-        xf.append(statistics.mean(tf))
-        xb.append(statistics.mean(tb))
+        xf.append(tf)
+        xb.append(tb)
     return S, m, f, b, xf, xb
+
+
+def pipeline(ops, ready_waits):
+    """The measured inputs of one group's step as dlplan prices it: S, m,
+    and each stage's mean f, b, xf, xb."""
+    S, m, *per = passes(ops, ready_waits)
+    return (S, m) + tuple([statistics.mean(t) for t in v] for v in per)
+
+
+def step_start(ops):
+    """When the last of the group's ranks entered the step (its first
+    wait): the moment dlplan's schedule starts every stage.  A later stage
+    ends its part of a step before the first stage does (1F1B ends with
+    the first stage's backward), runs its optimizer and posts its first
+    receive of the next step while the first stage still works on the
+    last: that wait belongs to no step's pipeline."""
+    first = {}
+    for (_, s, _), v in ops.items():
+        first[s] = min(first.get(s, v[0]), v[0])
+    return max(first.values())
+
+
+def beside(rows, steps, g, ratios):
+    """Append to ratios, for each stage and op of group g, the mean time
+    of its passes that ran beside another rank's pass (for more than half
+    of their time) over the mean of those that ran alone: the passes of a
+    stage do the same work, so anything but 1 is the ranks' sharing of
+    the machine (cores, memory bandwidth), which dlplan, pricing
+    independent GPUs, does not model."""
+    by = {}
+    for r in rows:
+        if r["op"] in ("F", "B") and int(r["step"]) in steps:
+            by.setdefault(int(r["step"]), []).append(
+                (int(r["rank"]), int(r["group"]), int(r["stage"]), r["op"],
+                 float(r["start_s"]), float(r["end_s"])))
+    t = {}
+    for ps in by.values():
+        for rk, gg, s, op, a, b in ps:
+            if gg != g or b <= a:
+                continue
+            ov = sum(max(0.0, min(b, b2) - max(a, a2))
+                     for rk2, _, _, _, a2, b2 in ps if rk2 != rk)
+            t.setdefault((s, op), ([], []))[ov > 0.5 * (b - a)].append(
+                b - a)
+    for s, op in sorted(t):
+        alone, both = t[(s, op)]
+        if alone and both:
+            ratios.append((s, op, statistics.mean(both) /
+                           statistics.mean(alone), len(both), len(alone)))
 
 
 def reduction(rows, peers):
@@ -175,7 +234,7 @@ def main():
     groups = sorted({int(r["group"]) for r in rows})
     per_group = {}
     for g in groups:
-        meas, pred = [], {"closed": [], "delay": [], "recv": []}
+        meas, own, pred = [], [], {"closed": [], "delay": [], "recv": []}
         ready_waits, per_group[g] = [], []
         for st in steps:
             ops = {}
@@ -186,8 +245,9 @@ def main():
                         float(r["wait_s"]), float(r["start_s"]),
                         float(r["end_s"]))
             S, m, f, b, xf, xb = inp = pipeline(ops, ready_waits)
-            t0 = min(v[0] for v in ops.values())
+            t0 = step_start(ops)
             meas.append(max(v[2] for v in ops.values()) - t0)
+            own.append(replay(S, m, *passes(ops, [])[2:]))
             t = [f[s] + b[s] for s in range(S)]
             c = [xf[s] + xb[s] for s in range(S - 1)] + [0.0]
             pred["closed"].append(sum(t) + sum(c) + (m - 1) *
@@ -205,6 +265,15 @@ def main():
             g, " ".join("%.2f/%.2f ms" % (1e3 * a, 1e3 * b2)
                         for a, b2 in zip(xf, xb)),
             " ".join("%.2f ms" % (1e3 * x) for x in t)))
+        P = statistics.median(own)
+        print("group %d  recv with each pass's and transfer's own time "
+              "(not their stage's mean): %.4f (%.3f)" % (g, P, M / P))
+        ratios = []
+        beside(rows, set(steps), g, ratios)
+        if ratios:
+            print("group %d  passes beside another rank's / alone: %s" % (
+                g, "  ".join("%s%d x%.2f (%d/%d)" % (op, s, r, nb, na)
+                             for s, op, r, nb, na in ratios)))
         if ready_waits:
             print("group %d  receives whose bytes were ready: %d, median "
                   "%.2f ms" % (g, len(ready_waits),
