@@ -70,19 +70,25 @@ assign_gpus(struct sim *m)
 			}
 		}
 	}
-	for (size_t a = 0; a < m->nrun; a++)
-		for (size_t v = 0; v < nn; v++) {
-			int have = 0, j = (int)m->run[a];
+	/* What each job kept is among its previous GPUs (counted there, not
+	 * over every GPU); the rest come from the free ones. */
+	for (size_t a = 0; a < m->nrun; a++) {
+		int j = (int)m->run[a];
 
-			for (int g = 0; g < c->nodes[v].gpus; g++)
-				have += m->owner[m->goff[v] + g] == j;
+		memset(kept, 0, nn * sizeof(int));
+		for (int i = 0; i < m->pn[j]; i++) {
+			int v = m->pnode[j][i];
+
+			kept[v] += m->owner[m->goff[v] + m->pgpu[j][i]] == j;
+		}
+		for (size_t v = 0; v < nn; v++)
 			for (int g = 0; g < c->nodes[v].gpus &&
-			    have < m->runcnt[a * nn + v]; g++)
+			    kept[v] < m->runcnt[a * nn + v]; g++)
 				if (m->owner[m->goff[v] + g] < 0) {
 					m->owner[m->goff[v] + g] = j;
-					have++;
+					kept[v]++;
 				}
-		}
+	}
 	free(kept);
 }
 
