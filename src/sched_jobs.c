@@ -460,10 +460,21 @@ sched_trim(const struct sched *s, int cls, int *cnt)
 	const struct sched_class *k = &s->classes[cls];
 	size_t nn = s->c->nnodes;
 	long n = 0, *mb;
+	double total = 0;
+	int all = 1;
 
-	for (size_t v = 0; v < nn; v++)
+	for (size_t v = 0; v < nn; v++) {
 		n += cnt[v];
+		total += cnt[v] * k->x.speed[v];
+	}
 	if (k->mp || n == 0)
+		return (int)n;
+	/* When split()'s whole shares (the same sums) give every GPU one
+	 * micro-batch, none is dropped: the common case, without a split. */
+	for (size_t v = 0; v < nn && all; v++)
+		all = cnt[v] == 0 || (long)floor(k->micro_batches *
+		    k->x.speed[v] / total) >= 1;
+	if (all)
 		return (int)n;
 	mb = xcalloc((size_t)n + 1, sizeof(long));
 	/* Fewer GPUs get larger shares: a few rounds reach the fixed point. */
