@@ -7,9 +7,9 @@
  *
  * Every policy is simulated; the chosen one's schedule is written to
  * OUTDIR (schedule.json, jobs.csv, summary.csv, plans/pN.json, one per
- * distinct allocation of the first slots the jobs run, models/PRESET.csv
- * for the preset models those plans name), and the summary of all of them
- * goes to standard output.
+ * class and set of GPUs that jobs first run on, models/PRESET.csv for the
+ * preset models those plans name), and the summary of all of them goes to
+ * standard output.
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -291,9 +291,9 @@ path2(const char *dir, const char *a, const char *b, const char *c)
  * (dlplan-formats(5)), so the memory does not grow with the output.  A
  * job's plan is that of the GPUs of its first slot, which depends only
  * on its class (model and batch) and those GPUs: it is written when the
- * first job starts on them, and the jobs that start so later name the
- * same file.  (One file per job cost most of the run: 100,000 files
- * for 10,000 distinct plans on gen-jobs.py's 100,000 jobs.)
+ * first job of the class starts on them, and the later jobs that do name
+ * the same file.  (One file per job cost most of the run: 100,000 files
+ * for 10,092 distinct plans on gen-jobs.py's 100,000 jobs.)
  */
 struct writer {
 	struct sched *s;
