@@ -61,8 +61,9 @@ check:
 		sh tests/run $(if $(JOBS),-j $(JOBS))
 
 # Benchmarks (not part of check): one table on stdout; CSV and SVG in
-# tests/bench/out/.  BENCH_RUNS, BENCH_LIMIT, BENCH_SCALES, BENCH_LAYERS:
-# see tests/bench/run.sh.  Always the optimised build, never SANITIZE.
+# tests/bench/out/.  BENCH_RUNS, BENCH_LIMIT, BENCH_SCALES, BENCH_LAYERS,
+# BENCH_SCHED_JOBS: see tests/bench/run.sh.  Always the optimised build,
+# never SANITIZE.
 bench:
 	@$(MAKE) --no-print-directory SANITIZE= dlplan build/std/tests/test_balanced
 	@DLPLAN=$(CURDIR)/build/std/dlplan BUILD=$(CURDIR)/build/std \

@@ -6,9 +6,10 @@
  * Copyright (C) 2026 dlplan developers.  SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Every policy is simulated; the chosen one's schedule is written to
- * OUTDIR (schedule.json, jobs.csv, summary.csv, plans/JOB.json for the
- * first slot each job runs, models/PRESET.csv for the preset models those
- * plans name), and the summary of all of them goes to standard output.
+ * OUTDIR (schedule.json, jobs.csv, summary.csv, plans/pN.json, one per
+ * class and set of GPUs that jobs first run on, models/PRESET.csv for the
+ * preset models those plans name), and the summary of all of them goes to
+ * standard output.
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "af.h"
 #include "cmds.h"
 #include "cmdutil.h"
+#include "kc.h"
 #include "sb.h"
 #include "sched.h"
 #include "sha256.h"
@@ -198,15 +200,23 @@ json_line(FILE *fp, json_t *v)
 	json_decref(v);
 }
 
-/* One job of schedule.json's "jobs", as read, with its plan or null. */
+/* The path of plan number n (from 1) in OUTDIR. */
+static void
+plan_name(char *buf, size_t size, long n)
+{
+	snprintf(buf, size, "plans/p%ld.json", n);
+}
+
+/* One job of schedule.json's "jobs", as read, with its plan (number
+ * plan, 0 for none: null). */
 static json_t *
-job_json(const struct sched *s, const struct sched_result *r, size_t j)
+job_json(const struct sched *s, long plan, size_t j)
 {
 	const struct sched_job *jb = &s->jobs[j];
 	const struct sched_class *k = &s->classes[jb->cls];
-	char plan[600];
+	char name[64];
 
-	snprintf(plan, sizeof(plan), "plans/%s.json", jb->id);
+	plan_name(name, sizeof(name), plan);
 	return json_pack("{s:s, s:o, s:s, s:I, s:I, s:o, s:i, s:i, s:o, s:o, "
 	    "s:o}", "job", jb->id, "arrival_s", cmd_json_real(jb->arrival_s),
 	    "model", s->models[k->model].name,
@@ -215,18 +225,21 @@ job_json(const struct sched *s, const struct sched_result *r, size_t j)
 	    "iterations", cmd_json_real(jb->iterations),
 	    "min_gpus", jb->min_gpus, "max_gpus", jb->max_gpus,
 	    "weight", cmd_json_real(jb->weight),
-	    "plan", r->jobs[j].start_s >= 0 ? json_string(plan) : json_null(),
+	    "plan", plan > 0 ? json_string(name) : json_null(),
 	    "unschedulable", jb->why ? json_string(jb->why) : json_null());
 }
 
-/* jobs.csv: one row per job, arrival order. */
+/* jobs.csv: one row per job, arrival order; plan[j] the number of job
+ * j's plan, 0 for none. */
 static void
-jobs_csv(FILE *fp, const struct sched *s, const struct sched_result *r)
+jobs_csv(FILE *fp, const struct sched *s, const struct sched_result *r,
+    const long *plan)
 {
 	struct strbuf sb = STRBUF_INIT;
+	char name[64];
 
 	fputs("job,arrival_s,start_s,finish_s,jct_s,gpu_hours,restarts,"
-	    "iterations,unschedulable\n", fp);
+	    "iterations,plan,unschedulable\n", fp);
 	for (size_t j = 0; j < s->njobs; j++) {
 		const struct sched_jobstat *st = &r->jobs[j];
 		double arr = s->jobs[j].arrival_s;
@@ -250,6 +263,11 @@ jobs_csv(FILE *fp, const struct sched *s, const struct sched_result *r)
 		sb_addf(&sb, ",%d,", st->restarts);
 		sb_adddbl(&sb, st->done);
 		sb_addc(&sb, ',');
+		if (plan[j] > 0) {
+			plan_name(name, sizeof(name), plan[j]);
+			sb_adds(&sb, name);
+		}
+		sb_addc(&sb, ',');
 		if (s->jobs[j].why)
 			csv_field(&sb, s->jobs[j].why);
 		sb_addc(&sb, '\n');
@@ -268,10 +286,14 @@ path2(const char *dir, const char *a, const char *b, const char *c)
 }
 
 /*
- * The writer of -o OUTDIR, fed as the chosen policy runs: each job's plan
- * is written when it first starts, each change of the schedule is one
- * line of schedule.json's "events" (dlplan-formats(5)), so the memory
- * does not grow with the output.
+ * The writer of -o OUTDIR, fed as the chosen policy runs: each change of
+ * the schedule is one line of schedule.json's "events"
+ * (dlplan-formats(5)), so the memory does not grow with the output.  A
+ * job's plan is that of the GPUs of its first slot, which depends only
+ * on its class (model and batch) and those GPUs: it is written when the
+ * first job of the class starts on them, and the later jobs that do name
+ * the same file.  (One file per job cost most of the run: 100,000 files
+ * for 10,092 distinct plans on gen-jobs.py's 100,000 jobs.)
  */
 struct writer {
 	struct sched *s;
@@ -279,7 +301,9 @@ struct writer {
 	struct dl_plan tmpl;	/* the inputs every plan names */
 	struct dl_input *mi;	/* per model: its input */
 	char *plans;		/* OUTDIR/plans */
-	char *planned;		/* per job: its plan is written */
+	long *plan;		/* per job: its plan's number, 0: none yet */
+	struct kcache written;	/* (class, GPUs) -> plan number */
+	long nplans;
 	struct afile sj;	/* schedule.json */
 	int open;
 	long events;
@@ -319,16 +343,29 @@ plan_inputs(struct writer *w, struct dl_err *e)
 	return rc;
 }
 
-/* plans/JOB.json for job j on the GPUs of entry en. */
+/*
+ * The plan of job j on the GPUs of entry en, its first slot: the file
+ * written for a job of its class on the same GPUs, or a new one.
+ */
 static int
 job_plan(struct writer *w, const struct sched_entry *en, struct dl_err *e)
 {
 	struct sched *s = w->s;
-	int j = en->job, model = s->classes[s->jobs[j].cls].model;
-	char *txt = NULL, *path;
+	int j = en->job, cls = s->jobs[j].cls, model = s->classes[cls].model;
+	struct strbuf key = STRBUF_INIT;
+	char *txt = NULL, *path, name[64];
 	struct dl_plan p;
+	size_t have;
 	int rc;
 
+	sb_add(&key, (const char *)&cls, sizeof(cls));
+	sb_add(&key, (const char *)en->node, (size_t)en->ngpus * sizeof(int));
+	sb_add(&key, (const char *)en->gpu, (size_t)en->ngpus * sizeof(int));
+	if (kc_findi(&w->written, key.buf, key.len, &have)) {
+		w->plan[j] = (long)have;
+		sb_free(&key);
+		return DL_OK;
+	}
 	rc = sched_job_plan(s, j, (size_t)en->ngpus, en->node, en->gpu, &p, e);
 	if (rc == DL_OK) {
 		p.ninputs = w->tmpl.ninputs + 1;
@@ -345,17 +382,23 @@ job_plan(struct writer *w, const struct sched_entry *en, struct dl_err *e)
 		    &txt, e);
 	}
 	if (rc == DL_OK) {
-		path = path2(w->plans, s->jobs[j].id, ".json", "");
+		plan_name(name, sizeof(name), w->nplans + 1);
+		path = path2(w->rq->outdir, name, "", "");
 		rc = af_write_file(path, txt, strlen(txt), e);
 		free(path);
 	}
+	if (rc == DL_OK) {
+		w->plan[j] = ++w->nplans;
+		kc_puti(&w->written, key.buf, key.len, (size_t)w->nplans);
+	}
+	sb_free(&key);
 	plan_free(&p);
 	free(txt);
 	return rc;
 }
 
 /* One event line: the jobs that launched or ended in slot sl, and those
- * that stopped; a job's first launch writes its plan. */
+ * that stopped; a job's first launch gives it its plan. */
 static int
 emit_event(void *arg, const struct sched_slot *sl, const int *stop,
     size_t nstop, struct dl_err *e)
@@ -370,10 +413,8 @@ emit_event(void *arg, const struct sched_slot *sl, const int *stop,
 		if (!en->launch && !en->finished)
 			continue;
 		json_array_append_new(jobs, entry_json(w->s, en));
-		if (en->launch && !w->planned[en->job]) {
-			w->planned[en->job] = 1;
+		if (en->launch && w->plan[en->job] == 0)
 			rc = job_plan(w, en, e);
-		}
 	}
 	for (size_t i = 0; i < nstop; i++)
 		json_array_append_new(st, json_string(w->s->jobs[stop[i]].id));
@@ -398,7 +439,7 @@ writer_open(struct writer *w, struct sched *s, const struct req *rq,
 	w->s = s;
 	w->rq = rq;
 	w->plans = path2(rq->outdir, "plans", "", "");
-	w->planned = xcalloc(s->njobs + 1, 1);
+	w->plan = xcalloc(s->njobs + 1, sizeof(*w->plan));
 	if ((rc = mkdir_p(w->plans, e)) != DL_OK ||
 	    (rc = plan_inputs(w, e)) != DL_OK)
 		return rc;
@@ -459,7 +500,7 @@ writer_close(struct writer *w, const struct sched_result *res,
 	    w->sj.fp);
 	for (size_t j = 0; j < w->s->njobs; j++) {
 		fputs(j ? ",\n  " : "\n  ", w->sj.fp);
-		json_line(w->sj.fp, job_json(w->s, r, j));
+		json_line(w->sj.fp, job_json(w->s, w->plan[j], j));
 	}
 	for (int i = 0; i < sched_npolicy(); i++)
 		json_object_set_new(sum, sched_policy_name(i),
@@ -473,7 +514,7 @@ writer_close(struct writer *w, const struct sched_result *res,
 		return rc;
 	path = path2(outdir, "jobs.csv", "", "");
 	if ((rc = af_open(&jc, path, e)) == DL_OK) {
-		jobs_csv(jc.fp, w->s, r);
+		jobs_csv(jc.fp, w->s, r, w->plan);
 		rc = af_commit(&jc, e);
 	}
 	free(path);
@@ -499,7 +540,8 @@ writer_free(struct writer *w)
 	}
 	free(w->mi);
 	free(w->plans);
-	free(w->planned);
+	free(w->plan);
+	kc_free(&w->written);
 }
 
 static int

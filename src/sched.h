@@ -16,8 +16,8 @@
  * (cost.h COST_PROPORTIONAL; a GPU the split leaves without a
  * micro-batch is not given, sched_trim()), synchronised as the cost model
  * syncs data-parallel groups.  Its iteration time T(A) is cost_eval()'s T
- * of the plan sched_job_plan() builds for A (the plan its plans/JOB.json
- * holds, which "dlplan eval" prices the same), memoised by (job class,
+ * of the plan sched_job_plan() builds for A (the plan file schedule -o
+ * writes for it, which "dlplan eval" prices the same), memoised by (job class,
  * GPUs per node).  A job of which one replica fits on no GPU runs
  * the planner's plan instead (pipeline and tensor-parallel stages,
  * sched_mp.c): its T(A) is cost_eval()'s T of the plan the search finds

@@ -460,10 +460,21 @@ sched_trim(const struct sched *s, int cls, int *cnt)
 	const struct sched_class *k = &s->classes[cls];
 	size_t nn = s->c->nnodes;
 	long n = 0, *mb;
+	double total = 0;
+	int all = 1;
 
-	for (size_t v = 0; v < nn; v++)
+	for (size_t v = 0; v < nn; v++) {
 		n += cnt[v];
+		total += cnt[v] * k->x.speed[v];
+	}
 	if (k->mp || n == 0)
+		return (int)n;
+	/* When split()'s whole shares (the same sums) give every GPU one
+	 * micro-batch, none is dropped: the common case, without a split. */
+	for (size_t v = 0; v < nn && all; v++)
+		all = cnt[v] == 0 || (long)floor(k->micro_batches *
+		    k->x.speed[v] / total) >= 1;
+	if (all)
 		return (int)n;
 	mb = xcalloc((size_t)n + 1, sizeof(long));
 	/* Fewer GPUs get larger shares: a few rounds reach the fixed point. */
@@ -548,30 +559,39 @@ iter_time(struct sched *s, int cls, const int *cnt)
 	return t;
 }
 
+/*
+ * The memo's key: cls, then (node, count) for every node with GPUs.  It
+ * is looked up for every job at every event, so it is built on the stack
+ * when the cluster has at most 64 nodes.
+ */
 double
 sched_iter_time(struct sched *s, int cls, const int *cnt)
 {
-	struct strbuf key = STRBUF_INIT;
+	int small[1 + 2 * 64], *key = small;
+	size_t nn = s->c->nnodes, n = 0;
 	double *hit, t;
 
-	sb_add(&key, (const char *)&cls, sizeof(int));
-	for (size_t v = 0; v < s->c->nnodes; v++)
+	if (nn > 64)
+		key = xcalloc(1 + 2 * nn, sizeof(int));
+	key[n++] = cls;
+	for (size_t v = 0; v < nn; v++)
 		if (cnt[v] > 0) {
-			int pair[2] = { (int)v, cnt[v] };
-
-			sb_add(&key, (const char *)pair, sizeof(pair));
+			key[n++] = (int)v;
+			key[n++] = cnt[v];
 		}
-	if ((hit = kc_find(&s->memo, key.buf, key.len)) != NULL) {
-		sb_free(&key);
-		return *hit;
+	if ((hit = kc_find(&s->memo, (const char *)key, n * sizeof(int))) !=
+	    NULL) {
+		t = *hit;
+	} else {
+		t = s->classes[cls].mp ? sched_mp_time(s, cls, cnt) :
+		    iter_time(s, cls, cnt);
+		s->evals++;
+		hit = xmalloc(sizeof(double));
+		*hit = t;
+		kc_put(&s->memo, (const char *)key, n * sizeof(int), hit);
 	}
-	t = s->classes[cls].mp ? sched_mp_time(s, cls, cnt) :
-	    iter_time(s, cls, cnt);
-	s->evals++;
-	hit = xmalloc(sizeof(double));
-	*hit = t;
-	kc_put(&s->memo, key.buf, key.len, hit);
-	sb_free(&key);
+	if (key != small)
+		free(key);
 	return t;
 }
 

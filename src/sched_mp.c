@@ -10,7 +10,7 @@
  * of the whole cluster) with each node cut down to the GPUs the job holds
  * there, at the whole cluster's forecast loads.  The search's plan is then
  * priced again by cost_eval() on the whole cluster; that T is the job's
- * iteration time and the one "dlplan eval" reports for plans/JOB.json.
+ * iteration time and the one "dlplan eval" reports for the job's plan file.
  *
  * The cost of the search is paid once per allocation shape, not per node
  * set.  Two nodes are alike when the cost model sees the same node: the

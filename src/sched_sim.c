@@ -41,6 +41,7 @@ struct sim {
 	double next_over;	/* the first time a waiting job is overdue */
 	int *stop;		/* jobs that lost their GPUs at this event */
 	size_t nstop;
+	int *at;		/* per job: its entry in the record being made */
 	int rc;			/* the emit callback's */
 	struct dl_err *e;
 };
@@ -69,19 +70,25 @@ assign_gpus(struct sim *m)
 			}
 		}
 	}
-	for (size_t a = 0; a < m->nrun; a++)
-		for (size_t v = 0; v < nn; v++) {
-			int have = 0, j = (int)m->run[a];
+	/* What each job kept is among its previous GPUs (counted there, not
+	 * over every GPU); the rest come from the free ones. */
+	for (size_t a = 0; a < m->nrun; a++) {
+		int j = (int)m->run[a];
 
-			for (int g = 0; g < c->nodes[v].gpus; g++)
-				have += m->owner[m->goff[v] + g] == j;
+		memset(kept, 0, nn * sizeof(int));
+		for (int i = 0; i < m->pn[j]; i++) {
+			int v = m->pnode[j][i];
+
+			kept[v] += m->owner[m->goff[v] + m->pgpu[j][i]] == j;
+		}
+		for (size_t v = 0; v < nn; v++)
 			for (int g = 0; g < c->nodes[v].gpus &&
-			    have < m->runcnt[a * nn + v]; g++)
+			    kept[v] < m->runcnt[a * nn + v]; g++)
 				if (m->owner[m->goff[v] + g] < 0) {
 					m->owner[m->goff[v] + g] = j;
-					have++;
+					kept[v]++;
 				}
-		}
+	}
 	free(kept);
 }
 
@@ -228,23 +235,30 @@ record_slot(struct sim *m, long k, int fresh)
 	for (size_t a = 0; a < m->nrun; a++) {
 		size_t j = m->run[a];
 		struct sched_entry *en = &sl->e[a];
-		int n = sched_gpus(m->runcnt + a * nn, nn), i = 0;
+		int n = sched_gpus(m->runcnt + a * nn, nn);
 
 		en->job = (int)j;
-		en->ngpus = n;
-		if (fresh) {
-			entry_gpus(m, en, n, NULL, NULL);
-			for (size_t v = 0; v < nn; v++)
-				for (int g = 0; g < m->s->c->nodes[v].gpus; g++)
-					if (m->owner[m->goff[v] + g] == (int)j) {
-						en->node[i] = (int)v;
-						en->gpu[i++] = g;
-					}
-		} else {
-			entry_gpus(m, en, n, m->pnode[j], m->pgpu[j]);
-		}
-		run_job(m, k, en, j, m->runcnt + a * nn, m->runt[a]);
+		m->at[j] = (int)a;
+		entry_gpus(m, en, n, fresh ? NULL : m->pnode[j],
+		    fresh ? NULL : m->pgpu[j]);
+		en->ngpus = fresh ? 0 : n;
 	}
+	/* Fresh: each job's GPUs from owner[] (assign_gpus() gave it its
+	 * count), by node then local index, in one pass over the GPUs. */
+	for (size_t v = 0; fresh && v < nn; v++)
+		for (int g = 0; g < m->s->c->nodes[v].gpus; g++) {
+			int j = m->owner[m->goff[v] + g];
+			struct sched_entry *en;
+
+			if (j < 0)
+				continue;
+			en = &sl->e[m->at[j]];
+			en->node[en->ngpus] = (int)v;
+			en->gpu[en->ngpus++] = g;
+		}
+	for (size_t a = 0; a < m->nrun; a++)
+		run_job(m, k, &sl->e[a], m->run[a], m->runcnt + a * nn,
+		    m->runt[a]);
 	emit(m, sl);
 	if (!m->ended)
 		return;
@@ -621,6 +635,7 @@ sim_free(struct sim *m)
 	free(m->stop);
 	free(m->since);
 	free(m->guard);
+	free(m->at);
 	sb_free(&m->log);
 }
 
@@ -709,6 +724,7 @@ sim_init(struct sim *m, struct sched *s, int policy,
 	m->stop = xcalloc(s->ngpus + 1, sizeof(int));
 	m->since = xcalloc(nj + 1, sizeof(double));
 	m->guard = xcalloc(nj + 1, 1);
+	m->at = xcalloc(nj + 1, sizeof(int));
 	m->next_over = HUGE_VAL;
 	for (size_t j = 0; j < nj; j++)
 		m->since[j] = s->jobs[j].arrival_s;

@@ -4,10 +4,12 @@
 
     report.py --out DIR --raw raw.tsv --limit S --balanced FILE
               --predict FILE --predict-rss KB --route FILE --route-rss KB
+              [--sched FILE]
 
 raw.tsv has one line per planning run: kind, GPUs, layers, sites, GPU
 types, global batch, run, exit status, wall seconds, peak RSS (KB) and
-the plan JSON of the last successful run.  Growth exponents are the
+the plan JSON of the last successful run.  The --sched file holds the
+lines of sched-scale.sh ("dlplan schedule" on many jobs).  Growth exponents are the
 least-squares slope of log(median time) on log(GPUs) or log(layers) over
 the finished, feasible points.  Standard library only.
 """
@@ -164,6 +166,25 @@ def parse_route(path):
     return r
 
 
+def parse_sched(path):
+    """The runs of sched-scale.sh: (jobs, mode, wall, user, system, KB,
+    plan files or None, MB or None) per line."""
+    r = []
+    if path is None or not os.path.exists(path):
+        return r
+    for line in open(path):
+        m = re.match(r"schedule (\d+) jobs (no -o|-o): wall ([\d.]+) s, "
+                     r"user ([\d.]+) s, system ([\d.]+) s, max RSS (\d+) KB"
+                     r"(?:, (\d+) plan files, (\d+) MB written)?", line)
+        if m:
+            g = m.groups()
+            r.append((int(g[0]), g[1], float(g[2]), float(g[3]),
+                      float(g[4]), int(g[5]),
+                      int(g[6]) if g[6] else None,
+                      int(g[7]) if g[7] else None))
+    return r
+
+
 def parse_balanced(path):
     rows, tap = [], []
     if not os.path.exists(path):
@@ -252,6 +273,7 @@ def main():
     ap.add_argument("--limit", type=float, required=True)
     ap.add_argument("--predict-rss", type=int, default=0)
     ap.add_argument("--route-rss", type=int, default=0)
+    ap.add_argument("--sched", default=None)
     a = ap.parse_args()
 
     order, runs = load_raw(a.raw)
@@ -359,6 +381,18 @@ def main():
                      "%.0f" % (a.route_rss / 1024.0),
                      "%.0f flows/s" % (1000 / r[1000])))
 
+    sched = parse_sched(a.sched)
+    for n, mode, wall, user, sy, kb, files, mb in sched:
+        res = "CPU %.1f s (user %.1f + system %.1f)" % (user + sy, user, sy)
+        if files is not None:
+            res += ", %d plan files, %d MB written" % (files, mb)
+        rows.append(("schedule %s jobs, %s" % (format(n, ","), mode),
+                     "philly-64, gen-jobs.py load 0.9", "1", ms(wall),
+                     "%.0f" % (kb / 1024.0), res))
+    if a.sched is not None and not sched:
+        rows.append(("schedule, many jobs", "sched-scale.sh", "0", "-", "-",
+                     "no result (see %s)" % a.sched))
+
     head = ("benchmark", "config", "runs", "median_s", "rss_MB", "result")
     wid = [max(len(str(x[i])) for x in rows + [head]) for i in range(6)]
     line = "  ".join("%-*s" % (wid[i], head[i]) for i in range(6))
@@ -397,6 +431,9 @@ def main():
         if 1000 in r:
             w.writerow(["route1000", "", "", "", "", "", 3, "ok", r[1000],
                         "", "", a.route_rss / 1024.0])
+        for n, mode, wall, user, sy, kb, files, mb in sched:
+            w.writerow(["schedule" + ("-o" if mode == "-o" else ""), "", "",
+                        "", "", n, 1, "ok", wall, "", "", kb / 1024.0])
     with open(os.path.join(a.out, "balanced.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["model", "layers", "k", "balanced_gflop",

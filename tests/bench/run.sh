@@ -31,6 +31,10 @@
 # 6. Step time against published runs (published.py: the SC'21 Table 1
 #    rows imported with dlplan import megatron, predicted against
 #    measured teraFLOP/s per GPU), in published.txt after the table.
+# 7. Many jobs (sched-scale.sh): "dlplan schedule" on BENCH_SCHED_JOBS
+#    (default 100,000) gen-jobs.py jobs on philly-64, once without and
+#    once with -o: wall, user and system time, peak RSS, the plan files
+#    and megabytes written.
 #
 # BENCH_SCALES and BENCH_LAYERS override the lists (e.g. BENCH_SCALES="8
 # 64" BENCH_LAYERS="12 32" BENCH_RUNS=1 for a quick look).
@@ -204,6 +208,12 @@ if [ -n "$timer" ] && [ -f "$out/route/flows-1000.csv" ]; then
 fi
 rm -f "$out/rss.txt" "$out/plan.json" "$out/plan.err"
 
+# 7. Many jobs.
+log "sched-scale.sh"
+sh "$root/tests/bench/sched-scale.sh" "$dlplan" "$out" \
+    "${BENCH_SCHED_JOBS:-100000}" >"$out/sched.txt" 2>&1 ||
+    echo "sched-scale.sh failed: $?" >>"$out/sched.txt"
+
 # 6. Published runs.
 log "published.py"
 python3 "$root/tests/bench/published.py" --dlplan "$dlplan" \
@@ -212,7 +222,8 @@ python3 "$root/tests/bench/published.py" --dlplan "$dlplan" \
 
 python3 "$root/tests/bench/report.py" --out "$out" --raw "$raw" \
     --limit "$limit" --balanced "$bal" --predict "$out/predict.txt" \
-    --predict-rss "$prss" --route "$out/route.txt" --route-rss "$rrss"
+    --predict-rss "$prss" --route "$out/route.txt" --route-rss "$rrss" \
+    --sched "$out/sched.txt"
 echo
 echo "Step time against the SC'21 Table 1 (tests/bench/published.py):"
 cat "$out/published.txt"

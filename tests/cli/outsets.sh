@@ -91,8 +91,16 @@ n1=$(ls "$TMP/s/plans" | wc -l)
 dlplan schedule -c datasets/clusters/philly-64 \
     --jobs datasets/jobs/philly-gavel-120.csv -o "$TMP/s" -q
 n2=$(ls "$TMP/s/plans" | wc -l)
+# named DIR: the plan files DIR/jobs.csv names, one a line, sorted.
+named() {
+	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "plan") c = i
+		next } $c != "" { sub(/^plans\//, "", $c); print $c }' \
+	    "$1/jobs.csv" | sort -u
+}
+named "$TMP/s" >"$TMP/s.named"
 check "schedule again: only the second run's plans ($n1, then $n2)" \
-    test "$n1" -gt 120 -a "$n2" -eq 120
+    sh -c "test $n1 -gt $n2 && ls '$TMP/s/plans' | sort |
+    cmp -s - '$TMP/s.named'"
 
 # --- schedule interrupted: the old set or the new one, no temporaries ----
 state "$TMP/s" >"$TMP/s.old"
@@ -148,14 +156,16 @@ elif ! strace -o /dev/null true 2>/dev/null; then
 	skip "kill -9 before the old set is removed" "needs strace (and ptrace)"
 else
 	killed_at unlinkat 1 "$TMP/k9"
+	# The 600 jobs' last plan, which the 120 jobs' set lacks.
+	old=plans/p$n1.json
 	check "killed before the removal: the journal is left to finish it" \
-	    grep -qx 'rm plans/k0-j0001.json' "$TMP/k9/.dlplan-set"
+	    grep -qx "rm $old" "$TMP/k9/.dlplan-set"
 	check "killed before the removal: the manifest lists the old plans" \
-	    grep -qx 'plans/k0-j0001.json' "$TMP/k9/.dlplan-files"
+	    grep -qx "$old" "$TMP/k9/.dlplan-files"
 	dlplan schedule -c datasets/clusters/philly-64 \
 	    --jobs datasets/jobs/philly-gavel-120.csv -o "$TMP/k9" -q
-	check "... and the next run removes them (120 plans left)" \
-	    test "$(ls "$TMP/k9/plans" | wc -l)" -eq 120
+	check "... and the next run removes them ($n2 plans left)" \
+	    test "$(ls "$TMP/k9/plans" | wc -l)" -eq "$n2"
 fi
 
 # --- an output never replaces an input of the same run -----------------

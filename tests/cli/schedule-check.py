@@ -14,10 +14,13 @@ differ from the job's previous ones; that the iterations and run_s of
 each entry are the replay's and a job finishes exactly in the slot and at
 the time the replay says, never before or after; that every job
 finishes except the unschedulable ones, which never run; and that the
-summary's average JCT and makespan agree with the replay.
+summary's average JCT and makespan agree with the replay.  Two jobs name
+the same plan exactly when they start on the same GPUs with the same
+model and batch.
 
 With PLANS (the plans/ directory of the same output), every job that ran
-has PLANS/JOB.json, and that plan is checked against the job's first
+names a plan in PLANS ("plan" of schedule.json's jobs), PLANS holds no
+other file, and each job's plan is checked against the job's first
 slot: its stages hold every layer in order, in every group; its groups
 share the global batch's micro-batches; every GPU it names is one the
 job holds in that slot, none twice, and every GPU the job holds is in
@@ -26,8 +29,9 @@ optimizer state (params_m of the model file times the option bytes) fit
 in the memory the plan's GPUs have left after mem_reserve (so a job that
 needs a pipeline or tensor parallelism cannot have been given too few
 GPUs); and the plan's iteration time is the slot's iteration_s.  With
---eval, every plan is priced again by "DLPLAN eval" (all of them, one
-process each) and its iteration time must be the slot's too.  Prints
+--eval, every plan file is priced again by "DLPLAN eval" (all of them,
+one process each) and its iteration time must be the first slot's of
+every job that names it.  Prints
 the number of slots and jobs checked; exits 1 with a message on the
 first violation.
 """
@@ -49,12 +53,29 @@ def model_params(path):
         return sum(float(r["params_m"]) for r in rows)
 
 
-def check_plan(plans, name, entry, mem_gb, min_gpus, dlplan=None):
-    """The plan of job name against its first slot's entry."""
-    path = os.path.join(plans, name + ".json")
+def plan_file(plans, name, ref):
+    """The file of job name's plan ref (schedule.json's "plan")."""
+    if ref is None:
+        fail("%s ran but names no plan" % name)
+    head, base = os.path.split(ref)
+    if head != "plans" or not base.endswith(".json"):
+        fail("%s: plan %s is not a file of plans/" % (name, ref))
+    path = os.path.join(plans, base)
     if not os.path.exists(path):
         fail("%s ran but has no plan %s" % (name, path))
-    p = json.load(open(path))
+    return path
+
+
+# Each plan file read, and priced by eval, once: path -> (plan, eval's T).
+read_plans = {}
+
+
+def check_plan(plans, name, ref, entry, mem_gb, min_gpus, dlplan=None):
+    """The plan of job name (ref) against its first slot's entry."""
+    path = plan_file(plans, name, ref)
+    if path not in read_plans:
+        read_plans[path] = (json.load(open(path)), None)
+    p = read_plans[path][0]
     o = p["options"]
     held = {(n["node"], x) for n in entry["nodes"] for x in n["gpus"]}
     used = []
@@ -101,11 +122,15 @@ def check_plan(plans, name, entry, mem_gb, min_gpus, dlplan=None):
         fail("%s: plan iteration %.17g s, schedule %.17g s" % (
             name, t, entry["iteration_s"]))
     if dlplan is not None:
-        out = subprocess.run([dlplan, "eval", path, "--format", "json"],
-                             capture_output=True, text=True)
-        if out.returncode != 0:
-            fail("%s: dlplan eval %s: %s" % (name, path, out.stderr.strip()))
-        t = json.loads(out.stdout)["estimate"]["iteration_s"]
+        t = read_plans[path][1]
+        if t is None:
+            out = subprocess.run([dlplan, "eval", path, "--format", "json"],
+                                 capture_output=True, text=True)
+            if out.returncode != 0:
+                fail("%s: dlplan eval %s: %s" % (name, path,
+                                                  out.stderr.strip()))
+            t = json.loads(out.stdout)["estimate"]["iteration_s"]
+            read_plans[path] = (p, t)
         if abs(t - entry["iteration_s"]) > 1e-12 * t:
             fail("%s: eval prices the plan at %.17g s, schedule %.17g s" % (
                 name, t, entry["iteration_s"]))
@@ -137,6 +162,7 @@ def main():
     finish = {}
     started = set()
     last = -1
+    shared = {}      # (model, batch, first GPUs) -> plan, and back
 
     def advance(name, upto):
         """Whole slots pos .. upto-1 of a running job, no launch."""
@@ -178,8 +204,20 @@ def main():
                 fail("slot %d: %s launch flag is wrong" % (k, name))
             if not launch and not e["finished"]:
                 fail("slot %d: %s listed without a change" % (k, name))
+            if launch and name not in started:
+                key = (j["model"], j["global_batch"], j["micro_batch"],
+                       tuple(g))
+                ref = j["plan"]
+                if shared.setdefault(key, ref) != ref:
+                    fail("%s: plan %s, but a job of its model and batch "
+                         "started on its GPUs has %s" % (name, ref,
+                                                         shared[key]))
+                if shared.setdefault(ref, key) != key:
+                    fail("%s: plan %s, which a job of another model, batch "
+                         "or GPUs started with" % (name, ref))
             if launch and plans is not None and name not in started:
-                check_plan(plans, name, e, mem_gb, j["min_gpus"], dlplan)
+                check_plan(plans, name, j["plan"], e, mem_gb, j["min_gpus"],
+                           dlplan)
             if launch:
                 started.add(name)
             alloc[name] = g
@@ -225,10 +263,11 @@ def main():
     if abs(jct - want) > 1e-6 * want:
         fail("average JCT %g, summary says %g" % (jct, want))
     if plans is not None:
-        files = {f[:-5] for f in os.listdir(plans) if f.endswith(".json")}
-        if files != started:
-            fail("plans/ holds %s, the jobs that ran are %s" % (
-                sorted(files - started), sorted(started - files)))
+        files = set(os.listdir(plans))
+        named = {os.path.basename(jobs[n]["plan"]) for n in started}
+        if files != named:
+            fail("plans/ holds %s, the jobs that ran name %s" % (
+                sorted(files - named), sorted(named - files)))
     if finish:
         span = max(finish.values()) - min(jobs[n]["arrival_s"]
                                           for n in finish)

@@ -1,12 +1,19 @@
 # dlplan schedule: the bundled trace's summary (golden), an independent
 # re-simulation of every policy's schedule.json (tests/cli/schedule-check.py),
-# determinism, emit takes the per-job plans, the output formats, and every
+# determinism, emit takes the jobs' plans, the output formats, and every
 # bad input with its exit status.
 
 PH=datasets/clusters/philly-64
 TR=datasets/jobs/philly-gavel-120.csv
 D=tests/cli/data/schedule
 CHK="/usr/bin/python3 $SRCDIR/tests/cli/schedule-check.py"
+# plan_of DIR JOB: the plan file of JOB in the output DIR (its jobs.csv's
+# plan column, a path relative to DIR).
+plan_of() {
+	awk -F, -v j="$2" -v d="$1" 'NR == 1 { for (i = 1; i <= NF; i++)
+		if ($i == "plan") c = i; next }
+	    $1 == j && $c != "" { print d "/" $c }' "$1/jobs.csv"
+}
 
 expect_run "bundled trace, csv summary" 0 schedule-philly.csv - -- \
     dlplan schedule -c $PH --jobs $TR --format csv
@@ -54,14 +61,24 @@ check "same inputs, same jobs.csv" cmp "$TMP/gadget/jobs.csv" \
     "$TMP/again/jobs.csv"
 check "jobs.csv header" sh -c "head -1 '$TMP/gadget/jobs.csv' | grep -qx \
 'job,arrival_s,start_s,finish_s,jct_s,gpu_hours,restarts,iterations,\
-unschedulable'"
-check "a plan per job" test "$(ls "$TMP/gadget/plans" | wc -l)" -eq 120
+plan,unschedulable'"
+# One plan per model, batch and first GPUs (schedule-check.py checks the
+# sharing): fewer files than the 120 jobs.
+check "jobs that start alike share a plan" test \
+    "$(ls "$TMP/gadget/plans" | wc -l)" -lt 120
+check "jobs.csv names the plan of every job, schedule.json the same" \
+    /usr/bin/python3 -c "
+import csv, json
+r = {x['job']: x['plan'] for x in csv.DictReader(open('$TMP/gadget/jobs.csv'))}
+d = {x['job']: x['plan'] or '' for x in json.load(open(
+    '$TMP/gadget/schedule.json'))['jobs']}
+assert r == d and all(r.values()), (r, d)"
 expect_run "emit takes a job's plan" 0 - - -- dlplan emit \
-    "$TMP/gadget/plans/j0001.json" --launcher hostfile -o "$TMP/l1" \
+    "$(plan_of "$TMP/gadget" j0001)" --launcher hostfile -o "$TMP/l1" \
     -- python train.py
 check "emit wrote a hostfile" test -s "$TMP/l1/launch/hostfile"
 expect_run "eval prices a job's plan as the schedule did" 0 - - -- \
-    dlplan eval "$TMP/gadget/plans/j0002.json" --format json
+    dlplan eval "$(plan_of "$TMP/gadget" j0002)" --format json
 check "iteration time of the first slot = eval's" /usr/bin/python3 -c "
 import json
 s = json.load(open('$TMP/gadget/schedule.json'))
@@ -175,7 +192,7 @@ done
 check "the llama2-7b job runs a pipeline or tensor-parallel plan" \
     /usr/bin/python3 -c "
 import json
-p = json.load(open('$TMP/mp-gadget/plans/llama.json'))
+p = json.load(open('$(plan_of "$TMP/mp-gadget" llama)'))
 st = [s for g in p['groups'] for s in g['stages']]
 assert len(p['groups']) == 1 and (len(st) > 1 or len(st[0]['gpus']) > 1), st
 assert all(len(s['gpus']) * len(st) > 1 for s in st)"
@@ -191,7 +208,7 @@ expect_run "and no plan fits on one server of 4 such GPUs" 3 - - -- dlplan \
     --attention unfused
 for j in llama llama-b; do
 	expect_run "eval takes $j's plan" 0 - - -- dlplan eval \
-	    "$TMP/mp-gadget/plans/$j.json" --format json
+	    "$(plan_of "$TMP/mp-gadget" $j)" --format json
 	check "$j: eval's iteration time is the one the schedule used" \
 	    /usr/bin/python3 -c "
 import json
@@ -202,17 +219,17 @@ t = [x['iteration_s'] for sl in s['events'] for x in sl['jobs']
 assert t and abs(t[0] - e) <= 1e-12 * e, (t[:1], e)"
 done
 check "jobs.csv: the job no plan fits is reported" grep -q \
-    "^huge,0,,,,0,0,0,\"one replica of gpt3-175b (batch 1) fits on no GPU, \
+    "^huge,0,,,,0,0,0,,\"one replica of gpt3-175b (batch 1) fits on no GPU, \
 and no pipeline or tensor-parallel plan fits on all 12 GPUs: " \
     "$TMP/mp-gadget/jobs.csv"
-WHY='tight,30,,,,0,0,0,"a plan of llama2-7b (batch 1) needs at least 4 GPUs'
+WHY='tight,30,,,,0,0,0,,"a plan of llama2-7b (batch 1) needs at least 4 GPUs'
 WHY="$WHY to fit in memory, more than it may use (3)\""
 check "jobs.csv: so is one that may not use the 4 GPUs it needs" grep -qxF \
     "$WHY" "$TMP/mp-gadget/jobs.csv"
 check "summary.csv: two unschedulable, none unfinished" sh -c "grep -q \
 '^gadget,.*,0,2,[0-9]*,\$' '$TMP/mp-gadget/summary.csv'"
 expect_run "emit takes a pipeline job's plan" 0 - - -- dlplan emit \
-    "$TMP/mp-gadget/plans/llama.json" --launcher hostfile -o "$TMP/l2" \
+    "$(plan_of "$TMP/mp-gadget" llama)" --launcher hostfile -o "$TMP/l2" \
     -- python train.py
 check "its hostfile names the servers of its plan" sh -c "grep -c '^a40-' \
 '$TMP/l2/launch/hostfile' | grep -qx 3"
@@ -238,7 +255,7 @@ needs 100 GPUs and can use at most 16 (GPUs it fits on, 16 micro-batches)" \
     "$TMP/out"
 WHY='"it needs 100 GPUs and can use at most 16 (GPUs it fits on, 16 '
 WHY="${WHY}micro-batches)\""
-check "jobs.csv says why" grep -qxF "big,5,,,,0,0,0,$WHY" "$TMP/nofit/jobs.csv"
+check "jobs.csv says why" grep -qxF "big,5,,,,0,0,0,,$WHY" "$TMP/nofit/jobs.csv"
 check "summary.csv counts it, and the other job ran" sh -c "grep -q \
 '^gadget,30.05[0-9]*,.*,0,0,1,1,\$' '$TMP/nofit/summary.csv'"
 check "unschedulable: the re-simulation agrees" $CHK \

@@ -37,9 +37,15 @@ check "plan -> replan" "$DLPLAN" replan run1/plan.json --observed steps.csv \
 check "replan -> eval" "$DLPLAN" eval run2/plan.json
 check "schedule -o" "$DLPLAN" schedule -c "$SRCDIR/datasets/clusters/philly-64" \
     --jobs "$SRCDIR/datasets/jobs/philly-gavel-120.csv" -o sched -q
+# A job's plan: the plan column of jobs.csv, relative to the output.
+jobplan() {
+	awk -F, -v j="$1" 'NR == 1 { for (i = 1; i <= NF; i++)
+		if ($i == "plan") c = i; next }
+	    $1 == j { print "sched/" $c }' sched/jobs.csv
+}
 check "schedule -> emit of a job's plan" "$DLPLAN" emit \
-    sched/plans/j0001.json --launcher hostfile -o e-sched -- python3 train.py
-check "schedule -> eval of a job's plan" "$DLPLAN" eval sched/plans/j0002.json
+    "$(jobplan j0001)" --launcher hostfile -o e-sched -- python3 train.py
+check "schedule -> eval of a job's plan" "$DLPLAN" eval "$(jobplan j0002)"
 # The whole flow moved elsewhere: the plan's ../ paths now lead nowhere.
 cd "$SRCDIR" || exit 1
 
