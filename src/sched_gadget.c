@@ -17,8 +17,11 @@
  * plus its slowdown over its remaining iterations).  Free GPUs left go to
  * a running job when its remaining time shrinks by more than restart_s.
  * Then several running jobs of a greater key may be suspended for one
- * (make_room()).  A job whose key fell to 0 (it waited its own remaining
- * time) is aged: the first aged one left waiting holds a reservation
+ * (make_room()).  A job that got GPUs this event takes others free now
+ * where it ends sooner, or, model-parallel, waits on when it ends sooner
+ * by waiting for running jobs to end (settle(), soonest()).  A job whose
+ * key fell to 0 (it waited its own remaining time) is aged: the first
+ * aged one left waiting holds a reservation for its soonest end
  * (reserve()), so that no later job delays it.  A job that waited
  * --max-wait is served first.  Preemptive (by shrinking) and elastic.
  *
@@ -571,16 +574,243 @@ reconsider(struct stable *st, size_t a)
 /*
  * The order of the active jobs, the least first: the remaining time on
  * max_gpus GPUs at the least iteration time (sched_iter_floor()) over
- * weight, less the seconds the job has waited.
+ * weight, less the seconds the job has waited.  A model-parallel job's
+ * floor leaves out its pipeline and tensor-parallel traffic, which can
+ * make it ten times too low: its time is at least that of its plan on
+ * min_gpus times a power of two or max_gpus GPUs of the empty cluster
+ * (sched_place_fit()), the least of those.
  */
 static double
-gadget_key(const struct sched *s, const struct sched_slotprob *pb, size_t a)
+gadget_key(struct sched *s, const struct sched_slotprob *pb, size_t a)
 {
 	const struct sched_job *jb = &s->jobs[pb->job[a]];
-	double k = pb->left[a] * sched_iter_floor(s, pb->job[a], jb->max_gpus) /
-	    jb->weight;
+	double T = sched_iter_floor(s, pb->job[a], jb->max_gpus), k;
 
+	if (s->classes[jb->cls].mp) {
+		size_t nn = s->c->nnodes;
+		int *all = xcalloc(nn + 1, sizeof(int));
+		int *cnt = xcalloc(nn + 1, sizeof(int));
+		double best = HUGE_VAL, t;
+
+		for (size_t v = 0; v < nn; v++)
+			all[v] = s->c->nodes[v].gpus;
+		for (int g = jb->min_gpus; ; g = 2 * g < jb->max_gpus ? 2 * g :
+		    jb->max_gpus) {
+			if (sched_place_fit(s, jb->cls, g, all, NULL, cnt) &&
+			    (t = sched_iter_time(s, jb->cls, cnt)) < best)
+				best = t;
+			if (g >= jb->max_gpus)
+				break;
+		}
+		if (isfinite(best) && best > T)
+			T = best;
+		free(all);
+		free(cnt);
+	}
+	k = pb->left[a] * T / jb->weight;
 	return k - (pb->age != NULL ? pb->age[a] : 0);
+}
+
+/*
+ * The soonest active job w could end, in seconds from now: on the GPUs
+ * it may take now (st->avail on entry, holders()), or on those and the
+ * GPUs of the jobs hold[0..nh) as they end (their times ends[], at the
+ * slot after); at each such time on its min_gpus times a power of two or
+ * its max_gpus packed there (sched_place_fit()) on the nodes at least as
+ * fast as each GPU speed in turn, plus a restart.  The best time into
+ * *tp, its GPUs into cnt[] and the GPUs free then into freed[] (any may
+ * be NULL); HUGE_VAL when it fits nowhere.  st->avail is used up.
+ */
+static double
+soonest(struct stable *st, size_t w, const size_t *hold,
+    const double *ends, size_t nh, double *tp, int *cnt, int *freed)
+{
+	const struct sched_job *jw = &st->s->jobs[st->pb->job[w]];
+	const struct sched_class *k = &st->s->classes[jw->cls];
+	size_t nn = st->nn, *ord = xcalloc(nh + 1, sizeof(size_t));
+	double best = HUGE_VAL, S = st->sp->slot_s;
+	int *fast = xcalloc(nn + 1, sizeof(int));
+
+	sched_order(nh, ends, ord);
+	for (size_t i = 0; i <= nh; i++) {
+		double t = i == 0 ? 0 : S * ceil(ends[ord[i - 1]] / S);
+
+		if (i > 0) {
+			const int *c = st->out + hold[ord[i - 1]] * nn;
+
+			if (!isfinite(t) || t >= best)
+				break;
+			for (size_t v = 0; v < nn; v++)
+				st->avail[v] += c[v];
+			/* Jobs that end in one slot free their GPUs together. */
+			if (i < nh && S * ceil(ends[ord[i]] / S) <= t)
+				continue;
+		}
+		/* Each GPU speed in turn: the nodes at least as fast. */
+		for (size_t u = 0; u < nn; u++) {
+			double thr = k->x.speed[u];
+			int dup = st->avail[u] == 0;
+
+			for (size_t x = 0; x < u && !dup; x++)
+				dup = st->avail[x] > 0 && k->x.speed[x] == thr;
+			if (dup)
+				continue;
+			for (size_t v = 0; v < nn; v++)
+				fast[v] = k->x.speed[v] >= thr ? st->avail[v] : 0;
+			for (int g = jw->min_gpus; ; g = 2 * g < jw->max_gpus ?
+			    2 * g : jw->max_gpus) {
+				double f;
+
+				if (sched_place_fit(st->s, jw->cls, g, fast,
+				    NULL, st->tmp) && (f = t +
+				    st->sp->restart_s + rem_s(st, w, st->tmp)) <
+				    best) {
+					best = f;
+					if (tp != NULL)
+						*tp = t;
+					if (cnt != NULL)
+						memcpy(cnt, st->tmp,
+						    nn * sizeof(int));
+					if (freed != NULL)
+						memcpy(freed, st->avail,
+						    nn * sizeof(int));
+				}
+				if (g >= jw->max_gpus)
+					break;
+			}
+		}
+	}
+	free(ord);
+	free(fast);
+	return best;
+}
+
+/*
+ * For soonest(): st->avail := the GPUs free, w's own and those of the
+ * jobs marked in as_free[] (or NULL); the other active jobs that hold
+ * GPUs in st->out into hold[], their remaining seconds into ends[];
+ * returns how many.
+ */
+static size_t
+holders(struct stable *st, size_t w, const char *as_free, size_t *hold,
+    double *ends)
+{
+	size_t nn = st->nn, nh = 0;
+
+	for (size_t v = 0; v < nn; v++)
+		st->avail[v] = st->freev[v] + st->out[w * nn + v];
+	for (size_t a = 0; a < st->pb->njobs; a++) {
+		const int *c = st->out + a * nn;
+
+		if (a == w || sched_gpus(c, nn) == 0)
+			continue;
+		if (as_free != NULL && as_free[a]) {
+			for (size_t v = 0; v < nn; v++)
+				st->avail[v] += c[v];
+			continue;
+		}
+		ends[nh] = rem_s(st, a, c);
+		hold[nh++] = a;
+	}
+	return nh;
+}
+
+/*
+ * Each waiting job that got GPUs this event (not by suspending others),
+ * in order, once: its GPUs are tentative for the jobs before it.  When it
+ * would end more than a slot sooner on other GPUs free now (counting those
+ * of the waiting jobs after it, which give them up and are started again
+ * later), it takes those instead; when sooner by waiting for jobs holding
+ * GPUs to end (soonest()), it waits on and its GPUs go back to the free
+ * ones (declined).  Returns how many wait on or gave up their GPUs.
+ */
+static int
+settle(struct stable *st, const size_t *wait, size_t nw, char *seen,
+    char *declined)
+{
+	size_t nn = st->nn, na = st->pb->njobs;
+	size_t *hold = xcalloc(na + 1, sizeof(size_t));
+	double *ends = xcalloc(na + 1, sizeof(double));
+	int *cnt = xcalloc(nn + 1, sizeof(int)), n = 0;
+	char *tent = xcalloc(na + 1, 1);
+	int live = 0, *tc = xcalloc(nn + 1, sizeof(int));
+
+	/* Some job runs: it holds GPUs on which it can run (all of them). */
+	for (size_t a = 0; a < na && !live; a++) {
+		const struct sched_job *ja = &st->s->jobs[st->pb->job[a]];
+
+		memcpy(tc, st->out + a * nn, nn * sizeof(int));
+		live = sched_gpus(tc, nn) > 0 && isfinite(rem_s(st, a, tc)) &&
+		    (st->s->classes[ja->cls].mp || sched_trim(st->s, ja->cls,
+		    tc) >= ja->min_gpus);
+	}
+	free(tc);
+
+	for (size_t i = 0; i < nw; i++) {
+		size_t w = wait[i], nh;
+		int *c = st->out + w * nn;
+		double now, f, t = 0;
+
+		if (seen[w] || st->shrunk[w] || sched_gpus(c, nn) == 0)
+			continue;
+		seen[w] = 1;
+		now = st->sp->restart_s + rem_s(st, w, c);
+		memset(tent, 0, na);
+		for (size_t k = i + 1; k < nw; k++)
+			tent[wait[k]] = !st->shrunk[wait[k]];
+		nh = holders(st, w, tent, hold, ends);
+		f = soonest(st, w, hold, ends, nh, &t, cnt, NULL);
+		if (!(f + st->sp->slot_s < now))
+			continue;
+		/*
+		 * A data-parallel job rather starts and moves later; and
+		 * one waits only while some job runs.
+		 */
+		if (t > 0 && (!live ||
+		    !st->s->classes[st->s->jobs[st->pb->job[w]].cls].mp))
+			continue;
+		for (size_t v = 0; v < nn; v++) {
+			st->freev[v] += c[v];
+			c[v] = 0;
+		}
+		if (t > 0) {
+			say(st, "job '%s' waits: on the GPUs free now it ends in "
+			    "%.0f s, waiting %.0f s for more in %.0f s",
+			    st->s->jobs[st->pb->job[w]].id, now, t, f);
+			declined[w] = 1;
+			n++;
+			continue;
+		}
+		/* The waiting jobs after it give up GPUs it needs, the last
+		 * first. */
+		for (size_t k = nw; k-- > i + 1; ) {
+			size_t x = wait[k];
+			int *cx = st->out + x * nn, need = 0;
+
+			for (size_t v = 0; v < nn; v++)
+				need |= cnt[v] > st->freev[v] && cx[v] > 0;
+			if (!tent[x] || !need)
+				continue;
+			for (size_t v = 0; v < nn; v++) {
+				st->freev[v] += cx[v];
+				cx[v] = 0;
+			}
+			seen[x] = 0;
+			n++;
+		}
+		for (size_t v = 0; v < nn; v++) {
+			st->freev[v] -= cnt[v];
+			c[v] = cnt[v];
+		}
+		say(st, "job '%s' starts on %d GPUs instead: it ends in %.0f s, "
+		    "not %.0f s", st->s->jobs[st->pb->job[w]].id,
+		    sched_gpus(c, nn), f, now);
+	}
+	free(hold);
+	free(ends);
+	free(cnt);
+	free(tent);
+	return n;
 }
 
 /*
@@ -598,23 +828,23 @@ make_room(struct stable *st, size_t w, const size_t *run, size_t nr)
 	const double *key = st->key;
 	const struct sched_job *jw = &st->s->jobs[st->pb->job[w]];
 	size_t nn = st->nn, nv = 0, *vic, *ord;
-	double *vk, *ends, R = st->sp->restart_s, S = st->sp->slot_s;
-	double tstart = HUGE_VAL, cost = 0, tw;
-	int fits = 0, have;
+	double *vk, R = st->sp->restart_s, S = st->sp->slot_s;
+	double tstart, cost = 0, tw;
+	int fits = 0;
 
 	vic = xcalloc(nr + 1, sizeof(size_t));
 	ord = xcalloc(nr + 1, sizeof(size_t));
 	vk = xcalloc(nr + 1, sizeof(double));
-	ends = xcalloc(nr + 1, sizeof(double));
-	/* When would w's min_gpus be free were nothing preempted? */
-	have = sched_gpus(st->freev, nn);
-	for (size_t i = 0; i < nr; i++)
-		ends[i] = rem_s(st, run[i], st->out + run[i] * nn);
-	sched_order(nr, ends, ord);
-	for (size_t i = 0; i < nr && have < jw->min_gpus; i++) {
-		have += sched_gpus(st->out + run[ord[i]] * nn, nn);
-		if (have >= jw->min_gpus)
-			tstart = ends[ord[i]];
+	/* When would w end were nothing preempted? */
+	{
+		size_t na = st->pb->njobs, nh;
+		size_t *hold = xcalloc(na + 1, sizeof(size_t));
+		double *he = xcalloc(na + 1, sizeof(double));
+
+		nh = holders(st, w, NULL, hold, he);
+		tstart = soonest(st, w, hold, he, nh, NULL, NULL, NULL);
+		free(hold);
+		free(he);
 	}
 	for (size_t i = 0; i < nr; i++) {
 		size_t a = run[i];
@@ -649,16 +879,16 @@ make_room(struct stable *st, size_t w, const size_t *run, size_t nr)
 	for (size_t i = 0; i < nv; i++)
 		cost += st->s->jobs[st->pb->job[vic[ord[i]]]].weight *
 		    (R + S * ceil((R + tw) / S));
-	if (!(jw->weight * tstart > cost))
+	if (!(jw->weight * (tstart - R - tw) > cost))
 		goto out;
 	for (size_t i = 0; i < nv; i++) {
 		size_t a = vic[ord[i]];
 
 		suspend(st, a);
 		say(st, "job '%s' suspended for job '%s', which starts now on "
-		    "%d GPUs (done in %.0f s) instead of in about %.0f s",
-		    st->s->jobs[st->pb->job[a]].id, jw->id,
-		    sched_gpus(st->best, nn), tw, tstart);
+		    "%d GPUs (done in %.0f s) and ends in %.0f s, not about "
+		    "%.0f s", st->s->jobs[st->pb->job[a]].id, jw->id,
+		    sched_gpus(st->best, nn), tw, R + tw, tstart);
 	}
 	for (size_t v = 0; v < nn; v++) {
 		st->out[w * nn + v] = st->best[v];
@@ -669,54 +899,50 @@ out:
 	free(vic);
 	free(ord);
 	free(vk);
-	free(ends);
 }
 
 /*
- * Waiting job h holds a reservation.  Its min_gpus fit (sched_place_fit())
- * at tres seconds: on the GPUs free before this event's starts (free0[])
- * and those of the running jobs run[] that end by then; with extra GPUs
- * beyond them on the nodes it fits on.  The waiting jobs wait[] that got
- * GPUs this event keep them, in order, when they end by tres or their
- * GPUs fit in the extra ones; the others wait, and h starts when it fits
- * on the GPUs left free.
+ * Waiting job h holds a reservation.  Its time tres is when it would end
+ * soonest (soonest()): on the GPUs free now (but those the waiting jobs
+ * after h got this event), or on those and the GPUs of the jobs that hold
+ * GPUs (the running ones and the waiting ones before h) as they end; with
+ * extra GPUs beyond its size then on the nodes it fits on.  The waiting
+ * jobs after h that got GPUs this event keep them, in order, when they
+ * end by tres or their GPUs fit in the extra ones; the others wait, and
+ * h starts when tres is now.
  */
 static void
-reserve(struct stable *st, size_t h, const int *free0, const size_t *run,
-    size_t nr, const size_t *wait, size_t nw)
+reserve(struct stable *st, size_t h, const size_t *wait, size_t nw)
 {
 	const struct sched_job *jh = &st->s->jobs[st->pb->job[h]];
 	const struct sched_class *kh = &st->s->classes[jh->cls];
-	size_t nn = st->nn, *ord = xcalloc(nr + 1, sizeof(size_t));
-	double *ends = xcalloc(nr + 1, sizeof(double)), tres = HUGE_VAL;
-	int have = 0, extra;
+	size_t nn = st->nn, na = st->pb->njobs, nh, i0 = 0;
+	size_t *hold = xcalloc(na + 1, sizeof(size_t));
+	double *ends = xcalloc(na + 1, sizeof(double)), tres = HUGE_VAL;
+	int *freed = xcalloc(nn + 1, sizeof(int)), have = 0, extra, gres;
+	int fits = 1;
+	char *after = xcalloc(na + 1, 1);
 
-	memcpy(st->avail, free0, nn * sizeof(int));
-	for (size_t i = 0; i < nr; i++)
-		ends[i] = rem_s(st, run[i], st->out + run[i] * nn);
-	sched_order(nr, ends, ord);
-	if (sched_place_fit(st->s, jh->cls, jh->min_gpus, st->avail, NULL,
-	    st->wcnt))
-		tres = 0;
-	for (size_t i = 0; i < nr && !isfinite(tres); i++) {
-		const int *c = st->out + run[ord[i]] * nn;
-
-		for (size_t v = 0; v < nn; v++)
-			st->avail[v] += c[v];
-		/* Jobs that end together free their GPUs together. */
-		if (i + 1 < nr && ends[ord[i + 1]] == ends[ord[i]])
-			continue;
-		if (sched_place_fit(st->s, jh->cls, jh->min_gpus, st->avail,
-		    NULL, st->wcnt))
-			tres = ends[ord[i]];
-	}
-	free(ord);
-	free(ends);
-	if (!isfinite(tres))
+	while (i0 < nw && wait[i0] != h)
+		i0++;
+	for (size_t i = i0 + 1; i < nw; i++)
+		after[wait[i]] = 1;
+	nh = holders(st, h, after, hold, ends);
+	free(after);
+	if (!isfinite(soonest(st, h, hold, ends, nh, &tres, st->best,
+	    freed))) {
+		free(hold);
+		free(ends);
+		free(freed);
 		return;
+	}
+	free(hold);
+	free(ends);
+	gres = sched_gpus(st->best, nn);
 	for (size_t v = 0; v < nn; v++)
-		have += kh->fits[v] ? st->avail[v] : 0;
-	extra = have - jh->min_gpus;
+		have += kh->fits[v] ? freed[v] : 0;
+	free(freed);
+	extra = have - gres;
 	/* The jobs before h keep what they got. */
 	while (nw > 0 && *wait != h) {
 		wait++;
@@ -740,17 +966,21 @@ reserve(struct stable *st, size_t h, const int *free0, const size_t *run,
 			c[v] = 0;
 		}
 	}
-	if (sched_place_fit(st->s, jh->cls, jh->max_gpus, st->freev, NULL,
-	    st->wcnt) || sched_place_fit(st->s, jh->cls, jh->min_gpus,
-	    st->freev, NULL, st->wcnt)) {
+	for (size_t v = 0; v < nn; v++)
+		fits &= st->best[v] <= st->freev[v];
+	if (fits)
+		memcpy(st->wcnt, st->best, nn * sizeof(int));
+	if (tres == 0 && (fits || sched_place_fit(st->s, jh->cls, gres,
+	    st->freev, NULL, st->wcnt) || sched_place_fit(st->s, jh->cls,
+	    jh->min_gpus, st->freev, NULL, st->wcnt))) {
 		for (size_t v = 0; v < nn; v++) {
 			st->out[h * nn + v] = st->wcnt[v];
 			st->freev[v] -= st->wcnt[v];
 		}
 		return;
 	}
-	say(st, "job '%s' holds a reservation: its %d GPUs are free in about "
-	    "%.0f s", jh->id, jh->min_gpus, tres);
+	say(st, "job '%s' holds a reservation: %d GPUs in about %.0f s",
+	    jh->id, gres, tres);
 }
 
 /* The most waiting jobs one event tries to shrink a running job for. */
@@ -763,12 +993,13 @@ reserve(struct stable *st, size_t h, const int *free0, const size_t *run,
  */
 static void
 make_way(struct stable *st, const size_t *wait, size_t nw, const size_t *run,
-    size_t nr, double tfree)
+    size_t nr, double tfree, const char *declined)
 {
 	size_t nn = st->nn, tries = 0;
 
 	for (size_t i = 0; i < nw && nr > 0 && tries < SHRINK_TRIES; i++)
-		if (sched_gpus(st->out + wait[i] * nn, nn) == 0) {
+		if (sched_gpus(st->out + wait[i] * nn, nn) == 0 &&
+		    !declined[wait[i]]) {
 			shrink_for(st, wait[i], tfree, run, nr);
 			tries++;
 		}
@@ -782,7 +1013,8 @@ make_way(struct stable *st, const size_t *wait, size_t nw, const size_t *run,
 
 /* No job waits while its min_gpus are free: wait[] in order. */
 static void
-start_min(struct stable *st, const size_t *wait, size_t nw)
+start_min(struct stable *st, const size_t *wait, size_t nw,
+    const char *declined)
 {
 	size_t nn = st->nn;
 
@@ -790,6 +1022,7 @@ start_min(struct stable *st, const size_t *wait, size_t nw)
 		const struct sched_job *jw = &st->s->jobs[st->pb->job[wait[i]]];
 
 		if (sched_gpus(st->out + wait[i] * nn, nn) > 0 ||
+		    (declined != NULL && declined[wait[i]]) ||
 		    !sched_place_fit(st->s, jw->cls, jw->min_gpus, st->freev,
 		    NULL, st->wcnt))
 			continue;
@@ -814,7 +1047,7 @@ gadget_decide(struct sched *s, const struct sched_params *sp,
 	size_t *order = xcalloc(na + 1, sizeof(size_t)), *run, *wait;
 	double *key = xcalloc(na + 1, sizeof(double)), tfree = HUGE_VAL;
 	size_t head = (size_t)-1;
-	int *free0;
+	char *declined, *seen;
 
 	st = (struct stable){ .s = s, .sp = sp, .pb = pb, .nn = nn, .out = out,
 	    .log = pb->log, .t0 = pb->t0 };
@@ -824,6 +1057,8 @@ gadget_decide(struct sched *s, const struct sched_params *sp,
 	st.wcnt = xcalloc(nn + 1, sizeof(int));
 	st.avail = xcalloc(nn + 1, sizeof(int));
 	st.shrunk = xcalloc(na + 1, 1);
+	declined = xcalloc(na + 1, 1);
+	seen = xcalloc(na + 1, 1);
 	run = xcalloc(na + 1, sizeof(size_t));
 	wait = xcalloc(na + 1, sizeof(size_t));
 	memset(out, 0, na * nn * sizeof(int));
@@ -869,19 +1104,21 @@ gadget_decide(struct sched *s, const struct sched_params *sp,
 		free(wk);
 		free(wo);
 	}
-	free0 = xmemdup(st.freev, nn, sizeof(int));
 	start_waiting(&st, wait, nw);
+	settle(&st, wait, nw, seen, declined);
 	for (size_t i = 0; i < nw && head == (size_t)-1; i++)
 		if (key[wait[i]] <= 0 && sched_gpus(out + wait[i] * nn, nn) == 0)
 			head = wait[i];
 	if (head != (size_t)-1)
 		make_room(&st, head, run, nr);
 	else
-		make_way(&st, wait, nw, run, nr, tfree);
-	start_min(&st, wait, nw);
+		make_way(&st, wait, nw, run, nr, tfree, declined);
+	do
+		start_min(&st, wait, nw, declined);
+	while (settle(&st, wait, nw, seen, declined) > 0);
 	if (head != (size_t)-1 && sched_gpus(out + head * nn, nn) == 0) {
 		/* A reservation: no running job grows or moves. */
-		reserve(&st, head, free0, run, nr, wait, nw);
+		reserve(&st, head, wait, nw);
 		nr = 0;
 	}
 	for (size_t i = 0; i < nr; i++)
@@ -890,13 +1127,14 @@ gadget_decide(struct sched *s, const struct sched_params *sp,
 	for (size_t i = 0; i < nr && head == (size_t)-1; i++)
 		if (!st.shrunk[run[i]] && sched_gpus(st.freev, nn) > 0)
 			reconsider(&st, run[i]);
-	free(free0);
 	free(st.freev);
 	free(st.tmp);
 	free(st.best);
 	free(st.wcnt);
 	free(st.avail);
 	free(st.shrunk);
+	free(declined);
+	free(seen);
 	free(run);
 	free(wait);
 	free(order);

@@ -177,6 +177,27 @@ check "--max-wait 3600: it starts within 3600 s plus one slot" \
     /usr/bin/python3 -c "$WAIT
 assert w <= 3600 + 300, w" "$TMP/st3600"
 
+# A model-parallel job's key counts its plan's time, not the least time
+# of its micro-batches, which leaves out the pipeline and tensor-parallel
+# traffic (ten times too low for llama2-70b on two-dc): 'b' arrives while
+# 'a' runs on the whole cluster and does not age before it has waited
+# its own run time, so it holds no reservation when 'a' has shrunk for the
+# 1-GPU 'c', and 'a' grows back once 'c' ends; 'b' then starts on all 48.
+TD=datasets/clusters/two-dc
+expect_run "two llama2-70b jobs and a small one on two-dc" 0 - - -- dlplan \
+    schedule -c $TD --jobs $D/mp-age.csv -v -o "$TMP/age"
+check "-v: 'a' grows back to 48 GPUs when 'c' ends" grep -q \
+    "^t=2100 s: job 'a' grows from 47 to 48 GPUs" "$TMP/err"
+check "-v: 'b' holds no reservation while 'a' runs" sh -c \
+    "! grep -q \"job 'b' holds a reservation\" '$TMP/err'"
+check "mp-age: the re-simulation and every plan agree" $CHK --eval \
+    "$DLPLAN" "$TMP/age/schedule.json" $TD/nodes.csv "$TMP/age/plans"
+check "'b' runs on 48 GPUs from its start" /usr/bin/python3 -c "
+import json
+d = json.load(open('$TMP/age/schedule.json'))
+g = [x['gpus'] for ev in d['events'] for x in ev['jobs'] if x['job'] == 'b']
+assert g and set(g) == {48}, g"
+
 # --- jobs that need model parallelism -----------------------------------
 # llama2-7b at micro-batch 1 needs more than one 40 GB GPU: the planner's
 # plan on the GPUs it is given; gpt3-175b fits in no plan on 12 GPUs, and
