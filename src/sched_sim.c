@@ -444,11 +444,61 @@ mp_repack(struct sim *m, struct dscratch *d, size_t a)
 }
 
 /*
+ * dp_repack()'s last resort: sizes[] (as there) on runs of nodes next to
+ * each other in speed order (the fastest first, then from each next
+ * node down), the GPUs whose speeds differ least, into cnt; 1 when one
+ * keeps the job's min_gpus after sched_trim().  On GPUs of about one
+ * speed n GPUs of at least n micro-batches all get one, so a job that
+ * fits alone on an empty cluster runs.
+ */
+static int
+dp_repack_even(struct sim *m, const struct sched_job *jb, const int *avail,
+    const int *sizes, int *cnt)
+{
+	const struct sched_class *k = &m->s->classes[jb->cls];
+	size_t nn = m->nn, no = 0;
+	int *ord = xcalloc(nn + 1, sizeof(int)), ok = 0;
+
+	for (size_t v = 0; v < nn; v++)
+		if (k->fits[v] && avail[v] > 0)
+			ord[no++] = (int)v;
+	/* Speed order, the faster first, ties to the lower index. */
+	for (size_t i = 1; i < no; i++)
+		for (size_t j = i; j > 0 && k->x.speed[ord[j]] >
+		    k->x.speed[ord[j - 1]]; j--) {
+			int t = ord[j];
+
+			ord[j] = ord[j - 1];
+			ord[j - 1] = t;
+		}
+	for (size_t i = 0; i < no && !ok; i++)
+		for (int z = 0; z < 3 && !ok; z++) {
+			int need = sizes[z];
+
+			if (need < jb->min_gpus)
+				continue;
+			memset(cnt, 0, nn * sizeof(int));
+			for (size_t j = i; j < no && need > 0; j++) {
+				int take = avail[ord[j]] < need ?
+				    avail[ord[j]] : need;
+
+				cnt[ord[j]] = take;
+				need -= take;
+			}
+			ok = need == 0 && sched_trim(m->s, jb->cls, cnt) >=
+			    jb->min_gpus;
+		}
+	free(ord);
+	return ok;
+}
+
+/*
  * A data-parallel job (active job a) whose GPUs, once those without a
  * micro-batch are dropped (sched_trim()), fall below its min_gpus (the
  * random baseline draws slow GPUs beside fast ones): as many, else its
  * max_gpus, else its min_gpus, packed on the fewest servers where every
- * GPU gets a micro-batch; else it waits.
+ * GPU gets a micro-batch; else on GPUs of about one speed
+ * (dp_repack_even()); else it waits.
  */
 static void
 dp_repack(struct sim *m, struct dscratch *d, size_t a)
@@ -468,6 +518,8 @@ dp_repack(struct sim *m, struct dscratch *d, size_t a)
 		ok = sizes[i] >= jb->min_gpus && sched_place_fit(m->s, jb->cls,
 		    sizes[i], avail, NULL, cnt) && sched_trim(m->s, jb->cls,
 		    cnt) >= jb->min_gpus;
+	if (!ok)
+		ok = dp_repack_even(m, jb, avail, sizes, cnt);
 	if (!ok)
 		memset(cnt, 0, nn * sizeof(int));
 	free(avail);

@@ -305,6 +305,16 @@ check "no output directory" test ! -e "$TMP/none"
 # (llama2-7b on four 24 GB L4s of geo-8, or hetero-lab's V100s) are placed
 # where one does (the nodes with the most GPU memory first).
 HDR=job,arrival_s,model,global_batch,micro_batch,iterations,min_gpus,max_gpus,weight
+# The summary the last command printed as CSV: five policies, every job
+# finished, none stalled.
+none_stalled() {
+	/usr/bin/python3 -c "
+import csv
+rows = list(csv.DictReader(open('$TMP/out')))
+assert len(rows) == 5, rows
+for r in rows:
+    assert r['unfinished'] == '0' and r['stalled'] == '', r"
+}
 for c in geo-8:llama2-70b:24:24 two-dc:llama2-13b:1:64 \
     two-dc:llama2-70b:24:32 hetero-lab:llama2-7b:1:4 geo-8:llama2-7b:1:4; do
 	cl=${c%%:*} r=${c#*:}
@@ -314,12 +324,29 @@ for c in geo-8:llama2-70b:24:24 two-dc:llama2-13b:1:64 \
 	    >"$TMP/one.csv"
 	expect_run "$mo ($lo-$hi GPUs) alone on $cl" 0 - - -- dlplan schedule \
 	    -c datasets/clusters/$cl --jobs "$TMP/one.csv" --format csv
-	check "... finishes under every policy, none stalled" /usr/bin/python3 -c "
-import csv
-rows = list(csv.DictReader(open('$TMP/out')))
-assert len(rows) == 5, rows
-for r in rows:
-    assert r['unfinished'] == '0' and r['stalled'] == '', r"
+	check "... finishes under every policy, none stalled" none_stalled
+done
+# A data-parallel job that needs exactly as many GPUs as micro-batches
+# runs only where every GPU gets one: on two-dc's mixed GPUs the packing
+# gave the fast H100s theirs and left the A100s none, so the job never
+# started (every policy stalled, with or without a model-parallel job
+# beside it); it goes on GPUs of about one speed.
+printf '%s\nd,0,bert-large,64,4,2000,16,16,1\n' $HDR >"$TMP/even.csv"
+cp "$TMP/even.csv" "$TMP/even2.csv"
+printf 'b,10,llama2-70b,64,1,111,1,48,1\n' >>"$TMP/even2.csv"
+for f in even even2; do
+	expect_run "$f: 16 GPUs for 16 micro-batches on two-dc" 0 - - -- \
+	    dlplan schedule -c datasets/clusters/two-dc --jobs "$TMP/$f.csv" \
+	    --format csv
+	check "... finishes under every policy, none stalled" none_stalled
+done
+for p in gadget fifo; do
+	expect_run "$p: 16 GPUs for 16 micro-batches written" 0 - - -- dlplan \
+	    schedule -c datasets/clusters/two-dc --jobs "$TMP/even2.csv" \
+	    --policy $p -o "$TMP/even-$p" -q
+	check "$p: 16 for 16: the re-simulation and its plans agree" \
+	    $CHK --eval "$DLPLAN" "$TMP/even-$p/schedule.json" \
+	    datasets/clusters/two-dc/nodes.csv "$TMP/even-$p/plans"
 done
 for p in gadget fifo random tiresias srtf; do
 	expect_run "$p: llama2-7b alone on geo-8 written" 0 - - -- dlplan \
