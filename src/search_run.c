@@ -312,6 +312,32 @@ stats_add(struct search_stats *st, const struct search_stats *from)
 	st->milps += from->milps;
 }
 
+/*
+ * The answer becomes a copy of plan from, found by a second search: best
+ * (a failed search's initialised plan too) is freed first, the copy is
+ * feasible, not proven, and bounded by the larger of bound (found by
+ * method bm, 0 for none) and its own T_lb.  bound is read before best is
+ * freed, so it may be best's own.
+ */
+static void
+adopt(const struct dl_costctx *x, struct dl_plan *best,
+    const struct dl_plan *from, double bound, enum dl_bound bm,
+    struct search_stats *st)
+{
+	double T;
+
+	plan_free(best);
+	plan_copy(best, from);
+	T = best->est.iteration_s;
+	best->status = PLAN_FEASIBLE;
+	best->bound_s = fmin(T, fmax(bound, best->est.lower_bound_s));
+	best->bound_method = bound > best->est.lower_bound_s ? bm :
+	    BOUND_T_LB;
+	best->gap = T > 0 ? (T - best->bound_s) / T : 0;
+	st->exact = 0;
+	st->own_lb_s = cost_own_bound(x, best);
+}
+
 /* One search mode and its settling, for a thread of its own. */
 struct mode_job {
 	const struct dl_costctx *x;
@@ -408,26 +434,16 @@ search_modes(const struct dl_costctx *x, const struct search_opts *so,
 		goto out;
 	if (rcf == DL_OK && (rc != DL_OK || pf.est.iteration_s <
 	    best->est.iteration_s)) {
-		/* A failed search leaves an initialised plan: free it too. */
-		plan_free(best);
-		plan_copy(best, &pf);
 		/*
 		 * The search's bound priced every block recomputed; the
 		 * settled plan recomputes fewer, so only T_lb without
 		 * recomputation bounds it.
 		 */
-		best->est.lower_bound_s = cost_lower_bound(x);
-		best->est.efficiency = best->est.lower_bound_s /
-		    best->est.iteration_s;
-		best->status = PLAN_FEASIBLE;
-		best->bound_s = fmin(best->est.iteration_s,
-		    best->est.lower_bound_s);
-		best->bound_method = BOUND_T_LB;
-		best->gap = (best->est.iteration_s - best->bound_s) /
-		    best->est.iteration_s;
+		pf.est.lower_bound_s = cost_lower_bound(x);
+		pf.est.efficiency = pf.est.lower_bound_s /
+		    pf.est.iteration_s;
+		adopt(x, best, &pf, 0, BOUND_T_LB, st);
 		stats_add(st, &sf);
-		st->exact = 0;
-		st->own_lb_s = cost_own_bound(x, best);
 		rc = DL_OK;
 	} else if (rcf == DL_OK) {
 		/* A plan without recomputation may still lose to one that
@@ -494,22 +510,8 @@ search_plan(const struct dl_costctx *x, const struct search_opts *so,
 	}
 	if (rcn == DL_OK && (rc != DL_OK || pn.est.iteration_s <
 	    best->est.iteration_s)) {
-		double bound = rc == DL_OK ? best->bound_s : 0;
-		enum dl_bound bm = rc == DL_OK ? best->bound_method :
-		    BOUND_T_LB;
-
-		plan_free(best);
-		plan_copy(best, &pn);
-		best->status = PLAN_FEASIBLE;
-		best->bound_s = fmin(best->est.iteration_s, fmax(bound,
-		    best->est.lower_bound_s));
-		best->bound_method = bound > best->est.lower_bound_s ? bm :
-		    BOUND_T_LB;
-		best->gap = best->est.iteration_s > 0 ?
-		    (best->est.iteration_s - best->bound_s) /
-		    best->est.iteration_s : 0;
-		st->exact = 0;
-		st->own_lb_s = cost_own_bound(x, best);
+		adopt(x, best, &pn, rc == DL_OK ? best->bound_s : 0,
+		    rc == DL_OK ? best->bound_method : BOUND_T_LB, st);
 		rc = DL_OK;
 	}
 	/* A failed search leaves an initialised plan: free it too. */
