@@ -517,6 +517,22 @@ out:
 }
 
 /*
+ * Whether node u is the first with GPUs in avail[] of its GPU speed for
+ * class k: the loops over "each speed in turn, the nodes at least as
+ * fast" take each speed once, at that node.
+ */
+static int
+speed_first(const struct sched_class *k, const int *avail, size_t u)
+{
+	if (avail[u] == 0)
+		return 0;
+	for (size_t w = 0; w < u; w++)
+		if (avail[w] > 0 && k->x.speed[w] == k->x.speed[u])
+			return 0;
+	return 1;
+}
+
+/*
  * Reconsider running job a now that GPUs are free: it moves (or grows) to
  * its size or its max_gpus packed on its own and the free GPUs of the
  * nodes at least as fast as some GPU speed (each speed in turn, so the
@@ -536,11 +552,8 @@ reconsider(struct stable *st, size_t a)
 		return;
 	for (size_t u = 0; u < st->nn; u++) {
 		double thr = k->x.speed[u];
-		int dup = st->freev[u] == 0;
 
-		for (size_t w = 0; w < u && !dup; w++)
-			dup = st->freev[w] > 0 && k->x.speed[w] == thr;
-		if (dup)
+		if (!speed_first(k, st->freev, u))
 			continue;
 		for (size_t v = 0; v < st->nn; v++)
 			st->avail[v] = k->x.speed[v] >= thr ? st->freev[v] +
@@ -649,11 +662,8 @@ soonest(struct stable *st, size_t w, const size_t *hold,
 		/* Each GPU speed in turn: the nodes at least as fast. */
 		for (size_t u = 0; u < nn; u++) {
 			double thr = k->x.speed[u];
-			int dup = st->avail[u] == 0;
 
-			for (size_t x = 0; x < u && !dup; x++)
-				dup = st->avail[x] > 0 && k->x.speed[x] == thr;
-			if (dup)
+			if (!speed_first(k, st->avail, u))
 				continue;
 			for (size_t v = 0; v < nn; v++)
 				fast[v] = k->x.speed[v] >= thr ? st->avail[v] : 0;
